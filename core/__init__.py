@@ -1,0 +1,23 @@
+"""The autograd engine: a small PyTorch-like library the command line is a thin layer over.
+
+>>> from autograd_cli.core import tensor
+>>> x = tensor(2.0, requires_grad=True)
+>>> y = 2 * x ** 2 + 1
+>>> y.backward()
+>>> y, x.grad
+(tensor(9., grad_fn=<AddBackward0>), tensor(8.))
+"""
+
+from . import ops as _ops  # noqa: F401  (fills the op table)
+from .autograd import backward, grad, topological_nodes
+from .errors import (AutogradCliError, EvaluationError, GradError, InputError,
+                     NonScalarOutputError, ShapeError)
+from .tensor import (Node, Tensor, apply, enable_grad, is_grad_enabled, no_grad,
+                     set_grad_enabled, tensor)
+from .tensor import OPS
+
+__all__ = [
+    "OPS", "Node", "Tensor", "apply", "backward", "enable_grad", "grad", "is_grad_enabled",
+    "no_grad", "set_grad_enabled", "tensor", "topological_nodes", "AutogradCliError",
+    "EvaluationError", "GradError", "InputError", "NonScalarOutputError", "ShapeError",
+]

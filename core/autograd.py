@@ -1,0 +1,214 @@
+"""Reverse mode: ``backward`` and ``grad`` with PyTorch's semantics.
+
+The graph is walked without recursion: one iterative pass counts, for every
+Node reachable from the outputs, how many consumers it has; a second pass
+processes a Node once all its consumers have handed it their cotangents
+(Kahn's algorithm).  Each cotangent is dropped as soon as it is used, and a
+gradient that never arrives stays absent (None) instead of becoming a zero.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .errors import GradError, NonScalarOutputError, ShapeError
+from .tensor import Node, Tensor, as_tensor, enable_grad, no_grad
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _make_seeds(outputs: Sequence[Tensor], grad_outputs, create_graph: bool) -> list[Tensor]:
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise GradError(
+            f"grad_outputs has {len(grad_outputs)} entries but there are {len(outputs)} outputs")
+    seeds = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.size != 1:
+                raise NonScalarOutputError("grad can be implicitly created only for scalar outputs",
+                                           shape=list(out.shape))
+            g = as_tensor(1.0, like=out)
+            g = Tensor._wrap(g.data.reshape(out.data.shape))
+        else:
+            g = as_tensor(g, like=out)
+            if tuple(g.shape) != tuple(out.shape):
+                raise ShapeError(
+                    f"Mismatch in shape: grad_output has shape {tuple(g.shape)} and output has "
+                    f"shape {tuple(out.shape)}", expected=list(out.shape), got=list(g.shape))
+            if not create_graph:
+                g = g.detach()
+        seeds.append(g)
+    return seeds
+
+
+def _accumulate(buffer: dict, key, g):
+    prev = buffer.get(key)
+    buffer[key] = g if prev is None else prev + g
+
+
+def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict | None):
+    """Propagate ``seeds`` back from ``outputs``.
+
+    Returns {leaf tensor: gradient} for every leaf reached.  When ``capture``
+    maps Nodes to None, the total cotangent reaching each of those Nodes is
+    stored there (this is how ``grad`` gets gradients of non-leaf inputs).
+    """
+    # Pass 1: consumers per Node, iteratively.
+    deps: dict[Node, int] = {}
+    roots: list[Node] = []
+    stack: list[Node] = []
+    for out in outputs:
+        if out.grad_fn is not None and out.grad_fn not in deps:
+            deps[out.grad_fn] = 0
+            stack.append(out.grad_fn)
+    while stack:
+        node = stack.pop()
+        for edge in node.edges:
+            if isinstance(edge, Node):
+                if edge in deps:
+                    deps[edge] += 1
+                else:
+                    deps[edge] = 1
+                    stack.append(edge)
+
+    buffers: dict[Node, Tensor] = {}
+    leaves: dict[Tensor, Tensor] = {}
+    for out, g in zip(outputs, seeds):
+        if out.grad_fn is not None:
+            _accumulate(buffers, out.grad_fn, g)
+            if out.grad_fn not in roots:
+                roots.append(out.grad_fn)
+        elif out.requires_grad:
+            _accumulate(leaves, out, g)
+    ready = [n for n in roots if deps[n] == 0]
+
+    # Pass 2: process each Node after all its consumers.
+    context = enable_grad() if create_graph else no_grad()
+    with context:
+        while ready:
+            node = ready.pop()
+            g = buffers.pop(node, None)
+            if capture is not None and node in capture and g is not None:
+                capture[node] = g
+            grads = None
+            if g is not None:
+                node._check_saved() if node.op.saves else None
+                grads = node.op.vjp(node, g)
+                if not create_graph:
+                    grads = tuple(None if gi is None else gi.detach() for gi in grads)
+            for i, edge in enumerate(node.edges):
+                if edge is None:
+                    continue
+                gi = None if grads is None else grads[i]
+                if isinstance(edge, Node):
+                    if gi is not None:
+                        _accumulate(buffers, edge, gi)
+                    deps[edge] -= 1
+                    if deps[edge] == 0:
+                        ready.append(edge)
+                elif gi is not None:
+                    _accumulate(leaves, edge, gi)
+            if not retain_graph:
+                node.release()
+    return leaves
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (``torch.autograd.backward``).
+
+    >>> from autograd_cli.core import tensor
+    >>> a = tensor([1., 2.], requires_grad=True)
+    >>> b = a ** 2 + 1
+    >>> backward(b, tensor([1., 1.]))
+    >>> a.grad
+    tensor([2., 4.])
+    """
+    if isinstance(tensors, Tensor):
+        grad_tensors = None if grad_tensors is None else (grad_tensors,)
+    outputs = _as_tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for out in outputs:
+        if not out.requires_grad:
+            raise GradError("element 0 of tensors does not require grad and does not have a grad_fn")
+    seeds = _make_seeds(outputs, grad_tensors, create_graph)
+    leaves = _run(outputs, seeds, retain_graph, create_graph, None)
+    wanted = None if inputs is None else {id(t) for t in _as_tuple(inputs)}
+    for leaf, g in leaves.items():
+        if wanted is not None and id(leaf) not in wanted:
+            continue
+        if g.shape != leaf.shape:
+            g = Tensor._wrap(g.data.reshape(leaf.data.shape))
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused: bool = False):
+    """Gradients of ``outputs`` with respect to ``inputs`` (``torch.autograd.grad``), as a tuple.
+
+    Nothing is accumulated into ``.grad``.  With ``create_graph=True`` the
+    results carry their own graph, so they can be differentiated again.
+
+    >>> from autograd_cli.core import tensor
+    >>> x = tensor(2.0, requires_grad=True)
+    >>> (dx,) = grad(3 * (x + 2) ** 2, x, create_graph=True)
+    >>> dx, grad(dx, x)[0]
+    (tensor(24., grad_fn=<MulBackward0>), tensor(6.))
+    """
+    if isinstance(outputs, Tensor):
+        grad_outputs = None if grad_outputs is None else (grad_outputs,)
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, out in enumerate(outs):
+        if not out.requires_grad:
+            raise GradError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    for t in ins:
+        if not t.requires_grad:
+            raise GradError("One of the differentiated Tensors does not require grad")
+    seeds = _make_seeds(outs, grad_outputs, create_graph)
+    capture = {t.grad_fn: None for t in ins if t.grad_fn is not None}
+    leaves = _run(outs, seeds, retain_graph, create_graph, capture)
+    result = []
+    for t in ins:
+        g = capture.get(t.grad_fn) if t.grad_fn is not None else leaves.get(t)
+        if g is None and not allow_unused:
+            raise GradError(
+                "One of the differentiated Tensors appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior.")
+        if g is not None and g.shape != t.shape:
+            g = g.reshape(t.shape) if create_graph else Tensor._wrap(g.data.reshape(t.data.shape))
+        result.append(g)
+    return tuple(result)
+
+
+def topological_nodes(outputs: Iterable[Tensor]) -> list[Node]:
+    """Every Node reachable from ``outputs``, each after all of its inputs (iterative post-order)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = []
+    for out in outputs:
+        if out.grad_fn is not None:
+            stack.append((out.grad_fn, False))
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for edge in reversed(node.edges):
+            if isinstance(edge, Node) and id(edge) not in seen:
+                stack.append((edge, False))
+    return order

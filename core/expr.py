@@ -1,0 +1,186 @@
+"""Expression graphs: what the parser builds and what the engine evaluates.
+
+An :class:`Expr` is a node of a DAG: a constant, an input variable, or an op
+of the op table applied to other Exprs (with attributes such as ``axis``).
+A :class:`Program` is the parse of a whole input: its statements, the names
+bound by ``name = expr``, its input variables and its output.
+
+Nothing here recurses: every walk is over an explicit stack, so expressions
+nested 100,000 deep evaluate like shallow ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from . import backend
+from .errors import BadValueError, MissingValueError, UnknownVariableError
+from .tensor import OPS, Tensor, apply
+
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
+
+class Expr:
+    """One node of an expression graph.
+
+    ``op`` is ``"const"`` (``value`` holds a number or nested list),
+    ``"var"`` (``name`` is the variable) or the name of an op in the op table.
+    """
+
+    __slots__ = ("op", "args", "attrs", "value", "name", "label")
+
+    def __init__(self, op: str, args: tuple = (), attrs: dict | None = None, value=None,
+                 name: str | None = None):
+        self.op = op
+        self.args = tuple(args)
+        self.attrs = attrs or {}
+        self.value = value
+        self.name = name
+        self.label: str | None = None  # the name a `name = expr` binding gave it
+
+    @staticmethod
+    def const(value) -> "Expr":
+        return Expr("const", value=value)
+
+    @staticmethod
+    def var(name: str) -> "Expr":
+        return Expr("var", name=name)
+
+    @property
+    def is_const(self) -> bool:
+        return self.op == "const"
+
+    def __repr__(self) -> str:
+        if self.op == "const":
+            return f"Expr(const {self.value!r})"
+        if self.op == "var":
+            return f"Expr(var {self.name})"
+        return f"Expr({self.op}, {len(self.args)} args)"
+
+
+def topological(roots: Iterable[Expr]) -> list[Expr]:
+    """Every Expr reachable from ``roots``, each after its arguments (iterative post-order)."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for arg in reversed(node.args):
+            if id(arg) not in seen:
+                stack.append((arg, False))
+    return order
+
+
+@dataclass
+class Program:
+    """A parsed input: statements, bindings, inputs and the output expression."""
+
+    source: str
+    output: Expr
+    statements: list = field(default_factory=list)   # (name or None, Expr)
+    bindings: dict = field(default_factory=dict)     # name -> Expr (the last binding)
+    inputs: list = field(default_factory=list)       # input variable names, first use first
+
+    @property
+    def output_name(self) -> str | None:
+        return self.output.label
+
+
+@dataclass
+class Evaluation:
+    """The result of evaluating a program: the output tensor, the leaves and named intermediates."""
+
+    output: Tensor
+    leaves: dict            # input name -> leaf Tensor
+    intermediates: dict     # bound name -> Tensor
+    warnings: list
+
+
+def parse_value(name: str, value, dtype=None):
+    """A variable's value (number, nested list or array) as a backend array; ragged -> BadValueError."""
+    if isinstance(value, Tensor):
+        return value.data
+    try:
+        host = backend.host.asarray(value, dtype=dtype or backend.default_dtype)
+    except (ValueError, TypeError) as exc:
+        raise BadValueError(f"bad value for {name!r}: {value!r} is not a number or a "
+                            f"rectangular array of numbers ({exc})", variable=name) from None
+    return backend.xp.asarray(host)
+
+
+def _describe_nonfinite(op_name: str, data) -> str:
+    xp = backend.xp
+    has_nan = bool(xp.isnan(data).any())
+    what = "nan" if has_nan else "inf"
+    reason = "an input outside its domain" if has_nan else "division by zero or overflow"
+    return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"
+
+
+def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str] = (),
+             check_domain: bool = True) -> Evaluation:
+    """Evaluate ``program`` at ``values`` (name -> number/list/array), building the autograd graph.
+
+    Variables named in ``requires_grad`` become leaves with ``requires_grad=True``.
+
+    >>> from autograd_cli.grammar import parse
+    >>> ev = evaluate(parse("3*a**3 - b**2"), {"a": 2, "b": 6}, requires_grad=["a", "b"])
+    >>> ev.output
+    tensor(-12., grad_fn=<SubBackward0>)
+    """
+    output = program.output if isinstance(program, Program) else program
+    wanted = set(requires_grad)
+    leaves: dict[str, Tensor] = {}
+    intermediates: dict[str, Tensor] = {}
+    warnings: list[str] = []
+    seen_warnings: set[str] = set()
+    computed: dict[int, Tensor] = {}
+    finite: dict[int, bool] = {}
+    xp = backend.xp
+    for node in topological([output]):
+        op = node.op
+        if op == "const":
+            t = Tensor._wrap(backend.asarray(node.value))
+        elif op == "var":
+            t = leaves.get(node.name)
+            if t is None:
+                if node.name not in values:
+                    raise MissingValueError(
+                        f"no value for variable {node.name!r} (give --{node.name} VALUE, "
+                        f"--var {node.name}=VALUE or --vars JSON)", variable=node.name)
+                t = Tensor._wrap(parse_value(node.name, values[node.name]))
+                t.requires_grad = node.name in wanted
+                t.name = node.name
+                leaves[node.name] = t
+        else:
+            args = [computed[id(a)] for a in node.args]
+            t = apply(OPS[op], *args, **node.attrs)
+            if node.label is not None and t.name is None:
+                t.name = node.label
+                intermediates[node.label] = t
+            if check_domain:
+                ok = bool(xp.isfinite(t.data).all())
+                finite[id(node)] = ok
+                if not ok and all(finite.get(id(a), True) for a in node.args):
+                    message = _describe_nonfinite(op, t.data)
+                    if message not in seen_warnings:
+                        seen_warnings.add(message)
+                        warnings.append(message)
+            computed[id(node)] = t
+            continue
+        if check_domain:
+            finite[id(node)] = bool(xp.isfinite(t.data).all())
+        computed[id(node)] = t
+    for name in wanted:
+        if name not in leaves:
+            raise UnknownVariableError(f"--wrt names {name!r}, which is not a variable of the expression",
+                                       variable=name)
+    return Evaluation(computed[id(output)], leaves, intermediates, warnings)

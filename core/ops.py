@@ -1,0 +1,721 @@
+"""The op table: every op's forward, derivative and printing, each written once.
+
+Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml:
+
+``name``
+    the op's key; the expression language and ``Tensor`` methods find it here.
+``node``
+    the ``grad_fn`` name PyTorch gives the same op (``MulBackward0``), or a
+    function of the Node choosing between variants (``MmBackward0``/``MvBackward0``).
+``forward(*arrays, **attrs)``
+    the value, computed with the backend's array module (``backend.xp``).
+``vjp(node, g)``
+    the vector-Jacobian product: a tuple with one cotangent per input (None
+    where the input needs none).  ``node.inputs``, ``node.out``,
+    ``node.attrs``, ``node.shapes`` and ``node.needs`` are available.
+``jvp(node, tangents)``
+    the Jacobian-vector product for forward mode: the output tangent from the
+    input tangents (None stands for a zero tangent).
+``deriv``
+    for elementwise ops, the local partial derivatives; vjp and jvp are both
+    made from them, so each calculus rule is written exactly once.
+
+The rules are written with the engine's own differentiable ops (operators and
+the functions at the bottom of this file), never with raw arrays: the same rule
+then serves first-order backward, ``create_graph=True`` (higher order) and
+forward mode.  Two conventions hold throughout:
+
+* An absent cotangent stays absent: ``chain(g, d)`` is ``g * d`` except that
+  where ``g`` is exactly 0 the product is 0 even when ``d`` is inf or nan, so
+  the untaken branch of ``where`` never poisons a gradient with ``0 * inf``.
+* Kinks follow PyTorch: abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, ties of
+  max/min split the gradient evenly, sign/floor/comparisons pass no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from . import backend
+from .tensor import OPS, Tensor, apply, as_tensor
+
+
+class Op:
+    __slots__ = ("name", "node", "forward", "vjp", "jvp", "arity", "saves", "differentiable",
+                 "differentiable_any", "kind", "symbol", "deriv", "zero_grad")
+
+    def __init__(self, name: str, node, forward: Callable, vjp=None, jvp=None, *, arity=1,
+                 saves=True, differentiable=None, kind="elementwise", symbol=None, deriv=None,
+                 zero_grad=False):
+        self.name = name
+        self.node = node
+        self.forward = forward
+        self.vjp = vjp
+        self.jvp = jvp
+        self.arity = arity
+        self.saves = saves
+        if differentiable is None:
+            differentiable = (True,) * (arity or 0)
+        self.differentiable = tuple(differentiable)
+        # Variadic ops (arity None) have differentiable == (): every input is differentiable.
+        self.differentiable_any = vjp is not None and (any(self.differentiable) or arity is None)
+        self.kind = kind
+        self.symbol = symbol
+        self.deriv = deriv
+        self.zero_grad = zero_grad
+
+    def node_name(self, node) -> str:
+        return self.node(node) if callable(self.node) else self.node
+
+    def shape_message(self, inputs, attrs, exc) -> str:
+        shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
+        detail = str(exc).split("\n")[0]
+        return f"{self.name}: shapes {shapes} do not fit ({detail})"
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+def register(op: Op) -> Op:
+    OPS[op.name] = op
+    return op
+
+
+# ---------------------------------------------------------------------------
+# Generic helpers the rules are written with.  They dispatch on the graph value
+# type (Tensor here; the symbolic differentiator supplies its own), so a rule
+# never touches raw arrays.
+# ---------------------------------------------------------------------------
+
+def _anchor(args):
+    for a in args:
+        if hasattr(a, "_call"):
+            return a
+    raise TypeError("no tensor among the arguments")
+
+
+def call(name: str, *args, **attrs):
+    return _anchor(args)._call(name, *args, **attrs)
+
+
+def where(cond, a, b):
+    return call("where", cond, a, b)
+
+
+def eq(a, b):
+    return call("eq", a, b)
+
+
+def gt(a, b):
+    return call("gt", a, b)
+
+
+def lt(a, b):
+    return call("lt", a, b)
+
+
+def sqrt(x):
+    return call("sqrt", x)
+
+
+def sign(x):
+    return call("sign", x)
+
+
+def reshape(x, shape):
+    return call("reshape", x, shape=tuple(shape))
+
+
+def broadcast_to(x, shape):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    return call("broadcast_to", x, shape=tuple(shape))
+
+
+def sum_to(x, shape):
+    """Sum ``x`` down to ``shape``: the one un-broadcast helper every binary rule uses."""
+    if x is None or tuple(x.shape) == tuple(shape):
+        return x
+    return call("sum_to", x, shape=tuple(shape))
+
+
+def zeros_like(x):
+    return call("zeros_like", x)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _all_finite(x) -> bool:
+    if _is_tensor(x):
+        return bool(backend.xp.isfinite(x.data).all())
+    return True
+
+
+def _any_zero(x) -> bool:
+    if _is_tensor(x):
+        return bool((x.data == 0).any())
+    return getattr(x, "maybe_zero", True)
+
+
+def chain(g, d):
+    """``g * d`` where an exactly-zero cotangent stays zero even if ``d`` is inf/nan."""
+    if g is None or d is None:
+        return None
+    r = g * d
+    if not _all_finite(r):
+        r = where(eq(g, 0), 0.0, r)
+    return r
+
+
+def add_tangents(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _reduced_shape(shape, axis, keepdims):
+    if axis is None:
+        return tuple(1 for _ in shape) if keepdims else ()
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    nd = len(shape)
+    axes = {a % nd for a in axes}
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _keepdims_shape(shape, axis):
+    return _reduced_shape(shape, axis, True)
+
+
+def expand_back(g, shape, axis, keepdims):
+    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``."""
+    if not keepdims:
+        g = reshape(g, _keepdims_shape(shape, axis))
+    return broadcast_to(g, shape)
+
+
+def _xp():
+    return backend.xp
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops built from local derivatives
+# ---------------------------------------------------------------------------
+
+def _unary(name, node, forward, deriv, *, saves=True, zero_grad=False):
+    """deriv(x, out) -> dout/dx, written with engine ops."""
+
+    def vjp(n, g):
+        x = n.inputs[0]
+        return (chain(g, deriv(x, n.out)),)
+
+    def jvp(n, tangents):
+        t = tangents[0]
+        if t is None:
+            return None
+        return chain(t, deriv(n.inputs[0], n.out))
+
+    return register(Op(name, node, forward, vjp, jvp, saves=saves, deriv=(deriv,),
+                       zero_grad=zero_grad))
+
+
+def _binary(name, node, forward, deriv_a, deriv_b, *, symbol=None):
+    """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops."""
+
+    def vjp(n, g):
+        a, b = n.inputs
+        out = n.out
+        ga = sum_to(chain(g, deriv_a(a, b, out)), n.shapes[0]) if n.needs[0] else None
+        gb = sum_to(chain(g, deriv_b(a, b, out)), n.shapes[1]) if n.needs[1] else None
+        return ga, gb
+
+    def jvp(n, tangents):
+        a, b = n.inputs
+        out = n.out
+        ta, tb = tangents
+        r = add_tangents(chain(ta, deriv_a(a, b, out)) if ta is not None else None,
+                         chain(tb, deriv_b(a, b, out)) if tb is not None else None)
+        return None if r is None else broadcast_to(r, out.shape)
+
+    return register(Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b),
+                       symbol=symbol))
+
+
+LN2 = math.log(2.0)
+LN10 = math.log(10.0)
+
+_unary("exp", "ExpBackward0", lambda a: _xp().exp(a), lambda x, out: out)
+_unary("log", "LogBackward0", lambda a: _xp().log(a), lambda x, out: 1 / x)
+_unary("log2", "Log2Backward0", lambda a: _xp().log2(a), lambda x, out: 1 / (x * LN2))
+_unary("log10", "Log10Backward0", lambda a: _xp().log10(a), lambda x, out: 1 / (x * LN10))
+# sqrt'(0) = 1/(2*0) = inf, as in PyTorch.
+_unary("sqrt", "SqrtBackward0", lambda a: _xp().sqrt(a), lambda x, out: 1 / (2 * out))
+_unary("sin", "SinBackward0", lambda a: _xp().sin(a), lambda x, out: call("cos", x))
+_unary("cos", "CosBackward0", lambda a: _xp().cos(a), lambda x, out: -call("sin", x))
+_unary("tan", "TanBackward0", lambda a: _xp().tan(a), lambda x, out: 1 + out * out)
+_unary("asin", "AsinBackward0", lambda a: _xp().arcsin(a), lambda x, out: 1 / sqrt(1 - x * x))
+_unary("acos", "AcosBackward0", lambda a: _xp().arccos(a), lambda x, out: -(1 / sqrt(1 - x * x)))
+_unary("atan", "AtanBackward0", lambda a: _xp().arctan(a), lambda x, out: 1 / (1 + x * x))
+_unary("sinh", "SinhBackward0", lambda a: _xp().sinh(a), lambda x, out: call("cosh", x))
+_unary("cosh", "CoshBackward0", lambda a: _xp().cosh(a), lambda x, out: call("sinh", x))
+_unary("tanh", "TanhBackward0", lambda a: _xp().tanh(a), lambda x, out: 1 - out * out)
+# abs'(0) = sign(0) = 0, as in PyTorch.
+_unary("abs", "AbsBackward0", lambda a: _xp().abs(a), lambda x, out: sign(x))
+# 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
+_unary("sigmoid", "SigmoidBackward0", lambda a: 1 / (1 + _xp().exp(-a)),
+       lambda x, out: out * (1 - out))
+# relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
+_unary("relu", "ReluBackward0", lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0))
+# log(1 + exp(x)) computed without overflow.
+_unary("softplus", "SoftplusBackward0", lambda a: _xp().logaddexp(0, a),
+       lambda x, out: call("sigmoid", x))
+# Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
+for _name, _node, _fn in (("sign", "SignBackward0", "sign"), ("floor", "FloorBackward0", "floor"),
+                          ("ceil", "CeilBackward0", "ceil"), ("round", "RoundBackward0", "round")):
+    _unary(_name, _node, (lambda f: lambda a: getattr(_xp(), f)(a))(_fn),
+           lambda x, out: zeros_like(x), zero_grad=True)
+
+
+def _neg_vjp(n, g):
+    return (-g,)
+
+
+register(Op("neg", "NegBackward0", lambda a: -a, _neg_vjp,
+            lambda n, ts: None if ts[0] is None else -ts[0], saves=False, symbol="-",
+            deriv=(lambda x, out: -1.0,)))
+
+
+def _add_vjp(n, g):
+    return (sum_to(g, n.shapes[0]) if n.needs[0] else None,
+            sum_to(g, n.shapes[1]) if n.needs[1] else None)
+
+
+def _add_jvp(n, ts):
+    r = add_tangents(ts[0], ts[1])
+    return None if r is None else broadcast_to(r, n.out.shape)
+
+
+def _sub_vjp(n, g):
+    return (sum_to(g, n.shapes[0]) if n.needs[0] else None,
+            sum_to(-g, n.shapes[1]) if n.needs[1] else None)
+
+
+def _sub_jvp(n, ts):
+    ta, tb = ts
+    r = add_tangents(ta, None if tb is None else -tb)
+    return None if r is None else broadcast_to(r, n.out.shape)
+
+
+register(Op("add", "AddBackward0", lambda a, b: a + b, _add_vjp, _add_jvp, arity=2, saves=False,
+            symbol="+", deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0)))
+register(Op("sub", "SubBackward0", lambda a, b: a - b, _sub_vjp, _sub_jvp, arity=2, saves=False,
+            symbol="-", deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0)))
+_binary("mul", "MulBackward0", lambda a, b: a * b,
+        lambda a, b, out: b, lambda a, b, out: a, symbol="*")
+_binary("div", "DivBackward0", lambda a, b: a / b,
+        lambda a, b, out: 1 / b, lambda a, b, out: -(out / b), symbol="/")
+
+
+def _pow_da(a, b, out):
+    # d(a**b)/da = b * a**(b-1); PyTorch pins it to 0 where b == 0 (so x**0 has gradient 0 at x=0).
+    d = b * a ** (b - 1)
+    if _any_zero(b):
+        d = where(eq(b, 0), 0.0, d)
+    return d
+
+
+def _pow_db(a, b, out):
+    # d(a**b)/db = a**b * log(a); PyTorch pins it to 0 where a == 0 and b >= 0.
+    d = out * call("log", a)
+    if _any_zero(a):
+        d = where(eq(a, 0) * call("ge", b, 0), 0.0, d)
+    return d
+
+
+def _pow_node(n):
+    if not n.needs[1]:
+        return "PowBackward0"
+    return "PowBackward1" if n.needs[0] else "PowBackward2"
+
+
+_binary("pow", _pow_node, lambda a, b: a ** b, _pow_da, _pow_db, symbol="**")
+# max/min of two arguments: ties split the gradient evenly between them (PyTorch's maximum/minimum).
+_binary("maximum", "MaximumBackward0", lambda a, b: _xp().maximum(a, b),
+        lambda a, b, out: gt(a, b) + 0.5 * eq(a, b), lambda a, b, out: lt(a, b) + 0.5 * eq(a, b))
+_binary("minimum", "MinimumBackward0", lambda a, b: _xp().minimum(a, b),
+        lambda a, b, out: lt(a, b) + 0.5 * eq(a, b), lambda a, b, out: gt(a, b) + 0.5 * eq(a, b))
+
+
+# Comparisons: 0/1 values of the inputs' dtype; no gradient flows through them.
+def _comparison(name, symbol, fn):
+    def forward(a, b):
+        r = getattr(_xp(), fn)(a, b)
+        return r.astype(a.dtype if a.dtype.kind == "f" else b.dtype)
+
+    register(Op(name, name.capitalize() + "Backward0", forward, None, None, arity=2,
+                differentiable=(False, False), kind="comparison", symbol=symbol))
+
+
+for _name, _symbol, _fn in (("lt", "<", "less"), ("le", "<=", "less_equal"),
+                            ("gt", ">", "greater"), ("ge", ">=", "greater_equal"),
+                            ("eq", "==", "equal"), ("ne", "!=", "not_equal")):
+    _comparison(_name, _symbol, _fn)
+
+
+def _where_vjp(n, g):
+    cond = n.inputs[0]
+    ga = sum_to(where(cond, g, 0.0), n.shapes[1]) if n.needs[1] else None
+    gb = sum_to(where(cond, 0.0, g), n.shapes[2]) if n.needs[2] else None
+    return None, ga, gb
+
+
+def _where_jvp(n, ts):
+    _, ta, tb = ts
+    if ta is None and tb is None:
+        return None
+    cond = n.inputs[0]
+    ta = zeros_like(n.inputs[1]) if ta is None else ta
+    tb = zeros_like(n.inputs[2]) if tb is None else tb
+    return broadcast_to(where(cond, ta, tb), n.out.shape)
+
+
+register(Op("where", "WhereBackward0", lambda c, a, b: _xp().where(c != 0, a, b),
+            _where_vjp, _where_jvp, arity=3, differentiable=(False, True, True)))
+
+
+def _zeros_like_forward(a):
+    return _xp().zeros_like(a)
+
+
+register(Op("zeros_like", "ZerosLikeBackward0", _zeros_like_forward, None, None,
+            differentiable=(False,), kind="constant"))
+
+
+# ---------------------------------------------------------------------------
+# Shape ops (linear: the jvp is the op applied to the tangent)
+# ---------------------------------------------------------------------------
+
+def _broadcast_to_forward(a, shape):
+    return _xp().broadcast_to(a, shape)
+
+
+def _sum_to_forward(a, shape):
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
+    r = a.sum(axis=axes, keepdims=True) if axes else a
+    return r.reshape(shape)
+
+
+register(Op("broadcast_to", "ExpandBackward0", _broadcast_to_forward,
+            lambda n, g: (sum_to(g, n.shapes[0]),),
+            lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
+            saves=False, kind="shape"))
+register(Op("sum_to", "SumToSizeBackward0", _sum_to_forward,
+            lambda n, g: (broadcast_to(g, n.shapes[0]),),
+            lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
+            saves=False, kind="shape"))
+register(Op("reshape", "ViewBackward0", lambda a, shape: a.reshape(shape),
+            lambda n, g: (reshape(g, n.shapes[0]),),
+            lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
+            saves=False, kind="shape"))
+register(Op("transpose", "PermuteBackward0", lambda a: a.T,
+            lambda n, g: (call("transpose", g),),
+            lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
+            saves=False, kind="shape"))
+register(Op("mT", "TransposeBackward0", lambda a: _xp().swapaxes(a, -1, -2),
+            lambda n, g: (call("mT", g),),
+            lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
+            saves=False, kind="shape"))
+
+
+def _getitem_node(n):
+    index = n.attrs["index"]
+    if all(isinstance(i, int) for i in index):
+        return "SelectBackward0"
+    if all(isinstance(i, slice) for i in index):
+        return "SliceBackward0"
+    return "IndexBackward0"
+
+
+def _scatter_forward(g, index, shape):
+    out = _xp().zeros(shape, dtype=g.dtype)
+    _xp().add.at(out, index, g)
+    return out
+
+
+register(Op("getitem", _getitem_node, lambda a, index: a[index],
+            lambda n, g: (call("scatter", g, index=n.attrs["index"], shape=n.shapes[0]),),
+            lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
+            saves=False, kind="shape"))
+register(Op("scatter", "IndexPutBackward0", _scatter_forward,
+            lambda n, g: (call("getitem", g, index=n.attrs["index"]),),
+            lambda n, ts: None if ts[0] is None else call(
+                "scatter", ts[0], index=n.attrs["index"], shape=n.attrs["shape"]),
+            saves=False, kind="shape"))
+
+
+def _stack_forward(*arrays):
+    xp = _xp()
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        # Scalars among arrays broadcast, as in NumPy's array([x, 1]) for scalar x.
+        shape = xp.broadcast_shapes(*shapes)
+        arrays = [xp.broadcast_to(a, shape) for a in arrays]
+    return xp.stack(arrays)
+
+
+def _stack_vjp(n, g):
+    return tuple(sum_to(call("getitem", g, index=(i,)), n.shapes[i]) if need else None
+                 for i, need in enumerate(n.needs))
+
+
+def _stack_jvp(n, ts):
+    if all(t is None for t in ts):
+        return None
+    parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
+    shape = n.out.shape[1:]
+    return call("stack", *[broadcast_to(p, shape) for p in parts])
+
+
+register(Op("stack", "StackBackward0", _stack_forward, _stack_vjp, _stack_jvp, arity=None,
+            kind="shape"))
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+
+def _reduce_name(full, partial):
+    return lambda n: full if n.attrs.get("axis") is None else partial
+
+
+def _reduced_count(shape, axis) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    m = 1
+    for s in _reduced_shape(shape, axis, True):
+        m *= s
+    return n // m if m else 0
+
+
+register(Op("sum", _reduce_name("SumBackward0", "SumBackward1"),
+            lambda a, axis=None, keepdims=False: a.sum(axis=axis, keepdims=keepdims),
+            lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),),
+            lambda n, ts: None if ts[0] is None else call("sum", ts[0], **n.attrs),
+            saves=False, kind="reduction"))
+register(Op("mean", _reduce_name("MeanBackward0", "MeanBackward1"),
+            lambda a, axis=None, keepdims=False: a.mean(axis=axis, keepdims=keepdims),
+            lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"])
+                          / _reduced_count(n.shapes[0], n.attrs["axis"]),),
+            lambda n, ts: None if ts[0] is None else call("mean", ts[0], **n.attrs),
+            saves=False, kind="reduction"))
+
+
+def _prod_partials(x, out, axis, keepdims):
+    """d prod / d x_i = product of the others, also where some x are 0."""
+    out_k = expand_back(out, x.shape, axis, keepdims)
+    if not _any_zero(x):
+        return out_k / x
+    zero = eq(x, 0)
+    safe = where(zero, 1.0, x)
+    prod_nonzero = expand_back(call("prod", safe, axis=axis, keepdims=True), x.shape, axis, True)
+    zeros_count = expand_back(call("sum", zero, axis=axis, keepdims=True), x.shape, axis, True)
+    return where(zero, where(eq(zeros_count, 1), prod_nonzero, 0.0),
+                 where(eq(zeros_count, 0), out_k / safe, 0.0))
+
+
+register(Op("prod", _reduce_name("ProdBackward0", "ProdBackward1"),
+            lambda a, axis=None, keepdims=False: a.prod(axis=axis, keepdims=keepdims),
+            lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                                _prod_partials(n.inputs[0], n.out, n.attrs["axis"],
+                                               n.attrs["keepdims"])),),
+            lambda n, ts: None if ts[0] is None else call(
+                "sum", chain(ts[0], _prod_partials(n.inputs[0], n.out, n.attrs["axis"],
+                                                   n.attrs["keepdims"])), **n.attrs),
+            kind="reduction"))
+
+
+def _extreme_weights(x, out, axis, keepdims):
+    # Ties share the gradient evenly (PyTorch's amax/amin and full max/min).
+    hit = eq(x, expand_back(out, x.shape, axis, keepdims))
+    count = expand_back(call("sum", hit, axis=axis, keepdims=True), x.shape, axis, True)
+    return hit / count
+
+
+def _extreme(name, fn, full, partial):
+    register(Op(name, _reduce_name(full, partial),
+                lambda a, axis=None, keepdims=False: getattr(_xp(), fn)(a, axis=axis, keepdims=keepdims),
+                lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                                    _extreme_weights(n.inputs[0], n.out, n.attrs["axis"],
+                                                     n.attrs["keepdims"])),),
+                lambda n, ts: None if ts[0] is None else call(
+                    "sum", chain(ts[0], _extreme_weights(n.inputs[0], n.out, n.attrs["axis"],
+                                                         n.attrs["keepdims"])), **n.attrs),
+                kind="reduction"))
+
+
+_extreme("amax", "max", "MaxBackward1", "AmaxBackward0")
+_extreme("amin", "min", "MinBackward1", "AminBackward0")
+
+
+def _norm_forward(a, axis=None, keepdims=False):
+    return _xp().sqrt((a * a).sum(axis=axis, keepdims=keepdims))
+
+
+def _norm_partials(x, out, axis, keepdims):
+    # d|x|/dx = x/|x|, pinned to 0 at |x| = 0 (PyTorch's convention).
+    out_k = expand_back(out, x.shape, axis, keepdims)
+    return where(eq(out_k, 0), 0.0, x / out_k)
+
+
+register(Op("norm", "NormBackward1", _norm_forward,
+            lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                                _norm_partials(n.inputs[0], n.out, n.attrs["axis"],
+                                               n.attrs["keepdims"])),),
+            lambda n, ts: None if ts[0] is None else call(
+                "sum", chain(ts[0], _norm_partials(n.inputs[0], n.out, n.attrs["axis"],
+                                                   n.attrs["keepdims"])), **n.attrs),
+            kind="reduction"))
+
+
+# ---------------------------------------------------------------------------
+# Products
+# ---------------------------------------------------------------------------
+
+def _dot_forward(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"dot needs two 1-D vectors, got {a.ndim}-D and {b.ndim}-D")
+    return _xp().dot(a, b)
+
+
+register(Op("dot", "DotBackward0", _dot_forward,
+            lambda n, g: (chain(g, n.inputs[1]) if n.needs[0] else None,
+                          chain(g, n.inputs[0]) if n.needs[1] else None),
+            lambda n, ts: add_tangents(
+                None if ts[0] is None else call("dot", ts[0], n.inputs[1]),
+                None if ts[1] is None else call("dot", n.inputs[0], ts[1])),
+            arity=2, kind="product"))
+
+
+def _matmul_forward(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("both arguments to matmul need to be at least 1-D (use * for scalars)")
+    return _xp().matmul(a, b)
+
+
+def _matmul_node(n):
+    da, db = len(n.shapes[0]), len(n.shapes[1])
+    if da == 2 and db == 2:
+        return "MmBackward0"
+    if da == 2 and db == 1:
+        return "MvBackward0"
+    if da == 1 and db == 1:
+        return "DotBackward0"
+    if da == 1 and db == 2:
+        return "SqueezeBackward4"
+    return "UnsafeViewBackward0"
+
+
+def _matmul_vjp(n, g):
+    a, b = n.inputs
+    sa, sb = n.shapes
+    # Promote vectors to matrices, use the matrix rule, then restore the shapes.
+    a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
+    b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
+    g2 = g
+    if len(sa) == 1 and len(sb) == 1:
+        g2 = reshape(g, (1, 1))
+    elif len(sa) == 1:
+        g2 = reshape(g, g.shape[:-1] + (1,) + g.shape[-1:])
+    elif len(sb) == 1:
+        g2 = reshape(g, g.shape + (1,))
+    ga = gb = None
+    if n.needs[0]:
+        ga = call("matmul", g2, call("mT", b2))
+        ga = reshape(sum_to(ga, a2.shape), sa)
+    if n.needs[1]:
+        gb = call("matmul", call("mT", a2), g2)
+        gb = reshape(sum_to(gb, b2.shape), sb)
+    return ga, gb
+
+
+def _matmul_jvp(n, ts):
+    a, b = n.inputs
+    ta, tb = ts
+    return add_tangents(None if ta is None else call("matmul", ta, b),
+                        None if tb is None else call("matmul", a, tb))
+
+
+register(Op("matmul", _matmul_node, _matmul_forward, _matmul_vjp, _matmul_jvp, arity=2,
+            kind="product", symbol="@"))
+
+
+__all__ = ["OPS", "Op", "register", "chain", "sum_to", "broadcast_to", "where", "call",
+           "as_tensor", "apply"]
+
+
+# ---------------------------------------------------------------------------
+# The functions of the expression language, and how a call maps onto ops.
+#   unary:   f(x)                    -> op
+#   binary:  f(a, b)                 -> op
+#   reduce:  f(x), f(x, axis), f(x, axis=k)  (max/min: axis by keyword only;
+#            with two positional arguments they are the elementwise binary op)
+# ---------------------------------------------------------------------------
+
+class Function:
+    __slots__ = ("name", "unary", "binary", "ternary", "reduce", "positional_axis", "doc")
+
+    def __init__(self, name, *, unary=None, binary=None, ternary=None, reduce=None,
+                 positional_axis=True, doc=""):
+        self.name = name
+        self.unary = unary
+        self.binary = binary
+        self.ternary = ternary
+        self.reduce = reduce
+        self.positional_axis = positional_axis
+        self.doc = doc
+
+    def arities(self) -> str:
+        counts = []
+        if self.unary or self.reduce or self.name == "reshape":
+            counts.append(1 if self.name != "reshape" else 2)
+        if self.binary or (self.reduce and self.positional_axis):
+            counts.append(2)
+        if self.ternary:
+            counts.append(3)
+        return " or ".join(str(c) for c in sorted(set(counts)))
+
+
+FUNCTIONS: dict[str, Function] = {}
+
+for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log",
+              "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "floor",
+              "ceil", "round", "transpose"):
+    FUNCTIONS[_name] = Function(_name, unary=_name)
+FUNCTIONS["arcsin"] = Function("arcsin", unary="asin")
+FUNCTIONS["arccos"] = Function("arccos", unary="acos")
+FUNCTIONS["arctan"] = Function("arctan", unary="atan")
+FUNCTIONS["pow"] = Function("pow", binary="pow")
+FUNCTIONS["dot"] = Function("dot", binary="dot")
+FUNCTIONS["matmul"] = Function("matmul", binary="matmul")
+FUNCTIONS["maximum"] = Function("maximum", binary="maximum")
+FUNCTIONS["minimum"] = Function("minimum", binary="minimum")
+FUNCTIONS["where"] = Function("where", ternary="where")
+for _name in ("sum", "mean", "prod", "norm"):
+    FUNCTIONS[_name] = Function(_name, reduce=_name)
+FUNCTIONS["max"] = Function("max", reduce="amax", binary="maximum", positional_axis=False)
+FUNCTIONS["min"] = Function("min", reduce="amin", binary="minimum", positional_axis=False)
+FUNCTIONS["reshape"] = Function("reshape")
+
+# How each op is written back in the language (used by printers and messages).
+OP_SPELLING = {name: name for name in OPS}
+OP_SPELLING.update({"amax": "max", "amin": "min", "add": "+", "sub": "-", "mul": "*",
+                    "div": "/", "pow": "**", "matmul": "@", "neg": "-"})

@@ -1,0 +1,491 @@
+"""Tensor, graph nodes and grad mode: the data structures of the engine.
+
+A :class:`Tensor` wraps one array of the backend (NumPy, or CuPy on the GPU).
+A tensor made by the user is a *leaf*; a tensor made by an op while grad mode
+is on, from inputs of which at least one requires grad, carries a
+:class:`Node` in ``grad_fn`` (``MulBackward0`` ...), as in PyTorch.
+
+Ops are looked up by name in the op table (:mod:`autograd_cli.core.ops`);
+this module only knows how to apply one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+from . import backend
+from .errors import GradError, ShapeError
+
+# Filled by ops.py: name -> Op.  Kept here so Tensor methods can find ops without
+# a circular import at module load time.
+OPS: dict[str, Any] = {}
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "grad_enabled", True)
+
+
+def set_grad_enabled(mode: bool) -> None:
+    _state.grad_enabled = bool(mode)
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Context manager: ops inside record no graph (like ``torch.no_grad()``).
+
+    >>> x = tensor(2.0, requires_grad=True)
+    >>> with no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+    previous = is_grad_enabled()
+    set_grad_enabled(False)
+    try:
+        yield
+    finally:
+        set_grad_enabled(previous)
+
+
+@contextlib.contextmanager
+def enable_grad():
+    """Context manager: turn grad mode back on inside a ``no_grad`` block."""
+    previous = is_grad_enabled()
+    set_grad_enabled(True)
+    try:
+        yield
+    finally:
+        set_grad_enabled(previous)
+
+
+class AccumulateGrad:
+    """The graph node standing for a leaf that requires grad (as in PyTorch)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: "Tensor"):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+class Node:
+    """One recorded op application: the ``grad_fn`` of the tensor it produced.
+
+    ``edges[i]`` says where the gradient for input i goes: the input's own Node,
+    the input tensor itself when it is a leaf that requires grad, or None.
+    ``saved`` holds the input and output tensors the op's rules read; backward
+    without ``retain_graph`` releases them.
+    """
+
+    __slots__ = ("op", "attrs", "edges", "saved", "shapes", "needs", "released", "__weakref__")
+
+    def __init__(self, op, inputs: tuple, out: "Tensor", attrs: dict):
+        self.op = op
+        self.attrs = attrs
+        edges = []
+        needs = []
+        for t in inputs:
+            if t.grad_fn is not None:
+                edges.append(t.grad_fn)
+                needs.append(True)
+            elif t.requires_grad:
+                edges.append(t)
+                needs.append(True)
+            else:
+                edges.append(None)
+                needs.append(False)
+        for i, differentiable in enumerate(op.differentiable):
+            if not differentiable:
+                edges[i] = None
+                needs[i] = False
+        self.edges = tuple(edges)
+        self.needs = tuple(needs)
+        self.shapes = tuple(t.shape for t in inputs)
+        self.saved = (inputs, out)
+        self.released = False
+
+    # The op rules read these -------------------------------------------------
+    @property
+    def inputs(self) -> tuple:
+        self._check_saved()
+        return self.saved[0]
+
+    @property
+    def out(self) -> "Tensor":
+        self._check_saved()
+        return self.saved[1]
+
+    def _check_saved(self) -> None:
+        if self.released:
+            raise GradError(
+                "Trying to backward through the graph a second time, but the buffers have "
+                "already been freed. Specify retain_graph=True when calling backward the first time."
+            )
+
+    def release(self) -> None:
+        if self.op.saves:
+            self.saved = None
+            self.released = True
+
+    # PyTorch-like introspection ---------------------------------------------
+    def name(self) -> str:
+        return self.op.node_name(self)
+
+    @property
+    def next_functions(self):
+        result = []
+        for e in self.edges:
+            if e is None:
+                result.append((None, 0))
+            elif isinstance(e, Node):
+                result.append((e, 0))
+            else:
+                result.append((AccumulateGrad(e), 0))
+        return tuple(result)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+def _is_tensor_like(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+class Tensor:
+    """An array with autograd metadata, modelled on ``torch.Tensor``.
+
+    >>> a = tensor(2.0, requires_grad=True)
+    >>> b = a ** 2 + 1
+    >>> b
+    tensor(5., grad_fn=<AddBackward0>)
+    >>> b.backward()
+    >>> a.grad
+    tensor(4.)
+    """
+
+    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "name", "__weakref__")
+    __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected ops
+
+    def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
+        if isinstance(data, Tensor):
+            data = data.data
+        if dtype is None and hasattr(data, "dtype") and data.dtype.kind == "f":
+            dtype = data.dtype
+        self.data = backend.asarray(data, dtype=dtype)
+        self.requires_grad = bool(requires_grad)
+        self.grad: Tensor | None = None
+        self.grad_fn: Node | None = None
+        self.name = name
+
+    @classmethod
+    def _wrap(cls, array, grad_fn=None) -> "Tensor":
+        t = cls.__new__(cls)
+        t.data = array
+        t.requires_grad = grad_fn is not None
+        t.grad = None
+        t.grad_fn = grad_fn
+        t.name = None
+        return t
+
+    # ---- metadata -----------------------------------------------------------
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def size(self) -> int:
+        return int(self.data.size)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def numpy(self):
+        return backend.to_numpy(self.data)
+
+    def item(self) -> float:
+        if self.data.size != 1:
+            raise ShapeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return float(self.data.reshape(()))
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def detach(self) -> "Tensor":
+        """A new leaf sharing this tensor's data, cut off from the graph."""
+        return Tensor._wrap(self.data)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if not self.is_leaf:
+            raise GradError(
+                "you can only change requires_grad flags of leaf variables."
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def zero_(self) -> "Tensor":
+        self.data = self.data * 0
+        return self
+
+    def __float__(self) -> float:
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ShapeError("the truth value of a tensor with more than one element is ambiguous")
+        return bool(self.data.reshape(()))
+
+    def __repr__(self) -> str:
+        from .format import tensor_repr
+
+        return tensor_repr(self)
+
+    __hash__ = object.__hash__
+
+    # ---- autograd -----------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``torch.Tensor.backward``)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    # ---- op application -----------------------------------------------------
+    def _call(self, name: str, *args, **attrs) -> "Tensor":
+        return apply(OPS[name], *args, **attrs)
+
+    def __add__(self, other):
+        return apply(OPS["add"], self, other)
+
+    def __radd__(self, other):
+        return apply(OPS["add"], other, self)
+
+    def __sub__(self, other):
+        return apply(OPS["sub"], self, other)
+
+    def __rsub__(self, other):
+        return apply(OPS["sub"], other, self)
+
+    def __mul__(self, other):
+        return apply(OPS["mul"], self, other)
+
+    def __rmul__(self, other):
+        return apply(OPS["mul"], other, self)
+
+    def __truediv__(self, other):
+        return apply(OPS["div"], self, other)
+
+    def __rtruediv__(self, other):
+        return apply(OPS["div"], other, self)
+
+    def __pow__(self, other):
+        return apply(OPS["pow"], self, other)
+
+    def __rpow__(self, other):
+        return apply(OPS["pow"], other, self)
+
+    def __matmul__(self, other):
+        return apply(OPS["matmul"], self, other)
+
+    def __rmatmul__(self, other):
+        return apply(OPS["matmul"], other, self)
+
+    def __neg__(self):
+        return apply(OPS["neg"], self)
+
+    def __pos__(self):
+        return self
+
+    def __lt__(self, other):
+        return apply(OPS["lt"], self, other)
+
+    def __le__(self, other):
+        return apply(OPS["le"], self, other)
+
+    def __gt__(self, other):
+        return apply(OPS["gt"], self, other)
+
+    def __ge__(self, other):
+        return apply(OPS["ge"], self, other)
+
+    def eq(self, other):
+        return apply(OPS["eq"], self, other)
+
+    def ne(self, other):
+        return apply(OPS["ne"], self, other)
+
+    def __getitem__(self, index):
+        return apply(OPS["getitem"], self, index=_normalize_index(index))
+
+    @property
+    def T(self):
+        return apply(OPS["transpose"], self)
+
+    @property
+    def mT(self):
+        return apply(OPS["mT"], self)
+
+    # Elementwise functions as methods (torch style).
+    def sin(self): return apply(OPS["sin"], self)  # noqa: E704
+    def cos(self): return apply(OPS["cos"], self)  # noqa: E704
+    def tan(self): return apply(OPS["tan"], self)  # noqa: E704
+    def asin(self): return apply(OPS["asin"], self)  # noqa: E704
+    def acos(self): return apply(OPS["acos"], self)  # noqa: E704
+    def atan(self): return apply(OPS["atan"], self)  # noqa: E704
+    def sinh(self): return apply(OPS["sinh"], self)  # noqa: E704
+    def cosh(self): return apply(OPS["cosh"], self)  # noqa: E704
+    def tanh(self): return apply(OPS["tanh"], self)  # noqa: E704
+    def exp(self): return apply(OPS["exp"], self)  # noqa: E704
+    def log(self): return apply(OPS["log"], self)  # noqa: E704
+    def log2(self): return apply(OPS["log2"], self)  # noqa: E704
+    def log10(self): return apply(OPS["log10"], self)  # noqa: E704
+    def sqrt(self): return apply(OPS["sqrt"], self)  # noqa: E704
+    def abs(self): return apply(OPS["abs"], self)  # noqa: E704
+    def sign(self): return apply(OPS["sign"], self)  # noqa: E704
+    def sigmoid(self): return apply(OPS["sigmoid"], self)  # noqa: E704
+    def relu(self): return apply(OPS["relu"], self)  # noqa: E704
+    def softplus(self): return apply(OPS["softplus"], self)  # noqa: E704
+
+    def __abs__(self):
+        return self.abs()
+
+    def add(self, other):
+        return self + other
+
+    def mul(self, other):
+        return self * other
+
+    def pow(self, other):
+        return self ** other
+
+    def matmul(self, other):
+        return self @ other
+
+    def sum(self, axis=None, keepdims: bool = False):
+        return apply(OPS["sum"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims: bool = False):
+        return apply(OPS["mean"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims: bool = False):
+        return apply(OPS["prod"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def max(self, axis=None, keepdims: bool = False):
+        return apply(OPS["amax"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def min(self, axis=None, keepdims: bool = False):
+        return apply(OPS["amin"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def norm(self, axis=None, keepdims: bool = False):
+        return apply(OPS["norm"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return apply(OPS["reshape"], self, shape=tuple(int(s) for s in shape))
+
+    def transpose(self):
+        return apply(OPS["transpose"], self)
+
+    def dot(self, other):
+        return apply(OPS["dot"], self, other)
+
+
+def _normalize_axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+def _normalize_index(index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for item in index:
+        if isinstance(item, Tensor):
+            item = item.item()
+        if isinstance(item, slice) or item is None or item is Ellipsis:
+            out.append(item)
+        else:
+            as_float = float(item)
+            if as_float != int(as_float):
+                raise ShapeError(f"index {item} is not an integer")
+            out.append(int(as_float))
+    return tuple(out)
+
+
+def as_tensor(value, like: Tensor | None = None) -> Tensor:
+    """``value`` as a Tensor; Python numbers take the dtype of ``like`` (a constant, no grad)."""
+    if isinstance(value, Tensor):
+        return value
+    dtype = like.data.dtype if like is not None else None
+    return Tensor._wrap(backend.asarray(value, dtype=dtype))
+
+
+def tensor(data, requires_grad: bool = False, dtype=None, name: str | None = None) -> Tensor:
+    """Make a leaf tensor (float64 unless ``dtype`` or the default says otherwise).
+
+    >>> tensor([1., 2.], requires_grad=True)
+    tensor([1., 2.], requires_grad=True)
+    """
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
+
+
+def apply(op, *args, **attrs) -> Tensor:
+    """Run ``op`` forward on ``args`` and, in grad mode, record its Node."""
+    like = None
+    for a in args:
+        if isinstance(a, Tensor):
+            like = a
+            break
+    inputs = tuple(a if isinstance(a, Tensor) else as_tensor(a, like) for a in args)
+    if op.arity is not None and len(inputs) != op.arity:
+        raise TypeError(f"{op.name}() takes {op.arity} arguments, got {len(inputs)}")
+    with backend.errstate():
+        try:
+            data = op.forward(*(t.data for t in inputs), **attrs)
+        except (ValueError, IndexError, TypeError) as exc:
+            raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
+    if not hasattr(data, "dtype"):
+        data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
+    if not op.differentiable_any or not is_grad_enabled():
+        return Tensor._wrap(data)
+    flags = op.differentiable or (True,) * len(inputs)  # () for variadic ops: all inputs
+    for t, d in zip(inputs, flags):
+        if d and t.requires_grad:
+            break
+    else:
+        return Tensor._wrap(data)
+    out = Tensor._wrap(data)
+    out.requires_grad = True
+    out.grad_fn = Node(op, inputs, out, attrs)
+    return out

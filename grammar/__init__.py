@@ -1,0 +1,10 @@
+"""The expression language: a Lark LALR grammar (``expr.lark``) and the graph builder.
+
+>>> program = parse("a = x + w; b = w + 1; a * b")
+>>> program.inputs
+['x', 'w']
+"""
+
+from .parser import parse
+
+__all__ = ["parse"]

@@ -1,0 +1,360 @@
+"""Parse the expression language into an expression graph, during the LALR parse.
+
+The :class:`Builder` is handed to Lark, so each rule's callback runs as the
+LALR parser reduces it: the graph is built bottom-up on the parser's own
+stack, without a tree and without recursion, however deep the input nests.
+The parser tables are cached on disk by Lark (``cache=True``), so a start-up
+does not rebuild them.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..core.errors import ArityError, BadValueError, InputError, ParseError, UnknownFunctionError
+from ..core.expr import CONSTANTS, Expr, Program
+from ..core.ops import FUNCTIONS
+
+_READABLE = {
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','",
+    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "AT": "'@'",
+    "POW": "'**'", "COMPARE": "a comparison", "EQUAL": "'='", "SEMICOLON": "';'",
+    "COLON": "':'", "NAME": "a name", "NUMBER": "a number", "TRANSPOSE": "'.T'",
+    "_NL": "a newline", "$END": "the end of the input",
+}
+
+
+class _Assignment:
+    __slots__ = ("name", "expr")
+
+    def __init__(self, name: str, expr: Expr):
+        self.name = name
+        self.expr = expr
+
+
+class _Keyword:
+    __slots__ = ("name", "expr", "token")
+
+    def __init__(self, token: Token, expr: Expr):
+        self.name = str(token)
+        self.token = token
+        self.expr = expr
+
+
+class _Slice:
+    __slots__ = ("start", "stop")
+
+    def __init__(self, start, stop):
+        self.start = start
+        self.stop = stop
+
+
+class _NewlinesInBrackets:
+    """Post-lexer: newlines inside () or [] are whitespace, elsewhere they separate statements."""
+
+    always_accept = ("_NL",)
+
+    def process(self, stream):
+        depth = 0
+        for tok in stream:
+            if tok.type in ("LPAR", "LSQB"):
+                depth += 1
+            elif tok.type in ("RPAR", "RSQB"):
+                depth = max(0, depth - 1)
+            elif tok.type == "_NL" and depth:
+                continue
+            yield tok
+
+
+def _position(token) -> dict:
+    return {"line": getattr(token, "line", None), "column": getattr(token, "column", None)}
+
+
+def _const_value(expr: Expr, what: str, token=None):
+    if not expr.is_const:
+        raise InputError(f"{what} must be a constant number", **_position(token))
+    return expr.value
+
+
+def _const_int(expr: Expr, what: str, token=None) -> int:
+    value = _const_value(expr, what, token)
+    if isinstance(value, list) or float(value) != int(float(value)):
+        raise InputError(f"{what} must be an integer, got {value!r}", **_position(token))
+    return int(float(value))
+
+
+def _rectangular(values: list) -> bool:
+    """True when a nested list of numbers has the same shape in every branch (checked iteratively)."""
+    stack = [values]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, list):
+            continue
+        kinds = {isinstance(v, list) for v in item}
+        if len(kinds) > 1:
+            return False
+        if kinds == {True}:
+            lengths = {len(v) for v in item}
+            if len(lengths) > 1:
+                return False
+            stack.extend(item)
+    return True
+
+
+@v_args(inline=True)
+class Builder(Transformer):
+    """Callbacks run by the LALR parser: each returns a graph node (an :class:`Expr`)."""
+
+    def __init__(self):
+        super().__init__(visit_tokens=False)
+        self.reset("")
+
+    def reset(self, source: str) -> None:
+        self.source = source
+        self.bindings: dict[str, Expr] = {}
+        self.variables: dict[str, Expr] = {}
+        self.statements: list = []
+
+    # ---- atoms ----------------------------------------------------------------
+    def number(self, tok):
+        return Expr.const(float(tok))
+
+    def name(self, tok):
+        name = str(tok)
+        if name in self.bindings:
+            return self.bindings[name]
+        if name in CONSTANTS:
+            return Expr.const(CONSTANTS[name])
+        node = self.variables.get(name)
+        if node is None:
+            node = self.variables[name] = Expr.var(name)
+        return node
+
+    def array(self, elements=None):
+        items = [] if elements is None else elements
+        if all(e.is_const for e in items):
+            value = [e.value for e in items]
+            if not _rectangular(value):
+                raise BadValueError("ragged array literal: every row must have the same length")
+            return Expr.const(value)
+        return Expr("stack", tuple(items))
+
+    def elements(self, *items):
+        return [e for e in items if e is not None]
+
+    # ---- operators ------------------------------------------------------------
+    def add(self, a, b):
+        return Expr("add", (a, b))
+
+    def sub(self, a, b):
+        return Expr("sub", (a, b))
+
+    def mul(self, a, b):
+        return Expr("mul", (a, b))
+
+    def div(self, a, b):
+        return Expr("div", (a, b))
+
+    def matmul(self, a, b):
+        return Expr("matmul", (a, b))
+
+    def pow(self, a, _tok, b):
+        return Expr("pow", (a, b))
+
+    def neg(self, a):
+        if a.is_const and not isinstance(a.value, list):
+            return Expr.const(-a.value)
+        return Expr("neg", (a,))
+
+    def pos(self, a):
+        return a
+
+    _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+    def compare(self, a, tok, b):
+        return Expr(self._COMPARE[str(tok)], (a, b))
+
+    def dot_t(self, a, _tok):
+        return Expr("transpose", (a,))
+
+    # ---- indexing -------------------------------------------------------------
+    def slice(self, start=None, stop=None):
+        return _Slice(start, stop)
+
+    def subscripts(self, *items):
+        return list(items)
+
+    def index(self, target, items):
+        index = []
+        for item in items:
+            if isinstance(item, _Slice):
+                start = None if item.start is None else _const_int(item.start, "a slice bound")
+                stop = None if item.stop is None else _const_int(item.stop, "a slice bound")
+                index.append(slice(start, stop))
+            else:
+                index.append(_const_int(item, "an index"))
+        return Expr("getitem", (target,), {"index": tuple(index)})
+
+    # ---- calls ----------------------------------------------------------------
+    def keyword(self, tok, expr):
+        return _Keyword(tok, expr)
+
+    def arguments(self, *items):
+        return list(items)
+
+    def call(self, tok, arguments=None):
+        name = str(tok)
+        fn = FUNCTIONS.get(name)
+        if fn is None:
+            hint = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise UnknownFunctionError(
+                f"unknown function {name!r} at line {tok.line}, column {tok.column}{suggestion} "
+                f"(known: {', '.join(sorted(FUNCTIONS))})", function=name, **_position(tok))
+        args = arguments or []
+        positional = [a for a in args if not isinstance(a, _Keyword)]
+        keywords = {a.name: a for a in args if isinstance(a, _Keyword)}
+        if len(keywords) != len([a for a in args if isinstance(a, _Keyword)]):
+            raise ArityError(f"{name}(): a keyword argument is repeated", **_position(tok))
+        n = len(positional)
+
+        def arity_error():
+            return ArityError(f"{name}() takes {fn.arities()} arguments, got {n}"
+                              + (f" and keyword(s) {', '.join(keywords)}" if keywords else ""),
+                              function=name, **_position(tok))
+
+        if name == "reshape":
+            if n != 2 or keywords:
+                raise arity_error()
+            shape = _const_value(positional[1], "the shape of reshape()", tok)
+            shape = shape if isinstance(shape, list) else [shape]
+            if any(isinstance(s, list) or float(s) != int(s) for s in shape):
+                raise InputError("the shape of reshape() must be a list of integers",
+                                 **_position(tok))
+            return Expr("reshape", (positional[0],), {"shape": tuple(int(s) for s in shape)})
+        if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
+            unknown = set(keywords) - {"axis", "keepdims"}
+            if unknown or ("axis" in keywords and n == 2):
+                raise ArityError(f"{name}(): unexpected keyword argument(s) "
+                                 f"{', '.join(sorted(unknown)) or 'axis (given twice)'}",
+                                 function=name, **_position(tok))
+            axis_expr = positional[1] if n == 2 else (keywords["axis"].expr if "axis" in keywords
+                                                      else None)
+            axis = None
+            if axis_expr is not None:
+                value = _const_value(axis_expr, f"the axis of {name}()", tok)
+                if isinstance(value, list):
+                    axis = tuple(int(v) for v in value)
+                else:
+                    axis = _const_int(axis_expr, f"the axis of {name}()", tok)
+            keepdims = False
+            if "keepdims" in keywords:
+                keepdims = bool(_const_value(keywords["keepdims"].expr, "keepdims", tok))
+            return Expr(fn.reduce, (positional[0],), {"axis": axis, "keepdims": keepdims})
+        if keywords:
+            raise ArityError(f"{name}() takes no keyword arguments", function=name,
+                             **_position(tok))
+        if fn.unary and n == 1:
+            return Expr(fn.unary, tuple(positional))
+        if fn.binary and n == 2:
+            return Expr(fn.binary, tuple(positional))
+        if fn.ternary and n == 3:
+            return Expr(fn.ternary, tuple(positional))
+        raise arity_error()
+
+    # ---- statements -----------------------------------------------------------
+    def assign(self, tok, expr):
+        name = str(tok)
+        if name in CONSTANTS:
+            raise InputError(f"cannot assign to the constant {name!r}", **_position(tok))
+        if name in self.variables and name not in self.bindings:
+            raise InputError(f"{name!r} is used as an input before it is assigned",
+                             **_position(tok))
+        if expr.op not in ("var", "const"):
+            expr.label = name
+        self.bindings[name] = expr
+        return _Assignment(name, expr)
+
+    def program(self, *statements):
+        items = [s for s in statements if s is not None]
+        statements_out = []
+        for s in items:
+            if isinstance(s, _Assignment):
+                statements_out.append((s.name, s.expr))
+            else:
+                statements_out.append((None, s))
+        output = statements_out[-1][1]
+        return Program(source=self.source, output=output, statements=statements_out,
+                       bindings=dict(self.bindings), inputs=list(self.variables))
+
+
+_PARSER: Lark | None = None
+_BUILDER: Builder | None = None
+
+
+def _parser() -> tuple[Lark, Builder]:
+    global _PARSER, _BUILDER
+    if _PARSER is None:
+        _BUILDER = Builder()
+        _PARSER = Lark.open("expr.lark", rel_to=__file__, parser="lalr", lexer="contextual",
+                            transformer=_BUILDER, postlex=_NewlinesInBrackets(),
+                            maybe_placeholders=True, cache=True)
+    return _PARSER, _BUILDER
+
+
+def _caret_context(text: str, line: int, column: int) -> str:
+    lines = text.splitlines() or [""]
+    shown = lines[line - 1] if 0 < line <= len(lines) else ""
+    return f"{shown}\n{' ' * (max(column, 1) - 1)}^"
+
+
+def _readable(names) -> str:
+    names = sorted({_READABLE.get(n, n) for n in names})
+    return ", ".join(names)
+
+
+def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
+    line = getattr(exc, "line", -1)
+    column = getattr(exc, "column", -1)
+    expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END" or isinstance(exc, UnexpectedEOF):
+        # LALR reports the end of input at the last token: put the caret after the text.
+        lines = text.splitlines() or [""]
+        line = len(lines)
+        column = len(lines[-1]) + 1
+        found = "end of input"
+    elif isinstance(exc, UnexpectedToken):
+        found = repr(str(exc.token)) if exc.token.type != "_NL" else "a newline"
+    elif isinstance(exc, UnexpectedCharacters):
+        found = repr(text[exc.pos_in_stream]) if 0 <= exc.pos_in_stream < len(text) else "?"
+    else:
+        found = "input"
+    line = max(line, 1)
+    column = max(column, 1)
+    message = f"syntax error at line {line}, column {column}: unexpected {found}"
+    if expected:
+        message += f"; expected {_readable(expected)}"
+    return ParseError(message, line=line, column=column, context=_caret_context(text, line, column))
+
+
+def parse(text: str) -> Program:
+    """Parse ``text`` (an expression or a program) into a :class:`Program`.
+
+    >>> parse("-x**2").output.op
+    'neg'
+    """
+    if not text.strip():
+        raise ParseError("empty expression", line=1, column=1, context="\n^")
+    parser, builder = _parser()
+    builder.reset(text)
+    try:
+        return parser.parse(text)
+    except UnexpectedInput as exc:
+        raise _syntax_error(text, exc) from None
+    except RecursionError:  # pragma: no cover - the build is iterative; kept as a guard
+        raise InputError("expression nests too deeply to parse") from None
+    finally:
+        builder.reset("")
