@@ -1,0 +1,106 @@
+"""The Typer application: one function per command, each a thin layer over core.
+
+A command reads the expression and the values, calls a library function in
+:mod:`autograd_cli.core.api` and hands the plain result to a renderer.  Errors
+are raised, not printed: :mod:`autograd_cli.cli.main` turns them into a
+message and an exit code at one boundary.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from . import options
+
+app = typer.Typer(
+    name="autograd-cli",
+    help="A command-line gradient calculator and expression differentiator "
+         "(PyTorch autograd semantics). Variables are given as --NAME VALUE.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+# Variables come as --NAME VALUE: unknown options are collected, not rejected.
+VARIABLE_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+Expr = Annotated[str, typer.Argument(help="The expression or program ('-' reads stdin). "
+                                          "One starting with '-' goes after '--'.",
+                                     show_default=False)]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON document (for programs).")]
+Device = Annotated[str, typer.Option("--device", help="cpu (NumPy) or gpu (CuPy).")]
+Dtype = Annotated[str, typer.Option("--dtype", help="float64 (default) or float32.")]
+Var = Annotated[Optional[List[str]], typer.Option("--var", help="NAME=VALUE (repeatable), for "
+                                                                  "names that clash with options.")]
+Vars = Annotated[Optional[str], typer.Option("--vars", help="All values as a JSON object "
+                                                              "('-' reads stdin, @FILE a file).")]
+Wrt = Annotated[Optional[str], typer.Option("--wrt", help="Differentiate only w.r.t. these "
+                                                            "variables (comma-separated).")]
+
+
+class Invocation:
+    """What every command shares: the expression, the values and the global options."""
+
+    def __init__(self, ctx: typer.Context, expr: str, json_out: bool, device: str, dtype: str,
+                 var: list | None, vars_json: str | None):
+        from ..core import backend
+
+        if dtype not in ("float64", "float32"):
+            raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
+        if device not in ("cpu", "gpu"):
+            raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+        self.values, leftovers = options.collect_variables(list(ctx.args), var, vars_json)
+        if leftovers:
+            raise options.UsageError(f"unexpected argument(s): {' '.join(leftovers)} (variables are "
+                                     f"given as --NAME VALUE; quote the expression)")
+        if expr == "-" and vars_json == "-":
+            raise options.UsageError("the expression and --vars cannot both come from stdin")
+        self.source = options.read_expression(expr)
+        self.json = json_out
+        backend.use_dtype(dtype)
+        backend.use_device(device)
+
+    def program(self):
+        from ..grammar import parse
+
+        return parse(self.source)
+
+
+def _render(inv: Invocation, result) -> None:
+    from . import render
+
+    if inv.json:
+        render.emit_json(render.result_json(inv.source, result))
+    else:
+        render.render_result(inv.source, result, kind="grad")
+
+
+@app.command("eval", context_settings=VARIABLE_CONTEXT)
+def eval_command(ctx: typer.Context, expr: Expr, json_out: Json = False, device: Device = "cpu",
+                 dtype: Dtype = "float64", var: Var = None, vars_json: Vars = None):
+    """Evaluate the expression: its value and shape."""
+    from ..core import api
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _render(inv, api.eval_of(inv.program(), inv.values))
+
+
+@app.command("grad", context_settings=VARIABLE_CONTEXT)
+def grad_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                 grad_output: Annotated[Optional[str], typer.Option(
+                     "--grad-output", help="For a non-scalar output: the vector v of the "
+                                           "vector-Jacobian product v^T J (a JSON array).")] = None,
+                 json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                 var: Var = None, vars_json: Vars = None):
+    """Value and gradient w.r.t. every input variable (or those named by --wrt)."""
+    from ..core import api
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
+    result = api.grad_of(inv.program(), inv.values, wrt=options.split_names(wrt),
+                         grad_output=seed)
+    _render(inv, result)

@@ -1,0 +1,160 @@
+"""Reading what the user typed: the expression, variable values, --wrt lists.
+
+Variables arrive three ways (SPEC.md, "Commands"): ``--NAME VALUE`` (any
+option that is not one of the command's own; also ``--NAME=VALUE``),
+``--var NAME=VALUE`` (repeatable) and ``--vars JSON`` (``-`` reads stdin).
+A VALUE is a number or a JSON array literal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+
+from ..core.errors import BadValueError, InputError
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_WORDS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan,
+          "infinity": math.inf, "-infinity": -math.inf}
+
+
+class UsageError(InputError):
+    kind = "usage"
+
+
+def parse_literal(text: str, what: str):
+    """A number or a JSON array literal (``inf``/``nan`` accepted too)."""
+    s = text.strip()
+    low = s.lower()
+    if low in _WORDS:
+        return _WORDS[low]
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    try:
+        value = json.loads(re.sub(r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"',
+                                  s.replace("nan", '"nan"')))
+    except json.JSONDecodeError:
+        raise BadValueError(f"{what}: {text!r} is not a number or a JSON array", value=text) \
+            from None
+    return _numbers(value, what, text)
+
+
+def _numbers(value, what: str, text: str):
+    """Check a decoded JSON value holds only numbers (or the strings nan/inf) in lists."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
+            raise BadValueError(f"{what}: {text!r} holds {item!r}, not a number", value=text)
+        elif isinstance(item, str) and item.lower() not in _WORDS:
+            raise BadValueError(f"{what}: {text!r} holds {item!r}, not a number", value=text)
+    if isinstance(value, str):
+        return _WORDS[value.lower()]
+    if isinstance(value, list):
+        return _decode_words(value)
+    return value
+
+
+def _decode_words(value):
+    # Replace "nan"/"inf" strings in nested lists (iteratively).
+    root = [value]
+    stack = [root]
+    while stack:
+        lst = stack.pop()
+        for i, item in enumerate(lst):
+            if isinstance(item, list):
+                stack.append(item)
+            elif isinstance(item, str):
+                lst[i] = _WORDS[item.lower()]
+    return root[0]
+
+
+def read_stdin(what: str) -> str:
+    if sys.stdin is None or sys.stdin.closed:
+        raise UsageError(f"{what}: '-' reads standard input, but there is none")
+    return sys.stdin.read()
+
+
+def read_expression(text: str) -> str:
+    """The expression: ``-`` reads stdin (without its final newline)."""
+    if text == "-":
+        return read_stdin("expression").rstrip("\r\n")
+    if text.startswith(" -"):  # protected from Click by cli.main.normalize_argv
+        return text[1:]
+    return text
+
+
+def vars_from_json(text: str) -> dict:
+    if text == "-":
+        text = read_stdin("--vars")
+    elif text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise UsageError(f"--vars: cannot read {text[1:]!r}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadValueError(f"--vars: not valid JSON ({exc.msg} at line {exc.lineno}, "
+                            f"column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise BadValueError("--vars: expected a JSON object like {\"x\": 1, \"W\": [[1, 2]]}")
+    out = {}
+    for name, value in data.items():
+        if not _NAME.match(name):
+            raise BadValueError(f"--vars: {name!r} is not a valid variable name")
+        out[name] = _numbers(value, f"--vars {name}", json.dumps(value))
+    return out
+
+
+def collect_variables(extra_args: list[str], var_options: list[str] | None,
+                      vars_json: str | None) -> tuple[dict, list[str]]:
+    """Values from ``--NAME VALUE`` pairs, ``--var`` and ``--vars``; returns (values, leftovers).
+
+    Leftovers are tokens that are neither (the caller reports them).
+    """
+    values: dict = {}
+    if vars_json is not None:
+        values.update(vars_from_json(vars_json))
+    for item in var_options or []:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not _NAME.match(name):
+            raise UsageError(f"--var expects NAME=VALUE, got {item!r}")
+        values[name] = parse_literal(value, f"--var {name}")
+    leftovers = []
+    i = 0
+    while i < len(extra_args):
+        token = extra_args[i]
+        if token.startswith("--") and len(token) > 2:
+            name, sep, value = token[2:].partition("=")
+            if not _NAME.match(name):
+                raise UsageError(f"{token!r} is not a valid --NAME VALUE pair (NAME must be a "
+                                 f"variable name)")
+            if not sep:
+                if i + 1 >= len(extra_args):
+                    raise UsageError(f"option --{name} needs a value (--{name} VALUE)")
+                value = extra_args[i + 1]
+                i += 1
+            values[name] = parse_literal(value, f"--{name}")
+        else:
+            leftovers.append(token)
+        i += 1
+    return values, leftovers
+
+
+def split_names(text: str | None) -> list[str]:
+    if not text:
+        return []
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if not _NAME.match(n):
+            raise UsageError(f"--wrt: {n!r} is not a variable name")
+    return names

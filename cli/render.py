@@ -1,0 +1,95 @@
+"""Renderers: Rich tables for people, JSON documents for programs.
+
+Computation never prints; commands hand a result here.  Rich is imported
+only when rendering for a person, so ``--json`` runs never pay for it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.format import format_array
+from . import jsonout
+
+
+def format_value(array) -> str:
+    """A number the way NumPy prints a scalar (``-12.0``), an array with NumPy's
+    printing and PyTorch's separators (``[2., 4.]``)."""
+    import numpy
+
+    a = numpy.asarray(array)
+    if a.ndim == 0:
+        return str(a[()])
+    return format_array(a)
+
+
+def shape_text(shape) -> str:
+    shape = tuple(shape)
+    return "()" if not shape else "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def emit_json(doc: dict) -> None:
+    sys.stdout.write(jsonout.dumps(doc) + "\n")
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _table(title: str | None):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("shape", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    return table
+
+
+def print_warnings(warnings) -> None:
+    if not warnings:
+        return
+    console = _console()
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", markup=True, highlight=False)
+
+
+def render_result(expr: str, result, *, kind: str) -> None:
+    """A table: the value, then a row per variable's gradient (when there is one)."""
+    from rich.markup import escape
+
+    table = _table(escape(expr.strip()))
+    table.add_row("value", shape_text(result.value.shape), escape(format_value(result.value)))
+    if result.grad is not None:
+        for name, g in result.grad.items():
+            table.add_row(f"∂/∂{escape(name)}", shape_text(g.shape), escape(format_value(g)))
+    _console().print(table)
+    print_warnings(result.warnings)
+
+
+def result_json(expr: str, result) -> dict:
+    doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape)}
+    if result.grad is not None:
+        doc["grad"] = result.grad
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
+    return doc
+
+
+def error_json(kind: str, message: str, **details) -> dict:
+    error = {"kind": kind, "message": message}
+    for key, value in details.items():
+        if value is not None:
+            error[key] = value
+    return {"error": error}
+
+
+def print_error(message: str, context: str | None = None) -> None:
+    """An error for a person, on stderr (plain text: errors must work even without a terminal)."""
+    text = f"autograd-cli: error: {message}"
+    if context:
+        text += "\n" + "\n".join("  " + line for line in context.splitlines())
+    sys.stderr.write(text + "\n")
