@@ -34,9 +34,13 @@ def parse_literal(text: str, what: str):
         return float(s)
     except ValueError:
         pass
+    # JSON, plus what people type after PyTorch and NumPy: 1. and .5, inf and nan.
+    text_json = re.sub(r"(?<![\d.])(\d+)\.(?![\d])", r"\1.0", s)
+    text_json = re.sub(r"(?<![\d])\.(\d)", r"0.\1", text_json)
+    text_json = re.sub(r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"',
+                       text_json.replace("nan", '"nan"'))
     try:
-        value = json.loads(re.sub(r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"',
-                                  s.replace("nan", '"nan"')))
+        value = json.loads(text_json)
     except json.JSONDecodeError:
         raise BadValueError(f"{what}: {text!r} is not a number or a JSON array", value=text) \
             from None
