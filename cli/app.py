@@ -104,3 +104,28 @@ def grad_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
     result = api.grad_of(inv.program(), inv.values, wrt=options.split_names(wrt),
                          grad_output=seed)
     _render(inv, result)
+
+
+@app.command("graph", context_settings=VARIABLE_CONTEXT)
+def graph_command(ctx: typer.Context, expr: Expr,
+                  dot: Annotated[bool, typer.Option("--dot", help="Print Graphviz DOT.")] = False,
+                  grad_output: Annotated[Optional[str], typer.Option(
+                      "--grad-output", help="For a non-scalar output: the v of v^T J, so the "
+                                            "nodes' gradients can be shown.")] = None,
+                  max_depth: Annotated[int, typer.Option(
+                      "--max-depth", help="Levels of the tree to draw.")] = 60,
+                  json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                  var: Var = None, vars_json: Vars = None):
+    """The computation graph as a tree: node kinds (MulBackward0 ...), leaves, values and grads."""
+    from ..core import api
+    from . import graph, render
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
+    result = api.graph_of(inv.program(), inv.values, grad_output=seed)
+    if inv.json:
+        render.emit_json(graph.graph_json(inv.source, result))
+    elif dot:
+        print(graph.graph_dot(inv.source, result))
+    else:
+        graph.render_tree(inv.source, result, max_depth=max_depth)

@@ -117,3 +117,73 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
         else:
             result[name] = backend.to_numpy(g.data)
     return Result(value=backend.to_numpy(out.data), warnings=ev.warnings, grad=result)
+
+
+@dataclass
+class GraphNode:
+    """One node of the computation graph, for display: ids index ``GraphResult.nodes``."""
+
+    id: int
+    kind: str            # grad_fn name (MulBackward0), "leaf" or "constant"
+    name: str | None     # variable or bound name
+    is_leaf: bool
+    requires_grad: bool
+    value: object
+    grad: object         # d(output)/d(this node), or None when no gradient reaches it
+    inputs: list
+
+
+@dataclass
+class GraphResult:
+    value: object
+    nodes: list          # topological order; the output is the last
+    warnings: list = field(default_factory=list)
+    grads_computed: bool = True
+
+
+def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
+    """The computation graph of ``program`` at ``values``, with every node's value and gradient.
+
+    Gradients (of the output w.r.t. each node) need a scalar output or ``grad_output``;
+    otherwise only values are filled in.
+    """
+    from .expr import topological
+
+    check_values(program, values)
+    names = list(program.inputs)
+    order = topological([program.output])
+    ev = evaluate(program, values, requires_grad=names)
+    tensors = [ev.by_node[id(node)] for node in order]
+    out = ev.output
+    seed = None
+    grads_computed = True
+    if grad_output is not None:
+        seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
+        if tuple(seed.shape) != tuple(out.shape):
+            raise ShapeError(f"--grad-output has shape {tuple(seed.shape)} but the output has "
+                             f"shape {tuple(out.shape)}")
+    elif out.size != 1:
+        grads_computed = False
+    grads: dict[int, object] = {}
+    if grads_computed and out.requires_grad:
+        wanted = [(i, t) for i, t in enumerate(tensors) if t is not None and t.requires_grad]
+        got = _grad(out, [t for _, t in wanted], grad_outputs=seed, allow_unused=True)
+        grads = {i: (None if g is None else backend.to_numpy(g.data))
+                 for (i, _), g in zip(wanted, got)}
+    index = {id(node): i for i, node in enumerate(order)}
+    nodes = []
+    for i, node in enumerate(order):
+        t = tensors[i]
+        if node.op == "const":
+            kind, name = "constant", None
+        elif node.op == "var":
+            kind, name = "leaf", node.name
+        else:
+            kind = t.grad_fn.name() if t.grad_fn is not None else f"{node.op} (no grad)"
+            name = node.label
+        nodes.append(GraphNode(
+            id=i, kind=kind, name=name, is_leaf=t.grad_fn is None,
+            requires_grad=t.requires_grad, value=backend.to_numpy(t.data),
+            grad=grads.get(i), inputs=[index[id(a)] for a in node.args]))
+    return GraphResult(value=backend.to_numpy(out.data), nodes=nodes, warnings=ev.warnings,
+                       grads_computed=grads_computed)

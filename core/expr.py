@@ -103,6 +103,7 @@ class Evaluation:
     leaves: dict            # input name -> leaf Tensor
     intermediates: dict     # bound name -> Tensor
     warnings: list
+    by_node: dict = field(default_factory=dict)   # id(Expr) -> Tensor, for every node evaluated
 
 
 def parse_value(name: str, value, dtype=None):
@@ -115,6 +116,13 @@ def parse_value(name: str, value, dtype=None):
         raise BadValueError(f"bad value for {name!r}: {value!r} is not a number or a "
                             f"rectangular array of numbers ({exc})", variable=name) from None
     return backend.xp.asarray(host)
+
+
+def all_finite(data) -> bool:
+    """True when every element is finite (0-d arrays take a fast scalar path)."""
+    if data.ndim == 0:
+        return math.isfinite(data)
+    return bool(backend.xp.isfinite(data).all())
 
 
 def _describe_nonfinite(op_name: str, data) -> str:
@@ -141,14 +149,14 @@ def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str]
     leaves: dict[str, Tensor] = {}
     intermediates: dict[str, Tensor] = {}
     warnings: list[str] = []
-    seen_warnings: set[str] = set()
     computed: dict[int, Tensor] = {}
     finite: dict[int, bool] = {}
-    xp = backend.xp
+    wrap = Tensor._wrap
     for node in topological([output]):
         op = node.op
+        key = id(node)
         if op == "const":
-            t = Tensor._wrap(backend.asarray(node.value))
+            t = wrap(backend.asarray(node.value))
         elif op == "var":
             t = leaves.get(node.name)
             if t is None:
@@ -156,31 +164,29 @@ def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str]
                     raise MissingValueError(
                         f"no value for variable {node.name!r} (give --{node.name} VALUE, "
                         f"--var {node.name}=VALUE or --vars JSON)", variable=node.name)
-                t = Tensor._wrap(parse_value(node.name, values[node.name]))
+                t = wrap(parse_value(node.name, values[node.name]))
                 t.requires_grad = node.name in wanted
                 t.name = node.name
                 leaves[node.name] = t
         else:
-            args = [computed[id(a)] for a in node.args]
-            t = apply(OPS[op], *args, **node.attrs)
+            t = apply(OPS[op], *[computed[id(a)] for a in node.args], **node.attrs)
             if node.label is not None and t.name is None:
                 t.name = node.label
                 intermediates[node.label] = t
             if check_domain:
-                ok = bool(xp.isfinite(t.data).all())
-                finite[id(node)] = ok
-                if not ok and all(finite.get(id(a), True) for a in node.args):
+                ok = all_finite(t.data)
+                finite[key] = ok
+                if not ok and all(finite[id(a)] for a in node.args):
                     message = _describe_nonfinite(op, t.data)
-                    if message not in seen_warnings:
-                        seen_warnings.add(message)
+                    if message not in warnings:
                         warnings.append(message)
-            computed[id(node)] = t
+            computed[key] = t
             continue
         if check_domain:
-            finite[id(node)] = bool(xp.isfinite(t.data).all())
-        computed[id(node)] = t
+            finite[key] = all_finite(t.data)
+        computed[key] = t
     for name in wanted:
         if name not in leaves:
             raise UnknownVariableError(f"--wrt names {name!r}, which is not a variable of the expression",
                                        variable=name)
-    return Evaluation(computed[id(output)], leaves, intermediates, warnings)
+    return Evaluation(computed[id(output)], leaves, intermediates, warnings, computed)

@@ -1,0 +1,106 @@
+"""Rendering the computation graph: a Rich tree, Graphviz DOT, or JSON.
+
+All three walk the graph with explicit stacks (no recursion), so a
+100,000-deep graph renders; the tree stops indenting after ``max_depth``
+levels and says so (DOT and JSON always hold the whole graph).
+"""
+
+from __future__ import annotations
+
+from .render import format_value, shape_text
+
+
+def _label(node) -> str:
+    parts = [node.kind]
+    if node.name:
+        parts.append(node.name)
+    return " ".join(parts)
+
+
+def _short(array) -> str:
+    text = format_value(array)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def graph_json(expr: str, result) -> dict:
+    nodes = []
+    for n in result.nodes:
+        nodes.append({"id": n.id, "kind": n.kind, "name": n.name, "is_leaf": n.is_leaf,
+                      "requires_grad": n.requires_grad, "value": n.value,
+                      "shape": list(n.value.shape), "grad": n.grad, "inputs": n.inputs})
+    doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape),
+           "nodes": nodes, "output": result.nodes[-1].id}
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
+    return doc
+
+
+def graph_dot(expr: str, result) -> str:
+    """Graphviz DOT: an edge from each input to the node that consumes it (forward direction)."""
+    def quote(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["digraph autograd {", "  rankdir=BT;", f"  label={quote(expr.strip())};",
+             "  node [shape=box, fontname=\"monospace\"];"]
+    for n in result.nodes:
+        text = f"{_label(n)}\\nvalue {_short(n.value)}"
+        if n.grad is not None:
+            text += f"\\ngrad {_short(n.grad)}"
+        style = ""
+        if n.kind == "leaf":
+            style = ", style=filled, fillcolor=lightblue"
+        elif n.kind == "constant":
+            style = ", style=dashed"
+        lines.append(f"  n{n.id} [label={quote(text).replace(chr(92) * 2 + 'n', chr(92) + 'n')}{style}];")
+    for n in result.nodes:
+        for i in n.inputs:
+            lines.append(f"  n{i} -> n{n.id};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def render_tree(expr: str, result, max_depth: int = 60) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    def describe(n) -> str:
+        leafness = "leaf" if n.is_leaf else "non-leaf"
+        text = f"[bold]{escape(_label(n))}[/bold] ({leafness}"
+        if n.requires_grad:
+            text += ", requires_grad"
+        text += f") shape {shape_text(n.value.shape)} value {escape(_short(n.value))}"
+        if n.grad is not None:
+            text += f" grad {escape(_short(n.grad))}"
+        elif n.requires_grad and result.grads_computed:
+            text += " grad None"
+        return text
+
+    nodes = result.nodes
+    root_node = nodes[-1]
+    root = Tree(describe(root_node), guide_style="dim")
+    shown: set[int] = {root_node.id}
+    stack = [(root, root_node, 0)]
+    while stack:
+        tree, node, depth = stack.pop()
+        if depth >= max_depth and node.inputs:
+            tree.add(f"[dim]... {len(node.inputs)} input(s) deeper than {max_depth} levels "
+                     f"(use --dot or --json for the whole graph)[/dim]")
+            continue
+        children = []
+        for i in node.inputs:
+            child = nodes[i]
+            if child.id in shown and child.inputs:
+                tree.add(f"[dim]{escape(_label(child))} (#{child.id}, shown above)[/dim]")
+                continue
+            shown.add(child.id)
+            children.append((tree.add(describe(child)), child, depth + 1))
+        stack.extend(reversed(children))
+    console = Console(highlight=False)
+    console.print(root)
+    if not result.grads_computed:
+        console.print("[dim]no gradients: the output is not a scalar (give --grad-output)[/dim]")
+    from .render import print_warnings
+
+    print_warnings(result.warnings)
