@@ -8,10 +8,9 @@ message and an exit code at one boundary.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from . import options
 
