@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from . import backend
 from .autograd import grad as _grad
 from .errors import NonScalarOutputError, ShapeError, UnknownVariableError
-from .expr import Program, evaluate, parse_value
+from .expr import Program, derivative_warnings, evaluate, parse_value
 from .tensor import Tensor
 
 
@@ -116,7 +116,8 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
             result[name] = backend.host.zeros(shape, dtype=out.data.dtype)
         else:
             result[name] = backend.to_numpy(g.data)
-    return Result(value=backend.to_numpy(out.data), warnings=ev.warnings, grad=result)
+    warnings = ev.warnings + derivative_warnings(program.output, ev)
+    return Result(value=backend.to_numpy(out.data), warnings=warnings, grad=result)
 
 
 @dataclass

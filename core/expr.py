@@ -129,7 +129,7 @@ def _describe_nonfinite(op_name: str, data) -> str:
     xp = backend.xp
     has_nan = bool(xp.isnan(data).any())
     what = "nan" if has_nan else "inf"
-    reason = "an input outside its domain" if has_nan else "division by zero or overflow"
+    reason = "an input outside its domain" if has_nan else "a pole, division by zero or overflow"
     return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"
 
 
@@ -190,3 +190,49 @@ def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str]
             raise UnknownVariableError(f"--wrt names {name!r}, which is not a variable of the expression",
                                        variable=name)
     return Evaluation(computed[id(output)], leaves, intermediates, warnings, computed)
+
+
+def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
+    """Warnings for derivatives taken where they are undefined (the op table's ``kink`` rules).
+
+    A kink counts when the op lies on a path from a differentiated variable.  Ops
+    whose gradient is zero almost everywhere (comparisons, sign, rounding) count
+    when their result flows into a differentiable argument of another op, i.e.
+    when they really cut a gradient path (the condition of ``where`` does not).
+    """
+    messages: list[str] = []
+    by_node = ev.by_node
+    order = topological([output])
+    cutting: set[int] = set()
+    for node in order:
+        if node.op in ("const", "var"):
+            continue
+        op = OPS[node.op]
+        flags = op.differentiable or (True,) * len(node.args)
+        for arg, differentiable in zip(node.args, flags):
+            if differentiable and arg.op not in ("const", "var") and OPS[arg.op].zero_grad \
+                    or differentiable and arg.op not in ("const", "var") \
+                    and OPS[arg.op].kind == "comparison":
+                cutting.add(id(arg))
+    if id(output) in by_node and output.op not in ("const", "var") and (
+            OPS[output.op].zero_grad or OPS[output.op].kind == "comparison"):
+        cutting.add(id(output))
+    for node in order:
+        if node.op in ("const", "var"):
+            continue
+        op = OPS[node.op]
+        if op.kink is None:
+            continue
+        t = by_node.get(id(node))
+        if t is None:
+            continue
+        inputs = [by_node[id(a)] for a in node.args]
+        if op.zero_grad or op.kind == "comparison":
+            if id(node) not in cutting or not any(i.requires_grad for i in inputs):
+                continue
+        elif not t.requires_grad:
+            continue
+        message = op.kink([i.data for i in inputs], t.data, node.attrs)
+        if message and message not in messages:
+            messages.append(message)
+    return messages

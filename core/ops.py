@@ -43,7 +43,7 @@ from .tensor import OPS, Tensor, apply, as_tensor
 
 class Op:
     __slots__ = ("name", "node", "forward", "vjp", "jvp", "arity", "saves", "differentiable",
-                 "differentiable_any", "kind", "symbol", "deriv", "zero_grad")
+                 "differentiable_any", "kind", "symbol", "deriv", "zero_grad", "kink")
 
     def __init__(self, name: str, node, forward: Callable, vjp=None, jvp=None, *, arity=1,
                  saves=True, differentiable=None, kind="elementwise", symbol=None, deriv=None,
@@ -64,6 +64,9 @@ class Op:
         self.symbol = symbol
         self.deriv = deriv
         self.zero_grad = zero_grad
+        # kink(input arrays, output array, attrs) -> a warning when the derivative is taken
+        # where it is undefined and a convention was used (set below, "Conventions at kinks").
+        self.kink = None
 
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
@@ -350,6 +353,14 @@ _binary("maximum", "MaximumBackward0", lambda a, b: _xp().maximum(a, b),
         lambda a, b, out: gt(a, b) + 0.5 * eq(a, b), lambda a, b, out: lt(a, b) + 0.5 * eq(a, b))
 _binary("minimum", "MinimumBackward0", lambda a, b: _xp().minimum(a, b),
         lambda a, b, out: lt(a, b) + 0.5 * eq(a, b), lambda a, b, out: gt(a, b) + 0.5 * eq(a, b))
+
+# max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
+# gradient, so max(x, 0) has the same derivative at 0 as relu(x) and where(x > 0, x, 0).
+_binary("clamp_min", "ClampMinBackward0", lambda a, b: _xp().maximum(a, b),
+        lambda a, b, out: gt(a, b), lambda a, b, out: None)
+_binary("clamp_max", "ClampMaxBackward0", lambda a, b: _xp().minimum(a, b),
+        lambda a, b, out: lt(a, b), lambda a, b, out: None)
+OPS["clamp_min"].differentiable = OPS["clamp_max"].differentiable = (True, False)
 
 
 # Comparisons: 0/1 values of the inputs' dtype; no gradient flows through them.
@@ -717,5 +728,70 @@ FUNCTIONS["reshape"] = Function("reshape")
 
 # How each op is written back in the language (used by printers and messages).
 OP_SPELLING = {name: name for name in OPS}
-OP_SPELLING.update({"amax": "max", "amin": "min", "add": "+", "sub": "-", "mul": "*",
+OP_SPELLING.update({"amax": "max", "amin": "min", "clamp_min": "max", "clamp_max": "min", "add": "+", "sub": "-", "mul": "*",
                     "div": "/", "pow": "**", "matmul": "@", "neg": "-"})
+
+
+# ---------------------------------------------------------------------------
+# Conventions at kinks: where an op's derivative is undefined at the point and
+# one of the conventions above was used, `kink` says so (commands show it as a
+# warning).  Ops whose gradient is zero almost everywhere say that instead.
+# ---------------------------------------------------------------------------
+
+def _where_kink(test, message):
+    def kink(inputs, out, attrs):
+        with backend.errstate():
+            return message if bool(test(inputs, out, attrs).any()) else None
+    return kink
+
+
+OPS["abs"].kink = _where_kink(lambda i, o, a: i[0] == 0,
+                              "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)")
+OPS["relu"].kink = _where_kink(lambda i, o, a: i[0] == 0,
+                               "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)")
+OPS["sqrt"].kink = _where_kink(lambda i, o, a: i[0] == 0,
+                               "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)")
+OPS["log"].kink = _where_kink(lambda i, o, a: i[0] == 0, "log'(0) is infinite (1/0 = inf)")
+OPS["log2"].kink = OPS["log"].kink
+OPS["log10"].kink = OPS["log"].kink
+OPS["pow"].kink = _where_kink(
+    lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
+    "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan")
+OPS["maximum"].kink = _where_kink(
+    lambda i, o, a: i[0] == i[1],
+    "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly")
+OPS["minimum"].kink = _where_kink(
+    lambda i, o, a: i[0] == i[1],
+    "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly")
+
+
+def _tie_kink(name):
+    def kink(inputs, out, attrs):
+        x = inputs[0]
+        axis = attrs.get("axis")
+        full = out if attrs.get("keepdims") else _xp().expand_dims(
+            out, axis if axis is not None else tuple(range(x.ndim)))
+        hits = (x == full).sum(axis=axis)
+        if bool((hits > 1).any()):
+            return (f"{name}(x) has tied maximal elements, where it is not differentiable; "
+                    f"the gradient was split evenly among them")
+        return None
+    return kink
+
+
+OPS["clamp_min"].kink = _where_kink(
+    lambda i, o, a: i[0] == i[1],
+    "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0")
+OPS["clamp_max"].kink = _where_kink(
+    lambda i, o, a: i[0] == i[1],
+    "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0")
+OPS["amax"].kink = _tie_kink("max")
+OPS["amin"].kink = _tie_kink("min")
+OPS["norm"].kink = _where_kink(lambda i, o, a: o == 0,
+                               "norm is not differentiable at 0; used gradient 0 (PyTorch)")
+for _name in ("sign", "floor", "ceil", "round"):
+    OPS[_name].kink = (lambda n: lambda inputs, out, attrs: (
+        f"{n} is piecewise constant: its gradient is zero almost everywhere"))(_name)
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    OPS[_name].kink = lambda inputs, out, attrs: (
+        "comparisons pass no gradient (their derivative is zero almost everywhere)")

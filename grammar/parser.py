@@ -260,6 +260,12 @@ class Builder(Transformer):
         if fn.unary and n == 1:
             return Expr(fn.unary, tuple(positional))
         if fn.binary and n == 2:
+            a, b = positional
+            if fn.binary in ("maximum", "minimum") and (a.is_const or b.is_const) \
+                    and not (a.is_const and b.is_const):
+                # max(x, c) with a constant c: the clamp op, whose tie convention matches relu.
+                x, c = (b, a) if a.is_const else (a, b)
+                return Expr("clamp_min" if fn.binary == "maximum" else "clamp_max", (x, c))
             return Expr(fn.binary, tuple(positional))
         if fn.ternary and n == 3:
             return Expr(fn.ternary, tuple(positional))

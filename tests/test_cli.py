@@ -212,3 +212,48 @@ def test_real_subprocess_entry_points(tmp_path):
                              cwd=tmp_path)
         assert bad.returncode == 2
         assert "Traceback" not in bad.stderr and "syntax error" in bad.stderr
+
+
+# ---- conventions at kinks, and their warnings --------------------------------------------------
+
+@pytest.mark.parametrize("expr, grad, warns", [
+    ("abs(x)", 0.0, "abs"),
+    ("relu(x)", 0.0, "relu"),
+    ("max(x, 0)", 0.0, "max(x, c)"),
+    ("min(x, 0)", 0.0, "min(x, c)"),
+    ("where(x > 0, x, 0)", 0.0, None),
+    ("sqrt(x)", "inf", "sqrt"),
+    ("x**0.5", "inf", "x**p"),
+    ("norm([x, x])", 0.0, "norm"),
+    ("max([x, 0])", 0.5, "tied"),
+    ("(x > 0) * x", 0.0, "comparisons"),
+    ("floor(x) + x", 1.0, "floor"),
+    ("x * 3", 3.0, None),
+])
+def test_kink_conventions_warn(cli, expr, grad, warns):
+    r = cli("grad", expr, "--x", "0", "--json")
+    assert r.code == 0, r.out
+    assert r.json["grad"]["x"] == grad
+    if warns is None:
+        assert "warnings" not in r.json
+    else:
+        assert any(warns in w for w in r.json["warnings"]), r.json
+
+
+def test_equivalent_spellings_agree_at_the_kink(cli):
+    grads = {e: cli("grad", e, "--x", "[-1, 0, 2]", "--grad-output", "[1, 1, 1]", "--json")
+             .json["grad"]["x"] for e in ("relu(x)", "max(x, 0)", "max(0, x)",
+                                          "where(x > 0, x, 0)")}
+    assert all(g == [0.0, 0.0, 1.0] for g in grads.values()), grads
+
+
+def test_max_of_two_variables_splits_ties(cli):
+    r = cli("grad", "max(x, y)", "--x", "1", "--y", "1", "--json")
+    assert r.json["grad"] == {"x": 0.5, "y": 0.5}
+
+
+def test_where_is_nan_safe(cli):
+    r = cli("grad", "where(x > 0, sqrt(x), 0)", "--x", "-1", "--json")
+    assert r.code == 0 and r.json["value"] == 0.0 and r.json["grad"] == {"x": 0.0}
+    r = cli("grad", "where(x > 0, log(x), x)", "--x", "0", "--json")
+    assert r.json["grad"] == {"x": 1.0}
