@@ -8,6 +8,7 @@ message and an exit code at one boundary.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, List, Optional
 
 import typer
@@ -37,6 +38,9 @@ Var = Annotated[Optional[List[str]], typer.Option("--var", help="NAME=VALUE (rep
                                                                   "names that clash with options.")]
 Vars = Annotated[Optional[str], typer.Option("--vars", help="All values as a JSON object "
                                                               "('-' reads stdin, @FILE a file).")]
+OutputFormat = Annotated[str, typer.Option(
+    "--format", help="table (default, for people), json, plain (numbers one per line: the "
+                     "value, then each gradient) or csv (quantity,index,value).")]
 Wrt = Annotated[Optional[str], typer.Option("--wrt", help="Differentiate only w.r.t. these "
                                                             "variables (comma-separated).")]
 
@@ -69,23 +73,34 @@ class Invocation:
         return parse(self.source)
 
 
-def _render(inv: Invocation, result) -> None:
+FORMATS = ("table", "json", "plain", "csv")
+
+
+def _render(inv: Invocation, result, output_format: str = "table") -> None:
     from . import render
 
-    if inv.json:
+    if output_format not in FORMATS:
+        raise options.UsageError(f"--format must be one of {', '.join(FORMATS)}, "
+                                 f"not {output_format!r}")
+    if inv.json or output_format == "json":
         render.emit_json(render.result_json(inv.source, result))
+    elif output_format in ("plain", "csv"):
+        (render.render_plain if output_format == "plain" else render.render_csv)(result)
+        for warning in result.warnings:  # stdout holds only numbers here
+            sys.stderr.write(f"autograd-cli: warning: {warning}\n")
     else:
         render.render_result(inv.source, result, kind="grad")
 
 
 @app.command("eval", context_settings=VARIABLE_CONTEXT)
-def eval_command(ctx: typer.Context, expr: Expr, json_out: Json = False, device: Device = "cpu",
-                 dtype: Dtype = "float64", var: Var = None, vars_json: Vars = None):
+def eval_command(ctx: typer.Context, expr: Expr, output_format: OutputFormat = "table",
+                 json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                 var: Var = None, vars_json: Vars = None):
     """Evaluate the expression: its value and shape."""
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    _render(inv, api.eval_of(inv.program(), inv.values))
+    _render(inv, api.eval_of(inv.program(), inv.values), output_format)
 
 
 @app.command("grad", context_settings=VARIABLE_CONTEXT)
@@ -93,7 +108,7 @@ def grad_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
                  grad_output: Annotated[Optional[str], typer.Option(
                      "--grad-output", help="For a non-scalar output: the vector v of the "
                                            "vector-Jacobian product v^T J (a JSON array).")] = None,
-                 json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                 output_format: OutputFormat = "table", json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
                  var: Var = None, vars_json: Vars = None):
     """Value and gradient w.r.t. every input variable (or those named by --wrt)."""
     from ..core import api
@@ -102,7 +117,7 @@ def grad_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
     seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
     result = api.grad_of(inv.program(), inv.values, wrt=options.split_names(wrt),
                          grad_output=seed)
-    _render(inv, result)
+    _render(inv, result, output_format)
 
 
 @app.command("graph", context_settings=VARIABLE_CONTEXT)

@@ -93,3 +93,52 @@ def print_error(message: str, context: str | None = None) -> None:
     if context:
         text += "\n" + "\n".join("  " + line for line in context.splitlines())
     sys.stderr.write(text + "\n")
+
+
+def _number_text(x: float) -> str:
+    """Shortest round-trip text of a float; nan/inf/-inf as words."""
+    return jsonout.plain(float(x)) if not _finite(x) else repr(float(x))
+
+
+def _finite(x) -> bool:
+    import math
+
+    return math.isfinite(float(x))
+
+
+def _quantities(result):
+    """(name, array) pairs of a result in output order: the value, then each gradient."""
+    yield "value", result.value
+    for name, g in (result.grad or {}).items():
+        yield f"grad:{name}", g
+    for name_i, row in (getattr(result, "hessian", None) or {}).items():
+        for name_j, block in row.items():
+            yield f"hessian:{name_i}:{name_j}", block
+    for name, block in (getattr(result, "jacobian", None) or {}).items():
+        yield f"jacobian:{name}", block
+
+
+def render_plain(result) -> None:
+    """Plain numbers, one per line: the value's elements, then each gradient's (row-major)."""
+    import numpy
+
+    lines = []
+    for _, array in _quantities(result):
+        lines.extend(_number_text(v) for v in numpy.asarray(array).ravel())
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def render_csv(result) -> None:
+    """CSV for spreadsheets: quantity,index,value with one row per element."""
+    import numpy
+
+    rows = ["quantity,index,value"]
+    for name, array in _quantities(result):
+        a = numpy.asarray(array)
+        if a.ndim == 0:
+            rows.append(f"{name},,{_number_text(a[()])}")
+            continue
+        for index in numpy.ndindex(a.shape):
+            label = ";".join(str(i) for i in index)
+            rows.append(f"{name},{label},{_number_text(a[index])}")
+    sys.stdout.write("\n".join(rows) + "\n")

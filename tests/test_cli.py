@@ -257,3 +257,15 @@ def test_where_is_nan_safe(cli):
     assert r.code == 0 and r.json["value"] == 0.0 and r.json["grad"] == {"x": 0.0}
     r = cli("grad", "where(x > 0, log(x), x)", "--x", "0", "--json")
     assert r.json["grad"] == {"x": 1.0}
+
+
+def test_plain_and_csv_formats(cli):
+    r = cli("grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--format", "plain")
+    assert r.out == "-12.0\n36.0\n-12.0\n"
+    r = cli("grad", "x*y", "--x", "[1, 2]", "--y", "3", "--grad-output", "[1, 1]", "--format", "csv")
+    assert r.out.splitlines() == ["quantity,index,value", "value,0,3.0", "value,1,6.0",
+                                  "grad:x,0,3.0", "grad:x,1,3.0", "grad:y,,3.0"]
+    r = cli("eval", "1/x", "--x", "0", "--format", "plain")
+    assert r.out == "inf\n" and "warning" in r.err
+    r = cli("eval", "x", "--x", "1", "--format", "xml", "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "usage"
