@@ -108,16 +108,86 @@ def grad_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
                  grad_output: Annotated[Optional[str], typer.Option(
                      "--grad-output", help="For a non-scalar output: the vector v of the "
                                            "vector-Jacobian product v^T J (a JSON array).")] = None,
-                 output_format: OutputFormat = "table", json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                 order: Annotated[int, typer.Option(
+                     "--order", help="The N-th derivative of a scalar expression of one "
+                                     "variable (repeated differentiation).")] = 1,
+                 tangent: Annotated[Optional[List[str]], typer.Option(
+                     "--tangent", help="NAME=VALUE: forward mode, J v for the direction v "
+                                       "(repeatable; other variables get a zero tangent).")] = None,
+                 output_format: OutputFormat = "table", json_out: Json = False,
+                 device: Device = "cpu", dtype: Dtype = "float64",
                  var: Var = None, vars_json: Vars = None):
     """Value and gradient w.r.t. every input variable (or those named by --wrt)."""
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
-    result = api.grad_of(inv.program(), inv.values, wrt=options.split_names(wrt),
-                         grad_output=seed)
+    names = options.split_names(wrt)
+    if order < 1:
+        raise options.UsageError(f"--order must be 1 or more, not {order}")
+    if tangent:
+        if grad_output is not None or order != 1:
+            raise options.UsageError("--tangent (forward mode) cannot be combined with "
+                                     "--grad-output or --order")
+        tangents = options.named_literals(tangent, "--tangent")
+        result = api.jvp_of(inv.program(), inv.values, tangents)
+    elif order > 1:
+        if grad_output is not None:
+            raise options.UsageError("--order needs a scalar output; it cannot be combined "
+                                     "with --grad-output")
+        result = api.nth_derivative_of(inv.program(), inv.values, wrt=names, order=order)
+    else:
+        seed = None if grad_output is None else options.parse_literal(grad_output,
+                                                                        "--grad-output")
+        result = api.grad_of(inv.program(), inv.values, wrt=names, grad_output=seed)
     _render(inv, result, output_format)
+
+
+@app.command("hessian", context_settings=VARIABLE_CONTEXT)
+def hessian_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                    output_format: OutputFormat = "table", json_out: Json = False,
+                    device: Device = "cpu", dtype: Dtype = "float64", var: Var = None,
+                    vars_json: Vars = None):
+    """Value, gradient and all second partials of a scalar expression."""
+    from ..core import api
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _render(inv, api.hessian_of(inv.program(), inv.values, wrt=options.split_names(wrt)),
+            output_format)
+
+
+@app.command("jacobian", context_settings=VARIABLE_CONTEXT)
+def jacobian_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                     output_format: OutputFormat = "table", json_out: Json = False,
+                     device: Device = "cpu", dtype: Dtype = "float64", var: Var = None,
+                     vars_json: Vars = None):
+    """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
+    from ..core import api
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _render(inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)),
+            output_format)
+
+
+@app.command("check", context_settings=VARIABLE_CONTEXT)
+def check_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                  eps: Annotated[float, typer.Option("--eps", help="Finite-difference step.")] = 1e-6,
+                  atol: Annotated[float, typer.Option("--atol")] = 1e-5,
+                  rtol: Annotated[float, typer.Option("--rtol")] = 1e-3,
+                  json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                  var: Var = None, vars_json: Vars = None):
+    """Gradient check: analytic derivatives vs central finite differences; exit 1 on failure."""
+    from ..core import api
+    from . import render
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    result = api.check_of(inv.program(), inv.values, wrt=options.split_names(wrt), eps=eps,
+                          atol=atol, rtol=rtol)
+    if inv.json:
+        render.emit_json(render.check_json(inv.source, result))
+    else:
+        render.render_check(inv.source, result)
+    if not result.passed:
+        raise typer.Exit(1)
 
 
 @app.command("graph", context_settings=VARIABLE_CONTEXT)
@@ -143,3 +213,51 @@ def graph_command(ctx: typer.Context, expr: Expr,
         print(graph.graph_dot(inv.source, result))
     else:
         graph.render_tree(inv.source, result, max_depth=max_depth)
+
+
+@app.command("batch")
+def batch_command(
+        source: Annotated[str, typer.Argument(
+            metavar="FILE", help="JSONL or CSV input ('-' reads stdin).", show_default=False)],
+        expr: Annotated[Optional[str], typer.Option(
+            "--expr", "-e", help="The expression for every line (CSV: required; JSONL: the "
+                                 "default, and a line may then be just its variables).")] = None,
+        op: Annotated[str, typer.Option(
+            "--op", help="eval, grad, hessian, jacobian or diff (a JSONL line's \"op\" "
+                         "overrides it).")] = "grad",
+        wrt: Wrt = None,
+        input_format: Annotated[Optional[str], typer.Option(
+            "--format", help="jsonl or csv (default: from the file's extension; stdin: "
+                             "jsonl).")] = None,
+        output: Annotated[Optional[str], typer.Option(
+            "--output", "-o", help="Write the JSONL here (atomically: a temporary file "
+                                   "renamed at the end) instead of stdout.")] = None,
+        chunk_size: Annotated[int, typer.Option(
+            "--chunk-size", help="Lines read and evaluated together (bounds memory).")] = 65536,
+        fail_fast: Annotated[bool, typer.Option(
+            "--fail-fast", help="Stop after the first line that fails.")] = False,
+        progress: Annotated[Optional[bool], typer.Option(
+            "--progress/--no-progress", help="A progress bar on stderr (default: when stderr "
+                                             "is a terminal and the input is large).")] = None,
+        order: Annotated[Optional[int], typer.Option(
+            "--order", help="For diff: the order of the derivative.")] = None,
+        json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64"):
+    """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
+
+    Exit code 0 when every line succeeded, 1 when any line failed (its output line holds
+    the error; a summary goes to stderr), 2 for a bad command line, 130 when interrupted.
+    """
+    from ..core import backend
+    from . import batch
+
+    if dtype not in ("float64", "float32"):
+        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
+    if device not in ("cpu", "gpu"):
+        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+    backend.use_dtype(dtype)
+    backend.use_device(device)
+    summary = batch.run_batch(batch.BatchOptions(
+        source=source, expr=expr, op=op, wrt=options.split_names(wrt) or None,
+        input_format=input_format, output=output, chunk_size=chunk_size, fail_fast=fail_fast,
+        progress=progress, order=order))
+    summary.raise_for_status()

@@ -103,8 +103,9 @@ def run(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     argv = normalize_argv(command, argv)
     try:
-        command.main(args=argv, prog_name="autograd-cli", standalone_mode=False)
-        return ExitCode.OK
+        code = command.main(args=argv, prog_name="autograd-cli", standalone_mode=False)
+        # Without standalone mode Click returns typer.Exit's code instead of raising it.
+        return code if isinstance(code, int) else ExitCode.OK
     except typer.Exit as exc:  # --help and friends
         return exc.exit_code
     except click.exceptions.NoArgsIsHelpError as exc:

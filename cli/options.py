@@ -127,12 +127,7 @@ def collect_variables(extra_args: list[str], var_options: list[str] | None,
     values: dict = {}
     if vars_json is not None:
         values.update(vars_from_json(vars_json))
-    for item in var_options or []:
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or not _NAME.match(name):
-            raise UsageError(f"--var expects NAME=VALUE, got {item!r}")
-        values[name] = parse_literal(value, f"--var {name}")
+    values.update(named_literals(var_options or [], "--var"))
     leftovers = []
     i = 0
     while i < len(extra_args):
@@ -162,3 +157,15 @@ def split_names(text: str | None) -> list[str]:
         if not _NAME.match(n):
             raise UsageError(f"--wrt: {n!r} is not a variable name")
     return names
+
+
+def named_literals(items: list[str], what: str) -> dict:
+    """``NAME=VALUE`` items (as for --var) as a dict of parsed values."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not _NAME.match(name):
+            raise UsageError(f"{what} expects NAME=VALUE, got {item!r}")
+        out[name] = parse_literal(value, f"{what} {name}")
+    return out

@@ -63,17 +63,112 @@ def render_result(expr: str, result, *, kind: str) -> None:
 
     table = _table(escape(expr.strip()))
     table.add_row("value", shape_text(result.value.shape), escape(format_value(result.value)))
+    order = getattr(result, "order", None)
     if result.grad is not None:
         for name, g in result.grad.items():
-            table.add_row(f"∂/∂{escape(name)}", shape_text(g.shape), escape(format_value(g)))
-    _console().print(table)
+            label = f"∂/∂{name}" if not order or order == 1 else f"∂^{order}/∂{name}^{order}"
+            table.add_row(escape(label), shape_text(g.shape), escape(format_value(g)))
+    if getattr(result, "jvp", None) is not None:
+        table.add_row("J·v", shape_text(result.jvp.shape), escape(format_value(result.jvp)))
+    console = _console()
+    console.print(table)
+    if getattr(result, "hessian", None):
+        _print_blocks(console, "Hessian", result.hessian, nested=True)
+    if getattr(result, "jacobian", None):
+        _print_blocks(console, "Jacobian", result.jacobian, nested=False,
+                      output_shape=result.value.shape)
+    print_warnings(result.warnings)
+
+
+def _print_blocks(console, title, blocks, nested, output_shape=()):
+    """A matrix table when every block is a scalar (or a vector of a scalar variable);
+    otherwise one table row per block."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    names = list(blocks)
+    if nested and all(b.ndim == 0 for row in blocks.values() for b in row.values()):
+        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+        table.add_column("", style="bold")
+        for n in names:
+            table.add_column(escape(n), justify="right")
+        for a in names:
+            table.add_row(escape(a), *[escape(format_value(blocks[a][b])) for b in names])
+        console.print(table)
+        return
+    if not nested and len(output_shape) <= 1 and all(b.ndim == len(output_shape)
+                                                     for b in blocks.values()):
+        # Scalar variables: rows are output elements, columns the variables (an m x n matrix).
+        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+        table.add_column("", style="bold")
+        for n in names:
+            table.add_column(f"∂/∂{escape(n)}", justify="right")
+        rows = output_shape[0] if output_shape else 1
+        for i in range(rows):
+            label = f"out[{i}]" if output_shape else "out"
+            table.add_row(label, *[escape(format_value(blocks[n][i] if output_shape else blocks[n]))
+                                   for n in names])
+        console.print(table)
+        return
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    table.add_column("block", style="bold", no_wrap=True)
+    table.add_column("shape", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    items = ([(f"∂²/∂{a}∂{b}", blk) for a, row in blocks.items() for b, blk in row.items()]
+             if nested else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()])
+    for label, blk in items:
+        table.add_row(escape(label), shape_text(blk.shape), escape(format_value(blk)))
+    console.print(table)
+
+
+def check_json(expr: str, result) -> dict:
+    doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape),
+           "passed": result.passed, "max_abs_error": result.max_abs_error,
+           "max_rel_error": result.max_rel_error, "worst": result.worst,
+           "eps": result.eps, "atol": result.atol, "rtol": result.rtol,
+           "analytic": result.analytic, "numeric": result.numeric}
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
+    return doc
+
+
+def render_check(expr: str, result) -> None:
+    from rich.markup import escape
+
+    table = _table(escape(expr.strip()))
+    table.columns[2].header = "analytic"
+    table.add_column("numeric (central differences)", overflow="fold")
+    for name in result.analytic:
+        a, n = result.analytic[name], result.numeric[name]
+        table.add_row(f"∂/∂{escape(name)}", shape_text(a.shape), escape(format_value(a)),
+                      escape(format_value(n)))
+    console = _console()
+    console.print(table)
+    verdict = "[green]PASS[/green]" if result.passed else "[red]FAIL[/red]"
+    console.print(f"{verdict}  max abs error {result.max_abs_error:.3g}, max rel error "
+                  f"{result.max_rel_error:.3g} (eps={result.eps:g}, atol={result.atol:g}, "
+                  f"rtol={result.rtol:g})")
+    if result.worst and not result.passed:
+        w = result.worst
+        console.print(f"worst element: d out{w['output_index']} / d {escape(str(w['input']))}"
+                      f"{w['input_index']} ({w['mode']} mode): analytic {w['analytic']:.10g}, "
+                      f"numeric {w['numeric']:.10g}")
     print_warnings(result.warnings)
 
 
 def result_json(expr: str, result) -> dict:
     doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape)}
+    if getattr(result, "order", None) is not None:
+        doc["order"] = result.order
     if result.grad is not None:
         doc["grad"] = result.grad
+    if getattr(result, "hessian", None) is not None:
+        doc["hessian"] = result.hessian
+    if getattr(result, "jacobian", None) is not None:
+        doc["jacobian"] = result.jacobian
+    if getattr(result, "jvp", None) is not None:
+        doc["jvp"] = result.jvp
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     return doc

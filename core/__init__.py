@@ -15,6 +15,7 @@ from .errors import (AutogradCliError, EvaluationError, GradError, InputError,
 from .tensor import (Node, Tensor, apply, enable_grad, is_grad_enabled, no_grad,
                      set_grad_enabled, tensor)
 from .tensor import OPS
+from .functional import derivative, gradcheck, hessian, hvp, jacobian, jvp, vhp, vjp
 
 __all__ = [
     "OPS", "Node", "Tensor", "apply", "backward", "enable_grad", "grad", "is_grad_enabled",

@@ -28,6 +28,10 @@ class Result:
     value: object
     warnings: list = field(default_factory=list)
     grad: dict | None = None
+    hessian: dict | None = None     # name_i -> name_j -> block of shape(x_i) + shape(x_j)
+    jacobian: dict | None = None    # name -> block of shape(output) + shape(name)
+    jvp: object = None              # J v for --tangent (the output's shape)
+    order: int | None = None        # grad --order N: `grad` holds the N-th derivative
 
     @property
     def shape(self) -> list:
@@ -188,3 +192,130 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
             grad=grads.get(i), inputs=[index[id(a)] for a in node.args]))
     return GraphResult(value=backend.to_numpy(out.data), nodes=nodes, warnings=ev.warnings,
                        grads_computed=grads_computed)
+
+
+
+def _host(t):
+    return backend.to_numpy(t.data)
+
+
+def hessian_of(program: Program, values: dict, wrt=None) -> Result:
+    """Value, gradient and every second partial of a scalar ``program`` (forward-over-reverse)."""
+    from .functional import program_hessian
+
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    if not names:
+        return eval_of(program, values)
+    r = program_hessian(program, values, wrt=names)
+    ev = evaluate(program, values, requires_grad=names)
+    warnings = list(r.warnings) + derivative_warnings(program.output, ev)
+    return Result(value=_host(r.value), warnings=warnings,
+                  grad={n: _host(g) for n, g in r.gradient.items()},
+                  hessian={a: {b: _host(block) for b, block in row.items()}
+                           for a, row in r.hessian.items()})
+
+
+def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
+    """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
+    from .functional import program_jacobian
+
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    if not names:
+        return eval_of(program, values)
+    r = program_jacobian(program, values, wrt=names)
+    ev = evaluate(program, values, requires_grad=names)
+    warnings = list(r.warnings) + derivative_warnings(program.output, ev)
+    return Result(value=_host(r.value), warnings=warnings,
+                  jacobian={n: _host(block) for n, block in r.jacobian.items()})
+
+
+def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
+    """The ``order``-th derivative of a scalar expression of one variable (repeated grad)."""
+    from .functional import program_derivatives
+
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    if len(names) != 1:
+        from .errors import InputError
+
+        raise InputError(f"--order {order} needs one variable to differentiate with respect to; "
+                         f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)")
+    ev = evaluate(program, values, requires_grad=names)
+    if ev.output.size != 1:
+        raise NonScalarOutputError(non_scalar_message(ev.output.shape).replace(
+            "Give --grad-output ARRAY of shape", "--order needs a scalar output; shape"),
+            shape=list(ev.output.shape))
+    series = program_derivatives(program, values, names[0], order)
+    warnings = ev.warnings + derivative_warnings(program.output, ev)
+    last = series[-1]
+    leaf = ev.leaves[names[0]]
+    value = (backend.host.zeros(leaf.shape, dtype=leaf.data.dtype) if last is None
+             else _host(last).reshape(leaf.shape))
+    return Result(value=_host(series[0]).reshape(ev.output.shape), warnings=warnings,
+                  grad={names[0]: value}, order=order)
+
+
+def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
+    """Value and the Jacobian-vector product J v (forward mode: one dual-number pass)."""
+    from .functional import program_jvp
+
+    check_values(program, values)
+    for name in tangents:
+        if name not in program.inputs:
+            raise UnknownVariableError(f"--tangent names {name!r}, which is not a variable of "
+                                       f"the expression", variable=name)
+    ev = evaluate(program, values)
+    ts = {}
+    for name, t in tangents.items():
+        arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
+        if tuple(arr.shape) != tuple(ev.leaves[name].shape):
+            raise ShapeError(f"--tangent for {name!r} has shape {tuple(arr.shape)} but {name!r} "
+                             f"has shape {tuple(ev.leaves[name].shape)}")
+        ts[name] = Tensor._wrap(arr)
+    out, jv = program_jvp(program, values, ts)
+    return Result(value=_host(out), warnings=ev.warnings, jvp=_host(jv))
+
+
+@dataclass
+class CheckResult:
+    value: object
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    worst: dict | None
+    analytic: dict
+    numeric: dict
+    eps: float
+    atol: float
+    rtol: float
+    warnings: list = field(default_factory=list)
+
+
+def check_of(program: Program, values: dict, wrt=None, eps: float = 1e-6, atol: float = 1e-5,
+             rtol: float = 1e-3) -> CheckResult:
+    """Compare the analytic derivatives with central finite differences (like torch's gradcheck)."""
+    from .functional import program_gradcheck
+
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    r = program_gradcheck(program, values, wrt=names, eps=eps, atol=atol, rtol=rtol,
+                          check_forward_ad=True)
+    out_shape = tuple(ev.output.shape)
+    analytic, numeric = {}, {}
+    for name, a, n in zip(names, r.analytic, r.numeric):
+        shape = out_shape + tuple(ev.leaves[name].shape)
+        analytic[name] = a.reshape(shape)
+        numeric[name] = n.reshape(shape)
+    worst = dict(r.worst) if r.worst else None
+    if worst is not None:
+        worst["input"] = names[worst["input"]] if isinstance(worst["input"], int) else worst["input"]
+        worst["input_index"] = list(worst["input_index"])
+        worst["output_index"] = list(worst["output_index"])
+        worst.pop("output", None)
+    return CheckResult(value=_host(ev.output), passed=bool(r.passed),
+                       max_abs_error=float(r.max_abs_error), max_rel_error=float(r.max_rel_error),
+                       worst=worst, analytic=analytic, numeric=numeric, eps=eps, atol=atol,
+                       rtol=rtol, warnings=ev.warnings + derivative_warnings(program.output, ev))

@@ -1,0 +1,944 @@
+"""The ``batch`` command: many evaluations from JSONL or CSV, one JSONL line out per line in.
+
+Input (SPEC.md, "Batch"):
+
+* JSONL: each line an object ``{"expr": ..., "vars": {...}, "op": "grad", "wrt": [...]}``
+  (``op``, ``wrt`` and, with ``--expr``, ``expr`` default to the command line; with
+  ``--expr`` a line may also be just the variables object).  A line may also carry
+  ``"grad_output"`` (for ``grad`` of a non-scalar output) and ``"order"`` (for ``diff``).
+* CSV: a header of variable names, then one point per row; a cell is a number or a
+  JSON array in quotes (``"[1, 2]"``).  ``--expr`` and ``--op`` come from the command line.
+
+Output: one JSON document per non-blank input line, in input order, each the same
+document the single command prints with ``--json`` plus ``"line"`` (the line number
+as an editor shows it; a CSV header is line 1), or ``{"line": N, "error": {...}}``.
+
+How it runs:
+
+* The input is read in chunks of ``--chunk-size`` lines, so memory stays bounded.
+* Within a chunk, lines that share the expression, op, ``wrt`` and variable shapes form
+  a group, evaluated at once by :mod:`autograd_cli.core.batch` (vectorised over a batch
+  axis, identical to one-at-a-time evaluation).  A group the batch evaluator cannot take
+  is evaluated row by row, as are ``hessian``, ``jacobian`` and ``diff``.  The chunk's
+  lines are written in input order once the chunk is done.
+* Reading CSV: numbers only, no quotes -> one ``numpy.loadtxt`` per chunk; anything
+  else (quoted arrays, a bad line) -> the ``csv`` module line by line for that chunk.
+* Writing: for scalar results one %-template per group (made from ``render.result_json``
+  itself, so the text is exactly what ``jsonout.dumps`` gives), else ``jsonout.dumps``.
+* ``-o FILE`` writes a temporary file next to FILE and renames it at the end; an
+  unexpected failure removes it and leaves FILE as it was.
+* Ctrl-C: the lines completed so far are written (never a partial line), the output
+  file (with ``-o``) keeps them, and the exit code is 130.  A second Ctrl-C stops at once
+  (still never inside a write).
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import io
+import itertools
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import backend
+from ..core.errors import (AutogradCliError, BadValueError, EvaluationError, MissingValueError,
+                           ParseError)
+from . import jsonout, options, render
+from .status import ExitCode
+
+OPS = ("eval", "grad", "hessian", "jacobian", "diff")
+BATCHED_OPS = ("eval", "grad")
+FORMATS = ("jsonl", "csv")
+DEFAULT_CHUNK_SIZE = 65536
+PROGRESS_MIN_BYTES = 1 << 20
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
+_RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass
+class BatchOptions:
+    source: str                       # a path, or "-" for stdin
+    expr: str | None = None
+    op: str = "grad"
+    wrt: list | None = None
+    input_format: str | None = None   # jsonl | csv | None (from the extension)
+    output: str | None = None         # None or "-": stdout
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    fail_fast: bool = False
+    progress: bool | None = None      # None: when stderr is a terminal and the input is large
+    order: int | None = None
+
+
+class _Stop(Exception):
+    """Ctrl-C was pressed: stop at the next safe point."""
+
+
+class LinesFailed(EvaluationError):
+    """Some lines failed (each has its error record in the output): exit code 1."""
+
+    kind = "lines_failed"
+
+
+@dataclass
+class Summary:
+    code: int            # ExitCode: OK, EVALUATION_ERROR (a line failed) or INTERRUPTED
+    lines: int = 0       # output lines written
+    failed: int = 0      # of which errors
+    stopped: bool = False  # --fail-fast stopped early
+
+    def raise_for_status(self) -> None:
+        """Exit code through the command line's error boundary (cli.main)."""
+        if self.code == ExitCode.INTERRUPTED:
+            import typer
+
+            raise typer.Abort()
+        if self.failed:
+            how = " (stopped there: --fail-fast)" if self.stopped else ""
+            raise LinesFailed(f"{self.failed} of {self.lines} line(s) failed{how}; each has "
+                              f"an error record in the output", failed=self.failed,
+                              lines=self.lines)
+
+
+# ---------------------------------------------------------------------------
+# Line records
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Task:
+    """One input line to evaluate."""
+
+    pos: int                 # index in the chunk
+    expr: str
+    op: str
+    wrt: tuple | None
+    values: dict             # name -> number or array
+    shapes: tuple            # ((name, shape), ...) in the line's order
+    extra: dict = field(default_factory=dict)   # grad_output, order
+
+
+class _LineError(Exception):
+    def __init__(self, kind: str, message: str, **details):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.details = details
+
+
+def _error_doc(line: int, kind: str, message: str, **details) -> str:
+    doc = {"line": line}
+    doc.update(render.error_json(kind, message, **details))
+    return jsonout.dumps(doc)
+
+
+def _exception_doc(line: int, exc: BaseException) -> str:
+    if isinstance(exc, _LineError):
+        return _error_doc(line, exc.kind, exc.message, **exc.details)
+    if isinstance(exc, ParseError):
+        return _error_doc(line, exc.kind, exc.message, context=exc.context, **exc.details)
+    if isinstance(exc, AutogradCliError):
+        return _error_doc(line, exc.kind, exc.message, **exc.details)
+    if isinstance(exc, MemoryError):
+        return _error_doc(line, "limit", "out of memory: the arrays are too large for this machine")
+    if isinstance(exc, RecursionError):
+        return _error_doc(line, "limit", "the input nests too deeply")
+    return _error_doc(line, "internal", f"internal error: {exc.__class__.__name__}: {exc} "
+                                        f"(please report it)")
+
+
+def _result_doc(line: int, expr: str, result) -> str:
+    doc = {"line": line}
+    doc.update(render.result_json(expr, result))
+    return jsonout.dumps(doc)
+
+
+def _check_wrt(value, what="wrt") -> tuple | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        names = [n.strip() for n in value.split(",") if n.strip()]
+    elif isinstance(value, list) and all(isinstance(n, str) for n in value):
+        names = [n.strip() for n in value]
+    else:
+        raise _LineError("bad_line", f"{what!r} must be a list of variable names")
+    for n in names:
+        if not _NAME.match(n):
+            raise _LineError("bad_line", f"{what!r}: {n!r} is not a variable name")
+    return tuple(names) or None
+
+
+def _value_shape(name: str, value, what: str):
+    """A decoded JSON value checked (numbers, nan/inf strings, lists) -> (value, shape)."""
+    value = options._numbers(value, what, json.dumps(value))
+    if not isinstance(value, list):
+        return value, ()
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        from ..core.expr import parse_value
+
+        parse_value(name, value)  # raises the usual "bad value" error
+        raise BadValueError(f"bad value for {name!r}") from None
+    return arr, arr.shape
+
+
+def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _LineError("bad_line", f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise _LineError("bad_line", "the JSON nests too deeply") from None
+    if not isinstance(obj, dict):
+        raise _LineError("bad_line", "each line must be a JSON object: {\"expr\": ..., "
+                                     "\"vars\": {...}} (or, with --expr, the variables object)")
+    if opts.expr is not None and "expr" not in obj and "vars" not in obj:
+        record, variables = {}, obj
+    else:
+        record = obj
+        unknown = sorted(set(obj) - _RECORD_KEYS)
+        if unknown:
+            raise _LineError("bad_line", f"unknown key(s) {', '.join(map(repr, unknown))}; a line "
+                                         f"has {', '.join(sorted(_RECORD_KEYS))}")
+        variables = obj.get("vars", {})
+        if not isinstance(variables, dict):
+            raise _LineError("bad_line", "\"vars\" must be an object {\"name\": value}")
+    expr = record.get("expr", opts.expr)
+    if expr is None:
+        raise _LineError("bad_line", "no expression: give \"expr\" on the line or --expr")
+    if not isinstance(expr, str):
+        raise _LineError("bad_line", "\"expr\" must be a string")
+    op = record.get("op", opts.op)
+    if op not in OPS:
+        raise _LineError("bad_line", f"\"op\" must be one of {', '.join(OPS)}, not {op!r}")
+    wrt = _check_wrt(record["wrt"]) if "wrt" in record else (tuple(opts.wrt) if opts.wrt else None)
+    values = {}
+    shapes = []
+    for name, value in variables.items():
+        if not _NAME.match(name):
+            raise BadValueError(f"{name!r} is not a valid variable name")
+        values[name], shape = _value_shape(name, value, name)
+        shapes.append((name, shape))
+    extra = {}
+    if record.get("grad_output") is not None:
+        extra["grad_output"], _ = _value_shape("grad_output", record["grad_output"], "grad_output")
+    if "order" in record:
+        order = record["order"]
+        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+            raise _LineError("bad_line", "\"order\" must be a positive integer")
+        extra["order"] = order
+    elif opts.order is not None:
+        extra["order"] = opts.order
+    return _Task(pos, expr, op, wrt if op != "eval" else None, values, tuple(shapes), extra)
+
+
+# ---------------------------------------------------------------------------
+# CSV
+# ---------------------------------------------------------------------------
+
+def _csv_header(text: str) -> list[str]:
+    fields = next(csv.reader([text]))
+    names = [f.strip() for f in fields]
+    for n in names:
+        if not _NAME.match(n):
+            raise options.UsageError(f"the CSV header names the variables; {n!r} is not a "
+                                     f"variable name (header: {text.strip()!r})")
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise options.UsageError(f"the CSV header names {n!r} twice")
+        seen.add(n)
+    return names
+
+
+def _csv_fast(texts: list[str], ncols: int):
+    """All rows at once when they are plain numbers (no quotes), else None."""
+    if any('"' in t for t in texts):
+        return None
+    try:
+        arr = np.loadtxt(texts, delimiter=",", dtype=np.float64, ndmin=2, comments=None)
+    except (ValueError, TypeError):
+        return None
+    if arr.shape != (len(texts), ncols):
+        return None
+    return arr
+
+
+def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task:
+    try:
+        fields = next(csv.reader([text]))
+    except csv.Error as exc:
+        raise _LineError("bad_line", f"not a CSV row: {exc}") from None
+    if len(fields) != len(names):
+        raise _LineError("bad_line", f"expected {len(names)} value(s) ({', '.join(names)}), "
+                                     f"got {len(fields)}")
+    values = {}
+    shapes = []
+    for name, cell in zip(names, fields):
+        cell = cell.strip()
+        if not cell:
+            raise MissingValueError(f"no value for variable {name!r} (an empty field)",
+                                    variable=name)
+        value = options.parse_literal(cell, f"column {name!r}")
+        if isinstance(value, list):
+            value, shape = _value_shape(name, value, f"column {name!r}")
+        else:
+            shape = ()
+        values[name] = value
+        shapes.append((name, shape))
+    wrt = tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None
+    extra = {"order": opts.order} if opts.order is not None else {}
+    return _Task(pos, opts.expr, opts.op, wrt, values, tuple(shapes), extra)
+
+
+# ---------------------------------------------------------------------------
+# Evaluation of a chunk
+# ---------------------------------------------------------------------------
+
+class _Programs:
+    """Parsed expressions (or their parse errors), cached by text."""
+
+    def __init__(self, limit: int = 512):
+        self.cache: dict = {}
+        self.limit = limit
+
+    def get(self, text: str):
+        hit = self.cache.get(text)
+        if hit is None:
+            from ..grammar import parse
+
+            try:
+                hit = (parse(text), None)
+            except AutogradCliError as exc:
+                hit = (None, exc)
+            except RecursionError as exc:
+                hit = (None, exc)
+            if len(self.cache) >= self.limit:
+                self.cache.clear()
+            self.cache[text] = hit
+        return hit
+
+
+class _Marker:
+    """Stands in for a number when building a line template from ``render.result_json``."""
+
+    shape = ()
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def tolist(self):
+        return self.text
+
+
+class _Templates:
+    """%-templates of a result line with scalar value and scalar gradients, per (expr, names)."""
+
+    def __init__(self):
+        self.cache: dict = {}
+
+    def get(self, expr: str, grad_names):
+        key = (expr, grad_names)
+        if key not in self.cache:
+            self.cache[key] = self._make(expr, grad_names)
+        return self.cache[key]
+
+    @staticmethod
+    def _make(expr: str, grad_names):
+        from ..core.api import Result
+
+        markers = {"line": "@@agl@@", "expr": "@@age@@", "value": "@@agv@@"}
+        grad = None
+        if grad_names is not None:
+            grad = {}
+            for i, name in enumerate(grad_names):
+                markers[("grad", name)] = f"@@agg{i}@@"
+                grad[name] = _Marker(f"@@agg{i}@@")
+        try:
+            result = Result(value=_Marker(markers["value"]), warnings=[], grad=grad)
+            doc = {"line": _Marker(markers["line"])}
+            doc.update(render.result_json(markers["expr"], result))
+            text = jsonout.dumps(doc)
+        except Exception:  # noqa: BLE001 - a renderer that wants more: use the general path
+            return None
+        text = text.replace("%", "%%")
+        places = []
+        for key, marker in markers.items():
+            quoted = f'"{marker}"'
+            if text.count(quoted) != 1:
+                return None
+            places.append((text.index(quoted), key))
+        order = [key for _, key in sorted(places)]
+        expr_json = json.dumps(expr, ensure_ascii=False).replace("%", "%%")
+        text = text.replace(f'"{markers["expr"]}"', expr_json)
+        for key in order:
+            if key != "expr":
+                text = text.replace(f'"{markers[key]}"', "%s")
+        return text, [k for k in order if k != "expr"]
+
+
+def _number_strings(arr) -> list:
+    """Floats of a 1-D array as jsonout writes them: repr, or "nan"/"inf"/"-inf" strings."""
+    values = arr.tolist()
+    finite = np.isfinite(arr)
+    if not finite.all():
+        for i in np.flatnonzero(~finite).tolist():
+            x = values[i]
+            values[i] = '"nan"' if x != x else ('"inf"' if x > 0 else '"-inf"')
+    return values
+
+
+class _Chunk:
+    """One chunk of input lines: their numbers, and the output line of each once done."""
+
+    def __init__(self, lines: list[int]):
+        self.lines = lines
+        self.out: list = [None] * len(lines)
+        self.failed: list = [False] * len(lines)
+
+    def fail(self, pos: int, exc: BaseException) -> None:
+        self.out[pos] = _exception_doc(self.lines[pos], exc)
+        self.failed[pos] = True
+
+    def done_prefix(self) -> int:
+        n = 0
+        for o in self.out:
+            if o is None:
+                break
+            n += 1
+        return n
+
+
+class _Runner:
+    def __init__(self, opts: BatchOptions, interrupt):
+        self.opts = opts
+        self.current: _Chunk | None = None   # the chunk being evaluated
+        self.written = 0                      # lines written so far
+        self.failed = 0                       # of which error records
+        self.stopped = False                  # --fail-fast stopped the run
+        self.programs = _Programs()
+        self.templates = _Templates()
+        self.interrupt = interrupt
+        self.api_calls: dict = {}
+
+    def count(self, chunk: _Chunk, n: int) -> None:
+        self.written += n
+        self.failed += sum(chunk.failed[:n])
+
+    def check(self) -> None:
+        if self.interrupt.requested:
+            raise _Stop()
+
+    # ---- one chunk -------------------------------------------------------------------
+    def run_chunk(self, chunk: _Chunk, tasks: list, groups=None) -> None:
+        """Evaluate ``tasks`` (and ready-made CSV ``groups``) into ``chunk.out``."""
+        by_key: dict = {}
+        singles = []
+        for task in tasks:
+            if task.op in BATCHED_OPS and "grad_output" not in task.extra:
+                key = (task.expr, task.op, task.wrt, task.shapes)
+                by_key.setdefault(key, []).append(task)
+            else:
+                singles.append(task)
+        work = list(groups or [])
+        for (expr, op, wrt, shapes), members in by_key.items():
+            work.append((expr, op, wrt, shapes, [t.pos for t in members],
+                         lambda members=members, shapes=shapes: _stack(members, shapes),
+                         members))
+        # Groups and single lines in order of their first line, so a prefix completes early.
+        work.sort(key=lambda w: w[4][0])
+        singles.sort(key=lambda t: t.pos)
+        items = [(w[4][0], 0, w) for w in work] + [(t.pos, 1, t) for t in singles]
+        items.sort(key=lambda x: (x[0], x[1]))
+        for _, kind, item in items:
+            self.check()
+            if kind == 0:
+                self.run_group(chunk, *item)
+            else:
+                self.run_single(chunk, item)
+
+    def run_group(self, chunk: _Chunk, expr, op, wrt, shapes, positions, make_columns,
+                  members=None) -> None:
+        from ..core import batch
+
+        program, error = self.programs.get(expr)
+        if error is not None:
+            for pos in positions:
+                chunk.fail(pos, error)
+            return
+        columns = None
+        try:
+            columns = make_columns()
+            result = batch.evaluate_batch(program, columns, len(positions), grad=(op == "grad"),
+                                          wrt=list(wrt) if wrt else None)
+        except batch.GroupError as exc:
+            for pos in positions:
+                chunk.fail(pos, exc.error)
+            return
+        except (_Stop, KeyboardInterrupt):
+            raise
+        except Exception:  # noqa: BLE001 - no exact batched result: evaluate row by row
+            for j, pos in enumerate(positions):
+                self.check()
+                values = (members[j].values if members is not None
+                          else {n: columns[n][j] for n, _ in shapes})
+                self.evaluate_one(chunk, pos, program, expr, op, wrt, values, {})
+            return
+        self.write_group(chunk, expr, positions, result)
+
+    def write_group(self, chunk: _Chunk, expr, positions, result) -> None:
+        from ..core.api import Result
+
+        value = result.value
+        grad = result.grad
+        lines = [chunk.lines[p] for p in positions]
+        scalar = value.ndim == 1 and (grad is None or all(g.ndim == 1 for g in grad.values()))
+        template = (self.templates.get(expr, tuple(grad) if grad is not None else None)
+                    if scalar else None)
+        general = range(len(positions))
+        if template is not None:
+            text, order = template
+            columns = {"line": lines, "value": _number_strings(value)}
+            if grad is not None:
+                for name, g in grad.items():
+                    columns[("grad", name)] = _number_strings(g)
+            formatted = [text % row for row in zip(*[columns[k] for k in order])]
+            warned = result.warnings or {}
+            for j, pos in enumerate(positions):
+                if j not in warned:
+                    chunk.out[pos] = formatted[j]
+            general = sorted(warned)
+        for j in general:
+            r = Result(value=value[j, ...], warnings=list(result.row_warnings(j)),
+                       grad=None if grad is None else {n: g[j, ...] for n, g in grad.items()})
+            chunk.out[positions[j]] = _result_doc(lines[j], expr, r)
+
+    def run_single(self, chunk: _Chunk, task: _Task) -> None:
+        program, error = self.programs.get(task.expr)
+        if error is not None:
+            chunk.fail(task.pos, error)
+            return
+        self.evaluate_one(chunk, task.pos, program, task.expr, task.op, task.wrt, task.values,
+                          task.extra)
+
+    def evaluate_one(self, chunk: _Chunk, pos, program, expr, op, wrt, values, extra) -> None:
+        from ..core import api
+
+        try:
+            wrt_list = list(wrt) if wrt else None
+            if op == "eval":
+                result = api.eval_of(program, values)
+            elif op == "grad":
+                result = api.grad_of(program, values, wrt=wrt_list,
+                                     grad_output=extra.get("grad_output"))
+            else:
+                result = self.call_api(op, program, values, wrt_list, extra)
+        except (_Stop, KeyboardInterrupt):
+            raise
+        except _LineError as exc:
+            chunk.fail(pos, exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure is this line's error record
+            chunk.fail(pos, exc)
+            return
+        chunk.out[pos] = _result_doc(chunk.lines[pos], expr, result)
+
+    def call_api(self, op, program, values, wrt, extra):
+        from ..core import api
+
+        fn = getattr(api, f"{op}_of", None)
+        if fn is None:
+            raise _LineError("unsupported", f"the {op!r} operation is not available in this "
+                                            f"version of autograd-cli")
+        if fn not in self.api_calls:
+            try:
+                self.api_calls[fn] = set(inspect.signature(fn).parameters)
+            except (TypeError, ValueError):
+                self.api_calls[fn] = {"wrt"}
+        params = self.api_calls[fn]
+        kwargs = {}
+        if "wrt" in params:
+            kwargs["wrt"] = wrt
+        if "order" in params and extra.get("order") is not None:
+            kwargs["order"] = extra["order"]
+        elif extra.get("order") not in (None, 1) and "order" not in params:
+            raise _LineError("unsupported", f"{op} does not take an order")
+        return fn(program, values, **kwargs)
+
+
+def _stack(members: list, shapes) -> dict:
+    """The group's values as columns: name -> array (B,) + shape."""
+    columns = {}
+    for name, shape in shapes:
+        if shape == ():
+            columns[name] = np.array([t.values[name] for t in members], dtype=np.float64)
+        else:
+            columns[name] = np.stack([t.values[name] for t in members])
+    return columns
+
+
+# ---------------------------------------------------------------------------
+# Input, output, Ctrl-C, progress
+# ---------------------------------------------------------------------------
+
+class _Interrupt:
+    """SIGINT sets a flag checked at safe points; a second one (or one while waiting for
+    input) stops at once, except in the middle of writing a chunk."""
+
+    def __init__(self):
+        self.requested = False
+        self.state = "working"
+        self.previous = None
+        self.installed = False
+
+    def __enter__(self):
+        try:
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+            self.installed = True
+        except (ValueError, OSError):  # not the main thread
+            self.installed = False
+        return self
+
+    def __exit__(self, *exc):
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+    def _handler(self, signum, frame):
+        if self.state == "writing":
+            self.requested = True
+            return
+        if self.requested or self.state == "reading":
+            self.requested = True
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+class _Sink:
+    """Standard output, or a temporary file next to ``path`` renamed over it at the end."""
+
+    def __init__(self, path: str | None):
+        self.path = None if path in (None, "-") else path
+        self.tmp = None
+        if self.path is None:
+            self.stream = sys.stdout
+            return
+        directory = os.path.dirname(os.path.abspath(self.path))
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
+                                            suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise options.UsageError(f"-o: cannot write {self.path!r}: "
+                                     f"{exc.strerror or exc}") from None
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)
+        except OSError:
+            pass
+        self.stream = io.open(fd, "w", encoding="utf-8", newline="\n")
+
+    def write(self, text: str) -> None:
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def commit(self) -> None:
+        if self.tmp is None:
+            self.stream.flush()
+            return
+        self.stream.close()
+        os.replace(self.tmp, self.path)
+        self.tmp = None
+
+    def abort(self) -> None:
+        if self.tmp is None:
+            return
+        try:
+            self.stream.close()
+        finally:
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass
+            self.tmp = None
+
+
+class _Input:
+    """The input as text lines (UTF-8, a BOM skipped, bad bytes replaced)."""
+
+    def __init__(self, source: str):
+        self.size = None
+        self._raw = None
+        self._detach = False
+        if source == "-":
+            stdin = sys.stdin
+            if stdin is None or stdin.closed:
+                raise options.UsageError("batch: '-' reads standard input, but there is none")
+            buffer = getattr(stdin, "buffer", None)
+            if buffer is not None:
+                self.stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace")
+                self._detach = True
+            else:
+                self.stream = stdin
+            return
+        try:
+            self._raw = open(source, "rb")
+            if os.path.isdir(source):
+                raise IsADirectoryError(21, "Is a directory")
+        except OSError as exc:
+            if self._raw is not None:
+                self._raw.close()
+            raise options.UsageError(f"batch: cannot read {source!r}: "
+                                     f"{exc.strerror or exc}") from None
+        try:
+            st = os.fstat(self._raw.fileno())
+            self.size = st.st_size if st.st_size > 0 else None
+        except OSError:
+            self.size = None
+        self.stream = io.TextIOWrapper(self._raw, encoding="utf-8-sig", errors="replace")
+
+    def position(self) -> int | None:
+        try:
+            return self._raw.tell() if self._raw is not None else None
+        except (OSError, ValueError):
+            return None
+
+    def close(self) -> None:
+        if self._detach:
+            try:
+                self.stream.detach()
+            except (ValueError, OSError):
+                pass
+        elif self._raw is not None:
+            self.stream.close()
+
+
+class _Progress:
+    def __init__(self, enabled: bool, total: int | None):
+        self.bar = None
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        columns = [TextColumn("batch"), BarColumn(), TextColumn("{task.fields[lines]} lines"),
+                   TimeElapsedColumn()]
+        if total:
+            columns.append(TimeRemainingColumn())
+        self.bar = Progress(*columns, console=Console(stderr=True), transient=True)
+        self.task = self.bar.add_task("batch", total=total, lines=0)
+        self.bar.start()
+
+    def update(self, position: int | None, lines: int) -> None:
+        if self.bar is not None:
+            if position is not None:
+                self.bar.update(self.task, completed=position, lines=lines)
+            else:
+                self.bar.update(self.task, lines=lines)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
+    """(line numbers, texts) of the next ``size`` physical lines, blank ones left out."""
+    line = first_line - 1
+    while True:
+        interrupt.state = "reading"
+        try:
+            block = list(itertools.islice(stream, size))
+        finally:
+            interrupt.state = "working"
+        if not block:
+            return
+        numbers = []
+        texts = []
+        for text in block:
+            line += 1
+            if text.strip():
+                numbers.append(line)
+                texts.append(text)
+        yield numbers, texts
+
+
+# ---------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------
+
+def _input_format(opts: BatchOptions) -> str:
+    if opts.input_format is not None:
+        fmt = opts.input_format.lower()
+        if fmt not in FORMATS:
+            raise options.UsageError(f"--format must be jsonl or csv, not {opts.input_format!r}")
+        return fmt
+    if opts.source == "-":
+        return "jsonl"
+    return _EXTENSIONS.get(os.path.splitext(opts.source)[1].lower(), "jsonl")
+
+
+def _check_options(opts: BatchOptions) -> None:
+    if opts.op not in OPS:
+        raise options.UsageError(f"--op must be one of {', '.join(OPS)}, not {opts.op!r}")
+    if opts.chunk_size < 1:
+        raise options.UsageError(f"--chunk-size must be at least 1, not {opts.chunk_size}")
+    if opts.order is not None and opts.order < 1:
+        raise options.UsageError(f"--order must be at least 1, not {opts.order}")
+
+
+def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
+    """Problems of the command itself (header against expression, --wrt): exit 2, not N errors."""
+    from ..core import api
+    from ..core.expr import topological
+
+    api.check_values(program, dict.fromkeys(names))
+    for node in topological([program.output]):
+        if node.op == "var" and node.name not in names:
+            raise MissingValueError(f"no value for variable {node.name!r}: the CSV header has no "
+                                    f"column {node.name!r} (columns: {', '.join(names)})",
+                                    variable=node.name)
+    if opts.op != "eval" and opts.wrt:
+        api.resolve_wrt(program, opts.wrt)
+
+
+def run_batch(opts: BatchOptions) -> Summary:
+    """Run a batch: the output lines are written; returns what happened (see ``Summary``)."""
+    _check_options(opts)
+    fmt = _input_format(opts)
+    programs = _Programs()
+    if opts.expr is not None:
+        _, error = programs.get(opts.expr)
+        if error is not None:
+            raise error  # the command line itself is wrong: exit 2 like the other commands
+    elif fmt == "csv":
+        raise options.UsageError("batch: CSV input needs --expr (and --op, default grad)")
+    source = _Input(opts.source)
+    try:
+        sink = _Sink(opts.output)
+    except BaseException:
+        source.close()
+        raise
+    show = opts.progress
+    if show is None:
+        show = bool(source.size and source.size >= PROGRESS_MIN_BYTES
+                    and sys.stderr is not None and sys.stderr.isatty())
+    interrupt = _Interrupt()
+    progress = None
+    runner = _Runner(opts, interrupt)
+    runner.programs = programs
+    code = ExitCode.OK
+    try:
+        with interrupt:
+            progress = _Progress(show, source.size)
+            try:
+                _drive(runner, source, sink, fmt, opts, progress, interrupt)
+            except (_Stop, KeyboardInterrupt):
+                chunk = runner.current
+                if chunk is not None:  # the completed prefix of the chunk in progress
+                    n = chunk.done_prefix()
+                    interrupt.state = "writing"
+                    sink.write("".join(o + "\n" for o in chunk.out[:n]))
+                    runner.count(chunk, n)
+                code = ExitCode.INTERRUPTED
+            progress.stop()
+            sink.commit()
+    except BaseException:
+        if progress is not None:
+            progress.stop()
+        sink.abort()
+        raise
+    finally:
+        source.close()
+    if code == ExitCode.OK and runner.failed:
+        code = ExitCode.EVALUATION_ERROR
+    return Summary(code, runner.written, runner.failed, runner.stopped)
+
+
+def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOptions,
+           progress: _Progress, interrupt: _Interrupt):
+    stream = source.stream
+    names = None
+    first_line = 1
+    if fmt == "csv":
+        interrupt.state = "reading"
+        try:
+            header_line = 0
+            header = None
+            for text in stream:
+                header_line += 1
+                if text.strip():
+                    header = text
+                    break
+        finally:
+            interrupt.state = "working"
+        if header is None:
+            return
+        names = _csv_header(header)
+        program, _ = runner.programs.get(opts.expr)
+        _check_csv_program(program, names, opts)
+        first_line = header_line + 1
+    for numbers, texts in _chunks(stream, first_line, opts.chunk_size, interrupt):
+        if not numbers:
+            continue
+        chunk = _Chunk(numbers)
+        runner.current = chunk
+        tasks = []
+        groups = []
+        stop_at = None  # with --fail-fast: a line that fails before evaluation
+        if fmt == "csv":
+            fast = (_csv_fast(texts, len(names)) if opts.op in BATCHED_OPS else None)
+            if fast is not None:
+                cols = {n: fast[:, i] for i, n in enumerate(names)}
+                groups.append((opts.expr, opts.op,
+                               tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
+                               tuple((n, ()) for n in names), list(range(len(numbers))),
+                               lambda cols=cols: cols, None))
+            else:
+                for pos, text in enumerate(texts):
+                    try:
+                        tasks.append(_csv_row(pos, text, names, opts))
+                    except Exception as exc:  # noqa: BLE001
+                        chunk.fail(pos, exc)
+                        if opts.fail_fast:
+                            stop_at = pos
+                            break
+        else:
+            for pos, text in enumerate(texts):
+                try:
+                    tasks.append(_parse_jsonl(pos, text, opts))
+                except Exception as exc:  # noqa: BLE001
+                    chunk.fail(pos, exc)
+                    if opts.fail_fast:
+                        stop_at = pos
+                        break
+        runner.run_chunk(chunk, tasks, groups)
+        n = len(numbers) if stop_at is None else stop_at + 1
+        if opts.fail_fast:
+            for i in range(n):
+                if chunk.failed[i]:
+                    n = i + 1
+                    break
+        interrupt.state = "writing"
+        try:
+            sink.write("".join(o + "\n" for o in chunk.out[:n]))
+        finally:
+            interrupt.state = "working"
+        runner.count(chunk, n)
+        runner.current = None
+        progress.update(source.position(), runner.written)
+        if opts.fail_fast and any(chunk.failed[:n]):
+            runner.stopped = True
+            return
+        if interrupt.requested:
+            raise _Stop()

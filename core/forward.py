@@ -1,0 +1,592 @@
+"""Forward mode: tangents pushed through the op table's ``jvp`` rules, in one forward sweep.
+
+Two ways in, one set of rules:
+
+* :func:`jvp_program` evaluates an expression graph (:mod:`.expr`) as dual
+  numbers: node by node, the primal with ``apply`` and the tangent with the
+  op's ``jvp`` rule, in the same walk.
+* :func:`jvp` differentiates a Python callable of Tensors.  The callable runs
+  once, recording the engine's ordinary graph (the *tape*); :class:`Tape` then
+  sweeps that graph from the inputs towards the outputs, calling each Node's
+  ``op.jvp(node, tangents)``.  A Node already has everything a rule reads
+  (``inputs``, ``out``, ``attrs``, ``shapes``, ``needs``), so it is its own
+  context.  The tape of a ``grad(..., create_graph=True)`` result contains the
+  backward pass too, so sweeping it gives forward-over-reverse (Hessian-vector
+  products, Hessians).
+
+A tangent is a Tensor shaped like its primal, or None for an exact zero.
+Tangents may require grad themselves: every rule is written with engine ops,
+so with grad mode on the tangent computation is recorded and can be
+differentiated again.
+
+**Batched tangents.**  With ``batch=B`` every tangent carries an extra
+leading axis of length B: B directions pushed through in one sweep (the
+"stack the basis vectors" trick that makes Jacobians and Hessians one pass
+instead of n).  The op table's rules are written for unbatched tangents, so
+the batched sweep uses :func:`batched_rule`: elementwise ops take their local
+partials from the same table (``Op.deriv``), linear ops are re-applied with
+the batch axis accounted for, and any op it does not know falls back to the
+op's own ``jvp`` once per direction.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from . import backend
+from .errors import MissingValueError, ShapeError, UnknownVariableError
+from .expr import Expr, Program, parse_value, topological
+from .ops import (_extreme_weights, _norm_partials, _prod_partials, add_tangents,
+                  broadcast_to, call, chain, reshape, sum_to)
+from .tensor import OPS, Node, Tensor, apply, enable_grad, no_grad
+
+__all__ = ["TangentContext", "Tape", "tangent_rule", "batched_rule", "propagate",
+           "jvp", "jvp_program", "evaluate_program", "program_function", "prepare_inputs",
+           "basis", "zeros_tangent"]
+
+class TangentContext:
+    """What a ``jvp`` rule reads, for an op applied outside the recorded graph.
+
+    Mirrors :class:`~.tensor.Node`: ``inputs``, ``out``, ``attrs``, ``shapes``
+    and ``needs`` (``needs[i]``: input i carries a tangent and is differentiable).
+    """
+
+    __slots__ = ("op", "inputs", "out", "attrs", "shapes", "needs")
+
+    def __init__(self, op, inputs: tuple, out: Tensor, attrs: dict, needs: tuple):
+        self.op = op
+        self.inputs = inputs
+        self.out = out
+        self.attrs = attrs
+        self.shapes = tuple(t.shape for t in inputs)
+        self.needs = needs
+
+    def name(self) -> str:
+        return self.op.node_name(self)
+
+
+# ---------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------
+
+def tangent_rule(op, ctx, tangents: Sequence, batch: int | None = None):
+    """The output tangent of one op application: ``op.jvp`` itself, or its batched form."""
+    if all(t is None for t in tangents):
+        return None
+    if batch is None:
+        if op.jvp is None:
+            return None
+        flags = op.differentiable or (True,) * len(tangents)
+        tangents = tuple(t if d else None for t, d in zip(tangents, flags))
+        if all(t is None for t in tangents):
+            return None
+        return op.jvp(ctx, tangents)
+    return batched_rule(op, ctx, tangents, batch)
+
+
+def _pad(t: Tensor, ndim: int) -> Tensor:
+    """A batched tangent (B, *s) as (B, 1, ..., 1, *s) with ``ndim`` dims after the batch axis."""
+    extra = ndim - (t.ndim - 1)
+    if extra <= 0:
+        return t
+    return reshape(t, (t.shape[0],) + (1,) * extra + tuple(t.shape[1:]))
+
+
+def _shift_axis(axis, ndim: int):
+    """A reduction axis of the primal, as the same axis of a batched tangent."""
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, tuple):
+        return tuple(a + 1 if a >= 0 else a for a in axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def _elementwise(op, ctx, ts, batch):
+    out = ctx.out
+    args = tuple(ctx.inputs) + (out,)
+    total = None
+    for i, t in enumerate(ts):
+        if t is None:
+            continue
+        d = op.deriv[i](*args)
+        t = _pad(t, out.ndim)
+        if isinstance(d, (int, float)):
+            term = t if d == 1 else (-t if d == -1 else t * d)
+        else:
+            term = chain(t, d)
+        total = add_tangents(total, term)
+    if total is None:
+        return None
+    return broadcast_to(total, (batch,) + tuple(out.shape))
+
+
+def _where(op, ctx, ts, batch):
+    _, ta, tb = ts
+    cond = ctx.inputs[0]
+    nd = ctx.out.ndim
+    ta = 0.0 if ta is None else _pad(ta, nd)
+    tb = 0.0 if tb is None else _pad(tb, nd)
+    # where() needs a Tensor among its arguments: cond always is one.
+    r = call("where", cond, ta, tb)
+    return broadcast_to(r, (batch,) + tuple(ctx.out.shape))
+
+
+def _broadcast_to(op, ctx, ts, batch):
+    shape = tuple(ctx.attrs["shape"])
+    return broadcast_to(_pad(ts[0], len(shape)), (batch,) + shape)
+
+
+def _sum_to(op, ctx, ts, batch):
+    t = ts[0]
+    shape = tuple(ctx.attrs["shape"])
+    lead = (t.ndim - 1) - len(shape)
+    if lead > 0:
+        t = t.sum(axis=tuple(range(1, 1 + lead)))
+    return sum_to(t, (batch,) + shape)
+
+
+def _reshape(op, ctx, ts, batch):
+    return reshape(ts[0], (batch,) + tuple(ctx.attrs["shape"]))
+
+
+def _transpose(op, ctx, ts, batch):
+    t = ts[0]
+    nd = len(ctx.shapes[0])
+    if nd <= 1:
+        return t
+    if nd == 2:
+        return call("mT", t)
+    # (B, *s) -> reversed whole (*rev s, B) -> batch axis back in front.
+    rev = tuple(reversed(ctx.shapes[0]))
+    size = 1
+    for s in rev:
+        size *= s
+    r = reshape(call("transpose", t), (size, batch))
+    return reshape(call("mT", r), (batch,) + rev)
+
+
+def _mT(op, ctx, ts, batch):
+    return call("mT", ts[0])
+
+
+def _getitem(op, ctx, ts, batch):
+    return call("getitem", ts[0], index=(slice(None),) + tuple(ctx.attrs["index"]))
+
+
+def _scatter(op, ctx, ts, batch):
+    return call("scatter", ts[0], index=(slice(None),) + tuple(ctx.attrs["index"]),
+                shape=(batch,) + tuple(ctx.attrs["shape"]))
+
+
+def _stack(op, ctx, ts, batch):
+    inner = tuple(ctx.out.shape[1:])
+    k = len(ts)
+    parts = []
+    for x, t in zip(ctx.inputs, ts):
+        if t is None:
+            parts.append(Tensor._wrap(backend.xp.zeros((batch,) + inner, dtype=x.data.dtype)))
+        else:
+            parts.append(broadcast_to(_pad(t, len(inner)), (batch,) + inner))
+    s = call("stack", *parts)                       # (k, B, *inner)
+    if not inner:
+        return call("mT", s)                        # (B, k)
+    size = 1
+    for d in inner:
+        size *= d
+    r = reshape(call("mT", reshape(s, (k, batch * size))), (batch, size, k))
+    return reshape(call("mT", r), (batch, k) + inner)
+
+
+def _linear_reduction(op, ctx, ts, batch):
+    attrs = ctx.attrs
+    nd = len(ctx.shapes[0])
+    return call(op.name, ts[0], axis=_shift_axis(attrs.get("axis"), nd),
+                keepdims=attrs.get("keepdims", False))
+
+
+_PARTIALS = {"prod": _prod_partials, "amax": _extreme_weights, "amin": _extreme_weights,
+             "norm": _norm_partials}
+
+
+def _weighted_reduction(op, ctx, ts, batch):
+    attrs = ctx.attrs
+    x = ctx.inputs[0]
+    axis = attrs.get("axis")
+    keepdims = attrs.get("keepdims", False)
+    partials = _PARTIALS[op.name](x, ctx.out, axis, keepdims)
+    return call("sum", chain(ts[0], partials), axis=_shift_axis(axis, x.ndim), keepdims=keepdims)
+
+
+def _dot(op, ctx, ts, batch):
+    a, b = ctx.inputs
+    ta, tb = ts
+    return add_tangents(None if ta is None else call("matmul", ta, b),
+                        None if tb is None else call("matmul", tb, a))
+
+
+def _matmul(op, ctx, ts, batch):
+    a, b = ctx.inputs
+    ta, tb = ts
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    out_shape = (batch,) + tuple(ctx.out.shape)
+    if len(sa) <= 2 and len(sb) <= 2:
+        return _matmul_2d(a, b, ta, tb, sa, sb, batch, out_shape)
+    a2 = (1,) + sa if len(sa) == 1 else sa
+    b2 = sb + (1,) if len(sb) == 1 else sb
+    nb = max(len(a2), len(b2)) - 2            # batch rank of the (promoted) product
+    total = None
+    if ta is not None:
+        lead = (1,) * (nb - (len(a2) - 2))
+        ta2 = reshape(ta, (batch,) + lead + a2)
+        bb = reshape(b, b2) if b2 != sb else b
+        total = add_tangents(total, reshape(call("matmul", ta2, bb), out_shape))
+    if tb is not None:
+        lead = (1,) * (nb - (len(b2) - 2))
+        tb2 = reshape(tb, (batch,) + lead + b2)
+        aa = reshape(a, a2) if a2 != sa else a
+        total = add_tangents(total, reshape(call("matmul", aa, tb2), out_shape))
+    return total
+
+
+def _matmul_2d(a, b, ta, tb, sa, sb, batch, out_shape):
+    """Vectors and matrices: fold the B directions into the rows of one matrix product (one GEMM)."""
+    total = None
+    if ta is not None:
+        rows = reshape(ta, (batch * (sa[0] if len(sa) == 2 else 1), sa[-1]))    # (B*m, k)
+        total = add_tangents(total, reshape(call("matmul", rows, b), out_shape))
+    if tb is not None:
+        a_t = call("mT", a) if len(sa) == 2 else a                             # (k, m) or (k,)
+        if len(sb) == 1:
+            r = call("matmul", tb, a_t)                                       # (B, m) or (B,)
+        else:
+            k, p = sb
+            cols = reshape(call("mT", tb), (batch * p, k))                    # (B*p, k)
+            r = call("matmul", cols, a_t)                                     # (B*p, m) or (B*p,)
+            if len(sa) == 2:
+                r = call("mT", reshape(r, (batch, p, sa[0])))                 # (B, m, p)
+        total = add_tangents(total, reshape(r, out_shape))
+    return total
+
+
+def _loop(op, ctx, ts, batch):
+    """Any op: its own unbatched jvp rule once per direction, stacked."""
+    if op.jvp is None:
+        return None
+    rows = []
+    for i in range(batch):
+        ti = tuple(None if t is None else call("getitem", t, index=(i,)) for t in ts)
+        r = tangent_rule(op, ctx, ti, None)
+        if r is None:
+            r = Tensor._wrap(backend.xp.zeros(ctx.out.shape, dtype=ctx.out.data.dtype))
+        rows.append(r)
+    return call("stack", *rows)
+
+
+_BATCHED = {
+    "where": _where, "broadcast_to": _broadcast_to, "sum_to": _sum_to, "reshape": _reshape,
+    "transpose": _transpose, "mT": _mT, "getitem": _getitem, "scatter": _scatter,
+    "stack": _stack, "sum": _linear_reduction, "mean": _linear_reduction,
+    "prod": _weighted_reduction, "amax": _weighted_reduction, "amin": _weighted_reduction,
+    "norm": _weighted_reduction, "dot": _dot, "matmul": _matmul,
+}
+
+
+def batched_rule(op, ctx, tangents: Sequence, batch: int):
+    """The output tangent for B directions at once (each tangent shaped (B, *input shape))."""
+    if op.jvp is None or getattr(op, "zero_grad", False):
+        return None
+    flags = op.differentiable or (True,) * len(tangents)
+    ts = tuple(t if d else None for t, d in zip(tangents, flags))
+    if all(t is None for t in ts):
+        return None
+    known = OPS.get(op.name) is op
+    if known and op.name in _BATCHED:
+        return _BATCHED[op.name](op, ctx, ts, batch)
+    if op.deriv is not None and op.kind == "elementwise" and len(op.deriv) == len(ts):
+        return _elementwise(op, ctx, ts, batch)
+    return _loop(op, ctx, ts, batch)
+
+
+# ---------------------------------------------------------------------------
+# Tangent propagation over a recorded graph
+# ---------------------------------------------------------------------------
+
+class Tape:
+    """The recorded Nodes between some input tensors and some outputs, in forward order.
+
+    ``Tape(outputs, inputs)`` walks back from ``outputs`` and stops at
+    ``inputs`` (leaves, or non-leaf tensors whose Node is not entered), so a
+    sweep only touches what lies downstream of them.  :meth:`run` may be
+    called many times (one call per chunk of directions).
+    """
+
+    def __init__(self, outputs: Sequence[Tensor], inputs: Sequence[Tensor]):
+        self.outputs = tuple(outputs)
+        self.inputs = tuple(inputs)
+        stop = {id(t.grad_fn) for t in self.inputs if t.grad_fn is not None}
+        order: list[Node] = []
+        seen: set[int] = set(stop)
+        stack: list[tuple[Node, bool]] = []
+        for out in self.outputs:
+            if out.grad_fn is not None and id(out.grad_fn) not in seen:
+                stack.append((out.grad_fn, False))
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for edge in reversed(node.edges):
+                if isinstance(edge, Node) and id(edge) not in seen:
+                    stack.append((edge, False))
+        self.order = order
+        # How many Nodes of the tape read each Node's output (to free tangents early).
+        uses: dict[int, int] = {}
+        for node in order:
+            for x in node.inputs:
+                if x.grad_fn is not None:
+                    uses[id(x.grad_fn)] = uses.get(id(x.grad_fn), 0) + 1
+        self.uses = uses
+        self.max_size = max([t.size for t in self.outputs + self.inputs]
+                            + [node.out.size for node in order] + [1])
+
+    def run(self, tangents: Sequence, batch: int | None = None) -> list:
+        """Output tangents (None = zero) for input ``tangents`` (one per input, None = zero)."""
+        if len(tangents) != len(self.inputs):
+            raise ValueError(f"{len(self.inputs)} inputs but {len(tangents)} tangents")
+        leaf_tan: dict[int, Tensor] = {}
+        node_tan: dict[int, Tensor] = {}
+        for x, t in zip(self.inputs, tangents):
+            if t is None:
+                continue
+            t = _check_tangent(x, t, batch)
+            key = id(x.grad_fn) if x.grad_fn is not None else id(x)
+            table = node_tan if x.grad_fn is not None else leaf_tan
+            table[key] = add_tangents(table.get(key), t)
+        keep = {id(o.grad_fn) for o in self.outputs if o.grad_fn is not None}
+        keep.update(id(x.grad_fn) for x in self.inputs if x.grad_fn is not None)
+        remaining = dict(self.uses)
+
+        def lookup(x):
+            if x.grad_fn is not None:
+                return node_tan.get(id(x.grad_fn))
+            return leaf_tan.get(id(x))
+
+        for node in self.order:
+            ins = node.inputs
+            ts = tuple(lookup(x) for x in ins)
+            if any(t is not None for t in ts):
+                r = tangent_rule(node.op, node, ts, batch)
+                if r is not None:
+                    node_tan[id(node)] = r
+            for x in ins:
+                fn = x.grad_fn
+                if fn is not None and id(fn) in remaining:
+                    remaining[id(fn)] -= 1
+                    if remaining[id(fn)] == 0 and id(fn) not in keep:
+                        node_tan.pop(id(fn), None)
+        return [lookup(o) for o in self.outputs]
+
+
+def _check_tangent(x: Tensor, t, batch):
+    if not isinstance(t, Tensor):
+        t = Tensor._wrap(backend.asarray(t, dtype=x.data.dtype))
+    expected = tuple(x.shape) if batch is None else (batch,) + tuple(x.shape)
+    if tuple(t.shape) != expected:
+        if batch is None and t.size == x.size:
+            return reshape(t, expected)
+        raise ShapeError(f"tangent of shape {tuple(t.shape)} for an input of shape "
+                         f"{tuple(x.shape)}" + ("" if batch is None else f" with {batch} directions")
+                         + f" (expected {expected})", expected=list(expected),
+                         got=list(t.shape))
+    return t
+
+
+def propagate(outputs: Sequence[Tensor], seeds: Iterable[tuple[Tensor, object]],
+              batch: int | None = None) -> list:
+    """Tangents of ``outputs`` given ``seeds`` = [(input tensor, its tangent), ...] (None = zero)."""
+    seeds = list(seeds)
+    tape = Tape(outputs, [x for x, _ in seeds])
+    return tape.run([t for _, t in seeds], batch)
+
+
+def zeros_tangent(like: Tensor, batch: int | None = None) -> Tensor:
+    shape = tuple(like.shape) if batch is None else (batch,) + tuple(like.shape)
+    return Tensor._wrap(backend.xp.zeros(shape, dtype=like.data.dtype))
+
+
+def basis(sizes: Sequence[int], shapes: Sequence[tuple], start: int, stop: int, dtype) -> list:
+    """Rows ``start:stop`` of the identity over the concatenation of several inputs.
+
+    Returns one batched tangent per input, shaped (stop - start, *shape), or
+    None where the chunk does not touch that input.
+    """
+    xp = backend.xp
+    out = []
+    offset = 0
+    for n, shape in zip(sizes, shapes):
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo >= hi:
+            out.append(None)
+        else:
+            e = xp.zeros((stop - start, n), dtype=dtype)
+            rows = xp.arange(lo, hi)
+            e[rows - start, rows - offset] = 1
+            out.append(Tensor._wrap(e.reshape((stop - start,) + tuple(shape))))
+        offset += n
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Function-level forward mode (torch.func.jvp style)
+# ---------------------------------------------------------------------------
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def prepare_inputs(inputs: Sequence, create_graph: bool) -> tuple:
+    """Fresh graph inputs for tracing: leaves, or views of ``inputs`` when the graph must connect."""
+    prepared = []
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if create_graph and x.requires_grad:
+            with enable_grad():
+                prepared.append(reshape(x, x.shape))
+        else:
+            leaf = Tensor._wrap(x.data)
+            leaf.requires_grad = True
+            prepared.append(leaf)
+    return tuple(prepared)
+
+
+def jvp(f: Callable, primals, tangents, *, batch: int | None = None, create_graph: bool = False):
+    """``(f(*primals), J_f(primals) @ tangents)`` in one forward sweep (like ``torch.func.jvp``).
+
+    ``primals`` and ``tangents`` are a Tensor each or matching tuples; the
+    outputs mirror what ``f`` returns (a Tensor or a tuple of Tensors).  With
+    ``batch=B`` each tangent has a leading axis of B directions and so does
+    each output tangent.  With ``create_graph=True`` the results stay
+    differentiable (with respect to primals and tangents that require grad).
+
+    >>> from autograd_cli.core import tensor
+    >>> y, dy = jvp(lambda x: x.sin() * x, tensor(0.0), tensor(1.0))
+    >>> float(dy)
+    0.0
+    """
+    single = not isinstance(primals, (list, tuple))
+    xs = prepare_inputs(_as_tuple(primals), create_graph)
+    vs = _as_tuple(tangents)
+    if len(vs) != len(xs):
+        raise ValueError(f"{len(xs)} primals but {len(vs)} tangents")
+    with enable_grad():
+        out = f(*xs) if not single else f(xs[0])
+    outs = _as_tuple(out)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"the function must return Tensors, got {type(o).__name__}")
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        tape = Tape(outs, xs)
+        touts = tape.run(vs, batch)
+        touts = [zeros_tangent(o, batch) if t is None else t for o, t in zip(outs, touts)]
+    if not create_graph:
+        outs = tuple(o.detach() for o in outs)
+        touts = [t.detach() for t in touts]
+    if isinstance(out, (list, tuple)):
+        return tuple(outs), tuple(touts)
+    return outs[0], touts[0]
+
+
+# ---------------------------------------------------------------------------
+# Programs: dual-number evaluation of an expression graph
+# ---------------------------------------------------------------------------
+
+def _leaf_value(name: str, values: dict) -> Tensor:
+    if name not in values:
+        raise MissingValueError(
+            f"no value for variable {name!r} (give --{name} VALUE, --var {name}=VALUE or --vars JSON)",
+            variable=name)
+    value = values[name]
+    if isinstance(value, Tensor):
+        return value
+    t = Tensor._wrap(parse_value(name, value))
+    t.name = name
+    return t
+
+
+def jvp_program(program: Program | Expr, values: dict, tangents: dict | None = None,
+                batch: int | None = None):
+    """Evaluate ``program`` at ``values`` together with the tangent of its output.
+
+    ``values`` maps input names to numbers, lists, arrays or Tensors (Tensors
+    are used as they are, graph included); ``tangents`` maps some input names
+    to their tangents (shaped like the value, or (B, *shape) with ``batch=B``);
+    an input without one has a zero tangent.  Returns ``(output, tangent)``,
+    the tangent None when the output does not depend on any tangent.
+
+    >>> from autograd_cli.grammar import parse
+    >>> out, dout = jvp_program(parse("x**2 * y"), {"x": 3, "y": 2}, {"x": 1})
+    >>> float(out), float(dout)
+    (18.0, 12.0)
+    """
+    output = program.output if isinstance(program, Program) else program
+    tangents = dict(tangents or {})
+    primal: dict[int, Tensor] = {}
+    tangent: dict[int, Tensor] = {}
+    leaves: dict[str, Tensor] = {}
+    for node in topological([output]):
+        op = node.op
+        key = id(node)
+        if op == "const":
+            primal[key] = Tensor._wrap(backend.asarray(node.value))
+            continue
+        if op == "var":
+            x = leaves.get(node.name)
+            if x is None:
+                x = leaves[node.name] = _leaf_value(node.name, values)
+            primal[key] = x
+            t = tangents.get(node.name)
+            if t is not None:
+                tangent[key] = _check_tangent(x, t, batch)
+            continue
+        fn = OPS[op]
+        args = tuple(primal[id(a)] for a in node.args)
+        out = apply(fn, *args, **node.attrs)
+        primal[key] = out
+        ts = tuple(tangent.get(id(a)) for a in node.args)
+        if any(t is not None for t in ts):
+            flags = fn.differentiable or (True,) * len(ts)
+            needs = tuple(t is not None and d for t, d in zip(ts, flags))
+            ctx = TangentContext(fn, args, out, node.attrs, needs)
+            r = tangent_rule(fn, ctx, ts, batch)
+            if r is not None:
+                tangent[key] = r
+    unknown = sorted(set(tangents) - set(leaves))
+    if unknown:
+        raise UnknownVariableError(f"a tangent is given for {unknown[0]!r}, which is not a variable "
+                                   f"of the expression", variable=unknown[0])
+    return primal[id(output)], tangent.get(id(output))
+
+
+def evaluate_program(program: Program | Expr, values: dict) -> Tensor:
+    """The output of ``program`` at ``values``; Tensor values keep their graph (unlike ``expr.evaluate``)."""
+    out, _ = jvp_program(program, values, None)
+    return out
+
+
+def program_function(program: Program | Expr, values: dict, wrt: Sequence[str]) -> Callable:
+    """``program`` as a Python function of the variables ``wrt`` (the others fixed at ``values``)."""
+    wrt = tuple(wrt)
+
+    def f(*xs):
+        env = dict(values)
+        env.update(zip(wrt, xs))
+        return evaluate_program(program, env)
+
+    f.__name__ = "program"
+    return f

@@ -1,0 +1,874 @@
+"""Whole-function derivatives with the conventions of ``torch.autograd.functional``.
+
+``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp`` and ``vhp`` take a
+function of Tensors and its inputs (a Tensor, or a tuple of Tensors) and
+nest their results the way PyTorch does: a Tensor in and a Tensor out gives
+a Tensor; a tuple on either side gives a tuple; tuples on both sides give a
+tuple of tuples indexed ``[output][input]``.  A Jacobian block has shape
+``output.shape + input.shape``; a Hessian block ``H[i][j]`` has shape
+``inputs[i].shape + inputs[j].shape``.
+
+How they are computed:
+
+* reverse mode (``vjp``, reverse Jacobians): one backward pass per output element;
+* forward mode (``jvp``, forward Jacobians): the tangent sweep of
+  :mod:`.forward`, all basis directions at once (in chunks) with
+  ``vectorize=True``;
+* Hessians and ``hvp``: forward-over-reverse, i.e. the gradient is computed
+  with ``create_graph=True`` and the forward sweep runs over its graph, all
+  n directions in one batched sweep.  A 1,000-variable Hessian is one sweep
+  over arrays of 1000 x 1000, not 1,000 backward passes.
+
+``derivative`` and ``derivatives`` give n-th derivatives by repeated
+``grad(..., create_graph=True)``; ``gradcheck`` compares analytic Jacobians
+with central finite differences.
+
+The ``program_*`` functions are the same operations on a parsed expression
+(:func:`autograd_cli.grammar.parse`) and a dict of values: they return plain
+results (the value, and dicts keyed by variable name) for the command line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import backend
+from .autograd import grad
+from .errors import GradError, NonScalarOutputError, ShapeError, UnknownVariableError
+from .expr import Expr, Program, evaluate
+from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
+from .tensor import Tensor, enable_grad, no_grad
+
+__all__ = [
+    "jacobian", "hessian", "vjp", "jvp", "hvp", "vhp", "derivative", "derivatives", "gradcheck",
+    "GradcheckResult", "GradcheckFailure", "program_jacobian", "program_hessian", "program_jvp",
+    "program_vjp", "program_hvp", "program_derivatives", "program_gradcheck", "JacobianResult",
+    "HessianResult",
+]
+
+# Largest batched tangent a chunk may hold, in elements (2**22 float64 = 32 MiB).
+CHUNK_ELEMENTS = 1 << 22
+
+
+# ---------------------------------------------------------------------------
+# Plumbing
+# ---------------------------------------------------------------------------
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def _check_inputs(inputs, what: str) -> tuple:
+    xs = _as_tuple(inputs)
+    out = []
+    for i, x in enumerate(xs):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"The inputs given to {what} must be Tensors; input {i} is a "
+                            f"{type(x).__name__}")
+        if x.data.dtype.kind != "f":
+            raise TypeError(f"{what}: input {i} has dtype {x.data.dtype}, expected floating point")
+        out.append(x)
+    return tuple(out)
+
+
+def _check_outputs(out, what: str) -> tuple:
+    outs = _as_tuple(out)
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"The outputs of the function given to {what} must be Tensors; "
+                            f"output {i} is a {type(o).__name__}")
+    return outs
+
+
+def _zeros(shape, like: Tensor) -> Tensor:
+    return Tensor._wrap(backend.xp.zeros(tuple(shape), dtype=like.data.dtype))
+
+
+def _numel(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _finish(t: Tensor, create_graph: bool) -> Tensor:
+    return t if create_graph else t.detach()
+
+
+def _rows_to_block(rows: Tensor, out_shape: tuple, in_shape: tuple) -> Tensor:
+    """(n_in, *out_shape), one row per input direction -> the block (*out_shape, *in_shape)."""
+    n, m = _numel(in_shape), _numel(out_shape)
+    flat = rows.reshape((n, m))
+    return flat.mT.reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def _concat_rows(chunks: list, create_graph: bool) -> Tensor:
+    """Chunks of shape (b_k, *s) stacked along axis 0 into (sum b_k, *s)."""
+    if len(chunks) == 1:
+        return chunks[0]
+    if not create_graph:
+        return Tensor._wrap(backend.xp.concatenate([c.data for c in chunks], axis=0))
+    total = sum(c.shape[0] for c in chunks)
+    shape = (total,) + tuple(chunks[0].shape[1:])
+    result = None
+    start = 0
+    for c in chunks:
+        stop = start + c.shape[0]
+        placed = c._call("scatter", c, index=(slice(start, stop),), shape=shape)
+        result = placed if result is None else result + placed
+        start = stop
+    return result
+
+
+def _slice_rows(t: Tensor, start: int, stop: int) -> Tensor:
+    if start == 0 and stop == t.shape[0]:
+        return t
+    return t[start:stop]
+
+
+def _nest(blocks, inputs_tuple: bool, outputs_tuple: bool):
+    """blocks[i][j] ([output][input]) nested as torch.autograd.functional.jacobian does."""
+    if outputs_tuple and inputs_tuple:
+        return tuple(tuple(row) for row in blocks)
+    if outputs_tuple:
+        return tuple(row[0] for row in blocks)
+    if inputs_tuple:
+        return tuple(blocks[0])
+    return blocks[0][0]
+
+
+def _strategy(name: str) -> str:
+    aliases = {"auto": "auto", "forward": "forward", "forward-mode": "forward",
+               "reverse": "reverse", "reverse-mode": "reverse"}
+    try:
+        return aliases[name]
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r} (choose auto, forward or reverse)") from None
+
+
+def _chunk_size(n: int, tape_max: int, chunk_size: int | None) -> int:
+    if chunk_size is not None:
+        return max(1, min(n, int(chunk_size)))
+    return max(1, min(n, CHUNK_ELEMENTS // max(1, tape_max)))
+
+
+# ---------------------------------------------------------------------------
+# Jacobians
+# ---------------------------------------------------------------------------
+
+def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
+    """blocks[i][j] = d outs[i] / d xs[j] by forward sweeps over the recorded graph of ``outs``."""
+    sizes = [x.size for x in xs]
+    shapes = [tuple(x.shape) for x in xs]
+    total = sum(sizes)
+    tape = Tape(outs, xs)
+    dtype = xs[0].data.dtype if xs else backend.default_dtype
+    per_output: list[list] = [[] for _ in outs]
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        if vectorize:
+            step = _chunk_size(total, tape.max_size, chunk_size)
+            for start in range(0, total, step):
+                stop = min(total, start + step)
+                tangents = basis(sizes, shapes, start, stop, dtype)
+                results = tape.run(tangents, stop - start)
+                for i, (o, r) in enumerate(zip(outs, results)):
+                    per_output[i].append(zeros_tangent(o, stop - start) if r is None else r)
+        else:
+            for k in range(total):
+                tangents = [None if t is None else t.reshape(t.shape[1:])
+                            for t in basis(sizes, shapes, k, k + 1, dtype)]
+                results = tape.run(tangents, None)
+                for i, (o, r) in enumerate(zip(outs, results)):
+                    r = zeros_tangent(o) if r is None else r
+                    per_output[i].append(r.reshape((1,) + tuple(o.shape)))
+        blocks = []
+        for i, o in enumerate(outs):
+            rows = _concat_rows(per_output[i], create_graph)
+            row_blocks = []
+            offset = 0
+            for x in xs:
+                part = _slice_rows(rows, offset, offset + x.size)
+                row_blocks.append(_rows_to_block(part, tuple(o.shape), tuple(x.shape)))
+                offset += x.size
+            blocks.append(row_blocks)
+    return blocks
+
+
+def _reverse_blocks(outs, xs, create_graph):
+    """blocks[i][j] = d outs[i] / d xs[j] by one backward pass per output element."""
+    blocks = []
+    xp = backend.xp
+    for o in outs:
+        m = o.size
+        if not o.requires_grad:
+            blocks.append([_zeros(tuple(o.shape) + tuple(x.shape), x) for x in xs])
+            continue
+        rows: list[list] = [[] for _ in xs]
+        for k in range(m):
+            seed = xp.zeros(m, dtype=o.data.dtype)
+            seed[k] = 1
+            seed = Tensor._wrap(seed.reshape(o.data.shape))
+            gs = grad(o, xs, grad_outputs=seed, retain_graph=True, create_graph=create_graph,
+                      allow_unused=True)
+            for j, (x, g) in enumerate(zip(xs, gs)):
+                rows[j].append(_zeros(x.shape, x) if g is None else g)
+        row_blocks = []
+        for j, x in enumerate(xs):
+            if create_graph:
+                stacked = rows[j][0]._call("stack", *rows[j])
+            else:
+                stacked = Tensor._wrap(xp.stack([r.data for r in rows[j]]))
+            row_blocks.append(stacked.reshape(tuple(o.shape) + tuple(x.shape)))
+        blocks.append(row_blocks)
+    return blocks
+
+
+def _check_strict(blocks, outs, xs, what):
+    for i, row in enumerate(blocks):
+        for j, b in enumerate(row):
+            if not bool((b.data != 0).any()) and not _depends(outs[i], xs[j]):
+                raise GradError(f"{what}: output {i} of the user-provided function is "
+                                f"independent of input {j}. This is not allowed in strict mode.")
+
+
+def _depends(out: Tensor, x: Tensor) -> bool:
+    tape = Tape([out], [x])
+    if out is x:
+        return True
+    target = id(x.grad_fn) if x.grad_fn is not None else None
+    for node in tape.order:
+        for inp in node.inputs:
+            if inp is x or (target is not None and id(inp.grad_fn) == target):
+                return True
+    return False
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = True, strategy: str = "auto", chunk_size: int | None = None):
+    """The Jacobian of ``func`` at ``inputs`` (``torch.autograd.functional.jacobian``).
+
+    ``strategy``: ``"reverse"`` (one backward pass per output element),
+    ``"forward"`` (forward sweeps over the input directions, batched when
+    ``vectorize``), or ``"auto"``: forward when the inputs have no more
+    elements than the outputs, reverse otherwise.  PyTorch's spellings
+    ``"reverse-mode"``/``"forward-mode"`` are accepted.
+
+    >>> from autograd_cli.core import tensor
+    >>> jacobian(lambda x: x ** 2, tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    strategy = _strategy(strategy)
+    inputs_tuple = isinstance(inputs, (list, tuple))
+    xs0 = _check_inputs(inputs, "jacobian")
+    xs = prepare_inputs(xs0, create_graph)
+    with enable_grad():
+        out = func(*xs)
+    outputs_tuple = isinstance(out, (list, tuple))
+    outs = _check_outputs(out, "jacobian")
+    if strategy == "auto":
+        n_in = sum(x.size for x in xs)
+        n_out = sum(o.size for o in outs)
+        strategy = "forward" if n_in <= n_out else "reverse"
+    if strategy == "forward":
+        blocks = _forward_blocks(outs, xs, create_graph, vectorize, chunk_size)
+    else:
+        blocks = _reverse_blocks(outs, xs, create_graph)
+    if strict:
+        _check_strict(blocks, outs, xs, "jacobian")
+    blocks = [[_finish(b, create_graph) for b in row] for row in blocks]
+    return _nest(blocks, inputs_tuple, outputs_tuple)
+
+
+# ---------------------------------------------------------------------------
+# Hessians
+# ---------------------------------------------------------------------------
+
+def _scalar_output(out, what: str) -> Tensor:
+    if isinstance(out, (list, tuple)):
+        if len(out) != 1:
+            raise GradError(f"The function given to {what} should return a single Tensor")
+        out = out[0]
+    if not isinstance(out, Tensor):
+        raise TypeError(f"The function given to {what} should return a Tensor, got "
+                        f"{type(out).__name__}")
+    if out.size != 1:
+        raise NonScalarOutputError(
+            f"The Tensor returned by the function given to {what} should contain a single "
+            f"element (it has shape {tuple(out.shape)})", shape=list(out.shape))
+    return out
+
+
+def _gradients(y: Tensor, xs: tuple) -> list:
+    """dy/dx for each x with create_graph=True; zeros (no graph) where y does not depend on x."""
+    if not y.requires_grad:
+        return [_zeros(x.shape, x) for x in xs]
+    with enable_grad():
+        gs = grad(y, xs, create_graph=True, allow_unused=True)
+    return [_zeros(x.shape, x) if g is None else g for g, x in zip(gs, xs)]
+
+
+def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = True, outer_jacobian_strategy: str = "forward-mode",
+            chunk_size: int | None = None):
+    """The Hessian of a scalar ``func`` at ``inputs`` (``torch.autograd.functional.hessian``).
+
+    A single input gives one Tensor of shape ``x.shape + x.shape``; a tuple
+    gives ``H[i][j]`` of shape ``inputs[i].shape + inputs[j].shape``.
+
+    ``outer_jacobian_strategy="forward-mode"`` (the default here) is
+    forward-over-reverse: one batched tangent sweep over the gradient's graph
+    (chunks of at most ``CHUNK_ELEMENTS`` tangent elements, or ``chunk_size``
+    directions).  ``"reverse-mode"`` is reverse-over-reverse: one backward
+    pass over the gradient's graph per input element.
+
+    >>> from autograd_cli.core import tensor
+    >>> hessian(lambda x: (x ** 3).sum(), tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    strategy = _strategy(outer_jacobian_strategy)
+    inputs_tuple = isinstance(inputs, (list, tuple))
+    xs0 = _check_inputs(inputs, "hessian")
+    xs = prepare_inputs(xs0, create_graph)
+    with enable_grad():
+        y = _scalar_output(func(*xs), "hessian")
+    gs = _gradients(y, xs)
+    if strategy == "reverse":
+        blocks = _reverse_blocks(gs, xs, create_graph)
+    else:
+        blocks = _forward_blocks(gs, xs, create_graph, vectorize, chunk_size)
+    if strict:
+        _check_strict(blocks, gs, xs, "hessian")
+    blocks = [[_finish(b, create_graph) for b in row] for row in blocks]
+    if inputs_tuple:
+        return tuple(tuple(row) for row in blocks)
+    return blocks[0][0]
+
+
+# ---------------------------------------------------------------------------
+# Products: vjp, jvp, hvp, vhp
+# ---------------------------------------------------------------------------
+
+def _match(v, xs, what: str, name: str) -> tuple:
+    if v is None:
+        for x in xs:
+            if x.size != 1:
+                raise GradError(f"The vector v can only be None if the {name} is a single "
+                                f"element Tensor ({what})")
+        return tuple(Tensor._wrap(backend.xp.ones(x.data.shape, dtype=x.data.dtype)) for x in xs)
+    vs = _as_tuple(v)
+    if len(vs) != len(xs):
+        raise ShapeError(f"{what}: v has {len(vs)} entries but there are {len(xs)} {name}s")
+    out = []
+    for vi, x in zip(vs, xs):
+        vi = vi if isinstance(vi, Tensor) else Tensor(vi, dtype=x.data.dtype)
+        if tuple(vi.shape) != tuple(x.shape):
+            raise ShapeError(f"{what}: v has shape {tuple(vi.shape)} but the {name} has shape "
+                             f"{tuple(x.shape)}", expected=list(x.shape), got=list(vi.shape))
+        out.append(vi)
+    return tuple(out)
+
+
+def _shape_like(result, template_is_tuple: bool):
+    return tuple(result) if template_is_tuple else result[0]
+
+
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T J)`` by one backward pass (``torch.autograd.functional.vjp``).
+
+    >>> from autograd_cli.core import tensor
+    >>> vjp(lambda x: x ** 2, tensor([1., 2.]), tensor([1., 1.]))[1]
+    tensor([2., 4.])
+    """
+    inputs_tuple = isinstance(inputs, (list, tuple))
+    xs = prepare_inputs(_check_inputs(inputs, "vjp"), create_graph)
+    with enable_grad():
+        out = func(*xs)
+    outputs_tuple = isinstance(out, (list, tuple))
+    outs = _check_outputs(out, "vjp")
+    vs = _match(v, outs, "vjp", "output")
+    live = [(o, vi) for o, vi in zip(outs, vs) if o.requires_grad]
+    if live:
+        with enable_grad():
+            gs = grad([o for o, _ in live], xs, grad_outputs=[vi for _, vi in live],
+                      create_graph=create_graph, retain_graph=create_graph, allow_unused=True)
+    else:
+        gs = (None,) * len(xs)
+    if strict and any(g is None for g in gs):
+        raise GradError("vjp: the output of the user-provided function is independent of an "
+                        "input. This is not allowed in strict mode.")
+    gs = [_finish(_zeros(x.shape, x) if g is None else g, create_graph) for g, x in zip(gs, xs)]
+    outs = [_finish(o, create_graph) for o in outs]
+    return _shape_like(outs, outputs_tuple), _shape_like(gs, inputs_tuple)
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J v)`` by one forward sweep (``torch.autograd.functional.jvp``).
+
+    Unlike PyTorch's double-backward trick, this is true forward mode: the
+    tangent ``v`` is pushed through each op's ``jvp`` rule.
+
+    >>> from autograd_cli.core import tensor
+    >>> jvp(lambda x: x ** 2, tensor([1., 2.]), tensor([1., 0.]))[1]
+    tensor([2., 0.])
+    """
+    xs = prepare_inputs(_check_inputs(inputs, "jvp"), create_graph)
+    vs = _match(v, xs, "jvp", "input")
+    with enable_grad():
+        out = func(*xs)
+    outputs_tuple = isinstance(out, (list, tuple))
+    outs = _check_outputs(out, "jvp")
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        ts = Tape(outs, xs).run(vs)
+    if strict and any(t is None for t in ts):
+        raise GradError("jvp: an output of the user-provided function is independent of the "
+                        "inputs. This is not allowed in strict mode.")
+    ts = [_finish(zeros_tangent(o) if t is None else t, create_graph) for o, t in zip(outs, ts)]
+    outs = [_finish(o, create_graph) for o in outs]
+    return _shape_like(outs, outputs_tuple), _shape_like(ts, outputs_tuple)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), H v)``, forward-over-reverse (``torch.autograd.functional.hvp``).
+
+    >>> from autograd_cli.core import tensor
+    >>> hvp(lambda x: (x ** 3).sum(), tensor([1., 2.]), tensor([1., 1.]))[1]
+    tensor([ 6., 12.])
+    """
+    inputs_tuple = isinstance(inputs, (list, tuple))
+    xs = prepare_inputs(_check_inputs(inputs, "hvp"), create_graph)
+    vs = _match(v, xs, "hvp", "input")
+    with enable_grad():
+        y = _scalar_output(func(*xs), "hvp")
+    gs = _gradients(y, xs)
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        ts = Tape(gs, xs).run(vs)
+    if strict and all(t is None for t in ts):
+        raise GradError("hvp: the Hessian of the user-provided function is zero, which is not "
+                        "allowed in strict mode.")
+    ts = [_finish(zeros_tangent(x) if t is None else t, create_graph) for x, t in zip(xs, ts)]
+    return _finish(y, create_graph), _shape_like(ts, inputs_tuple)
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T H)``, reverse-over-reverse (``torch.autograd.functional.vhp``)."""
+    inputs_tuple = isinstance(inputs, (list, tuple))
+    xs = prepare_inputs(_check_inputs(inputs, "vhp"), create_graph)
+    vs = _match(v, xs, "vhp", "input")
+    with enable_grad():
+        y = _scalar_output(func(*xs), "vhp")
+    gs = _gradients(y, xs)
+    live = [(g, vi) for g, vi in zip(gs, vs) if g.requires_grad]
+    if live:
+        with enable_grad():
+            hs = grad([g for g, _ in live], xs, grad_outputs=[vi for _, vi in live],
+                      create_graph=create_graph, retain_graph=True, allow_unused=True)
+    else:
+        hs = (None,) * len(xs)
+    if strict and all(h is None for h in hs):
+        raise GradError("vhp: the Hessian of the user-provided function is zero, which is not "
+                        "allowed in strict mode.")
+    hs = [_finish(_zeros(x.shape, x) if h is None else h, create_graph) for h, x in zip(hs, xs)]
+    return _finish(y, create_graph), _shape_like(hs, inputs_tuple)
+
+
+# ---------------------------------------------------------------------------
+# n-th derivatives
+# ---------------------------------------------------------------------------
+
+def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
+    """``[f(x), f'(x), ..., f^(order)(x)]`` by repeated ``grad(create_graph=True)``.
+
+    ``f`` is a scalar function of one variable; ``x`` may also be a Tensor of
+    points when ``f`` acts elementwise (each derivative is then taken
+    pointwise: the gradient of the sum).  Once a derivative no longer depends
+    on ``x`` the higher ones are exactly zero.
+
+    >>> from autograd_cli.core import tensor
+    >>> [float(d) for d in derivatives(lambda x: 3 * (x + 2) ** 2, tensor(1.0), 3)]
+    [27.0, 18.0, 6.0, 0.0]
+    """
+    if int(order) != order or order < 0:
+        raise ValueError(f"order must be a non-negative integer, got {order!r}")
+    (x0,) = _check_inputs(x if isinstance(x, Tensor) else Tensor(x), "derivative")
+    (xi,) = prepare_inputs((x0,), create_graph)
+    with enable_grad():
+        y = f(xi)
+        if not isinstance(y, Tensor):
+            raise TypeError(f"the function must return a Tensor, got {type(y).__name__}")
+        if tuple(y.shape) not in ((), tuple(xi.shape)) and y.size != 1:
+            raise NonScalarOutputError(
+                f"derivative needs a scalar function or an elementwise one: the output has "
+                f"shape {tuple(y.shape)} and the input {tuple(xi.shape)}", shape=list(y.shape))
+        results = [y]
+        current = y
+        for _ in range(int(order)):
+            if not current.requires_grad:
+                current = _zeros(xi.shape, xi)
+            else:
+                seed = None
+                if current.size != 1 or tuple(current.shape) != ():
+                    seed = Tensor._wrap(backend.xp.ones(current.data.shape, dtype=current.data.dtype))
+                (g,) = grad(current, xi, grad_outputs=seed, create_graph=True, allow_unused=True)
+                current = _zeros(xi.shape, xi) if g is None else g
+            results.append(current)
+    return [_finish(r, create_graph) for r in results]
+
+
+def derivative(f: Callable, x, order: int = 1, create_graph: bool = False) -> Tensor:
+    """The ``order``-th derivative of a scalar (or elementwise) ``f`` at ``x``.
+
+    >>> from autograd_cli.core import tensor
+    >>> derivative(lambda x: 3 * (x + 2) ** 2, tensor(1.0), 2)
+    tensor(6.)
+    """
+    return derivatives(f, x, order, create_graph)[-1]
+
+
+# ---------------------------------------------------------------------------
+# gradcheck
+# ---------------------------------------------------------------------------
+
+class GradcheckFailure(GradError):
+    kind = "gradcheck"
+
+
+@dataclass
+class GradcheckResult:
+    """What :func:`gradcheck` found.
+
+    ``analytic[j]`` and ``numeric[j]`` are host arrays of shape
+    ``(total output elements, inputs[j].size)``: the Jacobian with respect to
+    input j, all outputs flattened and concatenated (rows) against the
+    flattened input (columns).  ``worst`` describes the element with the
+    largest error relative to its tolerance (``atol + rtol*|numeric|``).
+    """
+
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    worst: dict | None
+    analytic: tuple
+    numeric: tuple
+    forward: tuple | None = None
+    eps: float = 1e-6
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    messages: list = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def summary(self) -> str:
+        head = "gradcheck passed" if self.passed else "gradcheck FAILED"
+        text = (f"{head}: max abs error {self.max_abs_error:.3g}, max rel error "
+                f"{self.max_rel_error:.3g} (eps={self.eps:g}, atol={self.atol:g}, rtol={self.rtol:g})")
+        if self.worst is not None and not self.passed:
+            w = self.worst
+            text += (f"; worst: {w['mode']} d output {w['output']}{list(w['output_index'])} / "
+                     f"d input {w['input']}{list(w['input_index'])}: analytic {w['analytic']:.10g}, "
+                     f"numeric {w['numeric']:.10g}")
+        return text
+
+
+def _flat_outputs(out) -> list:
+    return [o.data.reshape(-1) for o in _as_tuple(out)]
+
+
+def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = False, check_forward_ad: bool = False) -> GradcheckResult:
+    """Compare ``func``'s analytic Jacobian with central finite differences (``torch.autograd.gradcheck``).
+
+    Every input Tensor is checked, or only those with ``requires_grad=True``
+    when some have it.  An element passes when
+    ``|analytic - numeric| <= atol + rtol * |numeric|``.  The reverse-mode
+    Jacobian is always checked; ``check_forward_ad=True`` also checks the
+    forward-mode one.  Returns a :class:`GradcheckResult` (truthy when it
+    passed); ``raise_exception=True`` raises :class:`GradcheckFailure` instead
+    of returning a failed result.
+
+    >>> from autograd_cli.core import tensor
+    >>> bool(gradcheck(lambda x: (x.sin() * x).sum(), tensor([0.3, 1.2])))
+    True
+    """
+    xs = list(_as_tuple(inputs))
+    tensor_pos = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
+    checked = [i for i in tensor_pos if xs[i].requires_grad] or tensor_pos
+    if not checked:
+        raise TypeError("gradcheck needs at least one Tensor input")
+    for i in checked:
+        if xs[i].data.dtype.kind != "f":
+            raise TypeError(f"gradcheck: input {i} has dtype {xs[i].data.dtype}")
+
+    def sub(*vals):
+        args = list(xs)
+        for i, v in zip(checked, vals):
+            args[i] = v
+        return func(*args)
+
+    diff = [xs[i] for i in checked]
+    with no_grad():
+        base = sub(*[Tensor._wrap(x.data) for x in diff])
+    out_sizes = [o.size for o in _as_tuple(base)]
+    n_out = sum(out_sizes)
+    host = backend.host
+
+    def as_matrix(blocks, j):
+        # blocks[i][j]: output i, input j -> rows of all outputs, columns of input j
+        parts = [backend.to_numpy(blocks[i][j].data).reshape(out_sizes[i], diff[j].size)
+                 for i in range(len(out_sizes))]
+        return host.concatenate(parts, axis=0) if parts else host.zeros((0, diff[j].size))
+
+    def analytic(strategy):
+        blocks = jacobian(lambda *v: sub(*v), tuple(diff), strategy=strategy)
+        # jacobian(tuple) nests [input] (single output) or [output][input]
+        if not isinstance(base, (list, tuple)):
+            blocks = (blocks,)
+        return tuple(as_matrix(blocks, j) for j in range(len(diff)))
+
+    ana = analytic("reverse")
+    fwd = analytic("forward") if check_forward_ad else None
+
+    # Central differences, one input element at a time.
+    num = []
+    xp = backend.xp
+    for j, x in enumerate(diff):
+        cols = host.zeros((n_out, x.size))
+        flat = x.data.reshape(-1)
+        for k in range(x.size):
+            values = []
+            for sign in (1.0, -1.0):
+                pert = flat.copy()
+                pert[k] = pert[k] + sign * eps
+                args = [Tensor._wrap(d.data) for d in diff]
+                args[j] = Tensor._wrap(pert.reshape(x.data.shape))
+                with no_grad():
+                    out = sub(*args)
+                values.append(backend.to_numpy(xp.concatenate(_flat_outputs(out)))
+                              if n_out else host.zeros(0))
+            cols[:, k] = (values[0] - values[1]) / (2 * eps)
+        num.append(cols)
+
+    passed = True
+    max_abs = 0.0
+    max_rel = 0.0
+    worst = None
+    worst_ratio = -1.0
+    messages = []
+    modes = [("reverse", ana)] + ([("forward", fwd)] if fwd is not None else [])
+    for mode, mats in modes:
+        for j, (a, n) in enumerate(zip(mats, num)):
+            if a.size == 0:
+                continue
+            err = host.abs(a - n)
+            err = host.where(host.isnan(err), host.inf, err)
+            tol = atol + rtol * host.abs(n)
+            scale = host.maximum(host.maximum(host.abs(a), host.abs(n)), 1e-300)
+            rel = host.where(err == 0, 0.0, err / scale)
+            max_abs = max(max_abs, float(err.max()))
+            max_rel = max(max_rel, float(rel.max()))
+            ratio = err / tol
+            r, c = divmod(int(host.argmax(ratio)), a.shape[1])
+            if float(ratio.flat[r * a.shape[1] + c]) > worst_ratio:
+                worst_ratio = float(ratio.flat[r * a.shape[1] + c])
+                o, within = _locate(r, out_sizes)
+                out_shape = tuple(_as_tuple(base)[o].shape)
+                worst = {
+                    "mode": mode,
+                    "input": checked[j],
+                    "input_index": tuple(int(v) for v in host.unravel_index(c, diff[j].shape))
+                    if diff[j].shape else (),
+                    "output": o,
+                    "output_index": tuple(int(v) for v in host.unravel_index(within, out_shape))
+                    if out_shape else (),
+                    "analytic": float(a[r, c]),
+                    "numeric": float(n[r, c]),
+                    "abs_error": float(err[r, c]),
+                    "tolerance": float(tol[r, c]),
+                }
+            if not bool((err <= tol).all()):
+                passed = False
+                messages.append(f"{mode}-mode Jacobian mismatch for input {checked[j]}")
+    result = GradcheckResult(passed, max_abs, max_rel, worst, tuple(ana), tuple(num),
+                             None if fwd is None else tuple(fwd), eps, atol, rtol, messages)
+    if raise_exception and not passed:
+        raise GradcheckFailure(result.summary(), worst=worst)
+    return result
+
+
+def _locate(row: int, sizes: list) -> tuple:
+    for i, s in enumerate(sizes):
+        if row < s:
+            return i, row
+        row -= s
+    return len(sizes) - 1, row
+
+
+# ---------------------------------------------------------------------------
+# Programs (what the command line calls)
+# ---------------------------------------------------------------------------
+
+@dataclass
+class JacobianResult:
+    """``value``: the output; ``jacobian[name]``: d output / d name, shape output.shape + shape(name)."""
+
+    value: Tensor
+    jacobian: dict
+    strategy: str
+    warnings: list = field(default_factory=list)
+
+
+@dataclass
+class HessianResult:
+    """``value``; ``gradient[name]``; ``hessian[a][b]``: d2 out / d a d b, shape shape(a) + shape(b)."""
+
+    value: Tensor
+    gradient: dict
+    hessian: dict
+    warnings: list = field(default_factory=list)
+
+
+def _wrt(program: Program | Expr, wrt) -> list:
+    if wrt is None:
+        if isinstance(program, Program):
+            return list(program.inputs)
+        from .expr import topological
+        names = []
+        for node in topological([program]):
+            if node.op == "var" and node.name not in names:
+                names.append(node.name)
+        return names
+    names = [wrt] if isinstance(wrt, str) else list(wrt)
+    known = set(program.inputs) if isinstance(program, Program) else None
+    for name in names:
+        if known is not None and name not in known:
+            raise UnknownVariableError(
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+    return names
+
+
+def program_jacobian(program: Program | Expr, values: dict, wrt=None,
+                     strategy: str = "auto") -> JacobianResult:
+    """The Jacobian of a program's output with respect to the variables ``wrt`` (default: all).
+
+    ``jacobian[name]`` has shape ``value.shape + shape(name)`` (for a scalar
+    output: the gradient).  ``strategy``: ``auto``, ``forward`` (a batched
+    dual-number evaluation of the expression) or ``reverse``.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = program_jacobian(parse("[x*y, x+y, sin(x)]"), {"x": 1, "y": 2})
+    >>> r.jacobian["x"].shape, r.jacobian["y"].tolist()
+    ((3,), [1.0, 1.0, 0.0])
+    """
+    strategy = _strategy(strategy)
+    names = _wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    xs = [ev.leaves[n] for n in names]
+    out = ev.output
+    if strategy == "auto":
+        strategy = "forward" if sum(x.size for x in xs) <= out.size else "reverse"
+    if strategy == "reverse":
+        with enable_grad():
+            blocks = _reverse_blocks([out], xs, False)[0]
+        jac = dict(zip(names, blocks))
+    else:
+        sizes = [x.size for x in xs]
+        shapes = [tuple(x.shape) for x in xs]
+        total = sum(sizes)
+        env = dict(values)
+        env.update({n: Tensor._wrap(x.data) for n, x in zip(names, xs)})
+        step = _chunk_size(total, Tape([out], xs).max_size, None)
+        chunks = []
+        with no_grad():
+            for start in range(0, total, step):
+                stop = min(total, start + step)
+                ts = basis(sizes, shapes, start, stop, out.data.dtype)
+                _, t = jvp_program(program, env, dict(zip(names, ts)), batch=stop - start)
+                chunks.append(zeros_tangent(out, stop - start) if t is None else t)
+            rows = _concat_rows(chunks, False)
+            jac = {}
+            offset = 0
+            for n, x in zip(names, xs):
+                part = _slice_rows(rows, offset, offset + x.size)
+                jac[n] = _rows_to_block(part, tuple(out.shape), tuple(x.shape)).detach()
+                offset += x.size
+    return JacobianResult(out.detach(), jac, strategy, list(ev.warnings))
+
+
+def program_hessian(program: Program | Expr, values: dict, wrt=None,
+                    strategy: str = "forward") -> HessianResult:
+    """Value, gradient and Hessian blocks of a program with a scalar output.
+
+    ``hessian[a][b]`` has shape ``shape(a) + shape(b)``; computed
+    forward-over-reverse (batched) or, with ``strategy="reverse"``,
+    reverse-over-reverse.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = program_hessian(parse("3*(x+2)**2"), {"x": 1})
+    >>> float(r.hessian["x"]["x"])
+    6.0
+    """
+    strategy = _strategy(strategy)
+    names = _wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    xs = tuple(ev.leaves[n] for n in names)
+    y = _scalar_output(ev.output, "hessian")
+    gs = _gradients(y, xs)
+    with enable_grad():
+        if strategy == "reverse":
+            blocks = _reverse_blocks(gs, xs, False)
+        else:
+            blocks = _forward_blocks(gs, xs, False, True)
+    gradient = {n: g.detach() for n, g in zip(names, gs)}
+    hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)}
+            for i, a in enumerate(names)}
+    return HessianResult(y.detach(), gradient, hess, list(ev.warnings))
+
+
+def program_jvp(program: Program | Expr, values: dict, tangents: dict) -> tuple:
+    """``(value, J v)`` of a program: one dual-number evaluation; ``tangents``: name -> tangent."""
+    with no_grad():
+        out, t = jvp_program(program, values, tangents)
+    return out.detach(), (zeros_tangent(out) if t is None else t).detach()
+
+
+def program_vjp(program: Program | Expr, values: dict, v, wrt=None) -> tuple:
+    """``(value, {name: v^T J})`` of a program: one backward pass."""
+    names = _wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    xs = tuple(ev.leaves[n] for n in names)
+    f = program_function(program, values, names)
+    out, gs = vjp(f, xs, v)
+    gs = _as_tuple(gs)
+    return out, dict(zip(names, gs))
+
+
+def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tuple:
+    """``(value, {name: (H v)[name]})`` of a scalar program; ``v``: name -> direction."""
+    names = _wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    xs = tuple(ev.leaves[n] for n in names)
+    vs = tuple(v[n] if n in v else Tensor._wrap(backend.xp.zeros(x.data.shape, dtype=x.data.dtype))
+               for n, x in zip(names, xs))
+    f = program_function(program, values, names)
+    out, hs = hvp(f, xs, vs)
+    return out, dict(zip(names, _as_tuple(hs)))
+
+
+def program_derivatives(program: Program | Expr, values: dict, wrt: str, order: int) -> list:
+    """``[f, f', ..., f^(order)]`` of a program in the one variable ``wrt`` (others fixed)."""
+    (name,) = _wrt(program, [wrt])
+    ev = evaluate(program, values, requires_grad=[name])
+    f = program_function(program, values, [name])
+    return derivatives(f, ev.leaves[name].detach(), order)
+
+
+def program_gradcheck(program: Program | Expr, values: dict, wrt=None, **options) -> GradcheckResult:
+    """:func:`gradcheck` of a program with respect to the variables ``wrt`` (default: all)."""
+    names = _wrt(program, wrt)
+    ev = evaluate(program, values, requires_grad=names)
+    xs = tuple(ev.leaves[n].detach() for n in names)
+    return gradcheck(program_function(program, values, names), xs, **options)
