@@ -1,0 +1,43 @@
+"""Every `$ autograd-cli ...` example in the README runs and prints what the README shows."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _examples():
+    text = README.read_text(encoding="utf-8")
+    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
+        command, expected = None, []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if command is not None:
+                    yield command, expected
+                command, expected = line[2:], []
+            else:
+                expected.append(line)
+        if command is not None:
+            yield command, expected
+
+
+EXAMPLES = list(_examples())
+
+
+def test_readme_has_examples():
+    assert len(EXAMPLES) >= 8
+
+
+@pytest.mark.parametrize("command, expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
+def test_readme_example(cli, monkeypatch, command, expected):
+    monkeypatch.setenv("COLUMNS", "100")
+    argv = shlex.split(command)
+    assert argv[0] == "autograd-cli"
+    r = cli(*argv[1:])
+    shown = [line.rstrip() for line in (r.out + r.err).splitlines()]
+    assert shown == [line.rstrip() for line in expected]
