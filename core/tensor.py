@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any
 
 from . import backend
@@ -114,7 +115,10 @@ class Node:
         self.edges = tuple(edges)
         self.needs = tuple(needs)
         self.shapes = tuple(t.shape for t in inputs)
-        self.saved = (inputs, out)
+        # The output is kept as its array (plus a weak reference), never as the Tensor
+        # itself: out.grad_fn is this Node, so a strong reference would make every
+        # recorded op a reference cycle, freed only by the cyclic garbage collector.
+        self.saved = (inputs, out.data, weakref.ref(out))
         self.released = False
 
     # The op rules read these -------------------------------------------------
@@ -126,7 +130,10 @@ class Node:
     @property
     def out(self) -> "Tensor":
         self._check_saved()
-        return self.saved[1]
+        out = self.saved[2]()
+        if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
+            out = Tensor._wrap(self.saved[1], grad_fn=self)
+        return out
 
     def _check_saved(self) -> None:
         if self.released:

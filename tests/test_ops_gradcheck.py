@@ -1,0 +1,726 @@
+"""Every differentiable op of the op table against finite differences (float64).
+
+* ``test_vjp_matches_finite_differences``: reverse mode (``grad`` with a random
+  cotangent u) against central differences of <u, f(x)>, for each case below.
+* ``test_jvp_*``: each op's forward-mode rule ``OPS[name].jvp(node, tangents)``
+  against the vjp (the dot-product test <J^T u, t> == <u, J t>) and against a
+  central difference of f along t.
+* ``test_second_order_*``: ``grad(create_graph=True)`` then ``grad`` again (a
+  Hessian-vector product) against central differences of the first derivative.
+* ``test_every_differentiable_op_has_cases``: the cases are keyed by op name and
+  must cover exactly the ops that have a vjp, so a new op without a case fails.
+
+Then PyTorch's conventions at kinks and for IEEE domain errors are pinned, and,
+where torch is installed, a handful of ops are compared with it in float64.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from autograd_cli.core import OPS, Tensor, apply, grad, no_grad, tensor
+from autograd_cli.core.expr import evaluate
+from autograd_cli.core.ops import FUNCTIONS
+from autograd_cli.grammar import parse
+
+H = 1e-6          # finite-difference step
+RTOL = 1e-6       # finite differences vs analytic
+ATOL = 1e-7
+
+
+# ---------------------------------------------------------------------------
+# Samplers: each returns a float64 array of the given shape inside the op's domain,
+# away from kinks and discontinuities by much more than H.
+# ---------------------------------------------------------------------------
+
+def uniform(lo, hi):
+    return lambda rng, shape: rng.uniform(lo, hi, size=shape)
+
+
+def away_from_zero(lo=0.1, hi=2.0):
+    def sample(rng, shape):
+        return rng.uniform(lo, hi, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return sample
+
+
+def between_half_integers(rng, shape):
+    # k + 0.1 .. k + 0.4 (and the negatives): away from integers and half-integers,
+    # where floor, ceil and round jump.
+    k = rng.integers(-3, 3, size=shape)
+    return k + rng.uniform(0.1, 0.4, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def distinct(rng, shape):
+    # Values at least 0.2 apart: max/min reductions have no ties.
+    n = int(np.prod(shape, dtype=int))
+    values = rng.permutation(n) * 0.3 - 0.15 * n + rng.uniform(0, 0.1, size=n)
+    return values.reshape(shape)
+
+
+def zeros_and_ones(rng, shape):
+    return rng.integers(0, 2, size=shape).astype(np.float64)
+
+
+def constant(value):
+    return lambda rng, shape: np.full(shape, float(value))
+
+
+DEFAULT = uniform(-2.0, 2.0)
+POSITIVE = uniform(0.5, 3.0)
+
+
+@dataclass
+class Case:
+    op: str
+    shapes: tuple
+    attrs: dict = field(default_factory=dict)
+    samplers: tuple | None = None      # one per input (default: DEFAULT)
+    diff: tuple | None = None          # which inputs require grad (default: the op's own)
+    separate: bool = False             # resample until broadcast inputs differ by > 0.05
+    label: str = ""
+
+    @property
+    def id(self) -> str:
+        shapes = "-".join("x".join(map(str, s)) or "s" for s in self.shapes)
+        attrs = ",".join(f"{k}={v}" for k, v in self.attrs.items())
+        return f"{self.op}[{shapes}]{'{' + attrs + '}' if attrs else ''}{self.label}"
+
+    def requires(self) -> tuple:
+        if self.diff is not None:
+            return self.diff
+        flags = OPS[self.op].differentiable
+        return flags if flags else (True,) * len(self.shapes)
+
+    def sample(self) -> list[np.ndarray]:
+        rng = np.random.default_rng(zlib.crc32(self.id.encode()))
+        samplers = self.samplers or (DEFAULT,) * len(self.shapes)
+        for _ in range(1000):
+            arrays = [np.asarray(s(rng, shape), dtype=np.float64)
+                      for s, shape in zip(samplers, self.shapes)]
+            if not self.separate:
+                return arrays
+            a, b = np.broadcast_arrays(*arrays)
+            if np.min(np.abs(a - b), initial=np.inf) > 0.05:
+                return arrays
+        raise AssertionError("could not sample separated inputs")
+
+
+# ---------------------------------------------------------------------------
+# The cases, keyed by op
+# ---------------------------------------------------------------------------
+
+UNARY_SAMPLERS = {
+    "exp": DEFAULT, "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "sqrt": POSITIVE,
+    "sin": uniform(-3, 3), "cos": uniform(-3, 3), "tan": uniform(-1.2, 1.2),
+    "asin": uniform(-0.9, 0.9), "acos": uniform(-0.9, 0.9), "atan": uniform(-3, 3),
+    "sinh": DEFAULT, "cosh": DEFAULT, "tanh": DEFAULT, "abs": away_from_zero(),
+    "sigmoid": uniform(-4, 4), "relu": away_from_zero(), "softplus": uniform(-4, 4),
+    "sign": away_from_zero(), "floor": between_half_integers, "ceil": between_half_integers,
+    "round": between_half_integers, "neg": DEFAULT,
+}
+UNARY_SHAPES = [(), (4,), (3, 2)]
+
+BINARY_SHAPES = [((), ()), ((4,), (4,)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
+                 ((2, 3), ()), ((2, 1, 3), (4, 1))]
+BINARY_SAMPLERS = {
+    "add": (DEFAULT, DEFAULT), "sub": (DEFAULT, DEFAULT), "mul": (DEFAULT, DEFAULT),
+    "div": (DEFAULT, away_from_zero(0.5, 2.0)), "pow": (uniform(0.5, 2.0), uniform(-2.0, 2.0)),
+    "maximum": (DEFAULT, DEFAULT), "minimum": (DEFAULT, DEFAULT),
+}
+
+REDUCTION_SAMPLERS = {"sum": DEFAULT, "mean": DEFAULT, "prod": away_from_zero(0.5, 1.5),
+                      "amax": distinct, "amin": distinct, "norm": DEFAULT}
+REDUCTION_CASES = [((), None, False), ((4,), None, False), ((4,), 0, False), ((3, 4), None, True),
+                   ((3, 4), 0, False), ((3, 4), 1, False), ((3, 4), -1, True),
+                   ((3, 4), 0, True), ((2, 3, 4), (0, 2), False), ((2, 3, 4), (1,), True),
+                   ((2, 3, 4), None, False)]
+
+
+def _build_cases() -> dict[str, list[Case]]:
+    cases: dict[str, list[Case]] = {}
+
+    def add(case: Case):
+        cases.setdefault(case.op, []).append(case)
+
+    for name, sampler in UNARY_SAMPLERS.items():
+        for shape in UNARY_SHAPES:
+            add(Case(name, (shape,), samplers=(sampler,)))
+    for name, samplers in BINARY_SAMPLERS.items():
+        for shapes in BINARY_SHAPES:
+            add(Case(name, shapes, samplers=samplers, separate=name in ("maximum", "minimum")))
+        # One side a constant (no grad): the other side alone.
+        add(Case(name, ((3,), (2, 3)), samplers=samplers, diff=(True, False), label="a-only",
+                 separate=name in ("maximum", "minimum")))
+        add(Case(name, ((2, 3), (3,)), samplers=samplers, diff=(False, True), label="b-only",
+                 separate=name in ("maximum", "minimum")))
+    # max(x, c) / min(x, c) against a constant c: the clamp ops (c takes no gradient).
+    for name in ("clamp_min", "clamp_max"):
+        for shapes in (((), ()), ((4,), ()), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3))):
+            add(Case(name, shapes, separate=True))
+    # pow with a negative base and a constant integer exponent (PowBackward0).
+    for k in (2.0, 3.0, -1.0):
+        add(Case("pow", ((5,), ()), samplers=(away_from_zero(0.3, 2.0), constant(k)),
+                 diff=(True, False), label=f"int{k:g}"))
+    # pow with a constant base (PowBackward2).
+    add(Case("pow", ((), (4,)), samplers=(uniform(0.5, 3.0), DEFAULT), diff=(False, True),
+             label="const-base"))
+
+    for shapes in (((3, 4), (3, 4), (3, 4)), ((3, 1), (), (4,)), ((), (2,), (2,)),
+                   ((2, 3), (2, 3), ())):
+        add(Case("where", shapes, samplers=(zeros_and_ones, DEFAULT, DEFAULT)))
+    add(Case("where", ((4,), (4,), (4,)), samplers=(zeros_and_ones, DEFAULT, DEFAULT),
+             diff=(False, True, False), label="a-only"))
+
+    for shape, target in (((3,), (2, 3)), ((), (2, 2)), ((3, 1), (2, 3, 4)), ((1, 4), (3, 4))):
+        add(Case("broadcast_to", (shape,), {"shape": target}))
+    for shape, target in (((2, 3, 4), (3, 1)), ((2, 3), ()), ((4, 3), (1, 3)), ((2, 3), (2, 3)),
+                          ((2, 3, 4), (4,))):
+        add(Case("sum_to", (shape,), {"shape": target}))
+    for shape, target in (((2, 3), (3, 2)), ((6,), (2, 3)), ((), (1,)), ((2, 3, 4), (4, 6)),
+                          ((1,), ())):
+        add(Case("reshape", (shape,), {"shape": target}))
+    for shape in ((2, 3), (4,), (2, 3, 4), ()):
+        add(Case("transpose", (shape,)))
+    for shape in ((3, 2), (2, 3, 4)):
+        add(Case("mT", (shape,)))
+    for shape, index in (((3, 4), (1,)), ((3, 4), (slice(0, 2),)), ((3, 4), (1, slice(None))),
+                         ((3, 4), (slice(None), 0)), ((3, 4), (Ellipsis, -1)),
+                         ((3, 4), (None, 1)), ((4,), (2,)), ((2, 3, 4), (1, slice(1, 3), -2)),
+                         ((4,), (slice(1, None),))):
+        add(Case("getitem", (shape,), {"index": index}))
+    for shape, index, target in (((4,), (1,), (3, 4)), ((2, 4), (slice(0, 2),), (3, 4)),
+                                 ((), (1, 2), (3, 4)), ((3,), (slice(None), 1), (3, 4))):
+        add(Case("scatter", (shape,), {"index": index, "shape": target}))
+    for shapes in (((3,), (3,), (3,)), ((), (3,)), ((2, 2), (2, 2)), ((4,),), ((), ())):
+        add(Case("stack", shapes))
+
+    for name, sampler in REDUCTION_SAMPLERS.items():
+        for shape, axis, keepdims in REDUCTION_CASES:
+            add(Case(name, (shape,), {"axis": axis, "keepdims": keepdims}, samplers=(sampler,)))
+
+    add(Case("dot", ((4,), (4,))))
+    add(Case("dot", ((3,), (3,)), diff=(False, True), label="b-only"))
+    for shapes in (((3, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((3, 4), (4, 2)),
+                   ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)),
+                   ((2, 3, 4), (4,)), ((1, 1), (1, 1))):
+        add(Case("matmul", shapes))
+    add(Case("matmul", ((3, 4), (4, 2)), diff=(True, False), label="a-only"))
+    return cases
+
+
+CASES = _build_cases()
+ALL_CASES = [c for cs in CASES.values() for c in cs]
+IDS = [c.id for c in ALL_CASES]
+assert len(set(IDS)) == len(IDS), "case ids must be unique"
+
+DIFFERENTIABLE_OPS = {name for name, op in OPS.items() if op.vjp is not None}
+JVP_OPS = {name for name, op in OPS.items() if op.jvp is not None}
+
+
+def test_every_differentiable_op_has_cases():
+    assert set(CASES) == DIFFERENTIABLE_OPS
+
+
+def test_every_op_with_a_jvp_has_cases():
+    assert JVP_OPS <= set(CASES)
+    # Forward mode exists for every differentiable op (the table writes both).
+    assert JVP_OPS == DIFFERENTIABLE_OPS
+
+
+def test_non_differentiable_ops_pass_no_gradient():
+    x = tensor([1., 2., 3.], requires_grad=True)
+    for name, op in OPS.items():
+        if op.vjp is not None:
+            continue
+        args = (x,) if op.arity == 1 else (x, x * 0 + 2)
+        out = apply(op, *args)
+        assert out.requires_grad is False, name
+        assert out.grad_fn is None, name
+
+
+def test_language_functions_map_to_ops():
+    for name, fn in FUNCTIONS.items():
+        for target in (fn.unary, fn.binary, fn.ternary, fn.reduce):
+            assert target is None or target in OPS, (name, target)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+def forward(case: Case, arrays) -> np.ndarray:
+    with no_grad():
+        return apply(OPS[case.op], *[tensor(a) for a in arrays], **case.attrs).numpy()
+
+
+def build(case: Case, arrays):
+    flags = case.requires()
+    inputs = [tensor(a, requires_grad=bool(f)) for a, f in zip(arrays, flags)]
+    out = apply(OPS[case.op], *inputs, **case.attrs)
+    wrt = [t for t, f in zip(inputs, flags) if f]
+    return inputs, out, wrt
+
+
+def numeric_vjp(case: Case, arrays, u) -> list[np.ndarray]:
+    """Central differences of <u, f(x)> with respect to every differentiable input."""
+    result = []
+    for i, flag in enumerate(case.requires()):
+        if not flag:
+            continue
+        g = np.zeros_like(arrays[i])
+        for j in np.ndindex(arrays[i].shape):
+            plus = [a.copy() for a in arrays]
+            minus = [a.copy() for a in arrays]
+            plus[i][j] += H
+            minus[i][j] -= H
+            g[j] = (np.sum(u * forward(case, plus)) - np.sum(u * forward(case, minus))) / (2 * H)
+        result.append(g)
+    return result
+
+
+def numeric_directional(fn, arrays, tangents) -> np.ndarray:
+    plus = [a + H * t for a, t in zip(arrays, tangents)]
+    minus = [a - H * t for a, t in zip(arrays, tangents)]
+    return (fn(plus) - fn(minus)) / (2 * H)
+
+
+def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
+
+
+# ---------------------------------------------------------------------------
+# Reverse mode against finite differences
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
+def test_vjp_matches_finite_differences(case: Case):
+    arrays = case.sample()
+    inputs, out, wrt = build(case, arrays)
+    assert out.dtype == np.float64
+    assert out.requires_grad and out.grad_fn is not None
+    np.testing.assert_array_equal(out.numpy(), forward(case, arrays))
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 1)
+    u = rng.standard_normal(out.shape)
+    analytic = grad(out, wrt, grad_outputs=tensor(u))
+    numeric = numeric_vjp(case, arrays, u)
+    for t, a, n in zip(wrt, analytic, numeric):
+        assert a is not None
+        assert a.shape == t.shape and a.dtype == np.float64
+        assert not a.requires_grad  # first order: no graph on the result
+        assert_close(a.numpy(), n)
+
+
+# ---------------------------------------------------------------------------
+# Forward mode: the op's jvp rule
+# ---------------------------------------------------------------------------
+
+def _jvp(case: Case, arrays, tangents_np):
+    inputs, out, wrt = build(case, arrays)
+    tangents = tuple(tensor(t) if f else None for t, f in zip(tangents_np, case.requires()))
+    node = out.grad_fn
+    jt = OPS[case.op].jvp(node, tangents)
+    return inputs, out, wrt, jt
+
+
+def _tangents(case: Case, arrays):
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 2)
+    return [rng.standard_normal(a.shape) if f else np.zeros(a.shape)
+            for a, f in zip(arrays, case.requires())]
+
+
+@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.op in JVP_OPS],
+                         ids=[c.id for c in ALL_CASES if c.op in JVP_OPS])
+def test_jvp_dot_product_test(case: Case):
+    arrays = case.sample()
+    t = _tangents(case, arrays)
+    inputs, out, wrt, jt = _jvp(case, arrays, t)
+    assert jt is not None
+    assert jt.shape == out.shape
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 3)
+    u = rng.standard_normal(out.shape)
+    vjps = grad(out, wrt, grad_outputs=tensor(u))
+    lhs = float(np.sum(u * jt.numpy()))                          # <u, J t>
+    flags = case.requires()
+    rhs = float(sum(np.sum(g.numpy() * ti)                       # <J^T u, t>
+                    for g, ti in zip(vjps, [ti for ti, f in zip(t, flags) if f])))
+    scale = max(1.0, float(np.sum(np.abs(u) * np.abs(jt.numpy()))))
+    assert abs(lhs - rhs) <= 1e-12 * scale
+
+
+@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.op in JVP_OPS],
+                         ids=[c.id for c in ALL_CASES if c.op in JVP_OPS])
+def test_jvp_matches_finite_differences(case: Case):
+    arrays = case.sample()
+    t = _tangents(case, arrays)
+    _, out, _, jt = _jvp(case, arrays, t)
+    numeric = numeric_directional(lambda xs: forward(case, xs), arrays, t)
+    assert_close(jt.numpy(), numeric)
+
+
+def test_jvp_all_tangents_absent_is_none():
+    x = tensor([0.3, 0.7], requires_grad=True)
+    for out in (x.sin(), x * 2, x.sum(), x + x):
+        assert OPS[_op_name(out)].jvp(out.grad_fn, (None,) * len(out.grad_fn.edges)) is None
+
+
+def _op_name(t: Tensor) -> str:
+    return t.grad_fn.op.name
+
+
+# ---------------------------------------------------------------------------
+# Second order: grad(create_graph=True), then grad again
+# ---------------------------------------------------------------------------
+
+def _first_grad(case: Case, arrays, u, create_graph: bool):
+    inputs, out, wrt = build(case, arrays)
+    g = grad(out, wrt, grad_outputs=tensor(u), create_graph=create_graph)
+    return wrt, g
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
+def test_second_order_hvp_matches_finite_differences(case: Case):
+    arrays = case.sample()
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 4)
+    out_shape = forward(case, arrays).shape
+    u = rng.standard_normal(out_shape)
+    flags = case.requires()
+    v = [rng.standard_normal(a.shape) if f else np.zeros(a.shape)
+         for a, f in zip(arrays, flags)]
+    v_wrt = [vi for vi, f in zip(v, flags) if f]
+
+    wrt, g = _first_grad(case, arrays, u, create_graph=True)
+    # <g(x), v>, differentiated again: the Hessian of <u, f> times v.
+    inner = None
+    for gi, vi in zip(g, v_wrt):
+        term = (gi * tensor(vi)).sum()
+        inner = term if inner is None else inner + term
+    if inner.requires_grad:
+        hv = grad(inner, wrt, allow_unused=True)
+        hv = [np.zeros(t.shape) if h is None else h.numpy() for t, h in zip(wrt, hv)]
+    else:  # the first derivative does not depend on the inputs (a linear op)
+        hv = [np.zeros(t.shape) for t in wrt]
+
+    def first(xs):
+        _, gs = _first_grad(case, xs, u, create_graph=False)
+        return np.concatenate([gi.numpy().ravel() for gi in gs])
+
+    numeric = numeric_directional(first, arrays, v)
+    assert_close(np.concatenate([h.ravel() for h in hv]), numeric, rtol=1e-5, atol=1e-6)
+
+
+SECOND_ORDER_UNARY = {
+    # op: (sampler, f'' as a function of x)
+    "exp": (DEFAULT, np.exp),
+    "log": (POSITIVE, lambda x: -1 / x ** 2),
+    "sqrt": (POSITIVE, lambda x: -0.25 * x ** -1.5),
+    "sin": (uniform(-3, 3), lambda x: -np.sin(x)),
+    "cos": (uniform(-3, 3), lambda x: -np.cos(x)),
+    "tan": (uniform(-1.2, 1.2), lambda x: 2 * np.tan(x) / np.cos(x) ** 2),
+    "tanh": (DEFAULT, lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
+    "sigmoid": (uniform(-4, 4), lambda x: (s := 1 / (1 + np.exp(-x))) * (1 - s) * (1 - 2 * s)),
+    "atan": (uniform(-3, 3), lambda x: -2 * x / (1 + x * x) ** 2),
+    "asin": (uniform(-0.9, 0.9), lambda x: x / (1 - x * x) ** 1.5),
+    "softplus": (uniform(-4, 4), lambda x: (s := 1 / (1 + np.exp(-x))) * (1 - s)),
+    "abs": (away_from_zero(), lambda x: 0 * x),
+    "relu": (away_from_zero(), lambda x: 0 * x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER_UNARY))
+def test_second_derivative_of_unary_ops(name):
+    sampler, second = SECOND_ORDER_UNARY[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    xs = sampler(rng, (5,))
+    x = tensor(xs, requires_grad=True)
+    (d1,) = grad(apply(OPS[name], x).sum(), x, create_graph=True)
+    if d1.requires_grad:
+        (d2,) = grad(d1.sum(), x, allow_unused=True)
+        d2 = np.zeros(5) if d2 is None else d2.numpy()
+    else:
+        # relu's derivative is the mask x > 0, a comparison: it carries no graph, so
+        # the second derivative is identically 0.  (PyTorch records a zero-gradient
+        # ThresholdBackwardBackward0 node here instead; the values agree.)
+        assert name == "relu"
+        d2 = np.zeros(5)
+
+    def first(v):
+        x = tensor(v, requires_grad=True)
+        return grad(apply(OPS[name], x).sum(), x)[0].numpy()
+
+    numeric = (first(xs + H) - first(xs - H)) / (2 * H)
+    assert_close(d2, numeric, rtol=1e-5, atol=1e-6)
+    assert_close(d2, second(xs), rtol=1e-12, atol=1e-12)
+
+
+def test_third_derivative_chain():
+    # d^3/dx^3 of x**4 * sin(x) at 0.7, by three nested grads.
+    x = tensor(0.7, requires_grad=True)
+    y = x ** 4 * x.sin()
+    (d1,) = grad(y, x, create_graph=True)
+    (d2,) = grad(d1, x, create_graph=True)
+    (d3,) = grad(d2, x)
+    s, c, v = math.sin(0.7), math.cos(0.7), 0.7
+    expected = 24 * v * s + 36 * v ** 2 * c - 12 * v ** 3 * s - v ** 4 * c
+    assert d3.item() == pytest.approx(expected, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# PyTorch's conventions at kinks
+# ---------------------------------------------------------------------------
+
+def g1(fn, value):
+    x = tensor(value, requires_grad=True)
+    (g,) = grad(fn(x).sum(), x)
+    return g.numpy()
+
+
+def test_abs_at_zero():
+    assert g1(lambda x: x.abs(), 0.0) == 0.0
+    np.testing.assert_array_equal(g1(lambda x: x.abs(), [-1.0, 0.0, 2.0]), [-1.0, 0.0, 1.0])
+
+
+def test_relu_at_zero():
+    assert g1(lambda x: x.relu(), 0.0) == 0.0
+    np.testing.assert_array_equal(g1(lambda x: x.relu(), [-1.0, 0.0, 2.0]), [0.0, 0.0, 1.0])
+
+
+def test_sqrt_at_zero_is_inf():
+    assert g1(lambda x: x.sqrt(), 0.0) == np.inf
+
+
+def test_half_power_at_zero_is_inf():
+    assert g1(lambda x: x ** 0.5, 0.0) == np.inf
+
+
+def test_zero_power_at_zero():
+    # d(x**0)/dx = 0 at x = 0 (PyTorch masks the 0 * inf); d(0**y)/dy = 0 for y >= 0.
+    assert g1(lambda x: x ** 0, 0.0) == 0.0
+    assert g1(lambda y: tensor(0.0) ** y, 2.0) == 0.0
+    assert g1(lambda y: tensor(0.0) ** y, 0.0) == 0.0
+
+
+def test_maximum_minimum_tie_split_evenly():
+    for name in ("maximum", "minimum"):
+        a = tensor(2.0, requires_grad=True)
+        b = tensor(2.0, requires_grad=True)
+        ga, gb = grad(apply(OPS[name], a, b), (a, b))
+        assert (ga.item(), gb.item()) == (0.5, 0.5)
+    # and through the language: max(a, b) is the elementwise maximum
+    ev = evaluate(parse("max(a, b)"), {"a": [1.0, 3.0, 2.0], "b": [2.0, 3.0, 1.0]},
+                  requires_grad=["a", "b"])
+    ga, gb = grad(ev.output.sum(), (ev.leaves["a"], ev.leaves["b"]))
+    np.testing.assert_array_equal(ga.numpy(), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(gb.numpy(), [1.0, 0.5, 0.0])
+
+
+def test_max_min_against_a_constant_follow_relu_at_the_tie():
+    # max(x, c) with a constant c parses to clamp_min, whose tie gives x no gradient,
+    # so max(x, 0) matches relu(x) at 0.  (PyTorch differs here: torch.clamp(x, min=0)
+    # gives 1 at the tie and torch.maximum(x, zeros) gives 0.5.)
+    for src, op, expected in (("max(x, 0)", "clamp_min", [0.0, 0.0, 1.0]),
+                              ("max(0, x)", "clamp_min", [0.0, 0.0, 1.0]),
+                              ("min(x, 0)", "clamp_max", [1.0, 0.0, 0.0])):
+        program = parse(src)
+        assert program.output.op == op
+        ev = evaluate(program, {"x": [-1.0, 0.0, 2.0]}, requires_grad=["x"])
+        (g,) = grad(ev.output.sum(), ev.leaves["x"])
+        np.testing.assert_array_equal(g.numpy(), expected, err_msg=src)
+    ev = evaluate(parse("relu(x)"), {"x": [-1.0, 0.0, 2.0]}, requires_grad=["x"])
+    (g,) = grad(ev.output.sum(), ev.leaves["x"])
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 1.0])
+
+
+def test_max_min_reduction_ties_split_evenly():
+    np.testing.assert_array_equal(g1(lambda x: x.max(), [1.0, 3.0, 3.0]), [0.0, 0.5, 0.5])
+    np.testing.assert_array_equal(g1(lambda x: x.min(), [1.0, 1.0, 1.0, 3.0]),
+                                  [1 / 3, 1 / 3, 1 / 3, 0.0])
+    np.testing.assert_array_equal(g1(lambda x: x.max(axis=1), [[2.0, 2.0], [1.0, 5.0]]),
+                                  [[0.5, 0.5], [0.0, 1.0]])
+    np.testing.assert_array_equal(
+        g1(lambda x: x.max(axis=0, keepdims=True), [[2.0, 2.0], [2.0, 5.0]]),
+        [[0.5, 0.0], [0.5, 1.0]])
+
+
+def test_norm_at_zero():
+    np.testing.assert_array_equal(g1(lambda x: x.norm(), [0.0, 0.0, 0.0]), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(g1(lambda x: x.norm(axis=1), [[0.0, 0.0], [3.0, 4.0]]),
+                                  [[0.0, 0.0], [0.6, 0.8]])
+
+
+def test_prod_with_zeros():
+    np.testing.assert_array_equal(g1(lambda x: x.prod(), [2.0, 0.0, 3.0]), [0.0, 6.0, 0.0])
+    np.testing.assert_array_equal(g1(lambda x: x.prod(), [0.0, 2.0, 0.0]), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(g1(lambda x: x.prod(axis=1), [[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]]),
+                                  [[0.0, 6.0, 0.0], [6.0, 3.0, 2.0]])
+
+
+def test_prod_with_zero_second_order():
+    # d^2 prod / dx0 dx1 at [0, 2, 3] is x2 = 3; the Hessian-vector product with e1.
+    x = tensor([0.0, 2.0, 3.0], requires_grad=True)
+    (g,) = grad(x.prod(), x, create_graph=True)
+    (h,) = grad(g[0], x)
+    np.testing.assert_array_equal(h.numpy(), [0.0, 3.0, 2.0])
+
+
+def test_where_is_nan_safe():
+    x = tensor(-1.0, requires_grad=True)
+    y = apply(OPS["where"], x > 0, x.sqrt(), 0.0)
+    (g,) = grad(y, x)
+    assert y.item() == 0.0
+    assert g.item() == 0.0  # not nan: the untaken sqrt branch cannot poison it
+    x = tensor([-1.0, 0.0, 4.0], requires_grad=True)
+    y = apply(OPS["where"], x > 0, x.sqrt(), 0.0)
+    (g,) = grad(y.sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.25])
+    # the same through the language, with log and 1/x in the untaken branch
+    ev = evaluate(parse("where(x > 0, log(x) + 1/x, x)"), {"x": [-2.0, 0.0, 1.0]},
+                  requires_grad=["x"])
+    (g,) = grad(ev.output.sum(), ev.leaves["x"])
+    np.testing.assert_array_equal(g.numpy(), [1.0, 1.0, 0.0])
+
+
+def test_where_is_nan_safe_second_order():
+    x = tensor(-1.0, requires_grad=True)
+    y = apply(OPS["where"], x > 0, x.sqrt() * x, x * x)
+    (g,) = grad(y, x, create_graph=True)
+    (h,) = grad(g, x)
+    assert (g.item(), h.item()) == (-2.0, 2.0)
+
+
+def test_comparisons_pass_no_gradient():
+    x = tensor([1.0, 2.0], requires_grad=True)
+    y = (x > 1.5) * x
+    (g,) = grad(y.sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 1.0])
+
+
+def test_piecewise_constant_ops_have_zero_gradient():
+    for name in ("sign", "floor", "ceil", "round"):
+        np.testing.assert_array_equal(g1(lambda x: apply(OPS[name], x), [-1.5, 0.0, 0.3, 2.0]),
+                                      [0.0, 0.0, 0.0, 0.0])
+
+
+def test_saturated_functions_have_finite_gradients():
+    assert g1(lambda x: x.sigmoid(), -1000.0) == 0.0
+    assert g1(lambda x: x.sigmoid(), 1000.0) == 0.0
+    assert g1(lambda x: x.softplus(), 1000.0) == 1.0
+    assert g1(lambda x: x.softplus(), -1000.0) == 0.0
+    assert g1(lambda x: x.tanh(), 1000.0) == 0.0
+    assert tensor(1000.0).softplus().item() == 1000.0
+
+
+# ---------------------------------------------------------------------------
+# IEEE domain errors: values, not exceptions
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def strict_floats():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        old = np.seterr(all="raise")
+        try:
+            yield
+        finally:
+            np.seterr(**old)
+
+
+def test_division_by_zero_is_inf(strict_floats):
+    assert (1 / tensor(0.0)).item() == np.inf
+    assert (-1 / tensor(0.0)).item() == -np.inf
+    assert math.isnan((tensor(0.0) / tensor(0.0)).item())
+    assert g1(lambda x: 1 / x, 0.0) == -np.inf
+
+
+def test_log_of_negative_is_nan(strict_floats):
+    assert math.isnan(tensor(-1.0).log().item())
+    assert tensor(0.0).log().item() == -np.inf
+    assert math.isnan(tensor(-1.0).sqrt().item())
+    assert g1(lambda x: x.log(), -1.0) == -1.0
+    assert g1(lambda x: x.log(), 0.0) == np.inf
+
+
+def test_domain_errors_through_the_language(strict_floats):
+    ev = evaluate(parse("1/x + log(y)"), {"x": 0.0, "y": 1.0}, requires_grad=["x"])
+    assert ev.output.item() == np.inf
+    assert any("inf" in w for w in ev.warnings)
+    ev = evaluate(parse("log(x)"), {"x": -1.0}, requires_grad=["x"])
+    assert math.isnan(ev.output.item())
+    assert any("nan" in w for w in ev.warnings)
+    (g,) = grad(ev.output, ev.leaves["x"])
+    assert g.item() == -1.0
+
+
+# ---------------------------------------------------------------------------
+# Against PyTorch, where it is installed
+# ---------------------------------------------------------------------------
+
+TORCH_CASES = [
+    # (engine fn, torch fn, inputs)
+    ("sin*exp", lambda x: (x.sin() * x.exp()).sum(), lambda t, x: (t.sin(x) * t.exp(x)).sum(),
+     [0.3, -1.2, 2.0]),
+    ("sigmoid/tanh", lambda x: (x.sigmoid() / (x.tanh() + 2)).sum(),
+     lambda t, x: (t.sigmoid(x) / (t.tanh(x) + 2)).sum(), [0.3, -1.2, 2.0]),
+    ("abs-kink", lambda x: x.abs().sum(), lambda t, x: x.abs().sum(), [-1.0, 0.0, 2.0]),
+    ("relu-kink", lambda x: x.relu().sum(), lambda t, x: t.relu(x).sum(), [-1.0, 0.0, 2.0]),
+    ("sqrt-zero", lambda x: x.sqrt().sum(), lambda t, x: t.sqrt(x).sum(), [0.0, 4.0]),
+    ("max-ties", lambda x: x.max(), lambda t, x: x.max(), [1.0, 3.0, 3.0]),
+    ("amax-axis", lambda x: (x.max(axis=1) * tensor([1.0, 2.0])).sum(),
+     lambda t, x: (t.amax(x, dim=1) * t.tensor([1.0, 2.0], dtype=t.float64)).sum(),
+     [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]]),
+    ("norm-zero", lambda x: x.norm(), lambda t, x: t.linalg.vector_norm(x), [0.0, 0.0]),
+    ("prod-one-zero", lambda x: x.prod(), lambda t, x: x.prod(), [2.0, 0.0, 3.0]),
+    ("prod-two-zeros", lambda x: x.prod(), lambda t, x: x.prod(), [0.0, 2.0, 0.0]),
+    ("pow-half-zero", lambda x: (x ** 0.5).sum(), lambda t, x: (x ** 0.5).sum(), [0.0, 1.0]),
+    ("pow-zero-zero", lambda x: (x ** 0).sum(), lambda t, x: (x ** 0).sum(), [0.0, 1.0]),
+    ("softplus", lambda x: x.softplus().sum(), lambda t, x: t.nn.functional.softplus(x).sum(),
+     [-30.0, 0.5, 30.0]),
+    ("matmul", lambda x: (x @ tensor([[1.0, -2.0], [0.5, 3.0]]) @ x).sum(),
+     lambda t, x: (x @ t.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=t.float64) @ x).sum(),
+     [0.7, -1.1]),
+]
+
+
+@pytest.mark.parametrize("label,fn,torch_fn,value", TORCH_CASES, ids=[c[0] for c in TORCH_CASES])
+def test_against_torch(label, fn, torch_fn, value):
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(value, dtype=torch.float64, requires_grad=True)
+    ty = torch_fn(torch, tx)
+    (tg,) = torch.autograd.grad(ty, tx)
+    x = tensor(value, requires_grad=True)
+    y = fn(x)
+    (g,) = grad(y, x)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-13, atol=0)
+
+
+def test_against_torch_maximum_tie():
+    torch = pytest.importorskip("torch")
+    a, b = (torch.tensor(2.0, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    ta, tb = torch.autograd.grad(torch.maximum(a, b), (a, b))
+    x, y = tensor(2.0, requires_grad=True), tensor(2.0, requires_grad=True)
+    ga, gb = grad(apply(OPS["maximum"], x, y), (x, y))
+    assert (ga.item(), gb.item()) == (ta.item(), tb.item())
+
+
+def test_against_torch_grad_fn_names():
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x = tensor([1.0, 2.0], requires_grad=True)
+    W = [[1.0, 2.0], [3.0, 4.0]]
+    pairs = [
+        (x * 2, tx * 2), (x + 1, tx + 1), (x.sin(), tx.sin()), (x.sum(), tx.sum()),
+        (x ** 2, tx ** 2), (tensor(W) @ x, torch.tensor(W, dtype=torch.float64) @ tx),
+        (x.exp(), tx.exp()), (x / 3, tx / 3), (-x, -tx),
+    ]
+    for ours, theirs in pairs:
+        assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
