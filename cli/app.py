@@ -217,8 +217,8 @@ def graph_command(ctx: typer.Context, expr: Expr,
 
 @app.command("batch")
 def batch_command(
-        source: Annotated[str, typer.Argument(
-            metavar="FILE", help="JSONL or CSV input ('-' reads stdin).", show_default=False)],
+        file: Annotated[str, typer.Argument(
+            help="JSONL or CSV input ('-' reads stdin).", show_default=False)],
         expr: Annotated[Optional[str], typer.Option(
             "--expr", "-e", help="The expression for every line (CSV: required; JSONL: the "
                                  "default, and a line may then be just its variables).")] = None,
@@ -240,8 +240,12 @@ def batch_command(
             "--progress/--no-progress", help="A progress bar on stderr (default: when stderr "
                                              "is a terminal and the input is large).")] = None,
         order: Annotated[Optional[int], typer.Option(
-            "--order", help="For diff: the order of the derivative.")] = None,
-        json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64"):
+            "--order", help="For diff, and grad of one variable: the order of the "
+                            "derivative.")] = None,
+        json_out: Annotated[bool, typer.Option(
+            "--json", help="Accepted like on every command; batch output is always "
+                           "JSONL.")] = False,
+        device: Device = "cpu", dtype: Dtype = "float64"):
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
     Exit code 0 when every line succeeded, 1 when any line failed (its output line holds
@@ -257,7 +261,7 @@ def batch_command(
     backend.use_dtype(dtype)
     backend.use_device(device)
     summary = batch.run_batch(batch.BatchOptions(
-        source=source, expr=expr, op=op, wrt=options.split_names(wrt) or None,
+        source=file, expr=expr, op=op, wrt=options.split_names(wrt) or None,
         input_format=input_format, output=output, chunk_size=chunk_size, fail_fast=fail_fast,
         progress=progress, order=order))
-    summary.raise_for_status()
+    summary.exit()

@@ -5,7 +5,8 @@ Input (SPEC.md, "Batch"):
 * JSONL: each line an object ``{"expr": ..., "vars": {...}, "op": "grad", "wrt": [...]}``
   (``op``, ``wrt`` and, with ``--expr``, ``expr`` default to the command line; with
   ``--expr`` a line may also be just the variables object).  A line may also carry
-  ``"grad_output"`` (for ``grad`` of a non-scalar output) and ``"order"`` (for ``diff``).
+  ``"grad_output"`` (for ``grad`` of a non-scalar output) and ``"order"`` (for ``diff``,
+  and ``grad`` of one variable).
 * CSV: a header of variable names, then one point per row; a cell is a number or a
   JSON array in quotes (``"[1, 2]"``).  ``--expr`` and ``--op`` come from the command line.
 
@@ -30,6 +31,10 @@ How it runs:
 * Ctrl-C: the lines completed so far are written (never a partial line), the output
   file (with ``-o``) keeps them, and the exit code is 130.  A second Ctrl-C stops at once
   (still never inside a write).
+* Exit code: 0 when every line succeeded, 1 when some line failed (a one-line summary goes
+  to stderr; stdout holds only the lines, ``--json`` or not), 2 for a bad command line
+  (missing file, bad ``--format``, CSV header against ``--expr``: the usual error
+  document), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -48,9 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import backend
-from ..core.errors import (AutogradCliError, BadValueError, EvaluationError, MissingValueError,
-                           ParseError)
+from ..core.errors import AutogradCliError, BadValueError, MissingValueError, ParseError
 from . import jsonout, options, render
 from .status import ExitCode
 
@@ -62,6 +65,7 @@ PROGRESS_MIN_BYTES = 1 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
 _RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_GOOD_NAMES: set = set()   # variable names already checked against _NAME
 
 
 @dataclass
@@ -82,12 +86,6 @@ class _Stop(Exception):
     """Ctrl-C was pressed: stop at the next safe point."""
 
 
-class LinesFailed(EvaluationError):
-    """Some lines failed (each has its error record in the output): exit code 1."""
-
-    kind = "lines_failed"
-
-
 @dataclass
 class Summary:
     code: int            # ExitCode: OK, EVALUATION_ERROR (a line failed) or INTERRUPTED
@@ -95,17 +93,28 @@ class Summary:
     failed: int = 0      # of which errors
     stopped: bool = False  # --fail-fast stopped early
 
-    def raise_for_status(self) -> None:
-        """Exit code through the command line's error boundary (cli.main)."""
+    def message(self) -> str | None:
         if self.code == ExitCode.INTERRUPTED:
-            import typer
-
-            raise typer.Abort()
+            return f"interrupted; {self.lines} complete line(s) written"
         if self.failed:
             how = " (stopped there: --fail-fast)" if self.stopped else ""
-            raise LinesFailed(f"{self.failed} of {self.lines} line(s) failed{how}; each has "
-                              f"an error record in the output", failed=self.failed,
-                              lines=self.lines)
+            return (f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
+                    f"record in the output")
+        return None
+
+    def exit(self) -> None:
+        """Say on stderr what went wrong, if anything, and leave with the exit code.
+
+        Never a JSON document on stdout (not even with --json): stdout holds exactly one
+        line per input line.
+        """
+        import typer
+
+        message = self.message()
+        if message:
+            sys.stderr.write(f"autograd-cli: {message}\n")
+        if self.code != ExitCode.OK:
+            raise typer.Exit(int(self.code))
 
 
 # ---------------------------------------------------------------------------
@@ -133,25 +142,27 @@ class _LineError(Exception):
         self.details = details
 
 
-def _error_doc(line: int, kind: str, message: str, **details) -> str:
-    doc = {"line": line}
-    doc.update(render.error_json(kind, message, **details))
+def _error_doc(line_number: int, kind: str, message: str, details: dict | None = None) -> str:
+    doc = {"line": line_number}
+    doc.update(render.error_json(kind, message, **(details or {})))
     return jsonout.dumps(doc)
 
 
-def _exception_doc(line: int, exc: BaseException) -> str:
+def _exception_doc(line_number: int, exc: BaseException) -> str:
     if isinstance(exc, _LineError):
-        return _error_doc(line, exc.kind, exc.message, **exc.details)
+        return _error_doc(line_number, exc.kind, exc.message, exc.details)
     if isinstance(exc, ParseError):
-        return _error_doc(line, exc.kind, exc.message, context=exc.context, **exc.details)
+        return _error_doc(line_number, exc.kind, exc.message,
+                          {**exc.details, "context": exc.context})
     if isinstance(exc, AutogradCliError):
-        return _error_doc(line, exc.kind, exc.message, **exc.details)
+        return _error_doc(line_number, exc.kind, exc.message, exc.details)
     if isinstance(exc, MemoryError):
-        return _error_doc(line, "limit", "out of memory: the arrays are too large for this machine")
+        return _error_doc(line_number, "limit",
+                          "out of memory: the arrays are too large for this machine")
     if isinstance(exc, RecursionError):
-        return _error_doc(line, "limit", "the input nests too deeply")
-    return _error_doc(line, "internal", f"internal error: {exc.__class__.__name__}: {exc} "
-                                        f"(please report it)")
+        return _error_doc(line_number, "limit", "the input nests too deeply")
+    return _error_doc(line_number, "internal", f"internal error: {exc.__class__.__name__}: "
+                                               f"{exc} (please report it)")
 
 
 def _result_doc(line: int, expr: str, result) -> str:
@@ -190,9 +201,24 @@ def _value_shape(name: str, value, what: str):
     return arr, arr.shape
 
 
+_SCAN = json.JSONDecoder().scan_once
+
+
+def _loads(text: str):
+    """``json.loads`` without its per-call overhead (the same errors, from json.loads)."""
+    start = len(text) - len(text.lstrip())
+    try:
+        obj, end = _SCAN(text, start)
+    except StopIteration:
+        return json.loads(text)  # raises the usual JSONDecodeError
+    if end != len(text) and not text[end:].isspace():
+        return json.loads(text)
+    return obj
+
+
 def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
     try:
-        obj = json.loads(text)
+        obj = _loads(text)
     except json.JSONDecodeError as exc:
         raise _LineError("bad_line", f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
@@ -223,8 +249,16 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
     values = {}
     shapes = []
     for name, value in variables.items():
-        if not _NAME.match(name):
-            raise BadValueError(f"{name!r} is not a valid variable name")
+        if name not in _GOOD_NAMES:
+            if not _NAME.match(name):
+                raise BadValueError(f"{name!r} is not a valid variable name")
+            if len(_GOOD_NAMES) < 4096:
+                _GOOD_NAMES.add(name)
+        kind = type(value)
+        if kind is float or kind is int:  # the usual case: a plain number
+            values[name] = value
+            shapes.append((name, ()))
+            continue
         values[name], shape = _value_shape(name, value, name)
         shapes.append((name, shape))
     extra = {}
@@ -259,9 +293,9 @@ def _csv_header(text: str) -> list[str]:
     return names
 
 
-def _csv_fast(texts: list[str], ncols: int):
+def _csv_fast(texts: list[str], ncols: int, joined: str | None = None):
     """All rows at once when they are plain numbers (no quotes), else None."""
-    if any('"' in t for t in texts):
+    if ('"' in joined) if joined is not None else any('"' in t for t in texts):
         return None
     try:
         arr = np.loadtxt(texts, delimiter=",", dtype=np.float64, ndmin=2, comments=None)
@@ -340,19 +374,22 @@ class _Marker:
 
 
 class _Templates:
-    """%-templates of a result line with scalar value and scalar gradients, per (expr, names)."""
+    """%-templates of a result line with a scalar value and scalar gradients, per expression,
+    gradient names and warnings."""
 
     def __init__(self):
         self.cache: dict = {}
 
-    def get(self, expr: str, grad_names):
-        key = (expr, grad_names)
+    def get(self, expr: str, grad_names, warnings=()):
+        key = (expr, grad_names, warnings)
         if key not in self.cache:
-            self.cache[key] = self._make(expr, grad_names)
+            if len(self.cache) >= 1024:
+                self.cache.clear()
+            self.cache[key] = self._make(expr, grad_names, warnings)
         return self.cache[key]
 
     @staticmethod
-    def _make(expr: str, grad_names):
+    def _make(expr: str, grad_names, warnings=()):
         from ..core.api import Result
 
         markers = {"line": "@@agl@@", "expr": "@@age@@", "value": "@@agv@@"}
@@ -363,7 +400,7 @@ class _Templates:
                 markers[("grad", name)] = f"@@agg{i}@@"
                 grad[name] = _Marker(f"@@agg{i}@@")
         try:
-            result = Result(value=_Marker(markers["value"]), warnings=[], grad=grad)
+            result = Result(value=_Marker(markers["value"]), warnings=list(warnings), grad=grad)
             doc = {"line": _Marker(markers["line"])}
             doc.update(render.result_json(markers["expr"], result))
             text = jsonout.dumps(doc)
@@ -443,7 +480,7 @@ class _Runner:
         by_key: dict = {}
         singles = []
         for task in tasks:
-            if task.op in BATCHED_OPS and "grad_output" not in task.extra:
+            if _batchable(task.op, task.extra):
                 key = (task.expr, task.op, task.wrt, task.shapes)
                 by_key.setdefault(key, []).append(task)
             else:
@@ -495,30 +532,56 @@ class _Runner:
         self.write_group(chunk, expr, positions, result)
 
     def write_group(self, chunk: _Chunk, expr, positions, result) -> None:
+        """The output lines of a group's batched result."""
         from ..core.api import Result
 
         value = result.value
         grad = result.grad
-        lines = [chunk.lines[p] for p in positions]
+        n = len(positions)
+        whole = n == len(chunk.lines)  # the group is the whole chunk, in order
+        lines = chunk.lines if whole else [chunk.lines[p] for p in positions]
+        general: list = []
         scalar = value.ndim == 1 and (grad is None or all(g.ndim == 1 for g in grad.values()))
-        template = (self.templates.get(expr, tuple(grad) if grad is not None else None)
-                    if scalar else None)
-        general = range(len(positions))
-        if template is not None:
-            text, order = template
-            columns = {"line": lines, "value": _number_strings(value)}
-            if grad is not None:
-                for name, g in grad.items():
-                    columns[("grad", name)] = _number_strings(g)
-            formatted = [text % row for row in zip(*[columns[k] for k in order])]
+        if not scalar:
+            general = list(range(n))
+        else:
+            # Rows sharing their warnings (usually none) share a line template.
             warned = result.warnings or {}
-            for j, pos in enumerate(positions):
-                if j not in warned:
-                    chunk.out[pos] = formatted[j]
-            general = sorted(warned)
-        for j in general:
+            if not warned:
+                subsets = [((), None)]
+            else:
+                by_key: dict = {}
+                for j in range(n):
+                    by_key.setdefault(tuple(warned.get(j, ())), []).append(j)
+                subsets = list(by_key.items())
+            names = tuple(grad) if grad is not None else None
+            for number, (warnings, idx) in enumerate(subsets):
+                template = self.templates.get(expr, names, warnings) if number < 16 else None
+                if template is None:
+                    general.extend(range(n) if idx is None else idx)
+                    continue
+                text, order = template
+                if idx is None:
+                    v, g, ls = value, grad, lines
+                else:
+                    pick = np.asarray(idx)
+                    v = value[pick]
+                    g = None if grad is None else {k: a[pick] for k, a in grad.items()}
+                    ls = [lines[j] for j in idx]
+                columns = {"line": ls, "value": _number_strings(v)}
+                if g is not None:
+                    for name, a in g.items():
+                        columns[("grad", name)] = _number_strings(a)
+                formatted = [text % row for row in zip(*[columns[k] for k in order])]
+                if idx is None and whole:
+                    chunk.out[:] = formatted
+                else:
+                    targets = positions if idx is None else [positions[j] for j in idx]
+                    for pos, line_text in zip(targets, formatted):
+                        chunk.out[pos] = line_text
+        for j in sorted(general):
             r = Result(value=value[j, ...], warnings=list(result.row_warnings(j)),
-                       grad=None if grad is None else {n: g[j, ...] for n, g in grad.items()})
+                       grad=None if grad is None else {k: a[j, ...] for k, a in grad.items()})
             chunk.out[positions[j]] = _result_doc(lines[j], expr, r)
 
     def run_single(self, chunk: _Chunk, task: _Task) -> None:
@@ -536,6 +599,12 @@ class _Runner:
             wrt_list = list(wrt) if wrt else None
             if op == "eval":
                 result = api.eval_of(program, values)
+            elif op == "grad" and extra.get("order") not in (None, 1):
+                if extra.get("grad_output") is not None:
+                    raise _LineError("bad_line", "\"order\" needs a scalar output; it cannot "
+                                                 "be combined with \"grad_output\"")
+                result = api.nth_derivative_of(program, values, wrt=wrt_list,
+                                               order=extra["order"])
             elif op == "grad":
                 result = api.grad_of(program, values, wrt=wrt_list,
                                      grad_output=extra.get("grad_output"))
@@ -572,6 +641,12 @@ class _Runner:
         elif extra.get("order") not in (None, 1) and "order" not in params:
             raise _LineError("unsupported", f"{op} does not take an order")
         return fn(program, values, **kwargs)
+
+
+def _batchable(op: str, extra: dict) -> bool:
+    """Lines evaluated together, vectorised: eval, and grad of order 1 without grad_output."""
+    return (op in BATCHED_OPS and extra.get("grad_output") is None
+            and extra.get("order") in (None, 1))
 
 
 def _stack(members: list, shapes) -> dict:
@@ -623,13 +698,17 @@ class _Interrupt:
 
 
 class _Sink:
-    """Standard output, or a temporary file next to ``path`` renamed over it at the end."""
+    """Standard output, or a temporary file next to ``path`` renamed over it at the end.
+
+    Lines are written as UTF-8 bytes, a chunk at a time, and flushed after each chunk.
+    """
 
     def __init__(self, path: str | None):
         self.path = None if path in (None, "-") else path
         self.tmp = None
         if self.path is None:
-            self.stream = sys.stdout
+            self.text = sys.stdout
+            self.binary = getattr(sys.stdout, "buffer", None)
             return
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
@@ -644,18 +723,27 @@ class _Sink:
             os.chmod(self.tmp, 0o666 & ~umask)
         except OSError:
             pass
-        self.stream = io.open(fd, "w", encoding="utf-8", newline="\n")
+        self.text = None
+        self.binary = os.fdopen(fd, "wb")
 
-    def write(self, text: str) -> None:
-        if text:
-            self.stream.write(text)
-            self.stream.flush()
+    def write_lines(self, lines: list) -> None:
+        if not lines:
+            return
+        text = "\n".join(lines) + "\n"
+        if self.binary is not None:
+            if self.text is not None:
+                self.text.flush()
+            self.binary.write(text.encode("utf-8", "backslashreplace"))
+            self.binary.flush()
+        else:
+            self.text.write(text)
+            self.text.flush()
 
     def commit(self) -> None:
         if self.tmp is None:
-            self.stream.flush()
+            (self.binary or self.text).flush()
             return
-        self.stream.close()
+        self.binary.close()
         os.replace(self.tmp, self.path)
         self.tmp = None
 
@@ -663,7 +751,7 @@ class _Sink:
         if self.tmp is None:
             return
         try:
-            self.stream.close()
+            self.binary.close()
         finally:
             try:
                 os.unlink(self.tmp)
@@ -752,8 +840,12 @@ class _Progress:
             self.bar = None
 
 
+_LINE_STARTS_BLANK = re.compile(r"\n\s")  # a line that starts with white space (or is empty)
+
+
 def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
-    """(line numbers, texts) of the next ``size`` physical lines, blank ones left out."""
+    """(line numbers, texts, joined text) of the next ``size`` physical lines, blank ones
+    left out (the joined text is None when some were)."""
     line = first_line - 1
     while True:
         interrupt.state = "reading"
@@ -763,6 +855,14 @@ def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
             interrupt.state = "working"
         if not block:
             return
+        joined = "".join(block)
+        body = joined[:-1] if joined.endswith("\n") else joined
+        if body and not body[0].isspace() and _LINE_STARTS_BLANK.search(body) is None:
+            # the usual case: no line starts with white space, so none is blank
+            numbers = list(range(line + 1, line + 1 + len(block)))
+            line += len(block)
+            yield numbers, block, joined
+            continue
         numbers = []
         texts = []
         for text in block:
@@ -770,7 +870,7 @@ def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
             if text.strip():
                 numbers.append(line)
                 texts.append(text)
-        yield numbers, texts
+        yield numbers, texts, None
 
 
 # ---------------------------------------------------------------------------
@@ -848,7 +948,7 @@ def run_batch(opts: BatchOptions) -> Summary:
                 if chunk is not None:  # the completed prefix of the chunk in progress
                     n = chunk.done_prefix()
                     interrupt.state = "writing"
-                    sink.write("".join(o + "\n" for o in chunk.out[:n]))
+                    sink.write_lines(chunk.out[:n])
                     runner.count(chunk, n)
                 code = ExitCode.INTERRUPTED
             progress.stop()
@@ -888,7 +988,7 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
         program, _ = runner.programs.get(opts.expr)
         _check_csv_program(program, names, opts)
         first_line = header_line + 1
-    for numbers, texts in _chunks(stream, first_line, opts.chunk_size, interrupt):
+    for numbers, texts, joined in _chunks(stream, first_line, opts.chunk_size, interrupt):
         if not numbers:
             continue
         chunk = _Chunk(numbers)
@@ -897,7 +997,8 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
         groups = []
         stop_at = None  # with --fail-fast: a line that fails before evaluation
         if fmt == "csv":
-            fast = (_csv_fast(texts, len(names)) if opts.op in BATCHED_OPS else None)
+            fast = (_csv_fast(texts, len(names), joined)
+                    if _batchable(opts.op, {"order": opts.order}) else None)
             if fast is not None:
                 cols = {n: fast[:, i] for i, n in enumerate(names)}
                 groups.append((opts.expr, opts.op,
@@ -931,7 +1032,7 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
                     break
         interrupt.state = "writing"
         try:
-            sink.write("".join(o + "\n" for o in chunk.out[:n]))
+            sink.write_lines(chunk.out[:n])
         finally:
             interrupt.state = "working"
         runner.count(chunk, n)
