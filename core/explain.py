@@ -1,0 +1,440 @@
+"""Explain a gradient: the chain rule walked step by step, as the first seed does it.
+
+For ``y = (x + w) * (w + 1)`` at x = 2, w = 1 with respect to w::
+
+    y = (x + w)*(w + 1)  at x = 2, w = 1
+    Forward:
+      a = x + w = 3
+      b = w + 1 = 2
+      y = a*b = 6
+    Local derivatives:
+      dy/da = b = 2
+      dy/db = a = 3
+      da/dw = 1
+      db/dw = 1
+    Chain rule (backward, summing over the paths into each node):
+      dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5
+    Paths from y to w: y -> a -> w: 2*1 = 2; y -> b -> w: 3*1 = 3; sum = 5
+
+Every intermediate gets a name: the user's own where the program binds one
+(``a = x + w; b = w + 1; a * b``), else an automatic one (``a``, ``b``, ...,
+and ``y`` for the output).  Each local derivative comes from the op table's
+rule (the same ``vjp`` the engine runs), shown symbolically in terms of those
+names and, at the point, by the engine itself; the totals are accumulated in
+reverse topological order, ``dy/dc = sum over the users p of c of
+dy/dp * dp/dc``, which is the seed's sum over paths done once per node.  When
+the output itself uses c directly as well as through other nodes, its term is
+the local partial and is written ``∂y/∂c``.
+
+:func:`explain` returns an :class:`Explanation`: plain data (``steps``, a list
+of dicts of strings and numbers), a text rendering and a JSON-able dict.
+Scalar expressions of elementwise ops, as for ``diff``.
+
+>>> ex = explain("y = (x + w) * (w + 1)", {"x": 2, "w": 1}, "w")
+>>> ex.gradient
+{'w': 5.0}
+>>> print(ex.text.splitlines()[-2].strip())
+dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .errors import MissingValueError, UnknownVariableError
+from .expr import CONSTANTS, Expr, Program, parse_value, topological
+from .ops import FUNCTIONS
+from .printing import to_text
+from .symbolic import (Algebra, Builder, UnsupportedDiffError, _jsonable, _supported, _unsupported,
+                       local_vjp)
+from .tensor import OPS, Tensor, apply, no_grad
+
+# Automatic names: short letters first (skipping e, the constant; d, which would
+# read as "dd/dc"; and letters that read as indices or look like digits), then t1, t2, ...
+AUTO_NAMES = ("a", "b", "c", "f", "g", "h", "k", "m", "n", "p", "q", "r", "s", "u", "v")
+OUTPUT_NAMES = ("y", "f", "z", "out")
+MAX_PATHS = 16  # paths are listed one by one up to this many per variable
+
+
+def format_value(v: float) -> str:
+    """A number for the explanation's text: ``5``, ``0.5``, ``-1.41421``, ``inf``."""
+    if v != v:
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if float(v).is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.6g}"
+
+
+def _factor(v: float) -> str:
+    s = format_value(v)
+    return f"({s})" if s.startswith("-") else s
+
+
+@dataclass
+class Explanation:
+    """The chain rule for one program at one point; see the module docstring."""
+
+    source: str
+    output: str                      # the output's name
+    wrt: list                        # the variables differentiated against
+    point: dict                      # variable -> value
+    value: float                     # the output's value
+    steps: list = field(default_factory=list)      # dicts: define / local / accumulate
+    gradient: dict = field(default_factory=dict)   # variable -> d(output)/d(variable)
+    paths: dict = field(default_factory=dict)      # variable -> list of paths, or None
+
+    @property
+    def text(self) -> str:
+        return render(self)
+
+    def as_dict(self) -> dict:
+        """JSON-able (non-finite numbers as "nan"/"inf"/"-inf", per SPEC's rule)."""
+        def clean(obj):
+            if isinstance(obj, dict):
+                return {k: clean(v) for k, v in obj.items()}
+            if isinstance(obj, list):
+                return [clean(v) for v in obj]
+            return _jsonable(obj) if isinstance(obj, float) else obj
+
+        return clean({"expr": self.source, "output": self.output, "wrt": list(self.wrt),
+                      "point": dict(self.point), "value": self.value, "steps": self.steps,
+                      "gradient": dict(self.gradient), "paths": dict(self.paths)})
+
+
+def _d(of: str, wrt: str) -> str:
+    return f"d{of}/d{wrt}"
+
+
+def _names(order: list[Expr], output: Expr, inputs: Sequence[str]) -> tuple[dict, set]:
+    """A name for every intermediate: the user's label, else an automatic one."""
+    taken = set(inputs) | set(CONSTANTS) | set(FUNCTIONS)
+    names: dict[int, str] = {}
+    auto: set[int] = set()
+    for node in order:
+        if node.op == "var":
+            names[id(node)] = node.name
+        elif node.label and node.label not in taken:
+            names[id(node)] = node.label
+            taken.add(node.label)
+    pool = iter(AUTO_NAMES)
+    counter = 0
+
+    def fresh(candidates=()):
+        nonlocal counter
+        for c in candidates:
+            if c not in taken:
+                return c
+        for c in pool:
+            if c not in taken:
+                return c
+        while True:
+            counter += 1
+            if f"t{counter}" not in taken:
+                return f"t{counter}"
+
+    if id(output) not in names and output.op != "const":
+        names[id(output)] = fresh(OUTPUT_NAMES)
+        taken.add(names[id(output)])
+        auto.add(id(output))
+    for node in order:
+        if id(node) in names or node.op in ("const", "var"):
+            continue
+        names[id(node)] = fresh()
+        taken.add(names[id(node)])
+        auto.add(id(node))
+    return names, auto
+
+
+def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Explanation:
+    """Walk the chain rule for ``source`` (text or Program) at ``values`` (name -> number).
+
+    ``wrt``: a name, ``"a,b"`` or a list; None means every input variable.
+
+    >>> ex = explain("a = x + w; b = w + 1; a * b", {"x": 2, "w": 1}, "w")
+    >>> [s["text"] for s in ex.steps if s["kind"] == "local"]
+    ['dy/da = b = 2', 'dy/db = a = 3', 'da/dw = 1', 'db/dw = 1']
+    """
+    from ..grammar import parse  # noqa: PLC0415
+
+    program = parse(source) if isinstance(source, str) else source
+    if not isinstance(program, Program):
+        raise TypeError("explain() takes the program's text or a parsed Program")
+    output, inputs = program.output, list(program.inputs)
+    if isinstance(wrt, str):
+        wrt = [w.strip() for w in wrt.split(",") if w.strip()]
+    wanted = list(wrt) if wrt else list(inputs)
+    for name in wanted:
+        if name not in inputs:
+            raise UnknownVariableError(
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+
+    order = topological([output])
+    for node in order:
+        if node.op == "const" and isinstance(node.value, (list, tuple)):
+            raise UnsupportedDiffError("explain supports elementwise scalar expressions; use grad "
+                                       "for array literals", op="const")
+        if node.op not in ("const", "var") and not _supported(node.op):
+            raise _unsupported(node)
+
+    # Forward: every node's value, by the engine.
+    tensors: dict[int, Tensor] = {}
+    point: dict[str, float] = {}
+    with no_grad():
+        for node in order:
+            if node.op == "const":
+                t = Tensor(float(node.value))
+            elif node.op == "var":
+                if node.name not in values:
+                    raise MissingValueError(
+                        f"no value for variable {node.name!r} (give --{node.name} VALUE, "
+                        f"--var {node.name}=VALUE or --vars JSON)", variable=node.name)
+                t = Tensor(parse_value(node.name, values[node.name]))
+                if t.size != 1:
+                    raise UnsupportedDiffError(
+                        f"explain works at a point: {node.name!r} needs a single number, "
+                        f"got shape {list(t.shape)}", variable=node.name)
+                point[node.name] = t.item()
+            else:
+                t = apply(OPS[node.op], *(tensors[id(a)] for a in node.args), **node.attrs)
+            tensors[id(node)] = t
+
+    # Which nodes depend on a variable at all (others are constants, shown inline),
+    # and which on the variables asked about.
+    variable: dict[int, bool] = {}
+    depends: dict[int, bool] = {}
+    for node in order:
+        if node.op == "var":
+            variable[id(node)] = True
+            depends[id(node)] = node.name in wanted
+        elif node.op == "const":
+            variable[id(node)] = depends[id(node)] = False
+        else:
+            variable[id(node)] = any(variable[id(a)] for a in node.args)
+            flags = OPS[node.op].differentiable or (True,) * len(node.args)
+            depends[id(node)] = OPS[node.op].vjp is not None and any(
+                depends[id(a)] and f for a, f in zip(node.args, flags))
+
+    names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
+    out_name = names.get(id(output), "y")
+
+    def shallow(node: Expr) -> Expr:
+        """The node with its named arguments as variables: y = a*b."""
+        return Expr(node.op, tuple(Expr.var(names[id(a)]) if id(a) in names else a
+                                   for a in node.args), node.attrs)
+
+    steps: list[dict] = []
+    for node in order:
+        if node.op in ("const", "var") or id(node) not in names:
+            continue
+        steps.append({"kind": "define", "name": names[id(node)], "expr": to_text(shallow(node)),
+                      "value": tensors[id(node)].item(), "auto": id(node) in auto})
+
+    # Local derivatives along every edge that leads to a variable asked about.
+    builder = Builder()
+    one_sym = builder.wrap(builder.const(1.0))
+    local_value: dict[tuple, float] = {}
+    users: dict[int, list] = {}       # child -> [parent, ...], the output's side first
+    backward = _backward_order(output, order)
+    for node in backward:  # as the chain rule is read: dy/da, dy/db before da/dw
+        if node.op in ("const", "var") or not depends[id(node)]:
+            continue
+        children = []
+        for a in node.args:
+            if depends[id(a)] and a not in children:
+                children.append(a)
+        if not children:
+            continue
+        args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
+        needs = tuple(depends[id(a)] for a in node.args)
+        sym = local_vjp(node, one_sym, builder, inputs=args_named,
+                        out=Expr.var(names[id(node)]), needs=needs)
+        num = _numeric_vjp(node, tensors, needs)
+        for child in children:
+            parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
+            values_ = [v for a, v in zip(node.args, num) if a is child and v is not None]
+            if not parts:
+                continue
+            total = parts[0]
+            for p in parts[1:]:
+                total = builder.apply("add", (total, p))
+            alg = Algebra()
+            expr_text = to_text(alg.to_expr(alg.from_expr(total)))
+            value = math.fsum(values_) if values_ else 0.0
+            local_value[(id(node), id(child))] = value
+            users.setdefault(id(child), []).append(node)
+            label = _d(names[id(node)], names[id(child)])
+            text = f"{label} = {expr_text}"
+            if expr_text != format_value(value):
+                text += f" = {format_value(value)}"
+            steps.append({"kind": "local", "of": names[id(node)], "wrt": names[id(child)],
+                          "expr": expr_text, "value": value, "text": text})
+
+    # Backward: the total derivative of the output with respect to each node.
+    adjoint: dict[int, float] = {id(output): 1.0}
+    for node in backward:
+        if id(node) == id(output) or not depends[id(node)] or id(node) not in users:
+            continue
+        terms = []
+        total = 0.0
+        for parent in users[id(node)]:
+            if id(parent) not in adjoint:
+                continue
+            g = adjoint[id(parent)]
+            d = local_value[(id(parent), id(node))]
+            contribution = 0.0 if g == 0 else g * d  # an exactly-zero cotangent stays zero
+            total += contribution
+            pname, cname = names[id(parent)], names[id(node)]
+            terms.append({"via": pname, "adjoint": _d(out_name, pname),
+                          "local": _d(pname, cname), "adjoint_value": g, "local_value": d,
+                          "value": contribution, "direct": parent is output})
+        adjoint[id(node)] = total
+        if not terms:
+            continue
+        target = names[id(node)]
+        if len(terms) == 1 and terms[0]["direct"]:
+            continue  # dy/dc is the local derivative itself, already listed
+        # A direct use by the output contributes its local partial, written with ∂
+        # so that it does not read as the total being defined.
+        formula = " + ".join(f"∂{out_name}/∂{target}" if t["direct"]
+                             else f"{t['adjoint']}*{t['local']}" for t in terms)
+        numbers = " + ".join(_factor(t["local_value"]) if t["direct"]
+                             else f"{_factor(t['adjoint_value'])}*{_factor(t['local_value'])}"
+                             for t in terms)
+        text = f"{_d(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
+        steps.append({"kind": "accumulate", "of": out_name, "wrt": target, "terms": terms,
+                      "formula": f"{_d(out_name, target)} = {formula}", "numbers": numbers,
+                      "value": total, "text": text})
+
+    gradient = {}
+    var_nodes = {n.name: n for n in order if n.op == "var"}
+    for name in wanted:
+        node = var_nodes[name]
+        gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
+    paths = {name: _paths(output, var_nodes[name], users, local_value, names)
+             for name in wanted}
+    return Explanation(program.source, out_name, wanted, point, tensors[id(output)].item(),
+                       steps, gradient, paths)
+
+
+def _backward_order(output: Expr, order: list[Expr]) -> list[Expr]:
+    """Every node after all of its users, the output first; ties in argument order (Kahn)."""
+    users: dict[int, int] = {}
+    for node in order:
+        for a in _unique(node.args):
+            users[id(a)] = users.get(id(a), 0) + 1
+    out = [output]
+    i = 0
+    while i < len(out):
+        for a in _unique(out[i].args):
+            users[id(a)] -= 1
+            if users[id(a)] == 0:
+                out.append(a)
+        i += 1
+    return out
+
+
+class _TensorNode:
+    """What an op's vjp reads of a node, with the engine's values (no graph recorded)."""
+
+    __slots__ = ("inputs", "out", "attrs", "shapes", "needs")
+
+    def __init__(self, inputs, out, attrs, needs):
+        self.inputs = inputs
+        self.out = out
+        self.attrs = attrs
+        self.shapes = tuple(t.shape for t in inputs)
+        self.needs = needs
+
+
+def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
+    """The local partials of ``node`` at the point, by the op table's vjp on the engine's tensors."""
+    op = OPS[node.op]
+    flags = op.differentiable or (True,) * len(node.args)
+    needs = tuple(bool(n and f) for n, f in zip(needs, flags))
+    ins = tuple(tensors[id(a)] for a in node.args)
+    with no_grad():
+        grads = op.vjp(_TensorNode(ins, tensors[id(node)], node.attrs, needs), Tensor(1.0))
+    return [None if (g is None or not n) else float(g.item()) for g, n in zip(grads, needs)]
+
+
+def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict):
+    """Every path output -> ... -> leaf with its product of local derivatives (None if too many)."""
+    if leaf is output:
+        return [{"path": [names[id(leaf)]], "factors": [], "value": 1.0}]
+    # Count first (paths can be exponentially many), then list them.
+    count: dict[int, int] = {id(leaf): 1}
+    order = [leaf]
+    seen = {id(leaf)}
+    i = 0
+    while i < len(order):  # every node above the leaf, breadth first
+        for p in users.get(id(order[i]), []):
+            if id(p) not in seen:
+                seen.add(id(p))
+                order.append(p)
+        i += 1
+    for node in topological([output]):
+        if id(node) in seen and node is not leaf:
+            count[id(node)] = sum(count.get(id(a), 0) for a in _unique(node.args)
+                                  if (id(node), id(a)) in local_value)
+    if count.get(id(output), 0) > MAX_PATHS:
+        return None
+    found = []
+    stack = [(output, [output], [])]
+    while stack:
+        node, path, factors = stack.pop()
+        if node is leaf:
+            value = 1.0
+            for f in factors:
+                value = 0.0 if value == 0 else value * f
+            found.append({"path": [names[id(n)] for n in path], "factors": factors,
+                          "value": value})
+            continue
+        for a in reversed(_unique(node.args)):
+            if count.get(id(a)) and (id(node), id(a)) in local_value:
+                stack.append((a, path + [a], factors + [local_value[(id(node), id(a))]]))
+    return found
+
+
+def _unique(args) -> list:
+    out = []
+    for a in args:
+        if all(a is not b for b in out):
+            out.append(a)
+    return out
+
+
+def render(ex: Explanation) -> str:
+    """The explanation as plain text (see the module docstring for the layout)."""
+    at = ", ".join(f"{k} = {format_value(v)}" for k, v in ex.point.items())
+    lines = [f"{ex.source.strip()}  at {at}" if at else ex.source.strip()]
+    defines = [s for s in ex.steps if s["kind"] == "define"]
+    if defines:
+        lines.append("Forward:")
+        lines += [f"  {s['name']} = {s['expr']} = {format_value(s['value'])}" for s in defines]
+    locals_ = [s for s in ex.steps if s["kind"] == "local"]
+    if locals_:
+        lines.append("Local derivatives:")
+        lines += [f"  {s['text']}" for s in locals_]
+    accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
+    lines.append("Chain rule (backward, summing over the paths into each node):")
+    lines += [f"  {s['text']}" for s in accumulations]
+    shown = {s["wrt"] for s in accumulations}
+    for name in ex.wrt:
+        if name not in shown:
+            lines.append(f"  {_d(ex.output, name)} = {format_value(ex.gradient[name])}")
+    for name in ex.wrt:
+        paths = ex.paths.get(name)
+        if paths and len(paths) > 1:
+            parts = [" -> ".join(p["path"]) + ": " + ("*".join(_factor(f) for f in p["factors"])
+                                                      or "1") + f" = {format_value(p['value'])}"
+                     for p in paths]
+            lines.append(f"Paths from {ex.output} to {name}: " + "; ".join(parts)
+                         + f"; sum = {format_value(ex.gradient[name])}")
+    return "\n".join(lines)
+
+
+__all__ = ["explain", "Explanation", "render", "format_value"]

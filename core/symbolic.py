@@ -1,0 +1,1404 @@
+"""Symbolic differentiation: the derivative as an expression, from the same op table.
+
+How it works
+------------
+1. **Differentiate** (:func:`grad_exprs`).  Reverse accumulation over the
+   expression DAG, iteratively.  At each node the op table's own ``vjp`` rule
+   is called, with :class:`Sym` values in place of tensors: a ``Sym`` wraps an
+   :class:`~autograd_cli.core.expr.Expr` and its operators and ``_call`` build
+   new Expr nodes.  So the calculus is the op table's, written once; there is
+   no second table of derivative rules here.  The new nodes are hash-consed
+   (a subexpression built twice is one node), which is the common
+   subexpression sharing, and trivially folded (``x*1``, ``x + 0``, numbers).
+
+2. **Simplify** (:func:`simplify`).  The derivative graph is rebuilt in a
+   canonical algebra (:class:`Algebra`), whose constructors do a fixed set of
+   rewrites, each value-preserving at every point where the expression is
+   defined and smooth:
+
+   * constant folding with exact rationals (``1/3`` stays a third) and
+     IEEE floats, using the engine's own forward functions;
+   * n-ary sums: nested sums flattened, like terms collected with numeric
+     coefficients (``2*x + 3*x -> 5*x``), zero terms dropped (``x + 0``), a
+     numeric multiple of a sum distributed when it sits inside a sum
+     (``2*(x + 1) + x -> 3*x + 2``; standing alone, ``6*(x + 2)`` keeps its
+     factor); a product with a sum factor (or a small power of a short sum)
+     expanded only when its terms meet other terms of the sum, so that like
+     terms collect (``(16*cos(x) + 16*sin(x))*exp(x) - 16*exp(x)*sin(x)``
+     becomes ``16*cos(x)*exp(x)``, while ``(x + 1)*cos(x) + sin(x)`` stays);
+     ``where`` terms with the same condition merged into one ``where``;
+   * n-ary products: numeric coefficient in front, powers of the same base
+     collected (``x*x -> x**2``, ``x**a*x**b -> x**(a + b)`` when that cannot
+     turn a nan into a number), ``x*1``, ``x*0``, ``x**1``, ``x**0``,
+     integer powers of products distributed, a factor moved into a ``where``
+     with a zero branch (``k*where(c, p, 0) -> where(c, k*p, 0)``);
+   * functions of numbers folded when the result is exact (``exp(0) -> 1``,
+     ``sqrt(4) -> 2``), ``where`` with a constant condition or equal branches.
+
+   "Value-preserving" is meant as SymPy means it: at isolated points (x = 0
+   in ``x/x -> 1``, an inf meeting a 0 in ``0*x -> 0``) the simplified form
+   may be defined where the input was not.  The tests check every rule by
+   evaluating before and after at random points.
+
+   The algebra's nodes are hash-consed, so equal subexpressions are one node
+   and stay shared in the result.  Then the canonical form is written back as
+   an Expr a person reads: numeric coefficient first, terms in descending
+   degree, subtraction and division instead of negative coefficients and
+   exponents (``a - -b -> a + b``), a positive term first where there is one.
+
+   The work is bounded: every constructor charges the number of operands it
+   touches against a budget proportional to the input's size, and a wall-clock
+   deadline is checked as it goes.  When either runs out,
+   :class:`SimplifyBudgetExceeded` is raised and :func:`diff` prints the
+   unsimplified derivative with a note.
+
+Nothing here recurses on the expression: every walk is over an explicit stack
+or a topological order, so 100,000-deep inputs work.
+
+Scope: scalar expressions of elementwise ops (arithmetic, the unary functions,
+``max``/``min`` of two arguments, ``where``, comparisons).  Reductions, shape
+ops and products of arrays raise :class:`UnsupportedDiffError`.
+
+>>> diff("3*a**3 - b**2").texts()
+{'a': '9*a**2', 'b': '-2*b'}
+>>> diff("3*(x + 2)**2", "x").texts()
+{'x': '6*(x + 2)'}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import backend
+from .errors import EvaluationError, InputError, LimitError, UnknownVariableError
+from .expr import Expr, Program, evaluate, topological
+from .tensor import OPS
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+class UnsupportedDiffError(EvaluationError):
+    """The expression uses an op the symbolic differentiator does not handle."""
+
+    kind = "unsupported"
+
+
+class SimplifyBudgetExceeded(Exception):
+    """The simplifier's step or time budget ran out (the caller keeps the unsimplified form)."""
+
+
+# Ops the differentiator accepts: elementwise arithmetic and functions, where,
+# comparisons (no gradient), and zeros_like (a rule may produce it).
+def _supported(op_name: str) -> bool:
+    op = OPS.get(op_name)
+    return op is not None and op.kind in ("elementwise", "comparison", "constant")
+
+
+def _unsupported(node: Expr) -> UnsupportedDiffError:
+    spelled = {"amax": "max", "amin": "min", "getitem": "indexing", "stack": "array literals",
+               "mT": "transpose"}.get(node.op, node.op)
+    return UnsupportedDiffError(
+        f"diff supports elementwise scalar expressions; use grad for {spelled} "
+        f"(reductions, indexing, reshapes, matrix products and arrays have no symbolic form here)",
+        op=node.op)
+
+
+# ---------------------------------------------------------------------------
+# Numbers: exact rationals where the input is exact, IEEE floats otherwise
+# ---------------------------------------------------------------------------
+
+_BIG = 1 << 62
+_INF = math.inf
+
+
+def _nice(v):
+    """``v`` in canonical number form: a Fraction for short exact values (3, 2.5), else a float."""
+    if isinstance(v, Fraction):
+        if abs(v.numerator) > _BIG or v.denominator > _BIG:
+            return _nice(float(v))
+        return v
+    v = float(v)
+    if v - v != 0:  # inf or nan
+        return v
+    n, d = v.as_integer_ratio()
+    if d <= (1 << 20) and abs(n) < (1 << 53):
+        return Fraction(n, d)
+    return v
+
+
+def _ieee(fn, *args) -> float:
+    with np.errstate(all="ignore"):
+        return float(fn(*(np.float64(a) for a in args)))
+
+
+def _is_exact(v) -> bool:
+    return isinstance(v, Fraction)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, Fraction) and v.denominator == 1
+
+
+# Python's float + and * are IEEE double operations (overflow gives inf, never an
+# exception), the same as NumPy's float64; only ** needs NumPy's semantics.
+def n_add(a, b):
+    if _is_exact(a) and _is_exact(b):
+        return _nice(a + b)
+    return _nice(float(a) + float(b))
+
+
+def n_mul(a, b):
+    if _is_exact(a) and _is_exact(b):
+        return _nice(a * b)
+    return _nice(float(a) * float(b))
+
+
+def n_pow(a, b):
+    """``a**b`` with NumPy's float semantics (0**-1 = inf, (-8)**(1/3) = nan), exact when it can be."""
+    if _is_exact(a) and _is_int(b):
+        e = int(b)
+        if a == 0:
+            return Fraction(1) if e == 0 else (Fraction(0) if e > 0 else _INF)
+        bits = max(a.numerator.bit_length(), a.denominator.bit_length())
+        if abs(e) * bits <= 256:
+            return _nice(a ** e)
+    return _nice(_ieee(np.power, a, b))
+
+
+def _nkey(v) -> tuple:
+    if isinstance(v, Fraction):
+        return ("q", v.numerator, v.denominator)
+    return ("f", repr(float(v)))
+
+
+ZERO = Fraction(0)
+ONE = Fraction(1)
+
+# ---------------------------------------------------------------------------
+# The canonical algebra
+# ---------------------------------------------------------------------------
+
+NUM, VAR, NAMED, ADD, MUL, FN = "num", "var", "named", "add", "mul", "fn"
+
+# Order of factors in a printed product: numbers' powers, atoms, sums, functions.
+_FACTOR_RANK = {NUM: 0, VAR: 1, NAMED: 1, MUL: 2, ADD: 3, FN: 4}
+_LABEL_MAX = 40
+
+
+class Term:
+    """A node of the canonical algebra; hash-consed, so ``is`` is structural equality.
+
+    ``kind`` is one of NUM (``data`` a number), VAR (``data`` a name), NAMED (a
+    named constant: ``data`` = (name, value)), ADD (``data`` = (constant,
+    coefficients), ``args`` the terms), MUL (``data`` = (coefficient,
+    exponents), ``args`` the bases) or FN (``data`` the op name).
+    """
+
+    __slots__ = ("kind", "uid", "args", "data", "degree", "label")
+
+    def __init__(self, kind, uid, args, data, degree, label):
+        self.kind = kind
+        self.uid = uid
+        self.args = args
+        self.data = data
+        self.degree = degree
+        self.label = label
+
+    def children(self) -> tuple:
+        if self.kind == MUL:
+            return self.args + self.data[1]
+        return self.args
+
+    def __repr__(self) -> str:
+        return f"Term({self.kind}, {self.label!r})"
+
+
+def _is_num(t: Term, value=None) -> bool:
+    return t.kind == NUM and (value is None or t.data == value)
+
+
+def _is_int_term(t: Term) -> bool:
+    return t.kind == NUM and _is_int(t.data)
+
+
+class Algebra:
+    """Constructors of canonical terms; each applies the simplification rules as it builds.
+
+    ``budget`` is the number of operand visits allowed (None: ``max(200000, 64 * n)``
+    for an input of n nodes, set by :meth:`from_expr`; ``math.inf``: unlimited) and
+    ``deadline`` a ``time.monotonic()`` value; past either,
+    :class:`SimplifyBudgetExceeded` is raised.
+    """
+
+    def __init__(self, budget: int | None = None, deadline: float | None = None):
+        self.table: dict = {}
+        self.uid = 0
+        self.budget = budget
+        self.deadline = deadline
+        self.steps = 0
+        self._next_check = 4096
+        self._stripped: dict[int, Term] = {}
+
+    # ---- bookkeeping ---------------------------------------------------------
+    def spend(self, n: int) -> None:
+        self.steps += n
+        if self.budget is not None and self.steps > self.budget:
+            raise SimplifyBudgetExceeded(f"{self.steps} steps")
+        if self.steps >= self._next_check:
+            self._next_check = self.steps + 4096
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise SimplifyBudgetExceeded("time")
+
+    def _intern(self, key, kind, args, data, degree, label) -> Term:
+        t = self.table.get(key)
+        if t is None:
+            self.uid += 1
+            t = Term(kind, self.uid, args, data, degree, label[:_LABEL_MAX])
+            self.table[key] = t
+        return t
+
+    # ---- atoms ---------------------------------------------------------------
+    def num(self, v) -> Term:
+        v = _nice(v)
+        key = ("n",) + _nkey(v)
+        t = self.table.get(key)
+        return t if t is not None else self._intern(key, NUM, (), v, 0, _num_label(v))
+
+    def var(self, name: str) -> Term:
+        return self._intern(("v", name), VAR, (), name, 1, name)
+
+    def named(self, name: str, value: float) -> Term:
+        return self._intern(("c", name), NAMED, (), (name, value), 0, name)
+
+    def const(self, value) -> Term:
+        """A constant of an Expr: pi, e, log(2) and log(10) keep their names."""
+        if isinstance(value, (list, tuple)):
+            raise UnsupportedDiffError("diff supports elementwise scalar expressions; use grad "
+                                       "for array literals", op="const")
+        v = float(value)
+        if v == math.pi:
+            return self.named("pi", math.pi)
+        if v == math.e:
+            return self.named("e", math.e)
+        if v == _LN2:
+            return self.fn("log", (self.num(2),))
+        if v == _LN10:
+            return self.fn("log", (self.num(10),))
+        return self.num(v)
+
+    # ---- sums ----------------------------------------------------------------
+    def _strip(self, t: Term) -> Term:
+        """A MUL term without its numeric coefficient (cached)."""
+        s = self._stripped.get(t.uid)
+        if s is None:
+            s = self.mul(ONE, list(zip(t.args, t.data[1])))
+            self._stripped[t.uid] = s
+        return s
+
+    def _gather(self, acc: dict, items: list, const):
+        """Add ``items`` ((coefficient, term) pairs) into ``acc``; returns the new constant.
+
+        Nested sums are flattened, numbers folded into the constant, numeric
+        coefficients taken off products (so 2*x and 3*x meet as x), and a
+        numeric multiple of a sum distributed: 2*(x + 1) + x -> 3*x + 2.
+        """
+        pending = list(items)
+        self.spend(len(pending) + 1)
+        while pending:
+            c, t = pending.pop()
+            c = _nice(c)
+            if c == 0:
+                continue
+            kind = t.kind
+            if kind == NUM:
+                const = n_add(const, n_mul(c, t.data))
+            elif kind == ADD:
+                tconst, coefs = t.data
+                self.spend(len(coefs))
+                const = n_add(const, n_mul(c, tconst))
+                for ci, ti in zip(coefs, t.args):
+                    _accumulate(acc, ti, n_mul(c, ci))
+            elif kind == MUL and t.data[0] != 1:
+                pending.append((n_mul(c, t.data[0]), self._strip(t)))
+            else:
+                _accumulate(acc, t, c)
+        return const
+
+    def _monomials(self, items: list) -> list:
+        """(coefficient, term) pairs with the coefficients taken off products (for matching)."""
+        out = []
+        for c, t in items:
+            if t.kind == MUL and t.data[0] != 1:
+                c, t = n_mul(c, t.data[0]), self._strip(t)
+            out.append((c, t))
+        return out
+
+    def _expand_product(self, t: Term):
+        """``k*(a + b + c0)`` (one sum factor of a product, or a small power of a short sum)
+        as monomials [(1, k*a), (1, k*b), (c0, k)]; None if it has no such factor."""
+        coeff, exps = t.data
+        for j, (b, e) in enumerate(zip(t.args, exps)):
+            if b.kind != ADD:
+                continue
+            if _is_num(e, 1) and len(b.args) <= EXPAND_MAX_TERMS:
+                break
+            if (_is_int_term(e) and 1 < e.data <= EXPAND_MAX_POWER
+                    and len(b.args) + (b.data[0] != 0) <= 3):
+                break
+        else:
+            return None
+        rest = self.mul(coeff, [(b, e) for k, (b, e) in enumerate(zip(t.args, exps)) if k != j])
+        poly = self._sum_items(t.args[j])
+        for _ in range(int(exps[j].data) - 1):
+            poly = self._sum_items(self.add(self._times(poly, self._sum_items(t.args[j]))))
+        items = self._times([(ONE, rest)], poly)
+        self.spend(len(items))
+        return self._monomials(items)
+
+    def _sum_items(self, s: Term) -> list:
+        """A sum's terms as (coefficient, term) pairs, its constant as (c, 1)."""
+        if s.kind != ADD:
+            return [(ONE, s)]
+        const, coefs = s.data
+        items = list(zip(coefs, s.args))
+        if const != 0:
+            items.append((const, self.num(ONE)))
+        return items
+
+    def _times(self, xs: list, ys: list) -> list:
+        one = self.num(ONE)
+        self.spend(len(xs) * len(ys))
+        return [(n_mul(cx, cy), self.mul(ONE, [(x, one), (y, one)])) for cx, x in xs for cy, y in ys]
+
+    def _expand_where_needed(self, acc: dict, const):
+        """Expand products of sums whose monomials meet other terms, so like terms collect.
+
+        (16*cos(x) + 16*sin(x))*exp(x) - 16*exp(x)*sin(x) -> 16*cos(x)*exp(x);
+        but (x + 1)*cos(x) + sin(x) keeps its factor, having nothing to collect.
+        """
+        plans = []
+        counts: dict[int, int] = {uid: 1 for uid in acc}
+        for c, t in list(acc.values()):
+            if t.kind != MUL or c == 0:
+                continue
+            monomials = self._expand_product(t)
+            if monomials is None:
+                continue
+            plans.append((t, monomials))
+            for _, m in monomials:
+                if m.kind != NUM:
+                    counts[m.uid] = counts.get(m.uid, 0) + 1
+        for t, monomials in plans:
+            if any(m.kind != NUM and counts[m.uid] >= 2 for _, m in monomials):
+                c = acc.pop(t.uid)[0]
+                const = self._gather(acc, [(n_mul(c, ci), m) for ci, m in monomials], const)
+        return const
+
+    def _merge_wheres(self, acc: dict, const):
+        """Merge the where() terms that share a condition.
+
+        where(c, p, q) + where(c, r, s) = where(c, p + r, q + s), exactly.
+        """
+        groups: dict[int, list] = {}
+        for uid, (c, t) in acc.items():
+            if t.kind == FN and t.data == "where" and c != 0:
+                groups.setdefault(t.args[0].uid, []).append(uid)
+        for uids in groups.values():
+            if len(uids) < 2:
+                continue
+            slots = [acc.pop(uid) for uid in uids]
+            cond = slots[0][1].args[0]
+            taken = self.add([(c, t.args[1]) for c, t in slots])
+            other = self.add([(c, t.args[2]) for c, t in slots])
+            # The merged term may be a number, a sum or carry a coefficient: gather it.
+            const = self._gather(acc, [(ONE, self.fn("where", (cond, taken, other)))], const)
+        return const
+
+    def add(self, items: Iterable[tuple], const=ZERO) -> Term:
+        """The sum ``const + sum(c*t for c, t in items)``, canonical."""
+        acc: dict[int, list] = {}
+        const = self._gather(acc, list(items), _nice(const))
+        if len(acc) > 1:
+            const = self._expand_where_needed(acc, const)
+            const = self._merge_wheres(acc, const)
+        items_out = [(c, t) for c, t in acc.values() if c != 0]
+        if not items_out:
+            return self.num(const)
+        if len(items_out) == 1 and const == 0:
+            c, t = items_out[0]
+            return t if c == 1 else self.mul(c, [(t, self.num(ONE))])
+        items_out.sort(key=lambda ct: ct[1].uid)
+        key = ("a", _nkey(const)) + tuple((t.uid,) + _nkey(c) for c, t in items_out)
+        got = self.table.get(key)
+        if got is not None:
+            return got
+        ordered = sorted(items_out, key=lambda ct: (-ct[1].degree, ct[1].label, ct[1].uid))
+        degree = max(t.degree for _, t in items_out)
+        label = "+".join(_coef_label(c) + t.label for c, t in ordered[:4])
+        coefs = tuple(c for c, _ in items_out)
+        terms = tuple(t for _, t in items_out)
+        return self._intern(key, ADD, terms, (const, coefs), degree, label)
+
+    # ---- products ------------------------------------------------------------
+    def mul(self, coeff, items: Iterable[tuple]) -> Term:
+        """The product ``coeff * prod(b**e for b, e in items)``, canonical."""
+        coeff = _nice(coeff)
+        factors: dict[int, list] = {}   # base uid -> [base, [exponents...]]
+        pending = list(items)
+        self.spend(len(pending) + 1)
+        while pending:
+            b, e = pending.pop()
+            if _is_num(e, 0):
+                continue  # x**0 = 1 for every x, nan and inf included
+            if b.kind == NUM:
+                if b.data == 1:
+                    continue  # 1**x = 1 for every x
+                if e.kind == NUM:
+                    r = n_pow(b.data, e.data)
+                    if _is_exact(r) or not (_is_exact(b.data) and _is_exact(e.data)):
+                        coeff = n_mul(coeff, r)
+                        continue
+            elif b.kind == MUL and _is_int_term(e):
+                expanded = self._power_of_product(b, e)
+                if expanded is not None:
+                    c, parts = expanded
+                    coeff = n_mul(coeff, c)
+                    pending.extend(parts)
+                    continue
+            _add_factor(self, factors, b, e)
+        if coeff == 0:
+            return self.num(ZERO)
+        flat = []
+        for base, exps in factors.values():
+            for e in exps:
+                if not _is_num(e, 0):
+                    flat.append((base, e))
+        if not flat:
+            return self.num(coeff)
+        if coeff == 1 and len(flat) == 1 and _is_num(flat[0][1], 1):
+            return flat[0][0]
+        pushed = self._into_where(coeff, flat)
+        if pushed is not None:
+            return pushed
+        flat.sort(key=lambda be: (be[0].uid, be[1].uid))
+        key = ("m", _nkey(coeff)) + tuple((b.uid, e.uid) for b, e in flat)
+        got = self.table.get(key)
+        if got is not None:
+            return got
+        degree = 0.0
+        for b, e in flat:
+            degree += b.degree * (float(e.data) if e.kind == NUM else 1.0)
+        ordered = sorted(flat, key=_factor_order)
+        label = "*".join(b.label + ("" if _is_num(e, 1) else "^" + e.label) for b, e in ordered[:4])
+        return self._intern(key, MUL, tuple(b for b, _ in flat), (coeff, tuple(e for _, e in flat)),
+                            degree, label)
+
+    def _into_where(self, coeff, flat: list):
+        """``k*where(c, p, 0)`` as ``where(c, k*p, 0)`` (so where-terms can merge in sums)."""
+        for i, (b, e) in enumerate(flat):
+            if (b.kind == FN and b.data == "where" and _is_num(e, 1)
+                    and (_is_num(b.args[1], 0) or _is_num(b.args[2], 0))):
+                rest = self.mul(coeff, flat[:i] + flat[i + 1:])
+                one = self.num(ONE)
+                return self.fn("where", (b.args[0], self.mul(ONE, [(rest, one), (b.args[1], one)]),
+                                         self.mul(ONE, [(rest, one), (b.args[2], one)])))
+        return None
+
+    def _power_of_product(self, b: Term, e: Term):
+        """``(c*x**a*...)**n`` for an integer n as ``c**n * x**(a*n) * ...``, or None if unsafe."""
+        n = e.data
+        c, exps = b.data
+        parts = []
+        for base, x in zip(b.args, exps):
+            if x.kind == NUM:
+                y = n_mul(x.data, n)
+                # (x**a)**n = x**(a*n) unless a is fractional and a*n whole ((x**0.5)**2 != x for x < 0).
+                if not _is_int(x.data) and _is_int(y):
+                    return None
+                parts.append((base, self.num(y)))
+            else:
+                parts.append((base, self.mul(n, [(x, self.num(ONE))])))
+        return n_pow(c, n), parts
+
+    def pow(self, a: Term, b: Term) -> Term:
+        return self.mul(ONE, [(a, b)])
+
+    # ---- functions -----------------------------------------------------------
+    def fn(self, name: str, args: Sequence[Term]) -> Term:
+        args = tuple(args)
+        self.spend(len(args) + 1)
+        if name == "where":
+            cond, a, b = args
+            if a is b:
+                return a
+            if cond.kind == NUM:
+                return a if cond.data != 0 else b
+        if all(a.kind == NUM for a in args) and name in OPS:
+            folded = _fold(name, [a.data for a in args])
+            if folded is not None:
+                return self.num(folded)
+        key = ("f", name) + tuple(a.uid for a in args)
+        label = name + "(" + ",".join(a.label for a in args[:3]) + ")"
+        return self._intern(key, FN, args, name, 0, label)
+
+    # ---- from an Expr --------------------------------------------------------
+    def from_expr(self, root: Expr) -> Term:
+        """The canonical term of ``root`` (iterative; sums and products are gathered whole)."""
+        order = topological([root])
+        if self.budget is None:  # the default budget: linear in the input's size
+            self.budget = self.steps + max(MIN_STEPS, STEPS_PER_NODE * len(order))
+        refs: dict[int, int] = {}
+        parent_op: dict[int, str] = {}
+        for node in order:
+            if node.op not in ("const", "var") and not _supported(node.op):
+                raise _unsupported(node)
+            for a in node.args:
+                refs[id(a)] = refs.get(id(a), 0) + 1
+                parent_op[id(a)] = node.op
+        # A sum (product) node used once, by a sum (product), is gathered into its user:
+        # a chain of 100,000 additions becomes one n-ary sum, in linear time.
+        inner = set()
+        for node in order:
+            fam = _FAMILY.get(node.op)
+            if fam is not None and refs.get(id(node)) == 1 and _FAMILY.get(parent_op[id(node)]) == fam:
+                inner.add(id(node))
+        terms: dict[int, Term] = {}
+        for node in order:
+            if id(node) in inner:
+                continue
+            op = node.op
+            if op == "const":
+                t = self.const(node.value)
+            elif op == "var":
+                t = self.var(node.name)
+            elif _FAMILY.get(op) == "sum":
+                items = []
+                stack = [(node, ONE)]
+                while stack:
+                    n, c = stack.pop()
+                    if n is node or id(n) in inner:
+                        if n.op == "add":
+                            stack.append((n.args[1], c))
+                            stack.append((n.args[0], c))
+                        elif n.op == "sub":
+                            stack.append((n.args[1], -c))
+                            stack.append((n.args[0], c))
+                        else:  # neg
+                            stack.append((n.args[0], -c))
+                    else:
+                        items.append((c, terms[id(n)]))
+                t = self.add(items)
+            elif _FAMILY.get(op) == "prod":
+                items = []
+                one, minus_one = self.num(ONE), self.num(-ONE)
+                stack = [(node, one)]
+                while stack:
+                    n, e = stack.pop()
+                    if n is node or id(n) in inner:
+                        stack.append((n.args[1], e if n.op == "mul" else
+                                      (minus_one if e is one else one)))
+                        stack.append((n.args[0], e))
+                    else:
+                        items.append((terms[id(n)], e))
+                t = self.mul(ONE, items)
+            elif op == "pow":
+                t = self.pow(terms[id(node.args[0])], terms[id(node.args[1])])
+            elif op == "zeros_like":
+                t = self.num(ZERO)
+            else:
+                t = self.fn(op, [terms[id(a)] for a in node.args])
+            terms[id(node)] = t
+        return terms[id(root)]
+
+    # ---- back to an Expr -----------------------------------------------------
+    def to_expr(self, root: Term) -> Expr:
+        """``root`` written as an Expr a person reads (coefficients first, ``-`` and ``/``)."""
+        built: dict[int, Expr] = {}
+        order = _term_order(root)
+        for t in order:
+            built[t.uid] = _present(t, built)
+        return built[root.uid]
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+EXPAND_MAX_TERMS = 64  # a product's sum factor is expanded into a sum only up to this size
+EXPAND_MAX_POWER = 8   # ... and a power of a sum of at most 3 terms up to this exponent
+
+_FAMILY = {"add": "sum", "sub": "sum", "neg": "sum", "mul": "prod", "div": "prod"}
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _num_label(v) -> str:
+    if isinstance(v, Fraction):
+        return str(v)
+    return repr(v)
+
+
+def _coef_label(c) -> str:
+    return "" if c == 1 else _num_label(c) + "*"
+
+
+def _accumulate(acc: dict, t: Term, c) -> None:
+    slot = acc.get(t.uid)
+    if slot is None:
+        acc[t.uid] = [c, t]
+    else:
+        slot[0] = n_add(slot[0], c)
+
+
+def _add_factor(alg: Algebra, factors: dict, b: Term, e: Term) -> None:
+    slot = factors.get(b.uid)
+    if slot is None:
+        factors[b.uid] = [b, [e]]
+        return
+    exps = slot[1]
+    for i, old in enumerate(exps):
+        combined = _combine_exponents(alg, old, e)
+        if combined is not None:
+            exps[i] = combined
+            return
+    exps.append(e)
+
+
+def _combine_exponents(alg: Algebra, a: Term, b: Term):
+    """``a + b`` if ``x**a * x**b == x**(a + b)`` wherever the left side is defined, else None.
+
+    Whole exponents always combine.  Otherwise the sum must not be whole: for
+    x < 0, x**0.5 * x**0.5 is nan but x**1 is not.
+    """
+    if _is_int_term(a) and _is_int_term(b):
+        return alg.num(a.data + b.data)
+    s = alg.add([(ONE, a), (ONE, b)])
+    if _is_int_term(s):
+        return None
+    return s
+
+
+def _factor_order(be) -> tuple:
+    b, e = be
+    return (_FACTOR_RANK[b.kind], b.label, b.uid, e.uid)
+
+
+_EXACT_FOLD = ("abs", "sign", "relu", "floor", "ceil", "round", "maximum", "minimum", "where",
+               "lt", "le", "gt", "ge", "eq", "ne", "neg", "add", "sub", "mul")
+
+
+def _fold(name: str, values: list):
+    """The op applied to numbers with the engine's forward, or None when the result is inexact.
+
+    ``exp(0)`` folds to 1 and ``sqrt(4)`` to 2; ``sqrt(2)`` and ``log(2)`` stay
+    symbolic (their exact inputs would turn into a rounded float).
+    """
+    r = _fold_float(name, values)
+    if r is None:
+        return None
+    if not all(_is_exact(v) for v in values) or name in _EXACT_FOLD:
+        return _nice(r)
+    nice = _nice(r)
+    if _is_exact(nice) and (nice.denominator <= 1024 or nice == 0):
+        return nice
+    return None
+
+
+def _term_order(root: Term) -> list[Term]:
+    order: list[Term] = []
+    seen: set[int] = set()
+    stack: list = [(root, False)]
+    while stack:
+        t, expanded = stack.pop()
+        if expanded:
+            order.append(t)
+            continue
+        if t.uid in seen:
+            continue
+        seen.add(t.uid)
+        stack.append((t, True))
+        for c in reversed(t.children()):
+            if c.uid not in seen:
+                stack.append((c, False))
+    return order
+
+
+# ---- presentation: canonical terms written back as Exprs -------------------
+
+def _number_expr(v) -> Expr:
+    """A number as an Expr: a float constant, or (-)p/q for a non-integer fraction."""
+    if isinstance(v, Fraction) and v.denominator != 1:
+        return Expr("div", (Expr.const(float(v.numerator)), Expr.const(float(v.denominator))))
+    return Expr.const(float(v))
+
+
+def _left_spine(e: Expr) -> list[Expr]:
+    """``e`` and its leftmost operands down through products and quotients (iteratively)."""
+    spine = [e]
+    while spine[-1].op in ("mul", "div"):
+        spine.append(spine[-1].args[0])
+    return spine
+
+
+def _rebuild_spine(spine: list[Expr], leaf: Expr) -> Expr:
+    out = leaf
+    for node in reversed(spine[:-1]):
+        out = Expr(node.op, (out, node.args[1]))
+    return out
+
+
+def _negate_leftmost(e: Expr) -> Expr:
+    """``-e`` written by negating its leftmost factor: -2*x, -x**2/3, -sin(x)*y."""
+    spine = _left_spine(e)
+    leaf = spine[-1]
+    if leaf.op == "const" and not isinstance(leaf.value, (list, tuple)):
+        return _rebuild_spine(spine, Expr.const(-leaf.value))
+    return _rebuild_spine(spine, Expr("neg", (leaf,)))
+
+
+def _is_negative_expr(e: Expr) -> bool:
+    leaf = _left_spine(e)[-1]
+    return leaf.op == "neg" or (leaf.op == "const" and not isinstance(leaf.value, list)
+                                and leaf.value < 0)
+
+
+def _abs_expr(e: Expr) -> Expr:
+    """Undo :func:`_negate_leftmost`."""
+    spine = _left_spine(e)
+    leaf = spine[-1]
+    return _rebuild_spine(spine, leaf.args[0] if leaf.op == "neg" else Expr.const(-leaf.value))
+
+
+def _present_power(b: Term, e, built: dict) -> Expr:
+    """``b**e`` for an exponent that is a Term or a number."""
+    if isinstance(e, Term):
+        if e.kind != NUM:
+            return Expr("pow", (built[b.uid], built[e.uid]))
+        e = e.data
+    if e == 1:
+        return built[b.uid]
+    return Expr("pow", (built[b.uid], _number_expr(e)))
+
+
+def _product_expr(coeff, bases: Sequence[Term], exps: Sequence, built: dict) -> Expr:
+    """``coeff * prod(b**e)`` as numerator/denominator, the sign on the leftmost factor."""
+    negative = coeff < 0
+    a = -coeff if negative else coeff
+    numer: list[Expr] = []
+    denom: list[Expr] = []
+    pairs = sorted(zip(bases, exps), key=lambda be: (_FACTOR_RANK[be[0].kind], be[0].label,
+                                                     be[0].uid))
+    for b, e in pairs:
+        if isinstance(e, Term) and e.kind == NUM:
+            e = e.data
+        if not isinstance(e, Term) and e < 0:
+            denom.append(_present_power(b, -e, built))  # x**-2 prints as 1/x**2
+        else:
+            numer.append(_present_power(b, e, built))
+    p, q = (a.numerator, a.denominator) if isinstance(a, Fraction) else (a, 1)
+    if p != 1 or not numer:
+        numer.insert(0, Expr.const(float(p)))
+    if q != 1:
+        denom.insert(0, Expr.const(float(q)))
+    top = numer[0]
+    for f in numer[1:]:
+        top = Expr("mul", (top, f))
+    if denom:
+        bottom = denom[0]
+        for f in denom[1:]:
+            bottom = Expr("mul", (bottom, f))
+        top = Expr("div", (top, bottom))
+    return _negate_leftmost(top) if negative else top
+
+
+def _signed_number_expr(v) -> Expr:
+    if isinstance(v, Fraction) and v.denominator != 1 and v < 0:
+        return _negate_leftmost(_number_expr(-v))
+    return _number_expr(v)
+
+
+def _present(t: Term, built: dict) -> Expr:
+    kind = t.kind
+    if kind == NUM:
+        return _signed_number_expr(t.data)
+    if kind == VAR:
+        return Expr.var(t.data)
+    if kind == NAMED:
+        return Expr.const(t.data[1])
+    if kind == FN:
+        if (t.data == "where" and t.args[0].kind == FN and t.args[0].data in _COMPARISONS
+                and _is_num(t.args[1], 1) and _is_num(t.args[2], 0)):
+            return built[t.args[0].uid]  # where(x > 0, 1, 0) is (x > 0): comparisons are 0 or 1
+        return Expr(t.data, tuple(built[a.uid] for a in t.args))
+    if kind == MUL:
+        return _product_expr(t.data[0], t.args, t.data[1], built)
+    # ADD: descending degree, a positive term first where there is one, the constant last.
+    const, coefs = t.data
+    parts = sorted(zip(coefs, t.args), key=lambda ct: (-ct[1].degree, ct[1].label, ct[1].uid))
+    exprs = []
+    for c, term in parts:
+        if term.kind == MUL:  # terms of a sum have coefficient 1
+            exprs.append(_product_expr(c, term.args, term.data[1], built))
+        else:
+            exprs.append(_product_expr(c, (term,), (ONE,), built))
+    if const != 0:
+        exprs.append(_signed_number_expr(const))
+    first = next((i for i, e in enumerate(exprs) if not _is_negative_expr(e)), 0)
+    if first:
+        exprs.insert(0, exprs.pop(first))
+    out = exprs[0]
+    for e in exprs[1:]:
+        if _is_negative_expr(e):
+            out = Expr("sub", (out, _abs_expr(e)))
+        else:
+            out = Expr("add", (out, e))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Sym: the value type the op table's rules run on to build derivative graphs
+# ---------------------------------------------------------------------------
+
+
+class Builder:
+    """Makes the Expr nodes of a derivative: hash-consed, with trivial folding only.
+
+    ``guards``: when False (the default), every non-constant ``Sym`` reports
+    ``maybe_zero = False``, so the rules leave out the ``where(...)`` guards that
+    pin a derivative at isolated points (d/dx x**y at y == 0, d/dy x**y at
+    x == 0); the printed derivative is then the formula valid at every point
+    where the function is smooth, like SymPy's.  With True the guards stay and
+    the expression agrees with ``grad`` at those points too.
+    """
+
+    def __init__(self, guards: bool = False, max_nodes: int = 2_000_000):
+        self.guards = guards
+        self.max_nodes = max_nodes
+        self.table: dict = {}
+
+    def const(self, value: float) -> Expr:
+        value = float(value)
+        key = ("const", repr(value))
+        node = self.table.get(key)
+        if node is None:
+            node = self.table[key] = Expr.const(value)
+        return node
+
+    def node(self, op: str, args: tuple, attrs: dict | None = None) -> Expr:
+        key = (op,) + tuple(id(a) for a in args) + ((repr(sorted(attrs.items())),) if attrs else ())
+        node = self.table.get(key)
+        if node is None:
+            if len(self.table) >= self.max_nodes:
+                raise LimitError(f"the derivative grew past {self.max_nodes} nodes")
+            # The key holds the arguments' ids; the node keeps the arguments alive.
+            node = self.table[key] = Expr(op, args, attrs)
+        return node
+
+    def as_expr(self, x) -> Expr:
+        if isinstance(x, Sym):
+            return x.expr
+        if isinstance(x, Expr):
+            return x
+        if isinstance(x, (bool, int, float, np.floating, np.integer)):
+            return self.const(float(x))
+        raise TypeError(f"cannot use {type(x).__name__} in a symbolic rule")
+
+    def call(self, name: str, args: tuple, attrs: dict) -> "Sym":
+        if name in ("reshape", "broadcast_to", "sum_to"):
+            shape = tuple(attrs.get("shape", ()))
+            if shape == ():
+                return self.wrap(self.as_expr(args[0]))
+            raise UnsupportedDiffError(
+                f"diff supports elementwise scalar expressions; use grad for {name}", op=name)
+        if name == "zeros_like":
+            return self.wrap(self.const(0.0))
+        if not _supported(name):
+            raise UnsupportedDiffError(
+                f"diff supports elementwise scalar expressions; use grad for {name}", op=name)
+        exprs = tuple(self.as_expr(a) for a in args)
+        return self.wrap(self.apply(name, exprs, attrs))
+
+    def apply(self, op: str, args: tuple, attrs: dict | None = None) -> Expr:
+        consts = [a.op == "const" for a in args]
+        if all(consts):
+            r = _fold_float(op, [a.value for a in args])
+            if r is not None:
+                return self.const(r)
+        if op in ("add", "sub", "mul", "div", "pow"):
+            a, b = args
+            av = a.value if consts[0] else None
+            bv = b.value if consts[1] else None
+            if op == "add":
+                if av == 0:
+                    return b
+                if bv == 0:
+                    return a
+            elif op == "sub":
+                if bv == 0:
+                    return a
+                if av == 0:
+                    return self.apply("neg", (b,))
+            elif op == "mul":
+                if av == 1:
+                    return b
+                if bv == 1:
+                    return a
+                if av == 0 or bv == 0:
+                    return self.const(0.0)
+                if av == -1:
+                    return self.apply("neg", (b,))
+                if bv == -1:
+                    return self.apply("neg", (a,))
+            elif op == "div":
+                if bv == 1:
+                    return a
+            elif op == "pow":
+                if bv == 1:
+                    return a
+                if bv == 0:
+                    return self.const(1.0)
+        elif op == "neg" and args[0].op == "neg":
+            return args[0].args[0]
+        elif op == "where" and consts[0]:
+            return args[1] if args[0].value != 0 else args[2]
+        return self.node(op, args, attrs)
+
+    def wrap(self, expr: Expr) -> "Sym":
+        return Sym(expr, self)
+
+
+def _fold_float(op: str, values: list):
+    arrays = [backend.asarray(float(v)) for v in values]
+    with backend.errstate():
+        try:
+            out = OPS[op].forward(*arrays)
+        except Exception:  # noqa: BLE001
+            return None
+    return float(backend.to_numpy(out))
+
+
+class Sym:
+    """A scalar symbolic value: the op table's rules run on it to build derivative graphs.
+
+    It has what the rules use of a tensor: arithmetic operators, ``_call``
+    (which :func:`~autograd_cli.core.ops.call` and friends dispatch to),
+    ``shape == ()`` and ``maybe_zero`` (read by the rules' zero guards).
+
+    >>> b = Builder()
+    >>> x = b.wrap(Expr.var("x"))
+    >>> from autograd_cli.core.printing import to_text
+    >>> to_text((x * x + 1).expr), to_text(OPS["sin"].deriv[0](x, None).expr)
+    ('x*x + 1', 'cos(x)')
+    """
+
+    __slots__ = ("expr", "builder")
+    shape = ()
+    ndim = 0
+
+    def __init__(self, expr: Expr, builder: Builder):
+        self.expr = expr
+        self.builder = builder
+
+    @property
+    def maybe_zero(self) -> bool:
+        if self.expr.op == "const":
+            return not (float(self.expr.value) != 0)  # nan counts as maybe zero
+        return self.builder.guards
+
+    def _call(self, name: str, *args, **attrs) -> "Sym":
+        return self.builder.call(name, args, attrs)
+
+    def _binary(self, op: str, a, b) -> "Sym":
+        bl = self.builder
+        return bl.wrap(bl.apply(op, (bl.as_expr(a), bl.as_expr(b))))
+
+    def __add__(self, other):
+        return self._binary("add", self, other)
+
+    def __radd__(self, other):
+        return self._binary("add", other, self)
+
+    def __sub__(self, other):
+        return self._binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return self._binary("sub", other, self)
+
+    def __mul__(self, other):
+        return self._binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return self._binary("mul", other, self)
+
+    def __truediv__(self, other):
+        return self._binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        return self._binary("div", other, self)
+
+    def __pow__(self, other):
+        return self._binary("pow", self, other)
+
+    def __rpow__(self, other):
+        return self._binary("pow", other, self)
+
+    def __neg__(self):
+        bl = self.builder
+        return bl.wrap(bl.apply("neg", (self.expr,)))
+
+    def __pos__(self):
+        return self
+
+    def __bool__(self):
+        raise TypeError("a symbolic value has no truth value")
+
+    def __repr__(self) -> str:
+        from .printing import to_text
+
+        return f"Sym({to_text(self.expr)})"
+
+
+class _SymNode:
+    """What an op's ``vjp`` reads of a graph node, with symbolic values (scalars only)."""
+
+    __slots__ = ("inputs", "out", "attrs", "shapes", "needs")
+
+    def __init__(self, inputs, out, attrs, needs):
+        self.inputs = inputs
+        self.out = out
+        self.attrs = attrs
+        self.shapes = ((),) * len(inputs)
+        self.needs = needs
+
+
+def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs=None) -> tuple:
+    """The op table's vjp of ``node`` applied to the cotangent ``g``: one Expr (or None) per input.
+
+    ``inputs``/``out`` default to the node's own arguments and itself; passing
+    other Exprs (names) gives the rule in terms of those.
+    """
+    op = OPS[node.op]
+    if op.vjp is None:
+        return (None,) * len(node.args)
+    ins = tuple(builder.wrap(a) for a in (inputs if inputs is not None else node.args))
+    o = builder.wrap(out if out is not None else node)
+    if needs is None:
+        needs = tuple(True for _ in node.args)
+    flags = op.differentiable or (True,) * len(node.args)
+    needs = tuple(bool(n and f) for n, f in zip(needs, flags))
+    grads = op.vjp(_SymNode(ins, o, node.attrs, needs), g)
+    return tuple(None if (gi is None or not need) else builder.as_expr(gi)
+                 for gi, need in zip(grads, needs))
+
+
+def grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder | None = None) -> dict[str, Expr]:
+    """d(output)/d(name) for each name in ``wrt``, as (unsimplified) Expr graphs.
+
+    One reverse pass serves every name.  Iterative: the graph may be 100,000 deep.
+
+    >>> from autograd_cli.grammar import parse
+    >>> from autograd_cli.core.printing import to_text
+    >>> to_text(grad_exprs(parse("x*sin(x)").output, ["x"])["x"])
+    'sin(x) + x*cos(x)'
+    """
+    with _gc_paused():
+        return _grad_exprs(output, wrt, builder or Builder())
+
+
+def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str, Expr]:
+    wanted = set(wrt)
+    order = topological([output])
+    depends: dict[int, bool] = {}
+    for node in order:
+        if node.op == "var":
+            d = node.name in wanted
+        elif node.op == "const":
+            if isinstance(node.value, (list, tuple)):
+                raise UnsupportedDiffError("diff supports elementwise scalar expressions; use grad "
+                                           "for array literals", op="const")
+            d = False
+        else:
+            if not _supported(node.op):
+                raise _unsupported(node)
+            op = OPS[node.op]
+            flags = op.differentiable or (True,) * len(node.args)
+            d = op.vjp is not None and any(depends[id(a)] and f for a, f in zip(node.args, flags))
+        depends[id(node)] = d
+    results: dict[str, Expr] = {}
+    cotangent: dict[int, Expr] = {}
+    if depends[id(output)]:
+        cotangent[id(output)] = builder.const(1.0)
+    for node in reversed(order):
+        g = cotangent.pop(id(node), None)
+        if g is None:
+            continue
+        if node.op == "var":
+            prev = results.get(node.name)
+            results[node.name] = g if prev is None else builder.apply("add", (prev, g))
+            continue
+        needs = tuple(depends[id(a)] for a in node.args)
+        grads = local_vjp(node, builder.wrap(g), builder, needs=needs)
+        for a, gi in zip(node.args, grads):
+            if gi is None:
+                continue
+            prev = cotangent.get(id(a))
+            cotangent[id(a)] = gi if prev is None else builder.apply("add", (prev, gi))
+    zero = builder.const(0.0)
+    return {name: results.get(name, zero) for name in wrt}
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector while building big acyclic graphs.
+
+    Building a derivative allocates many small objects and no cycles; the
+    collector's repeated scans of a large heap would only add time (2x on
+    100,000-node graphs).  Reference counting still frees everything.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# ---------------------------------------------------------------------------
+# Public API: simplify and diff
+# ---------------------------------------------------------------------------
+
+STEPS_PER_NODE = 64
+MIN_STEPS = 200_000
+TIME_BUDGET = 10.0  # seconds for a whole diff call's simplification (a safety net; the step
+                   # budget, linear in the size, is what normally bounds the work)
+
+
+def simplify(expr: Expr, *, budget: int | None = None, deadline: float | None = None,
+             algebra: Algebra | None = None) -> Expr:
+    """``expr`` simplified (same value wherever it is defined), as a new Expr graph.
+
+    ``budget`` caps the work (operand visits; default ``max(200000, 64 * size)``)
+    and ``deadline`` is a ``time.monotonic()`` time; past either,
+    :class:`SimplifyBudgetExceeded` is raised.
+
+    >>> from autograd_cli.grammar import parse
+    >>> from autograd_cli.core.printing import to_text
+    >>> to_text(simplify(parse("x*x*1 + 2*x + 3*x - -y + 0*z + x**1/x**0").output))
+    'x**2 + 6*x + y'
+    """
+    alg = algebra or Algebra(budget=budget, deadline=deadline)
+    with _gc_paused():
+        return alg.to_expr(alg.from_expr(expr))
+
+
+@dataclass
+class Derivative:
+    """One derivative: d^order(output)/d(wrt)^order."""
+
+    wrt: str
+    order: int
+    expr: Expr                      # the derivative's graph (simplified unless noted)
+    text: str                       # in the tool's own language; grammar.parse reads it back
+    simplified: bool = True
+    note: str | None = None         # why it is printed unsimplified, if it is
+    value: object = None            # at the given values: a float or nested lists
+
+    @property
+    def latex(self) -> str:
+        from .printing import to_latex  # noqa: PLC0415
+
+        return to_latex(self.expr)
+
+    def as_dict(self) -> dict:
+        d = {"wrt": self.wrt, "order": self.order, "derivative": self.text, "latex": self.latex,
+             "simplified": self.simplified}
+        if self.note:
+            d["note"] = self.note
+        if self.value is not None:
+            d["value"] = _jsonable(self.value)
+        return d
+
+
+@dataclass
+class DiffResult:
+    """What :func:`diff` returns: the derivatives by variable, and values when asked."""
+
+    source: str | None
+    order: int
+    derivatives: dict               # name -> Derivative, in --wrt (or first-use) order
+    value: object = None            # the expression's value at the given values
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def texts(self) -> dict:
+        return {name: d.text for name, d in self.derivatives.items()}
+
+    def as_dict(self) -> dict:
+        """The JSON document of SPEC.md (``derivative`` a string for one variable, else an object)."""
+        one = len(self.derivatives) == 1
+        texts = self.texts()
+        out: dict = {"expr": self.source,
+                     "derivative": next(iter(texts.values())) if one else texts}
+        if self.order != 1:
+            out["order"] = self.order
+        if self.value is not None:
+            out["value"] = _jsonable(self.value)
+            values = {name: _jsonable(d.value) for name, d in self.derivatives.items()}
+            out["derivative_value"] = next(iter(values.values())) if one else values
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def _jsonable(v):
+    """Non-finite numbers as the strings "nan", "inf", "-inf" (SPEC's JSON rule), iteratively."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    if not isinstance(v, list):
+        return v
+    root: list = []
+    stack = [(v, root)]
+    while stack:
+        src, dst = stack.pop()
+        for item in src:
+            if isinstance(item, list):
+                child: list = []
+                dst.append(child)
+                stack.append((item, child))
+            else:
+                dst.append(_jsonable(item))
+    return root
+
+
+def _parse_wrt(wrt) -> list[str] | None:
+    if wrt is None:
+        return None
+    if isinstance(wrt, str):
+        wrt = wrt.split(",")
+    names = [w.strip() for w in wrt if w.strip()]
+    return names or None
+
+
+def diff(source, wrt: str | Sequence[str] | None = None, order: int = 1, values: dict | None = None,
+         *, guards: bool = False, time_budget: float = TIME_BUDGET,
+         step_budget: int | None = None) -> DiffResult:
+    """Differentiate ``source`` (text, Program or Expr) symbolically, then simplify.
+
+    ``wrt``: a name, ``"a,b"`` or a list (None: every variable, in order of first
+    use); ``order``: how many times (each variable separately: d^n/da^n).
+    ``values`` (name -> number or nested list): also evaluate the expression
+    and each derivative there.  ``guards`` keeps the op table's zero guards
+    (see :class:`Builder`).  Simplification gets ``time_budget`` seconds and
+    ``step_budget`` steps per pass (default proportional to the size); a
+    derivative whose simplification runs out is printed unsimplified, with a
+    note.
+
+    Raises UnknownVariableError (an InputError) for a ``wrt`` that is not a
+    variable, InputError for a bad order, UnsupportedDiffError for ops with no
+    symbolic form here, LimitError when the unsimplified graph grows too big.
+
+    >>> r = diff("2*x**2 + b", "x", values={"x": 3, "b": 1})
+    >>> r.texts(), r.value, r.derivatives["x"].value
+    ({'x': '4*x'}, 19.0, 12.0)
+    """
+    from ..grammar import parse  # noqa: PLC0415 - grammar imports core, not the reverse
+    from .printing import to_text  # noqa: PLC0415
+
+    if isinstance(source, str):
+        text = source
+        program = parse(source)
+        output, inputs = program.output, program.inputs
+    elif isinstance(source, Program):
+        text, output, inputs = source.source, source.output, source.inputs
+    else:
+        output = source
+        inputs = []
+        for n in topological([output]):
+            if n.op == "var" and n.name not in inputs:
+                inputs.append(n.name)
+        text = None  # an Expr given directly has no source text
+    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
+        raise InputError(f"--order must be a whole number >= 0, got {order!r}")
+    names = _parse_wrt(wrt) or list(inputs)
+    for name in names:
+        if name not in inputs:
+            raise UnknownVariableError(
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+    deadline = time.monotonic() + time_budget
+    builder = Builder(guards=guards)
+    notes: list[str] = []
+    current = {name: output for name in names}
+    simplified = {name: True for name in names}
+    why: dict[str, str | None] = {name: None for name in names}
+
+    def tidy(name: str, raw: Expr) -> Expr:
+        try:
+            return simplify(raw, budget=step_budget, deadline=deadline)
+        except SimplifyBudgetExceeded as exc:
+            simplified[name] = False
+            reason = "time" if str(exc) == "time" else "step"
+            why[name] = (f"simplification ran out of its {reason} budget; "
+                         f"the derivative is printed unsimplified")
+            return raw
+
+    if order == 0:
+        for name in names:
+            current[name] = tidy(name, output)
+    for k in range(order):
+        if k == 0:
+            raws = grad_exprs(output, names, builder)
+        else:
+            raws = {name: grad_exprs(current[name], [name], builder)[name] for name in names}
+        for name in names:
+            current[name] = tidy(name, raws[name])
+    derivatives = {}
+    for name in names:
+        e = current[name]
+        derivatives[name] = Derivative(name, order, e, to_text(e), simplified[name], why[name])
+        if why[name]:
+            notes.append(f"d/d{name}: {why[name]}")
+    result = DiffResult(text, order, derivatives, notes=notes)
+    if values is not None:
+        _evaluate_at(result, output, values)
+    return result
+
+
+def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:
+    """Fill in the expression's value and each derivative's, broadcast to the value's shape."""
+    ev = evaluate(output, values)
+    result.value = _plain(ev.output.data)
+    result.warnings.extend(ev.warnings)
+    shape = tuple(ev.output.data.shape)
+    for d in result.derivatives.values():
+        dv = evaluate(d.expr, values)
+        for w in dv.warnings:
+            if w not in result.warnings:
+                result.warnings.append(w)
+        data = backend.to_numpy(dv.output.data)
+        if tuple(data.shape) != shape:
+            try:
+                data = np.broadcast_to(data, np.broadcast_shapes(shape, data.shape))
+            except ValueError:
+                pass
+        d.value = _plain(data)
+
+
+def _plain(data):
+    a = backend.to_numpy(data)
+    if a.ndim == 0:
+        return float(a)
+    return a.astype(float).tolist()
+
+
+__all__ = ["diff", "simplify", "grad_exprs", "local_vjp", "Derivative", "DiffResult", "Sym",
+           "Builder", "Algebra", "UnsupportedDiffError", "SimplifyBudgetExceeded"]
