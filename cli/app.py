@@ -190,6 +190,40 @@ def check_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
         raise typer.Exit(1)
 
 
+@app.command("diff", context_settings=VARIABLE_CONTEXT)
+def diff_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                 order: Annotated[int, typer.Option("--order", help="Differentiate N times.")] = 1,
+                 latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
+                 json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                 var: Var = None, vars_json: Vars = None):
+    """The derivative as an expression (symbolic, simplified); with values, also its value."""
+    from ..core import api
+    from . import render
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    result = api.diff_of(inv.program(), inv.values, wrt=options.split_names(wrt), order=order)
+    if inv.json:
+        render.emit_json(render.result_json(inv.source, result))
+    else:
+        render.render_diff(inv.source, result, latex=latex)
+
+
+@app.command("explain", context_settings=VARIABLE_CONTEXT)
+def explain_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
+                    json_out: Json = False, device: Device = "cpu", dtype: Dtype = "float64",
+                    var: Var = None, vars_json: Vars = None):
+    """Walk the chain rule: intermediates, local derivatives, and the sum over paths."""
+    from ..core import api
+    from . import render
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    result = api.explain_of(inv.program(), inv.values, wrt=options.split_names(wrt))
+    if inv.json:
+        render.emit_json(result.as_dict())
+    else:
+        sys.stdout.write(result.text.rstrip("\n") + "\n")
+
+
 @app.command("graph", context_settings=VARIABLE_CONTEXT)
 def graph_command(ctx: typer.Context, expr: Expr,
                   dot: Annotated[bool, typer.Option("--dot", help="Print Graphviz DOT.")] = False,

@@ -158,6 +158,10 @@ def render_check(expr: str, result) -> None:
 
 
 def result_json(expr: str, result) -> dict:
+    if hasattr(result, "as_dict"):  # diff's DiffResult carries its own SPEC document
+        doc = result.as_dict()
+        doc["expr"] = expr
+        return doc
     doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape)}
     if getattr(result, "order", None) is not None:
         doc["order"] = result.order
@@ -237,3 +241,43 @@ def render_csv(result) -> None:
             label = ";".join(str(i) for i in index)
             rows.append(f"{name},{label},{_number_text(a[index])}")
     sys.stdout.write("\n".join(rows) + "\n")
+
+
+def render_diff(expr: str, result, latex: bool = False) -> None:
+    """The derivatives as expressions (and their values at the point, when given)."""
+    from rich.markup import escape
+
+    console = _console()
+    if latex:
+        for name, d in result.derivatives.items():
+            sys.stdout.write(d.latex + "\n")
+        return
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=escape(expr.strip()), box=box.SIMPLE_HEAD, title_justify="left",
+                  show_edge=False)
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("derivative", overflow="fold")
+    evaluated = result.value is not None
+    if evaluated:
+        table.add_column("value at the point", overflow="fold")
+    n = result.order
+    for name, d in result.derivatives.items():
+        label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
+        row = [escape(label), escape(d.text)]
+        if evaluated:
+            row.append(escape(_plain_value(d.value)))
+        table.add_row(*row)
+    console.print(table)
+    if evaluated:
+        console.print(f"value {escape(_plain_value(result.value))}")
+    for note in result.notes:
+        console.print(f"[dim]note: {escape(note)}[/dim]")
+    print_warnings(result.warnings)
+
+
+def _plain_value(v) -> str:
+    import numpy
+
+    return format_value(numpy.asarray(v, dtype=float))

@@ -39,16 +39,18 @@ class Result:
 
 
 def check_values(program: Program, values: dict) -> None:
-    """Every value must belong to an input variable of the program (catches typos like --xx)."""
+    """A value for a ``name = expr`` intermediate is an error (it would silently be ignored).
+
+    Values for names the expression does not use at all are ignored, so one set of
+    values can serve several expressions (``eval "$(diff ...)" --a 2 --b 6``).
+    """
     known = set(program.inputs)
     for name in values:
-        if name not in known:
-            where = (f"the expression's variables are {', '.join(program.inputs)}"
-                     if program.inputs else "the expression has no variables")
-            hint = ""
-            if name in program.bindings:
-                hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
-            raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
+        if name not in known and name in program.bindings:
+            raise UnknownVariableError(
+                f"{name!r} is an intermediate bound by '{name} = ...', not an input variable, "
+                f"so it cannot be given a value; the expression's variables are "
+                f"{', '.join(program.inputs) or '(none)'}", variable=name)
 
 
 def resolve_wrt(program: Program, wrt) -> list[str]:
@@ -319,3 +321,29 @@ def check_of(program: Program, values: dict, wrt=None, eps: float = 1e-6, atol: 
                        max_abs_error=float(r.max_abs_error), max_rel_error=float(r.max_rel_error),
                        worst=worst, analytic=analytic, numeric=numeric, eps=eps, atol=atol,
                        rtol=rtol, warnings=ev.warnings + derivative_warnings(program.output, ev))
+
+
+def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
+    """The derivative as an expression (symbolic, simplified); evaluated too when values are given.
+
+    Returns :class:`~autograd_cli.core.symbolic.DiffResult` (``as_dict()`` is SPEC's JSON).
+    """
+    from .errors import InputError
+    from .symbolic import diff
+
+    if order < 1:
+        raise InputError(f"--order must be 1 or more, not {order}")
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    if not names:
+        raise InputError("the expression has no variables to differentiate")
+    return diff(program, wrt=names, order=order, values=dict(values) if values else None)
+
+
+def explain_of(program: Program, values: dict, wrt=None):
+    """The chain rule step by step at ``values`` (:class:`~autograd_cli.core.explain.Explanation`)."""
+    from .explain import explain
+
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    return explain(program, values, names)

@@ -1,0 +1,66 @@
+"""diff and explain through the command line: the seeds' derivatives, JSON, round trip to eval."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("expr, wrt, expected", [
+    ("3*a**3-b**2", "a", "9*a**2"),
+    ("3*a**3-b**2", "b", "-2*b"),
+    ("2*x**2+b", "x", "4*x"),
+    ("3*(x+2)**2", "x", "6*(x + 2)"),
+])
+def test_diff_seed_derivatives(cli, expr, wrt, expected):
+    r = cli("diff", expr, "--wrt", wrt, "--json")
+    assert r.code == 0, r.out
+    assert r.json == {"expr": expr, "derivative": expected}
+
+
+def test_diff_several_and_values(cli):
+    r = cli("diff", "3*a**3-b**2", "--a", "2", "--b", "6", "--json")
+    assert r.json == {"expr": "3*a**3-b**2", "derivative": {"a": "9*a**2", "b": "-2*b"},
+                      "value": -12.0, "derivative_value": {"a": 36.0, "b": -12.0}}
+    human = cli("diff", "3*a**3-b**2", "--wrt", "a", "--a", "2", "--b", "6")
+    assert "9*a**2" in human.out and "36.0" in human.out
+
+
+def test_diff_order_and_latex(cli):
+    r = cli("diff", "log(1+x)", "--order", "10", "--json")
+    assert r.json["derivative"] == "-362880/(x + 1)**10" and r.json["order"] == 10
+    r = cli("diff", "2*x**2", "--latex")
+    assert r.out.strip() == "4 x"
+
+
+@pytest.mark.parametrize("expr", [
+    "3*a**3 - b**2", "sin(a*b) + exp(a)/b", "sqrt(a**2 + b**2)", "tanh(a) * log(1 + b**2)",
+    "a**b", "sigmoid(a - b) * a", "1/(1 + a**2) - atan(b)", "(a + b)**3 / (a - 2*b)",
+])
+def test_round_trip_diff_then_eval_matches_grad(cli, expr):
+    point = ("--a", "0.7", "--b", "1.3")
+    grads = cli("grad", expr, *point, "--json").json["grad"]
+    derivs = cli("diff", expr, "--json").json["derivative"]
+    for name, text in derivs.items():
+        value = cli("eval", text, *point, "--json")
+        assert value.code == 0, (text, value.out)
+        assert value.json["value"] == pytest.approx(grads[name], rel=1e-12, abs=1e-14), text
+
+
+def test_diff_errors(cli):
+    r = cli("diff", "sum(x)", "--json")
+    assert r.code == 1 and r.json["error"]["kind"] == "unsupported"
+    r = cli("diff", "x", "--wrt", "y", "--json")
+    assert r.code == 2
+    r = cli("diff", "x", "--order", "0", "--json")
+    assert r.code == 2
+
+
+def test_explain_seed_chain_rule(cli):
+    r = cli("explain", "y = (x + w) * (w + 1)", "--x", "2", "--w", "1", "--wrt", "w")
+    assert r.code == 0, r.err
+    assert "a = x + w = 3" in r.out and "b = w + 1 = 2" in r.out
+    assert "dy/da = b = 2" in r.out and "dy/db = a = 3" in r.out
+    assert "dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5" in r.out
+    r = cli("explain", "a = x + w; b = w + 1; a * b", "--x", "2", "--w", "1", "--wrt", "w",
+            "--json")
+    assert r.json["gradient"] == {"w": 5.0} and r.json["value"] == 6.0
