@@ -36,6 +36,7 @@ def test_readme_has_examples():
 @pytest.mark.parametrize("command, expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
 def test_readme_example(cli, monkeypatch, command, expected):
     monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.chdir(README.parent)  # examples refer to files like examples/points.csv
     argv = shlex.split(command)
     assert argv[0] == "autograd-cli"
     r = cli(*argv[1:])
