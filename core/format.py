@@ -15,8 +15,13 @@ def format_array(array, floatmode: str = "unique") -> str:
 
 
 def tensor_repr(t) -> str:
-    body = np.array2string(backend.to_numpy(t.data), separator=", ", prefix="tensor(",
-                           precision=4, floatmode="maxprec_equal")
+    data = backend.to_numpy(t.data)
+    finite = data[np.isfinite(data)]
+    # PyTorch prints integral values as `2.` and anything else with 4 decimals: `0.1000`.
+    integral = finite.size == 0 or bool((finite == np.round(finite)).all()
+                                        and np.abs(finite).max() < 1e8)
+    body = np.array2string(data, separator=", ", prefix="tensor(", precision=4,
+                           floatmode="maxprec_equal" if integral else "fixed")
     extras = []
     if t.data.dtype != backend.default_dtype:
         extras.append(f"dtype={backend.dtype_name(t.data.dtype)}")
