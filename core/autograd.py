@@ -191,13 +191,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     return tuple(result)
 
 
-def topological_nodes(outputs: Iterable[Tensor]) -> list[Node]:
-    """Every Node reachable from ``outputs``, each after all of its inputs (iterative post-order)."""
+def topological_nodes(outputs: Iterable[Tensor], stop: Iterable[Node] = ()) -> list[Node]:
+    """Every Node reachable from ``outputs``, each after all of its inputs (iterative post-order).
+
+    The walk does not enter the Nodes in ``stop`` (nor what lies behind them).
+    """
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set[int] = {id(n) for n in stop}
     stack: list[tuple[Node, bool]] = []
     for out in outputs:
-        if out.grad_fn is not None:
+        if out.grad_fn is not None and id(out.grad_fn) not in seen:
             stack.append((out.grad_fn, False))
     while stack:
         node, expanded = stack.pop()

@@ -36,6 +36,7 @@ from typing import Callable, Iterable, Sequence
 from . import backend
 from .errors import MissingValueError, ShapeError, UnknownVariableError
 from .expr import Expr, Program, parse_value, topological
+from .autograd import topological_nodes
 from .ops import (_extreme_weights, _norm_partials, _prod_partials, add_tangents,
                   broadcast_to, call, chain, reshape, sum_to)
 from .tensor import OPS, Node, Tensor, apply, enable_grad, no_grad
@@ -323,25 +324,8 @@ class Tape:
     def __init__(self, outputs: Sequence[Tensor], inputs: Sequence[Tensor]):
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
-        stop = {id(t.grad_fn) for t in self.inputs if t.grad_fn is not None}
-        order: list[Node] = []
-        seen: set[int] = set(stop)
-        stack: list[tuple[Node, bool]] = []
-        for out in self.outputs:
-            if out.grad_fn is not None and id(out.grad_fn) not in seen:
-                stack.append((out.grad_fn, False))
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            for edge in reversed(node.edges):
-                if isinstance(edge, Node) and id(edge) not in seen:
-                    stack.append((edge, False))
+        order = topological_nodes(self.outputs,
+                                  stop=[t.grad_fn for t in self.inputs if t.grad_fn is not None])
         self.order = order
         # How many Nodes of the tape read each Node's output (to free tangents early).
         uses: dict[int, int] = {}
