@@ -82,7 +82,10 @@ def _decode_words(value):
 def read_stdin(what: str) -> str:
     if sys.stdin is None or sys.stdin.closed:
         raise UsageError(f"{what}: '-' reads standard input, but there is none")
-    return sys.stdin.read()
+    try:
+        return sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what}: cannot read standard input ({exc})") from None
 
 
 def read_expression(text: str) -> str:
