@@ -456,8 +456,14 @@ def _getitem_node(n):
 
 
 def _scatter_forward(g, index, shape):
-    out = _xp().zeros(shape, dtype=g.dtype)
-    _xp().add.at(out, index, g)
+    xp = _xp()
+    out = xp.zeros(shape, dtype=g.dtype)
+    if backend.device == "gpu" and not hasattr(xp.add, "at"):  # older CuPy
+        import cupyx  # noqa: PLC0415 - only on the GPU path
+
+        cupyx.scatter_add(out, index, g)
+    else:
+        xp.add.at(out, index, g)
     return out
 
 
