@@ -15,10 +15,21 @@ from .errors import (AutogradCliError, EvaluationError, GradError, InputError,
 from .tensor import (Node, Tensor, apply, enable_grad, is_grad_enabled, no_grad,
                      set_grad_enabled, tensor)
 from .tensor import OPS
-from .functional import derivative, gradcheck, hessian, hvp, jacobian, jvp, vhp, vjp
 
 __all__ = [
     "OPS", "Node", "Tensor", "apply", "backward", "enable_grad", "grad", "is_grad_enabled",
     "no_grad", "set_grad_enabled", "tensor", "topological_nodes", "AutogradCliError",
     "EvaluationError", "GradError", "InputError", "NonScalarOutputError", "ShapeError",
 ]
+
+_FUNCTIONAL = {"derivative", "gradcheck", "hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"}
+
+
+def __getattr__(name):
+    # torch.autograd.functional-style helpers load on first use: commands that do not
+    # need them (eval, grad) start faster.
+    if name in _FUNCTIONAL:
+        from . import functional
+
+        return getattr(functional, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
