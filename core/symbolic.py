@@ -75,9 +75,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Sequence
 
-import numpy as np
-
 from . import backend
+
+np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend
 from .errors import EvaluationError, InputError, LimitError, UnknownVariableError
 from .expr import Expr, Program, evaluate, topological
 from .tensor import OPS
