@@ -37,7 +37,7 @@ from typing import Callable
 from . import backend
 from .autograd import grad
 from .errors import GradError, NonScalarOutputError, ShapeError, UnknownVariableError
-from .expr import Expr, Program, evaluate
+from .expr import Expr, Program, derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
 from .tensor import Tensor, enable_grad, no_grad
 
@@ -731,6 +731,12 @@ class HessianResult:
     warnings: list = field(default_factory=list)
 
 
+def _warnings(program: Program | Expr, ev) -> list:
+    """Domain warnings of the evaluation plus those of derivatives taken at kinks."""
+    output = program.output if isinstance(program, Program) else program
+    return list(ev.warnings) + derivative_warnings(output, ev)
+
+
 def _wrt(program: Program | Expr, wrt) -> list:
     if wrt is None:
         if isinstance(program, Program):
@@ -795,7 +801,7 @@ def program_jacobian(program: Program | Expr, values: dict, wrt=None,
                 part = _slice_rows(rows, offset, offset + x.size)
                 jac[n] = _rows_to_block(part, tuple(out.shape), tuple(x.shape)).detach()
                 offset += x.size
-    return JacobianResult(out.detach(), jac, strategy, list(ev.warnings))
+    return JacobianResult(out.detach(), jac, strategy, _warnings(program, ev))
 
 
 def program_hessian(program: Program | Expr, values: dict, wrt=None,
@@ -825,7 +831,7 @@ def program_hessian(program: Program | Expr, values: dict, wrt=None,
     gradient = {n: g.detach() for n, g in zip(names, gs)}
     hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)}
             for i, a in enumerate(names)}
-    return HessianResult(y.detach(), gradient, hess, list(ev.warnings))
+    return HessianResult(y.detach(), gradient, hess, _warnings(program, ev))
 
 
 def program_jvp(program: Program | Expr, values: dict, tangents: dict) -> tuple:
