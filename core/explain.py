@@ -45,7 +45,7 @@ from typing import Sequence
 
 from .errors import MissingValueError, UnknownVariableError
 from .expr import CONSTANTS, Expr, Program, parse_value, topological
-from .ops import FUNCTIONS
+from .ops import FUNCTIONS, RuleContext
 from .printing import to_text
 from .symbolic import (Algebra, Builder, UnsupportedDiffError, _jsonable, _supported, _unsupported,
                        local_vjp)
@@ -337,19 +337,6 @@ def _backward_order(output: Expr, order: list[Expr]) -> list[Expr]:
     return out
 
 
-class _TensorNode:
-    """What an op's vjp reads of a node, with the engine's values (no graph recorded)."""
-
-    __slots__ = ("inputs", "out", "attrs", "shapes", "needs")
-
-    def __init__(self, inputs, out, attrs, needs):
-        self.inputs = inputs
-        self.out = out
-        self.attrs = attrs
-        self.shapes = tuple(t.shape for t in inputs)
-        self.needs = needs
-
-
 def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
     """The local partials of ``node`` at the point, by the op table's vjp on the engine's tensors."""
     op = OPS[node.op]
@@ -357,7 +344,7 @@ def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     ins = tuple(tensors[id(a)] for a in node.args)
     with no_grad():
-        grads = op.vjp(_TensorNode(ins, tensors[id(node)], node.attrs, needs), Tensor(1.0))
+        grads = op.vjp(RuleContext(op, ins, tensors[id(node)], node.attrs, needs), Tensor(1.0))
     return [None if (g is None or not n) else float(g.item()) for g, n in zip(grads, needs)]
 
 

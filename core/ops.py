@@ -80,6 +80,25 @@ class Op:
         return f"Op({self.name})"
 
 
+class RuleContext:
+    """What an op's vjp/jvp rule reads, for an op applied outside a recorded graph.
+
+    Mirrors :class:`~.tensor.Node`: ``inputs``, ``out``, ``attrs``, ``shapes``
+    and ``needs`` (``needs[i]``: input i is differentiated).  The forward-mode
+    sweep, the symbolic differentiator and ``explain`` hand their own values here.
+    """
+
+    __slots__ = ("op", "inputs", "out", "attrs", "shapes", "needs")
+
+    def __init__(self, op, inputs: tuple, out, attrs: dict, needs: tuple):
+        self.op = op
+        self.inputs = inputs
+        self.out = out
+        self.attrs = attrs
+        self.shapes = tuple(tuple(t.shape) for t in inputs)
+        self.needs = needs
+
+
 def register(op: Op) -> Op:
     OPS[op.name] = op
     return op

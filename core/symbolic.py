@@ -80,6 +80,7 @@ from . import backend
 np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend
 from .errors import EvaluationError, InputError, LimitError, UnknownVariableError
 from .expr import Expr, Program, evaluate, topological
+from .ops import RuleContext
 from .tensor import OPS
 
 # ---------------------------------------------------------------------------
@@ -1065,19 +1066,6 @@ class Sym:
         return f"Sym({to_text(self.expr)})"
 
 
-class _SymNode:
-    """What an op's ``vjp`` reads of a graph node, with symbolic values (scalars only)."""
-
-    __slots__ = ("inputs", "out", "attrs", "shapes", "needs")
-
-    def __init__(self, inputs, out, attrs, needs):
-        self.inputs = inputs
-        self.out = out
-        self.attrs = attrs
-        self.shapes = ((),) * len(inputs)
-        self.needs = needs
-
-
 def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs=None) -> tuple:
     """The op table's vjp of ``node`` applied to the cotangent ``g``: one Expr (or None) per input.
 
@@ -1093,7 +1081,7 @@ def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs
         needs = tuple(True for _ in node.args)
     flags = op.differentiable or (True,) * len(node.args)
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
-    grads = op.vjp(_SymNode(ins, o, node.attrs, needs), g)
+    grads = op.vjp(RuleContext(op, ins, o, node.attrs, needs), g)
     return tuple(None if (gi is None or not need) else builder.as_expr(gi)
                  for gi, need in zip(grads, needs))
 
