@@ -39,18 +39,20 @@ class Result:
 
 
 def check_values(program: Program, values: dict) -> None:
-    """A value for a ``name = expr`` intermediate is an error (it would silently be ignored).
+    """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 
-    Values for names the expression does not use at all are ignored, so one set of
-    values can serve several expressions (``eval "$(diff ...)" --a 2 --b 6``).
+    This catches typos like ``--xx`` and values given to ``name = expr`` intermediates.
     """
     known = set(program.inputs)
     for name in values:
-        if name not in known and name in program.bindings:
-            raise UnknownVariableError(
-                f"{name!r} is an intermediate bound by '{name} = ...', not an input variable, "
-                f"so it cannot be given a value; the expression's variables are "
-                f"{', '.join(program.inputs) or '(none)'}", variable=name)
+        if name in known:
+            continue
+        where = (f"the expression's variables are {', '.join(program.inputs)}"
+                 if program.inputs else "the expression has no variables")
+        hint = ""
+        if name in program.bindings:
+            hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
+        raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
 
 
 def resolve_wrt(program: Program, wrt) -> list[str]:

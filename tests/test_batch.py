@@ -131,7 +131,7 @@ def test_bad_lines_in_the_middle_one_output_line_each(tmp_path, cli):
     text = "\n".join([
         '{"expr": "x**2", "vars": {"x": 1}}',
         '{"expr": "x**2", "vars": {"x": ',                        # malformed JSON
-        '{"expr": "x**2", "vars": {"xx": 2}}',                    # misspelt: x has no value
+        '{"expr": "x**2", "vars": {"x": 2, "zz": 1}}',            # unknown variable
         '{"expr": "x**", "vars": {"x": 2}}',                       # parse error
         '{"expr": "log(x)", "vars": {"x": -1}}',                   # domain: nan + warning
         '{"expr": "x + [1, 2]", "vars": {"x": [1, 2, 3]}}',       # shapes do not fit
@@ -148,7 +148,7 @@ def test_bad_lines_in_the_middle_one_output_line_each(tmp_path, cli):
     docs = r.docs
     assert [d["line"] for d in docs] == list(range(1, 12))
     kinds = [d.get("error", {}).get("kind") for d in docs]
-    assert kinds == [None, "bad_line", "missing_value", "syntax", None, "shape", "bad_line",
+    assert kinds == [None, "bad_line", "unknown_variable", "syntax", None, "shape", "bad_line",
                      "bad_line", "bad_value", "non_scalar_output", None]
     assert docs[0]["value"] == 1.0 and docs[10]["value"] == 16.0
     assert docs[4]["value"] == "nan" and docs[4]["warnings"]
@@ -158,7 +158,7 @@ def test_bad_lines_in_the_middle_one_output_line_each(tmp_path, cli):
     assert again.code == 1 and again.out == r.out
     # every error carries the message the single command gives
     assert docs[2]["error"]["message"] == json.loads(
-        cli("grad", "x**2", "--xx", "2", "--json").out)["error"]["message"]
+        cli("grad", "x**2", "--x", "2", "--zz", "1", "--json").out)["error"]["message"]
 
 
 def test_fail_fast_stops_at_first_error(tmp_path, cli):
@@ -258,8 +258,8 @@ def test_csv_bad_rows_and_tensor_cells(tmp_path, cli):
 def test_csv_command_problems_exit_2(tmp_path, cli):
     path = write(tmp_path, "pts.csv", "x,y\n1,2\n")
     assert cli("batch", path).code == 2                                   # no --expr
-    r = cli("batch", path, "--expr", "x*z", "--json")                    # no column z
-    assert r.code == 2 and json.loads(r.out)["error"]["kind"] == "missing_value"
+    r = cli("batch", path, "--expr", "x*z", "--json")                    # y unknown
+    assert r.code == 2 and json.loads(r.out)["error"]["kind"] == "unknown_variable"
     assert cli("batch", path, "--expr", "x", "--wrt", "q").code == 2      # --wrt not a var
     assert cli("batch", write(tmp_path, "h.csv", "x,1x\n1,2\n"), "--expr", "x").code == 2
     assert cli("batch", tmp_path / "missing.csv", "--expr", "x").code == 2

@@ -146,6 +146,7 @@ def test_unused_variable_gets_zero_gradient(cli):
     (("grad", "foo(x)", "--x", "1"), 2, "unknown_function"),
     (("grad", "sin(x, x)", "--x", "1"), 2, "arity"),
     (("grad", "x*y", "--x", "1"), 2, "missing_value"),
+    (("grad", "x", "--x", "1", "--z", "2"), 2, "unknown_variable"),
     (("grad", "a = x + 1; a * 2", "--x", "1", "--a", "2"), 2, "unknown_variable"),
     (("grad", "x", "--x", "[1, [2]]"), 2, "bad_value"),
     (("grad", "x", "--x", "abc"), 2, "bad_value"),
@@ -271,9 +272,10 @@ def test_plain_and_csv_formats(cli):
     assert r.code == 2 and r.json["error"]["kind"] == "usage"
 
 
-def test_values_for_unused_names_are_ignored(cli):
-    """One set of values serves several expressions, e.g. a derivative printed by diff."""
+def test_values_for_unknown_names_are_errors(cli):
+    """SPEC: an unknown variable is exit 2; a typo is named in the message."""
     r = cli("eval", "9*a**2", "--a", "2", "--b", "6", "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "unknown_variable"
+    assert "'b'" in r.json["error"]["message"]
+    r = cli("eval", "9*a**2", "--a", "2", "--json")
     assert r.code == 0 and r.json == {"expr": "9*a**2", "value": 36.0, "shape": []}
-    r = cli("grad", "x*y", "--xx", "1", "--y", "2", "--json")  # a typo still fails: x has no value
-    assert r.code == 2 and r.json["error"]["kind"] == "missing_value"
