@@ -13,6 +13,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..core.safetext import visible
 from . import options
 
 app = typer.Typer(
@@ -87,7 +88,7 @@ def _render(inv: Invocation, result, output_format: str = "table") -> None:
     elif output_format in ("plain", "csv"):
         (render.render_plain if output_format == "plain" else render.render_csv)(result)
         for warning in result.warnings:  # stdout holds only numbers here
-            sys.stderr.write(f"autograd-cli: warning: {warning}\n")
+            sys.stderr.write(f"autograd-cli: warning: {visible(warning)}\n")
     else:
         render.render_result(inv.source, result, kind="grad")
 
@@ -221,7 +222,7 @@ def explain_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None,
     if inv.json:
         render.emit_json(result.as_dict())
     else:
-        sys.stdout.write(result.text.rstrip("\n") + "\n")
+        sys.stdout.write(visible(result.text.rstrip("\n")) + "\n")
 
 
 @app.command("graph", context_settings=VARIABLE_CONTEXT)

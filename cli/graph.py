@@ -7,6 +7,7 @@ levels and says so (DOT and JSON always hold the whole graph).
 
 from __future__ import annotations
 
+from ..core.safetext import visible
 from .render import format_value, shape_text
 
 
@@ -41,7 +42,7 @@ def graph_dot(expr: str, result) -> str:
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    lines = ["digraph autograd {", "  rankdir=BT;", f"  label={quote(expr.strip())};",
+    lines = ["digraph autograd {", "  rankdir=BT;", f"  label={quote(visible(expr.strip(), keep_newlines=False))};",
              "  node [shape=box, fontname=\"monospace\"];"]
     for n in result.nodes:
         text = f"{_label(n)}\\nvalue {_short(n.value)}"
@@ -61,8 +62,9 @@ def graph_dot(expr: str, result) -> str:
 
 
 def render_tree(expr: str, result, max_depth: int = 60) -> None:
-    from rich.console import Console
     from rich.markup import escape
+
+    from . import render
     from rich.tree import Tree
 
     def describe(n) -> str:
@@ -97,7 +99,7 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
             shown.add(child.id)
             children.append((tree.add(describe(child)), child, depth + 1))
         stack.extend(reversed(children))
-    console = Console(highlight=False)
+    console = render.make_console()
     console.print(root)
     if not result.grads_computed:
         console.print("[dim]no gradients: the output is not a scalar (give --grad-output)[/dim]")

@@ -2,7 +2,9 @@
 
 No input ever produces a Python traceback (set AUTOGRAD_CLI_DEBUG=1 to see one
 for an internal error).  With ``--json`` anywhere on the command line, errors
-are a JSON document on stdout too.
+are a JSON document on stdout too.  Exit codes are in :mod:`.status`: 0, 1
+(evaluation, or output that could not be written), 2 (usage), 129/130/143
+(SIGHUP, Ctrl-C, SIGTERM) and 141 (the reader of stdout went away).
 """
 
 from __future__ import annotations
@@ -11,22 +13,37 @@ import os
 import sys
 
 from ..core.errors import AutogradCliError, InputError, ParseError
+from ..core.safetext import WINDOW, shorten, visible
+from . import options, streams
 from .clicompat import click
-from .status import ExitCode
+from .status import ExitCode, Terminated, install_stop_handlers
 
 
 def _report(json_mode: bool, kind: str, message: str, caret: str | None = None,
             **details) -> None:
+    """The error, made safe to show: control characters escaped, long text cut short.
+
+    With ``--json`` it is one JSON document on stdout; when stdout cannot take it
+    (full, closed, gone), the message goes to stderr instead.
+    """
     from . import render
 
+    message = shorten(visible(message), 4 * WINDOW)
+    details = {k: shorten(visible(v), WINDOW) if isinstance(v, str) and k != "context" else v
+               for k, v in details.items()}
     if json_mode:
-        render.emit_json(render.error_json(kind, message, **details))
-    else:
-        render.print_error(message, caret)
+        try:
+            render.emit_json(render.error_json(kind, message, **details))
+            streams.flush_stdout()
+            return
+        except (OSError, streams.OutputError):
+            streams.silence_stdout()
+    streams.say(render.error_text(message, None if caret is None else visible(caret)))
 
 
 def _json_requested(argv: list[str]) -> bool:
-    return "--json" in argv
+    return any(a in ("--json", "--format=json") for a in argv) or any(
+        a == "--format" and b == "json" for a, b in zip(argv, argv[1:]))
 
 
 def normalize_argv(command, argv: list[str]) -> list[str]:
@@ -93,62 +110,103 @@ def _looks_numeric(token: str) -> bool:
         return False
 
 
+def _sanitize_argv(argv: list[str]) -> list[str]:
+    """Arguments that held bytes which are not UTF-8 (Python keeps them as lone
+    surrogates) get U+FFFD in their place, so every echo of them is valid UTF-8."""
+    out = []
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            arg = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            options.note_replaced("an argument")
+        out.append(arg)
+    return out
+
+
 def run(argv: list[str] | None = None) -> int:
-    """Run the command line on ``argv``; return the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line on ``argv``; return the exit code.
+
+    Every way a run can end is mapped here to a message on stderr (or one JSON
+    document on stdout with ``--json``) and an exit code from ``status.ExitCode``.
+    Output is flushed inside the boundary, so a write that fails at the end (a full
+    disk, ``/dev/full``) is reported like one that fails in the middle.
+    """
+    argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
     json_mode = _json_requested(argv)
-    from .app import app
+    streams.prepare(json_mode)
+    try:
+        from .app import app
+        import typer
+
+        command = typer.main.get_command(app)
+        argv = normalize_argv(command, argv)
+        try:
+            # Not ``command.main``: Typer's wrapper there turns Ctrl-C into a silent exit
+            # 130 and a broken pipe into exit 1; every ending is decided here instead.
+            with command.make_context("autograd-cli", argv) as ctx:
+                code = command.invoke(ctx)
+            code = code if isinstance(code, int) else ExitCode.OK
+        except typer.Exit as exc:  # --help and friends
+            code = exc.exit_code
+        except click.exceptions.NoArgsIsHelpError as exc:
+            sys.stdout.write(exc.format_message() + "\n")
+            code = ExitCode.USAGE_ERROR
+        streams.flush_stdout()
+        return code
+    except (BrokenPipeError, streams.OutputError) as exc:
+        streams.silence_stdout()
+        if isinstance(exc, BrokenPipeError):
+            # The reader went away (`| head -1`): end quietly, as `seq 1e9 | head -1` does.
+            return ExitCode.BROKEN_PIPE
+        streams.say(f"autograd-cli: error: {exc}")
+        return ExitCode.EVALUATION_ERROR
+    except BaseException as exc:  # noqa: BLE001 - the one place every error is caught
+        return _failure(json_mode, exc)
+
+
+def _failure(json_mode: bool, exc: BaseException) -> int:
+    """Report ``exc`` (not a failed write to stdout) and return its exit code."""
     import typer
 
-    command = typer.main.get_command(app)
-    argv = normalize_argv(command, argv)
-    try:
-        code = command.main(args=argv, prog_name="autograd-cli", standalone_mode=False)
-        # Without standalone mode Click returns typer.Exit's code instead of raising it.
-        return code if isinstance(code, int) else ExitCode.OK
-    except typer.Exit as exc:  # --help and friends
-        return exc.exit_code
-    except click.exceptions.NoArgsIsHelpError as exc:
-        sys.stdout.write(exc.format_message() + "\n")
-        return ExitCode.USAGE_ERROR
-    except typer.Abort:
-        _report(json_mode, "interrupted", "interrupted")
-        return ExitCode.INTERRUPTED
-    except click.ClickException as exc:
-        message = exc.format_message()
-        _report(json_mode, "usage", message)
-        return ExitCode.USAGE_ERROR
-    except ParseError as exc:
-        _report(json_mode, exc.kind, exc.message, exc.context, line=exc.line, column=exc.column,
-                context=exc.context if json_mode else None)
-        return ExitCode.USAGE_ERROR
-    except AutogradCliError as exc:
+    kind, message, code, details, caret = "internal", "", ExitCode.EVALUATION_ERROR, {}, None
+    if isinstance(exc, (KeyboardInterrupt, typer.Abort)):
+        kind, message, code = "interrupted", "interrupted", ExitCode.INTERRUPTED
+    elif isinstance(exc, Terminated):
+        name = {ExitCode.HANGUP: "SIGHUP", ExitCode.TERMINATED: "SIGTERM"}.get(
+            exc.exit_code, f"signal {exc.signum}")
+        kind, message, code = "interrupted", f"interrupted ({name})", exc.exit_code
+    elif isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else ExitCode.EVALUATION_ERROR
+    elif isinstance(exc, click.ClickException):
+        kind, message, code = "usage", exc.format_message(), ExitCode.USAGE_ERROR
+    elif isinstance(exc, ParseError):
+        kind, message, code = exc.kind, exc.message, ExitCode.USAGE_ERROR
+        caret = exc.context
+        details = {"line": exc.line, "column": exc.column,
+                   "context": exc.context if json_mode else None}
+    elif isinstance(exc, AutogradCliError):
+        kind, message, details = exc.kind, exc.message, exc.details
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
-        _report(json_mode, exc.kind, exc.message, **exc.details)
-        return code
-    except KeyboardInterrupt:
-        _report(json_mode, "interrupted", "interrupted")
-        return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error worth a message.
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return ExitCode.OK
-    except MemoryError:
-        _report(json_mode, "limit", "out of memory: the arrays are too large for this machine")
-        return ExitCode.EVALUATION_ERROR
-    except RecursionError:
-        _report(json_mode, "limit", "the input nests too deeply")
-        return ExitCode.EVALUATION_ERROR
-    except Exception as exc:  # noqa: BLE001 - the one place every other error is caught
+    elif isinstance(exc, MemoryError):
+        kind, message = "limit", "out of memory: the arrays are too large for this machine"
+    elif isinstance(exc, RecursionError):
+        kind, message = "limit", "the input nests too deeply"
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        kind, message = "io", f"{where}{exc.strerror or exc}"
+    else:
         if os.environ.get("AUTOGRAD_CLI_DEBUG"):
-            raise
-        _report(json_mode, "internal", f"internal error: {exc.__class__.__name__}: {exc} "
-                                       f"(please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)")
-        return ExitCode.EVALUATION_ERROR
+            raise exc
+        message = (f"internal error: {exc.__class__.__name__}: {exc} "
+                   f"(please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)")
+    _report(json_mode, kind, message + options.replaced_note(), caret, **details)
+    return code
 
 
 def main() -> None:
-    sys.exit(run())
+    """The console script: SIGTERM/SIGHUP end a run like Ctrl-C does, then ``run``."""
+    install_stop_handlers()
+    code = run()
+    streams.finish()
+    sys.exit(code)

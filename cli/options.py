@@ -13,7 +13,8 @@ import math
 import re
 import sys
 
-from ..core.errors import BadValueError, InputError
+from ..core.errors import BadValueError, InputError, LimitError
+from ..core.safetext import excerpt, shorten
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORDS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan,
@@ -42,7 +43,8 @@ def parse_literal(text: str, what: str):
     try:
         value = json.loads(text_json)
     except json.JSONDecodeError:
-        raise BadValueError(f"{what}: {text!r} is not a number or a JSON array", value=text) \
+        raise BadValueError(f"{what}: {excerpt(text)} is not a number or a JSON array",
+                            value=text) \
             from None
     return _numbers(value, what, text)
 
@@ -55,9 +57,11 @@ def _numbers(value, what: str, text: str):
         if isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
-            raise BadValueError(f"{what}: {text!r} holds {item!r}, not a number", value=text)
+            raise BadValueError(f"{what}: {excerpt(text)} holds {shorten(repr(item))}, "
+                               f"not a number", value=text)
         elif isinstance(item, str) and item.lower() not in _WORDS:
-            raise BadValueError(f"{what}: {text!r} holds {item!r}, not a number", value=text)
+            raise BadValueError(f"{what}: {excerpt(text)} holds {shorten(repr(item))}, "
+                               f"not a number", value=text)
     if isinstance(value, str):
         return _WORDS[value.lower()]
     if isinstance(value, list):
@@ -79,13 +83,51 @@ def _decode_words(value):
     return root[0]
 
 
+#: the most bytes read for an expression or a --vars document (stdin or @FILE):
+#: far above any real expression, far below what would exhaust memory
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+#: where input that was not valid UTF-8 was read (its bad bytes became U+FFFD)
+_REPLACED: list = []
+
+
+def note_replaced(where: str) -> None:
+    if where not in _REPLACED:
+        _REPLACED.append(where)
+
+
+def replaced_note() -> str:
+    """A note for error messages when some input was not valid UTF-8."""
+    if not _REPLACED:
+        return ""
+    return (f" (note: {' and '.join(_REPLACED)} held bytes that are not valid UTF-8; "
+            f"they are shown as U+FFFD)")
+
+
+def _read_bounded(stream, what: str, where: str) -> str:
+    """At most MAX_INPUT_BYTES from a binary stream, decoded as UTF-8 (bad bytes replaced)."""
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise LimitError(f"{what}: {where} is larger than the limit of "
+                         f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        note_replaced(f"{what} ({where})")
+        return data.decode("utf-8", "replace")
+
+
 def read_stdin(what: str) -> str:
     if sys.stdin is None or sys.stdin.closed:
         raise UsageError(f"{what}: '-' reads standard input, but there is none")
     try:
-        return sys.stdin.read()
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text stream handed in by a caller (tests)
+            return sys.stdin.read(MAX_INPUT_BYTES + 1)
+        return _read_bounded(buffer, what, "standard input")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what}: cannot read standard input ({exc})") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"{what}: cannot read standard input ({reason})") from None
 
 
 def read_expression(text: str) -> str:
@@ -101,11 +143,12 @@ def vars_from_json(text: str) -> dict:
     if text == "-":
         text = read_stdin("--vars")
     elif text.startswith("@"):
+        path = text[1:]
         try:
-            with open(text[1:], encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                text = _read_bounded(f, "--vars", excerpt(path))
         except OSError as exc:
-            raise UsageError(f"--vars: cannot read {text[1:]!r}: {exc.strerror}") from None
+            raise UsageError(f"--vars: cannot read {excerpt(path)}: {exc.strerror}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -116,7 +159,7 @@ def vars_from_json(text: str) -> dict:
     out = {}
     for name, value in data.items():
         if not _NAME.match(name):
-            raise BadValueError(f"--vars: {name!r} is not a valid variable name")
+            raise BadValueError(f"--vars: {excerpt(name)} is not a valid variable name")
         out[name] = _numbers(value, f"--vars {name}", json.dumps(value))
     return out
 
@@ -138,7 +181,7 @@ def collect_variables(extra_args: list[str], var_options: list[str] | None,
         if token.startswith("--") and len(token) > 2:
             name, sep, value = token[2:].partition("=")
             if not _NAME.match(name):
-                raise UsageError(f"{token!r} is not a valid --NAME VALUE pair (NAME must be a "
+                raise UsageError(f"{excerpt(token)} is not a valid --NAME VALUE pair (NAME must be a "
                                  f"variable name)")
             if not sep:
                 if i + 1 >= len(extra_args):
@@ -158,7 +201,7 @@ def split_names(text: str | None) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for n in names:
         if not _NAME.match(n):
-            raise UsageError(f"--wrt: {n!r} is not a variable name")
+            raise UsageError(f"--wrt: {excerpt(n)} is not a variable name")
     return names
 
 
@@ -169,6 +212,6 @@ def named_literals(items: list[str], what: str) -> dict:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not _NAME.match(name):
-            raise UsageError(f"{what} expects NAME=VALUE, got {item!r}")
+            raise UsageError(f"{what} expects NAME=VALUE, got {excerpt(item)}")
         out[name] = parse_literal(value, f"{what} {name}")
     return out

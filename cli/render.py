@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..core.format import format_array
+from ..core.safetext import visible
 from . import jsonout
 
 
@@ -32,10 +33,23 @@ def emit_json(doc: dict) -> None:
     sys.stdout.write(jsonout.dumps(doc) + "\n")
 
 
-def _console(stderr: bool = False):
+def user_text(text: str) -> str:
+    """User text for Rich: control characters escaped (never raw), markup escaped."""
+    from rich.markup import escape
+
+    return escape(visible(text))
+
+
+def make_console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    console.on_broken_pipe = _broken_pipe  # Rich's default exits 1; the boundary decides
+    return console
+
+
+def _broken_pipe():
+    raise BrokenPipeError(32, "Broken pipe")
 
 
 def _table(title: str | None):
@@ -52,16 +66,16 @@ def _table(title: str | None):
 def print_warnings(warnings) -> None:
     if not warnings:
         return
-    console = _console()
+    console = make_console()
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}", markup=True, highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {user_text(w)}", markup=True, highlight=False)
 
 
 def render_result(expr: str, result, *, kind: str) -> None:
     """A table: the value, then a row per variable's gradient (when there is one)."""
     from rich.markup import escape
 
-    table = _table(escape(expr.strip()))
+    table = _table(user_text(expr.strip()))
     table.add_row("value", shape_text(result.value.shape), escape(format_value(result.value)))
     order = getattr(result, "order", None)
     if result.grad is not None:
@@ -70,7 +84,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
             table.add_row(escape(label), shape_text(g.shape), escape(format_value(g)))
     if getattr(result, "jvp", None) is not None:
         table.add_row("J·v", shape_text(result.jvp.shape), escape(format_value(result.jvp)))
-    console = _console()
+    console = make_console()
     console.print(table)
     if getattr(result, "hessian", None):
         _print_blocks(console, "Hessian", result.hessian, nested=True)
@@ -136,14 +150,14 @@ def check_json(expr: str, result) -> dict:
 def render_check(expr: str, result) -> None:
     from rich.markup import escape
 
-    table = _table(escape(expr.strip()))
+    table = _table(user_text(expr.strip()))
     table.columns[2].header = "analytic"
     table.add_column("numeric (central differences)", overflow="fold")
     for name in result.analytic:
         a, n = result.analytic[name], result.numeric[name]
         table.add_row(f"∂/∂{escape(name)}", shape_text(a.shape), escape(format_value(a)),
                       escape(format_value(n)))
-    console = _console()
+    console = make_console()
     console.print(table)
     verdict = "[green]PASS[/green]" if result.passed else "[red]FAIL[/red]"
     console.print(f"{verdict}  max abs error {result.max_abs_error:.3g}, max rel error "
@@ -186,12 +200,12 @@ def error_json(kind: str, message: str, **details) -> dict:
     return {"error": error}
 
 
-def print_error(message: str, context: str | None = None) -> None:
-    """An error for a person, on stderr (plain text: errors must work even without a terminal)."""
+def error_text(message: str, context: str | None = None) -> str:
+    """An error for a person (plain text for stderr: errors must work without a terminal)."""
     text = f"autograd-cli: error: {message}"
     if context:
         text += "\n" + "\n".join("  " + line for line in context.splitlines())
-    sys.stderr.write(text + "\n")
+    return text
 
 
 def _number_text(x: float) -> str:
@@ -247,7 +261,7 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     """The derivatives as expressions (and their values at the point, when given)."""
     from rich.markup import escape
 
-    console = _console()
+    console = make_console()
     if latex:
         for name, d in result.derivatives.items():
             sys.stdout.write(d.latex + "\n")
@@ -255,7 +269,7 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     from rich import box
     from rich.table import Table
 
-    table = Table(title=escape(expr.strip()), box=box.SIMPLE_HEAD, title_justify="left",
+    table = Table(title=user_text(expr.strip()), box=box.SIMPLE_HEAD, title_justify="left",
                   show_edge=False)
     table.add_column("", style="bold", no_wrap=True)
     table.add_column("derivative", overflow="fold")
@@ -265,7 +279,7 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     n = result.order
     for name, d in result.derivatives.items():
         label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
-        row = [escape(label), escape(d.text)]
+        row = [escape(label), user_text(d.text)]
         if evaluated:
             row.append(escape(_plain_value(d.value)))
         table.add_row(*row)
@@ -273,7 +287,7 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     if evaluated:
         console.print(f"value {escape(_plain_value(result.value))}")
     for note in result.notes:
-        console.print(f"[dim]note: {escape(note)}[/dim]")
+        console.print(f"[dim]note: {user_text(note)}[/dim]")
     print_warnings(result.warnings)
 
 
