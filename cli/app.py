@@ -265,8 +265,10 @@ def batch_command(
             "--format", help="jsonl or csv (default: from the file's extension; stdin: "
                              "jsonl).")] = None,
         output: Annotated[Optional[str], typer.Option(
-            "--output", "-o", help="Write the JSONL here (atomically: a temporary file "
-                                   "renamed at the end) instead of stdout.")] = None,
+            "--output", "-o", help="Write the JSONL here instead of stdout: a regular file "
+                                   "is replaced atomically (a temporary file renamed at the "
+                                   "end, its permissions kept); a FIFO or device is written "
+                                   "through; a symlink's target is replaced.")] = None,
         chunk_size: Annotated[int, typer.Option(
             "--chunk-size", help="Lines read and evaluated together (bounds memory).")] = 65536,
         fail_fast: Annotated[bool, typer.Option(
@@ -284,7 +286,9 @@ def batch_command(
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
     Exit code 0 when every line succeeded, 1 when any line failed (its output line holds
-    the error; a summary goes to stderr), 2 for a bad command line, 130 when interrupted.
+    the error; a summary goes to stderr), 2 for a bad command line, 130/143/129 when
+    stopped by SIGINT/SIGTERM/SIGHUP (the lines completed so far are kept), 141 when the
+    reader of stdout goes away.
     """
     from ..core import backend
     from . import batch

@@ -26,27 +26,44 @@ How it runs:
   else (quoted arrays, a bad line) -> the ``csv`` module line by line for that chunk.
 * Writing: for scalar results one %-template per group (made from ``render.result_json``
   itself, so the text is exactly what ``jsonout.dumps`` gives), else ``jsonout.dumps``.
-* ``-o FILE`` writes a temporary file next to FILE and renames it at the end; an
-  unexpected failure removes it and leaves FILE as it was.
-* Ctrl-C: the lines completed so far are written (never a partial line), the output
-  file (with ``-o``) keeps them, and the exit code is 130.  A second Ctrl-C stops at once
-  (still never inside a write).
+* ``-o FILE`` (see ``_Sink``): a regular file (or a new one) gets a temporary file next to
+  it, renamed over it at the end, with the old file's permission bits; a symlink is
+  followed and its final target replaced (a dangling one: its target is created); a FIFO
+  or a device (``/dev/null``, a terminal) is written straight through; a folder, or the
+  input file itself (also through a link), is a usage error (exit 2) before anything is
+  read.  Every write is checked: a failed one (a full disk, EIO) ends the run with
+  ``autograd-cli: error: cannot write ...`` and exit 1, the temporary file removed and
+  FILE as it was.
+* Lines are at most ``MAX_LINE_BYTES`` (1 MiB) long: a longer line gets an error record of
+  kind ``limit`` and is skipped in bounded memory; a "line" that goes on for more than
+  ``MAX_RUNAWAY_BYTES`` (64 MiB, e.g. ``/dev/zero``) ends the run there: its record, a
+  message on stderr, exit 1.
+* Ctrl-C, SIGTERM and SIGHUP: the lines completed so far are written (never a partial
+  line), the output file (with ``-o``) keeps them, the temporary file never stays behind,
+  and the exit code is 130, 143 or 129.  A second signal stops at once (still never
+  inside a write).  A closed stdout (``| head -1``) raises ``BrokenPipeError`` for the
+  error boundary (a quiet exit 141).
 * Exit code: 0 when every line succeeded, 1 when some line failed (a one-line summary goes
-  to stderr; stdout holds only the lines, ``--json`` or not), 2 for a bad command line
-  (missing file, bad ``--format``, CSV header against ``--expr``: the usual error
-  document), 130 on Ctrl-C.
+  to stderr; stdout holds only the lines, ``--json`` or not) or the output could not be
+  written, 2 for a bad command line (missing file, bad ``--format``, CSV header against
+  ``--expr``, ``-o`` a folder or the input: the usual error document), 130/143/129 when
+  stopped by SIGINT/SIGTERM/SIGHUP.
 """
 
 from __future__ import annotations
 
+import collections
 import csv
+import errno
 import inspect
 import io
 import itertools
 import json
 import os
 import re
+import select
 import signal
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -55,13 +72,21 @@ import numpy as np
 
 from ..core.errors import AutogradCliError, BadValueError, MissingValueError, ParseError
 from . import jsonout, options, render
-from .status import ExitCode
+from .status import STOP_SIGNALS, ExitCode, Terminated, exit_code_for_signal
 
 OPS = ("eval", "grad", "hessian", "jacobian", "diff")
 BATCHED_OPS = ("eval", "grad")
 FORMATS = ("jsonl", "csv")
 DEFAULT_CHUNK_SIZE = 65536
 PROGRESS_MIN_BYTES = 1 << 20
+#: the longest input line (bytes of UTF-8 text, the line end not counted); a longer one
+#: gets an error record of kind "limit" and is skipped without being held in memory
+MAX_LINE_BYTES = 1 << 20
+#: a line still without its end after this many bytes (``/dev/zero``) ends the run: exit 1
+MAX_RUNAWAY_BYTES = 64 << 20
+_READ_SIZE = 1 << 16   # bytes per read of the input (below MAX_LINE_BYTES: see _LineLimit)
+#: a chunk ends early once this much input is read for it (long lines: bounded memory)
+MAX_CHUNK_BYTES = 16 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
 _RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -83,19 +108,32 @@ class BatchOptions:
 
 
 class _Stop(Exception):
-    """Ctrl-C was pressed: stop at the next safe point."""
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP) arrived: stop at the next safe point."""
+
+
+#: what a stop signal raises, at a safe point or (a second signal) at once
+_STOPS = (_Stop, KeyboardInterrupt, Terminated)
+_SIGNAL_WORDS = {ExitCode.INTERRUPTED: "interrupted", ExitCode.TERMINATED: "terminated",
+                 ExitCode.HANGUP: "hung up"}
+
+
+class _OutputError(Exception):
+    """Writing the output failed (a full disk, EIO, a short write): exit 1 with this message."""
 
 
 @dataclass
 class Summary:
-    code: int            # ExitCode: OK, EVALUATION_ERROR (a line failed) or INTERRUPTED
+    code: int            # ExitCode: OK, EVALUATION_ERROR, or 130/143/129 (stopped by a signal)
     lines: int = 0       # output lines written
     failed: int = 0      # of which errors
     stopped: bool = False  # --fail-fast stopped early
+    error: str | None = None  # the run could not go on (output not writable, endless line)
 
     def message(self) -> str | None:
-        if self.code == ExitCode.INTERRUPTED:
-            return f"interrupted; {self.lines} complete line(s) written"
+        if self.error:
+            return f"error: {self.error}"
+        if self.code in _SIGNAL_WORDS:
+            return f"{_SIGNAL_WORDS[self.code]}; {self.lines} complete line(s) written"
         if self.failed:
             how = " (stopped there: --fail-fast)" if self.stopped else ""
             return (f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
@@ -110,9 +148,11 @@ class Summary:
         """
         import typer
 
+        from . import streams
+
         message = self.message()
         if message:
-            sys.stderr.write(f"autograd-cli: {message}\n")
+            streams.say(f"autograd-cli: {message}")  # a stderr gone with a hang-up: silence
         if self.code != ExitCode.OK:
             raise typer.Exit(int(self.code))
 
@@ -520,7 +560,7 @@ class _Runner:
             for pos in positions:
                 chunk.fail(pos, exc.error)
             return
-        except (_Stop, KeyboardInterrupt):
+        except _STOPS:
             raise
         except Exception:  # noqa: BLE001 - no exact batched result: evaluate row by row
             for j, pos in enumerate(positions):
@@ -610,7 +650,7 @@ class _Runner:
                                      grad_output=extra.get("grad_output"))
             else:
                 result = self.call_api(op, program, values, wrt_list, extra)
-        except (_Stop, KeyboardInterrupt):
+        except _STOPS:
             raise
         except _LineError as exc:
             chunk.fail(pos, exc)
@@ -665,121 +705,484 @@ def _stack(members: list, shapes) -> dict:
 # ---------------------------------------------------------------------------
 
 class _Interrupt:
-    """SIGINT sets a flag checked at safe points; a second one (or one while waiting for
-    input) stops at once, except in the middle of writing a chunk."""
+    """SIGINT, SIGTERM and SIGHUP (``status.STOP_SIGNALS``) set a flag checked at safe
+    points; a second one (or one while waiting for input) stops at once, except in the
+    middle of a write.  The previous handlers come back on exit.
 
-    def __init__(self):
+    ``state`` says where the run is: "working" (stop at the next check), "reading" (stop
+    now: nothing is half done), "writing" (never stop here: a line is half written or the
+    temporary file is being made or renamed).
+    """
+
+    def __init__(self, signals=None):
         self.requested = False
+        self.signum = None          # the first stop signal that arrived
         self.state = "working"
-        self.previous = None
+        self.signals = tuple(STOP_SIGNALS) if signals is None else tuple(signals)
+        self.previous: dict = {}
         self.installed = False
 
     def __enter__(self):
-        try:
-            self.previous = signal.signal(signal.SIGINT, self._handler)
-            self.installed = True
-        except (ValueError, OSError):  # not the main thread
-            self.installed = False
+        for signum in self.signals:
+            try:
+                if signal.getsignal(signum) == signal.SIG_IGN:
+                    continue  # ignored on purpose (nohup, a background job): stays so
+                self.previous[signum] = signal.signal(signum, self._handler)
+            except (ValueError, OSError):  # not the main thread, or not allowed here
+                pass
+        self.installed = bool(self.previous)
         return self
 
     def __exit__(self, *exc):
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous)
+        previous, self.previous = self.previous, {}
+        for signum, handler in previous.items():
+            try:
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+            except (ValueError, OSError, TypeError):
+                pass
+        self.installed = False
         return False
 
+    @property
+    def exit_code(self) -> int:
+        return exit_code_for_signal(signal.SIGINT if self.signum is None else self.signum)
+
     def _handler(self, signum, frame):
+        if self.signum is None:
+            self.signum = signum
         if self.state == "writing":
             self.requested = True
             return
         if self.requested or self.state == "reading":
             self.requested = True
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(signum)
         self.requested = True
 
 
-class _Sink:
-    """Standard output, or a temporary file next to ``path`` renamed over it at the end.
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
 
-    Lines are written as UTF-8 bytes, a chunk at a time, and flushed after each chunk.
+
+class _Overlong:
+    """Stands for an input line longer than MAX_LINE_BYTES (its text was never kept)."""
+
+    def __init__(self, line: int, runaway: bool):
+        self.line = line
+        self.runaway = runaway
+
+    def message(self) -> str:
+        if self.runaway:
+            return (f"line {self.line} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
+                    f"without a line end; reading stopped there")
+        return (f"line {self.line} is longer than {_size(MAX_LINE_BYTES)} (the most a batch "
+                f"line may have); it was skipped")
+
+    def error(self) -> _LineError:
+        return _LineError("limit", self.message())
+
+
+class _LineLimit(io.BufferedIOBase):
+    """The input bytes, with every line cut to its first MAX_LINE_BYTES bytes.
+
+    It sits under the ``TextIOWrapper`` that splits the lines, so a line never takes more
+    memory than that, however long it is: the rest of an overlong line is read and dropped
+    here, and its number goes to ``events`` (as ``[line, runaway]``) for ``_chunks`` to
+    replace it with an error record.  After MAX_RUNAWAY_BYTES of one line the input ends
+    (``runaway`` is its number).  Lines are numbered the way the text layer splits them
+    (universal newlines: ``\n``, ``\r\n`` and ``\r`` each end one), from 1.
+
+    Reads are at most _READ_SIZE (< MAX_LINE_BYTES) bytes, so a line that both starts and
+    ends inside one read is never too long: only a read's first line (continuing the
+    previous read's last) and a read without any line end need a look.
+
+    ``budget(n)``: after about n more bytes, reads stop at a line end (``paused``: an end
+    of input for the text layer, which then has no partial line) until the next budget;
+    ``_read_block`` ends a chunk there.
     """
 
-    def __init__(self, path: str | None):
+    def __init__(self, source, close_source: bool):
+        super().__init__()
+        self.source = source
+        self._read = getattr(source, "read1", None) or source.read
+        self.close_source = close_source
+        self.breaks = 0          # line ends so far
+        self.run = 0             # bytes of the current line so far
+        self.cr = False          # the last byte passed on was \r
+        self.skipping = False    # dropping the rest of an overlong line
+        self.events: collections.deque = collections.deque()
+        self.runaway = None
+        self.eof = False
+        self.position = 0        # bytes read from the source
+        self.delivered = 0       # bytes passed on
+        self.stop_at = None      # pause at the first line end past this many delivered
+        self.paused = False      # reads end here (a soft end of input) until budget()
+        self.pending = b""       # filtered bytes held back by the pause
+        self.sent_cr = False     # the last byte passed on was \r
+
+    def readable(self) -> bool:
+        return True
+
+    def budget(self, n: int) -> None:
+        """Pass on about ``n`` more bytes, then pause at a line end (end a chunk there)."""
+        self.stop_at = self.delivered + n
+        self.paused = False
+
+    def read(self, n=-1) -> bytes:
+        return self.read1(n)
+
+    def read1(self, n=-1) -> bytes:
+        if self.paused:
+            return b""
+        if self.pending:
+            out, self.pending = self.pending, b""
+            return self._deliver(out)
+        if self.eof:
+            return b""
+        if n is None or n <= 0 or n > _READ_SIZE:
+            n = _READ_SIZE
+        while True:
+            data = self._read(n)
+            if not data:
+                self.eof = True
+                return b""
+            self.position += len(data)
+            out = self._filter(data)
+            if out:
+                return self._deliver(out)
+            if self.eof:
+                return b""
+
+    def _deliver(self, out: bytes) -> bytes:
+        if self.stop_at is not None and self.delivered + len(out) > self.stop_at:
+            cut = _cut_point(out, self.stop_at - self.delivered, self.sent_cr)
+            if cut is not None:
+                out, self.pending = out[:cut], out[cut:]
+                self.paused = True
+                self.sent_cr = False  # the pause ends that line: the text layer sees an end
+        if out:
+            self.delivered += len(out)
+            self.sent_cr = out[-1] == 13
+        return out
+
+    def _filter(self, data: bytes) -> bytes:
+        if self.skipping:
+            end = _first_break(data)
+            if self.run + (len(data) if end < 0 else end) > MAX_RUNAWAY_BYTES:
+                self.runaway = self.events[-1][0]  # the input ends here
+                self.events[-1][1] = True
+                self.eof = True
+                return b""
+            if end < 0:
+                self.run += len(data)
+                return b""
+            self.skipping = False
+            self.run = 0
+            self.cr = False
+            data = data[end:]
+        has_cr = b"\r" in data
+        first = _first_break(data) if has_cr else data.find(b"\n")
+        if first < 0:  # no line end in this read
+            if self.run + len(data) > MAX_LINE_BYTES:
+                return self._overflow(data)
+            self.run += len(data)
+            self.cr = False
+            return data
+        if self.run + first > MAX_LINE_BYTES:
+            return self._overflow(data)
+        breaks = data.count(b"\n")
+        if has_cr:
+            breaks += data.count(b"\r") - data.count(b"\r\n")
+            last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        else:
+            last = data.rfind(b"\n")
+        if self.cr and data[0] == 10:  # \r at the end of the last read, \n now: one line end
+            breaks -= 1
+        self.breaks += breaks
+        self.run = len(data) - last - 1
+        self.cr = data[-1] == 13
+        return data
+
+    def _overflow(self, data: bytes) -> bytes:
+        keep = MAX_LINE_BYTES - self.run
+        self.events.append([self.breaks + 1, False])
+        self.skipping = True
+        self.run = MAX_LINE_BYTES
+        return data[:keep] + self._filter(data[keep:])
+
+    def close(self) -> None:
+        if not self.closed and self.close_source:
+            self.source.close()
+        super().close()
+
+
+_LINE_END = re.compile(rb"\r\n|\n|\r(?=[^\n])")  # a lone \r only when the next byte shows it
+
+
+def _cut_point(data: bytes, room: int, after_cr: bool) -> int | None:
+    """Where to pause in ``data``: after its last line end within ``room`` bytes, else after
+    its first line end; None when it has none.  ``after_cr``: the bytes before ``data``
+    ended with \r, so its start is a line end too unless \n follows."""
+    best = 0 if after_cr and data[:1] != b"\n" else None
+    if best is not None and room <= 0:
+        return best
+    for m in _LINE_END.finditer(data):
+        if m.end() <= room or best is None:
+            best = m.end()
+        if m.end() >= room:
+            break
+    return best
+
+
+def _first_break(data: bytes) -> int:
+    """The index of the first \\n or \\r in ``data``, or -1."""
+    n = data.find(b"\n")
+    r = data.find(b"\r", 0, n if n >= 0 else len(data))
+    return r if r >= 0 else n
+
+
+#: paths that name one of this process's open descriptors
+_FD_PATH = re.compile(r"/(?:dev/(?:fd/(\d+)|(stdout)|(stderr))"
+                      r"|proc/(?:self|thread-self)/fd/(\d+))\Z")
+
+
+def _descriptor_of(path: str) -> int | None:
+    """N for ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``, ``/proc/self/fd/N``."""
+    m = _FD_PATH.match(os.path.abspath(path))
+    if m is None:
+        return None
+    fd, out, err, proc = m.groups()
+    return 1 if out else 2 if err else int(fd or proc)
+
+
+class _Sink:
+    """Where the output lines go: standard output, or ``-o PATH``.
+
+    * a regular file, or a new one: a temporary file next to the file (a symlink is
+      followed to its final target, a dangling one to the file it names), with the
+      file's permission bits (and owner, where allowed), renamed over it by ``commit``;
+      ``abort`` removes it and the file stays as it was.
+    * a FIFO or a device: opened for writing (never truncated) and written straight
+      through; ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``: that descriptor itself
+      (duplicated, never reopened: ``>> log`` keeps appending).
+    * a folder, or the input file itself (same device and inode, however spelled):
+      ``options.UsageError`` before anything is read or created.
+
+    Lines are written as UTF-8 bytes, a chunk at a time, with ``os.write`` until every
+    byte is out; a failure is ``_OutputError`` (``BrokenPipeError`` goes through as it
+    is, for the error boundary's quiet exit 141).
+    """
+
+    def __init__(self, path: str | None, source_stat=None, interrupt=None):
         self.path = None if path in (None, "-") else path
-        self.tmp = None
+        self.tmp = None          # the temporary file, until renamed or removed
+        self.target = None       # the file it replaces
+        self.fd = None           # the descriptor written to
+        self.own_fd = False      # opened here (closed by commit/abort)
+        self.text = None         # standard output: flushed before each write
+        self.binary = None       # standard output without a descriptor (tests): its buffer
+        self.existed = False     # -o named an existing file (replaced only on success)
         if self.path is None:
-            self.text = sys.stdout
-            self.binary = getattr(sys.stdout, "buffer", None)
+            self.name = "standard output"
+            self._open_stdout()
             return
-        directory = os.path.dirname(os.path.abspath(self.path))
+        self.name = repr(self.path)
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
-                                            suffix=".tmp", dir=directory)
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            st = None
         except OSError as exc:
             raise options.UsageError(f"-o: cannot write {self.path!r}: "
                                      f"{exc.strerror or exc}") from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise options.UsageError(f"-o: {self.path!r} is a directory; give the name of "
+                                     f"the file to write")
+        if (st is not None and source_stat is not None and not stat.S_ISCHR(st.st_mode)
+                and (st.st_dev, st.st_ino) == (source_stat.st_dev, source_stat.st_ino)):
+            raise options.UsageError(f"-o: {self.path!r} is the input file; write the "
+                                     f"output to another file")
+        number = _descriptor_of(self.path) if st is not None else None
+        if number is not None:  # written through that descriptor: its offset, its O_APPEND
+            try:
+                self.fd = os.dup(number)
+            except OSError as exc:
+                raise options.UsageError(f"-o: cannot write {self.path!r}: "
+                                         f"{exc.strerror or exc}") from None
+            self.own_fd = True
+        elif st is not None and not stat.S_ISREG(st.st_mode):
+            self._open_direct(interrupt)
+        else:
+            self._open_temporary(st)
+
+    def _open_stdout(self) -> None:
+        out = sys.stdout
+        if out is None:
+            raise options.UsageError("batch: there is no standard output; use -o FILE")
+        self.text = out
         try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)
+            self.fd = out.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: a test's
+            self.fd = None
+            self.binary = getattr(out, "buffer", None)
+
+    def _open_direct(self, interrupt) -> None:
+        """A FIFO or a device: opened for writing (never truncated) and written through."""
+        flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+        saved = None
+        if interrupt is not None:  # opening a FIFO waits for a reader: a signal stops it
+            saved, interrupt.state = interrupt.state, "reading"
+        try:
+            self.fd = os.open(self.path, flags)
+        except OSError as exc:
+            raise options.UsageError(f"-o: cannot write {self.path!r}: "
+                                     f"{exc.strerror or exc}") from None
+        finally:
+            if interrupt is not None:
+                interrupt.state = saved
+        self.own_fd = True
+
+    def _open_temporary(self, st) -> None:
+        target = os.path.realpath(self.path)  # a symlink's final target (existing or not)
+        if st is not None and not os.access(target, os.W_OK):
+            raise options.UsageError(f"-o: cannot write {self.path!r}: "
+                                     f"{os.strerror(errno.EACCES)}")
+        directory, base = os.path.split(target)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise options.UsageError(f"-o: cannot write {self.path!r}: "
+                                     f"{exc.strerror or exc}") from None
+        self.fd, self.tmp, self.target, self.own_fd = fd, tmp, target, True
+        self.existed = st is not None
+        fchmod, fchown = getattr(os, "fchmod", None), getattr(os, "fchown", None)
+        try:
+            if fchmod is None:
+                pass
+            elif st is None:  # a new file: the mode `>` would give it (mkstemp's is 0600)
+                umask = os.umask(0)
+                os.umask(umask)
+                fchmod(fd, 0o666 & ~umask)
+            else:
+                mine = os.fstat(fd)
+                if fchown is not None and (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+                    try:
+                        fchown(fd, st.st_uid, st.st_gid)
+                    except OSError:
+                        try:
+                            fchown(fd, -1, st.st_gid)
+                        except OSError:
+                            pass
+                fchmod(fd, stat.S_IMODE(st.st_mode))  # after chown, which may clear set-id
         except OSError:
             pass
-        self.text = None
-        self.binary = os.fdopen(fd, "wb")
+
+    def _failed(self, exc: OSError) -> _OutputError:
+        reason = exc.strerror or str(exc) or exc.__class__.__name__
+        where = "to standard output" if self.path is None else self.name
+        kept = ""
+        if self.tmp is not None:
+            kept = (f" ({self.path!r} is left as it was)" if self.existed
+                    else f" ({self.path!r} was not created)")
+        return _OutputError(f"cannot write {where}: {reason}{kept}")
 
     def write_lines(self, lines: list) -> None:
         if not lines:
             return
-        text = "\n".join(lines) + "\n"
-        if self.binary is not None:
-            if self.text is not None:
+        data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
+        try:
+            if self.fd is not None:
+                if self.text is not None:
+                    self.text.flush()
+                _write_all(self.fd, data)
+            elif self.binary is not None:
                 self.text.flush()
-            self.binary.write(text.encode("utf-8", "backslashreplace"))
-            self.binary.flush()
-        else:
-            self.text.write(text)
-            self.text.flush()
+                self.binary.write(data)
+                self.binary.flush()
+            else:
+                self.text.write(data.decode("utf-8"))
+                self.text.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def commit(self) -> None:
-        if self.tmp is None:
-            (self.binary or self.text).flush()
-            return
-        self.binary.close()
-        os.replace(self.tmp, self.path)
-        self.tmp = None
+        """The output is complete: flush it, or close the temporary file and rename it."""
+        try:
+            if not self.own_fd:
+                if self.text is not None:
+                    self.text.flush()
+                return
+            fd, self.fd = self.fd, None
+            if fd is not None:
+                os.close(fd)  # NFS and friends report a full disk here
+            if self.tmp is not None:
+                os.replace(self.tmp, self.target)
+                self.tmp = None
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def abort(self) -> None:
-        if self.tmp is None:
-            return
-        try:
-            self.binary.close()
-        finally:
+        """Something went wrong: close, and remove the temporary file (FILE stays as it was)."""
+        if self.own_fd and self.fd is not None:
+            fd, self.fd = self.fd, None
             try:
-                os.unlink(self.tmp)
+                os.close(fd)
             except OSError:
                 pass
-            self.tmp = None
+        if self.tmp is not None:
+            tmp, self.tmp = self.tmp, None
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written (a short write is retried, then an error)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:  # a non-blocking descriptor (inherited): wait until writable
+            select.select([], [fd], [])
+            continue
+        if n <= 0:
+            raise OSError(errno.EIO, "short write: the output took no more bytes")
+        view = view[n:]
 
 
 class _Input:
-    """The input as text lines (UTF-8, a BOM skipped, bad bytes replaced)."""
+    """The input as text lines (UTF-8, a BOM skipped, bad bytes replaced), each line at
+    most MAX_LINE_BYTES (``limits``: a ``_LineLimit`` underneath, when there are bytes)."""
 
     def __init__(self, source: str):
         self.size = None
+        self.stat = None          # os.stat_result of the input, for the -o check
+        self.limits = None
         self._raw = None
         self._detach = False
         if source == "-":
             stdin = sys.stdin
             if stdin is None or stdin.closed:
                 raise options.UsageError("batch: '-' reads standard input, but there is none")
+            try:
+                self.stat = os.fstat(stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                self.stat = None
             buffer = getattr(stdin, "buffer", None)
             if buffer is not None:
-                self.stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace")
+                self.limits = _LineLimit(buffer, close_source=False)
+                self.stream = self._text(self.limits)
                 self._detach = True
             else:
                 self.stream = stdin
             return
         try:
-            self._raw = open(source, "rb")
+            self._raw = open(source, "rb", buffering=0)
             if os.path.isdir(source):
                 raise IsADirectoryError(21, "Is a directory")
         except OSError as exc:
@@ -788,17 +1191,31 @@ class _Input:
             raise options.UsageError(f"batch: cannot read {source!r}: "
                                      f"{exc.strerror or exc}") from None
         try:
-            st = os.fstat(self._raw.fileno())
-            self.size = st.st_size if st.st_size > 0 else None
+            self.stat = os.fstat(self._raw.fileno())
+            self.size = self.stat.st_size if self.stat.st_size > 0 else None
         except OSError:
             self.size = None
-        self.stream = io.TextIOWrapper(self._raw, encoding="utf-8-sig", errors="replace")
+        self.limits = _LineLimit(self._raw, close_source=True)
+        self.stream = self._text(self.limits)
+
+    @staticmethod
+    def _text(binary) -> io.TextIOWrapper:
+        stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
+        stream._CHUNK_SIZE = _READ_SIZE
+        return stream
 
     def position(self) -> int | None:
-        try:
-            return self._raw.tell() if self._raw is not None else None
-        except (OSError, ValueError):
-            return None
+        return self.limits.position if self._raw is not None else None
+
+    def overlong(self, line: int) -> _Overlong | None:
+        """The stand-in for line ``line`` if it was too long (events before it dropped)."""
+        events = self.limits.events if self.limits is not None else None
+        while events and events[0][0] < line:
+            events.popleft()
+        if events and events[0][0] == line:
+            number, runaway = events.popleft()
+            return _Overlong(number, runaway)
+        return None
 
     def close(self) -> None:
         if self._detach:
@@ -843,21 +1260,39 @@ class _Progress:
 _LINE_STARTS_BLANK = re.compile(r"\n\s")  # a line that starts with white space (or is empty)
 
 
-def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
+def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt, limits=None):
     """(line numbers, texts, joined text) of the next ``size`` physical lines, blank ones
-    left out (the joined text is None when some were)."""
+    left out (the joined text is None when some were).
+
+    With ``limits`` (the input's ``_LineLimit``), a line that was too long comes alone, as
+    ``([number], [_Overlong], None)``, between the lines before and after it.
+    """
     line = first_line - 1
+    events = limits.events if limits is not None else None
     while True:
+        if interrupt.requested:
+            raise _Stop()
         interrupt.state = "reading"
         try:
-            block = list(itertools.islice(stream, size))
+            if limits is None:
+                block = list(itertools.islice(stream, size))
+            else:
+                block = _read_block(stream, size, limits)
         finally:
             interrupt.state = "working"
         if not block:
             return
+        if events:
+            while events and events[0][0] <= line:
+                events.popleft()
+            if events and events[0][0] <= line + len(block):
+                yield from _split_overlong(block, line, events)
+                line += len(block)
+                continue
         joined = "".join(block)
         body = joined[:-1] if joined.endswith("\n") else joined
-        if body and not body[0].isspace() and _LINE_STARTS_BLANK.search(body) is None:
+        if (body and not body[0].isspace() and block[-1] != "\n"
+                and _LINE_STARTS_BLANK.search(body) is None):
             # the usual case: no line starts with white space, so none is blank
             numbers = list(range(line + 1, line + 1 + len(block)))
             line += len(block)
@@ -870,6 +1305,35 @@ def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt):
             if text.strip():
                 numbers.append(line)
                 texts.append(text)
+        yield numbers, texts, None
+
+
+def _read_block(stream, size: int, limits: _LineLimit) -> list:
+    """The next ``size`` lines, or fewer: those that end within MAX_CHUNK_BYTES of input
+    (``_LineLimit`` pauses there), so that many long lines never make a chunk too large
+    for memory.  No cost per line: the pause is a line end at which reading stops."""
+    while True:
+        limits.budget(MAX_CHUNK_BYTES)
+        block = list(itertools.islice(stream, size))
+        if block or not limits.paused:
+            return block
+
+
+def _split_overlong(block: list, line: int, events):
+    numbers: list = []
+    texts: list = []
+    for text in block:
+        line += 1
+        if events and events[0][0] == line:
+            number, runaway = events.popleft()
+            if numbers:
+                yield numbers, texts, None
+                numbers, texts = [], []
+            yield [number], [_Overlong(number, runaway)], None
+        elif text.strip():
+            numbers.append(line)
+            texts.append(text)
+    if numbers:
         yield numbers, texts, None
 
 
@@ -924,45 +1388,64 @@ def run_batch(opts: BatchOptions) -> Summary:
     elif fmt == "csv":
         raise options.UsageError("batch: CSV input needs --expr (and --op, default grad)")
     source = _Input(opts.source)
-    try:
-        sink = _Sink(opts.output)
-    except BaseException:
-        source.close()
-        raise
-    show = opts.progress
-    if show is None:
-        show = bool(source.size and source.size >= PROGRESS_MIN_BYTES
-                    and sys.stderr is not None and sys.stderr.isatty())
     interrupt = _Interrupt()
-    progress = None
     runner = _Runner(opts, interrupt)
     runner.programs = programs
+    sink = None
+    progress = None
     code = ExitCode.OK
+    error = None
     try:
         with interrupt:
-            progress = _Progress(show, source.size)
             try:
+                interrupt.state = "writing"  # the temporary file is made whole or not at all
+                sink = _Sink(opts.output, source.stat, interrupt)
+                interrupt.state = "working"
+                show = opts.progress
+                if show is None:
+                    show = bool(source.size and source.size >= PROGRESS_MIN_BYTES
+                                and sys.stderr is not None and sys.stderr.isatty())
+                progress = _Progress(show, source.size)
                 _drive(runner, source, sink, fmt, opts, progress, interrupt)
-            except (_Stop, KeyboardInterrupt):
+            except _STOPS as exc:
                 chunk = runner.current
-                if chunk is not None:  # the completed prefix of the chunk in progress
+                if chunk is not None and sink is not None:  # the completed prefix
                     n = chunk.done_prefix()
                     interrupt.state = "writing"
                     sink.write_lines(chunk.out[:n])
                     runner.count(chunk, n)
-                code = ExitCode.INTERRUPTED
-            progress.stop()
-            sink.commit()
-    except BaseException:
+                code = (exc.exit_code if isinstance(exc, Terminated) and interrupt.signum is None
+                        else interrupt.exit_code)
+            interrupt.state = "writing"
+            if progress is not None:
+                progress.stop()
+            if sink is not None:
+                sink.commit()
+            if interrupt.requested:  # a stop signal, even one that came at the very end
+                code = interrupt.exit_code
+    except _OutputError as exc:
         if progress is not None:
             progress.stop()
         sink.abort()
+        error = str(exc)
+        code = ExitCode.EVALUATION_ERROR
+    except BaseException:
+        if progress is not None:
+            progress.stop()
+        if sink is not None:
+            sink.abort()
         raise
     finally:
         source.close()
-    if code == ExitCode.OK and runner.failed:
+    limits = source.limits
+    if error is None and limits is not None and limits.runaway is not None \
+            and code == ExitCode.OK:
+        error = (f"line {limits.runaway} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
+                 f"without a line end (is the input a text file?); reading stopped there, "
+                 f"after {runner.written} output line(s), the last one its error record")
+    if code == ExitCode.OK and (runner.failed or error):
         code = ExitCode.EVALUATION_ERROR
-    return Summary(code, runner.written, runner.failed, runner.stopped)
+    return Summary(code, runner.written, runner.failed, runner.stopped, error)
 
 
 def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOptions,
@@ -977,6 +1460,11 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
             header = None
             for text in stream:
                 header_line += 1
+                overlong = source.overlong(header_line)
+                if overlong is not None:
+                    raise options.UsageError(f"the CSV header (line {header_line}) is longer "
+                                             f"than {_size(MAX_LINE_BYTES)}: "
+                                             f"is this a CSV file?")
                 if text.strip():
                     header = text
                     break
@@ -988,7 +1476,8 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
         program, _ = runner.programs.get(opts.expr)
         _check_csv_program(program, names, opts)
         first_line = header_line + 1
-    for numbers, texts, joined in _chunks(stream, first_line, opts.chunk_size, interrupt):
+    for numbers, texts, joined in _chunks(stream, first_line, opts.chunk_size, interrupt,
+                                          source.limits):
         if not numbers:
             continue
         chunk = _Chunk(numbers)
@@ -996,7 +1485,11 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
         tasks = []
         groups = []
         stop_at = None  # with --fail-fast: a line that fails before evaluation
-        if fmt == "csv":
+        if type(texts[0]) is _Overlong:  # a line too long to read: alone in its chunk
+            chunk.fail(0, texts[0].error())
+            if opts.fail_fast:
+                stop_at = 0
+        elif fmt == "csv":
             fast = (_csv_fast(texts, len(names), joined)
                     if _batchable(opts.op, {"order": opts.order}) else None)
             if fast is not None:
@@ -1030,13 +1523,11 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
                 if chunk.failed[i]:
                     n = i + 1
                     break
-        interrupt.state = "writing"
-        try:
-            sink.write_lines(chunk.out[:n])
-        finally:
-            interrupt.state = "working"
+        interrupt.state = "writing"  # written and counted, or neither: no stop in between
+        sink.write_lines(chunk.out[:n])
         runner.count(chunk, n)
         runner.current = None
+        interrupt.state = "working"
         progress.update(source.position(), runner.written)
         if opts.fail_fast and any(chunk.failed[:n]):
             runner.stopped = True

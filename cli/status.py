@@ -59,6 +59,8 @@ def install_stop_handlers() -> None:
         if signum == signal.SIGINT:
             continue
         try:
+            if signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # ignored on purpose (nohup, a background job): stay ignored
             signal.signal(signum, _raise_terminated)
         except (ValueError, OSError):  # not the main thread, or not allowed here
             pass
