@@ -137,14 +137,19 @@ def flush_stdout() -> None:
     sys.stdout.flush()
 
 
-def silence_stdout() -> None:
-    """Send whatever is still buffered for stdout to /dev/null, from now on."""
+def _silence(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so what is still buffered for it goes nowhere quietly."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
+        os.dup2(devnull, fd)
         os.close(devnull)
     except OSError:
         pass
+
+
+def silence_stdout() -> None:
+    """Send whatever is still buffered for stdout to /dev/null, from now on."""
+    _silence(1)
     sys.stdout = open(os.devnull, "w", encoding="utf-8")
 
 
@@ -158,12 +163,7 @@ def say(text: str) -> None:
 
 
 def _silence_stderr() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-    except OSError:
-        pass
+    _silence(2)
     sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
