@@ -457,9 +457,7 @@ def test_gradcheck_checks_forward_mode_when_asked():
 # Against torch.autograd.functional (when PyTorch is installed)
 # ---------------------------------------------------------------------------
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
+# the `torch` fixture (tests/conftest.py): skipped without PyTorch, required in CI
 
 
 def _both(torch, f, *arrays):

@@ -691,8 +691,7 @@ TORCH_CASES = [
 
 
 @pytest.mark.parametrize("label,fn,torch_fn,value", TORCH_CASES, ids=[c[0] for c in TORCH_CASES])
-def test_against_torch(label, fn, torch_fn, value):
-    torch = pytest.importorskip("torch")
+def test_against_torch(label, fn, torch_fn, value, torch):
     tx = torch.tensor(value, dtype=torch.float64, requires_grad=True)
     ty = torch_fn(torch, tx)
     (tg,) = torch.autograd.grad(ty, tx)
@@ -703,8 +702,7 @@ def test_against_torch(label, fn, torch_fn, value):
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-13, atol=0)
 
 
-def test_against_torch_maximum_tie():
-    torch = pytest.importorskip("torch")
+def test_against_torch_maximum_tie(torch):
     a, b = (torch.tensor(2.0, dtype=torch.float64, requires_grad=True) for _ in range(2))
     ta, tb = torch.autograd.grad(torch.maximum(a, b), (a, b))
     x, y = tensor(2.0, requires_grad=True), tensor(2.0, requires_grad=True)
@@ -712,8 +710,7 @@ def test_against_torch_maximum_tie():
     assert (ga.item(), gb.item()) == (ta.item(), tb.item())
 
 
-def test_against_torch_grad_fn_names():
-    torch = pytest.importorskip("torch")
+def test_against_torch_grad_fn_names(torch):
     tx = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     x = tensor([1.0, 2.0], requires_grad=True)
     W = [[1.0, 2.0], [3.0, 4.0]]
