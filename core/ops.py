@@ -547,8 +547,16 @@ register(Op("sum", _reduce_name("SumBackward0", "SumBackward1"),
             lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),),
             lambda n, ts: None if ts[0] is None else call("sum", ts[0], **n.attrs),
             saves=False, kind="reduction"))
-register(Op("mean", _reduce_name("MeanBackward0", "MeanBackward1"),
-            lambda a, axis=None, keepdims=False: a.mean(axis=axis, keepdims=keepdims),
+
+
+def _mean_forward(a, axis=None, keepdims=False):
+    # sum / count, which is how NumPy's mean computes it (the same bits), minus NumPy's
+    # "Mean of empty slice" RuntimeWarning: the mean of nothing is 0/0 = nan (IEEE, as in
+    # PyTorch), reported like any other nan, never as a Python warning on stderr.
+    return a.sum(axis=axis, keepdims=keepdims) / _reduced_count(a.shape, axis)
+
+
+register(Op("mean", _reduce_name("MeanBackward0", "MeanBackward1"), _mean_forward,
             lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"])
                           / _reduced_count(n.shapes[0], n.attrs["axis"]),),
             lambda n, ts: None if ts[0] is None else call("mean", ts[0], **n.attrs),
@@ -776,9 +784,9 @@ OPS["relu"].kink = _where_kink(lambda i, o, a: i[0] == 0,
                                "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)")
 OPS["sqrt"].kink = _where_kink(lambda i, o, a: i[0] == 0,
                                "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)")
-OPS["log"].kink = _where_kink(lambda i, o, a: i[0] == 0, "log'(0) is infinite (1/0 = inf)")
-OPS["log2"].kink = OPS["log"].kink
-OPS["log10"].kink = OPS["log"].kink
+for _name in ("log", "log2", "log10"):  # each names itself (log2 at 0 used to say log'(0))
+    OPS[_name].kink = _where_kink(lambda i, o, a: i[0] == 0,
+                                  f"{_name}'(0) is infinite (1/0 = inf)")
 OPS["pow"].kink = _where_kink(
     lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
     "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan")
@@ -798,7 +806,8 @@ def _tie_kink(name):
             out, axis if axis is not None else tuple(range(x.ndim)))
         hits = (x == full).sum(axis=axis)
         if bool((hits > 1).any()):
-            return (f"{name}(x) has tied maximal elements, where it is not differentiable; "
+            extreme = "maximal" if name == "max" else "minimal"
+            return (f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
                     f"the gradient was split evenly among them")
         return None
     return kink
