@@ -570,10 +570,21 @@ def _prod_partials(x, out, axis, keepdims):
         return out_k / x
     zero = eq(x, 0)
     safe = where(zero, 1.0, x)
-    prod_nonzero = expand_back(call("prod", safe, axis=axis, keepdims=True), x.shape, axis, True)
-    zeros_count = expand_back(call("sum", zero, axis=axis, keepdims=True), x.shape, axis, True)
-    return where(zero, where(eq(zeros_count, 1), prod_nonzero, 0.0),
-                 where(eq(zeros_count, 0), out_k / safe, 0.0))
+
+    def along(t):  # reduced over the axis, broadcast back to x's shape
+        return expand_back(call(t[0], t[1], axis=axis, keepdims=True), x.shape, axis, True)
+
+    prod_nonzero = along(("prod", safe))
+    zeros_count = along(("sum", zero))
+    # The sum of the zero entries: its value is 0, but it carries their derivatives, so
+    # a partial that is 0 at the point (a product with a zero factor left in it) still has
+    # the right derivative: the second derivative at zeros is exact (H_ij = prod_{k!=i,j}).
+    zero_sum = along(("sum", where(zero, x, 0.0)))
+    at_zero = where(eq(zeros_count, 1), prod_nonzero,
+                    where(eq(zeros_count, 2), (zero_sum - x) * prod_nonzero, 0.0))
+    elsewhere = where(eq(zeros_count, 0), out_k / safe,
+                      where(eq(zeros_count, 1), zero_sum * prod_nonzero / safe, 0.0))
+    return where(zero, at_zero, elsewhere)
 
 
 register(Op("prod", _reduce_name("ProdBackward0", "ProdBackward1"),

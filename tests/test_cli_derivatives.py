@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -99,3 +100,17 @@ def test_check_passes_and_fails(cli):
     assert r.json["worst"]["input"] == "x"
     human = cli("check", "floor(x) + x", "--x", "1")
     assert human.code == 1 and "FAIL" in human.out and "worst element" in human.out
+
+
+@pytest.mark.parametrize("point", [[2.0, 0.0, 3.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0],
+                                   [1.5, -2.0, 4.0]])
+def test_hessian_of_prod_at_zeros_equals_the_written_out_product(cli, point):
+    # prod's partials that are 0 at the point used to be constants: H_ij was lost there.
+    x, y, z = point
+    vector = cli("hessian", "prod(v)", "--v", json.dumps(point), "--json")
+    scalars = cli("hessian", "x*y*z", "--x", str(x), "--y", str(y), "--z", str(z), "--json")
+    assert vector.code == 0 and scalars.code == 0
+    names = ("x", "y", "z")
+    written_out = [[scalars.json["hessian"][a][b] for b in names] for a in names]
+    assert vector.json["hessian"]["v"]["v"] == written_out
+    assert written_out == [[0.0, z, y], [z, 0.0, x], [y, x, 0.0]]

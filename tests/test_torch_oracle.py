@@ -615,7 +615,7 @@ def _assert_same(torch, label, fn, tfn, *values, second=True):
 KINK_CASES = [
     # label, ours, torch, inputs  (values chosen to sit on the kink / domain edge); value,
     # first and second order are compared, except for the cases in SECOND_ORDER_DEPARTURES
-    # and SECOND_ORDER_BUGS below, whose first order is compared here.
+    # below (their second order is checked there).
     ("abs'(0)=0", lambda x: x.abs(), lambda x: x.abs(), [-1.0, 0.0, 2.0]),
     ("relu'(0)=0", lambda x: x.relu(), lambda x: x.relu(), [-1.0, 0.0, 2.0]),
     ("sqrt'(0)=inf", lambda x: x.sqrt(), lambda x: x.sqrt(), [0.0, 4.0]),
@@ -643,6 +643,9 @@ KINK_CASES = [
     ("norm at 0", lambda x: x.norm(), lambda x: x.norm(), [0.0, 0.0, 0.0]),
     ("prod with one zero", lambda x: x.prod(), lambda x: x.prod(), [2.0, 0.0, 3.0]),
     ("prod with two zeros", lambda x: x.prod(), lambda x: x.prod(), [0.0, 2.0, 0.0]),
+    ("prod with three zeros", lambda x: x.prod(), lambda x: x.prod(), [0.0, 0.0, 0.0, 4.0]),
+    ("prod along an axis with zeros", lambda x: x.prod(1).sum(), lambda x: x.prod(1).sum(),
+     [[2.0, 0.0, 3.0], [0.0, 5.0, 0.0]]),
 ]
 
 
@@ -674,15 +677,16 @@ KINK_CASES.append(("x**y", lambda a, b: a ** b, lambda a, b: a ** b, None))
 # H @ 1 = [3, 5, 2] (torch) and at [0, 2, 0] it is [2, 0, 2] (torch); ours gives [3, 0, 2] and
 # [0, 0, 0]: _prod_partials (core/ops.py) returns the constant 0.0 for the partials that are 0 at
 # the point (where(zeros_count == 0, out / safe, 0.0)), so their derivatives are lost.
-SECOND_ORDER_BUGS = {
+PROD_ZEROS = {
     "prod with one zero": ([2.0, 0.0, 3.0], [3.0, 5.0, 2.0]),
     "prod with two zeros": ([0.0, 2.0, 0.0], [2.0, 0.0, 2.0]),
+    "prod with three zeros": ([0.0, 0.0, 0.0, 4.0], [0.0, 0.0, 0.0, 0.0]),
 }
 
 
 @pytest.mark.parametrize("label,fn,tfn,value", KINK_CASES, ids=[c[0] for c in KINK_CASES])
 def test_kink_conventions_match_torch(label, fn, tfn, value, torch):
-    second = label not in SECOND_ORDER_DEPARTURES and label not in SECOND_ORDER_BUGS
+    second = label not in SECOND_ORDER_DEPARTURES
     values = SECOND_ORDER_DEPARTURES[label][0] if value is None else (value,)
     _assert_same(torch, label, fn, tfn, *values, second=second)
 
@@ -701,12 +705,10 @@ def test_kink_second_order_zero_cotangent_stays_zero(label, torch):
         _exact(ours[finite], theirs[finite], f"{label}: where both are numbers, second{i}")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="engine bug: prod's second derivative at zeros loses the mixed "
-                          "partials (see SECOND_ORDER_BUGS)")
-@pytest.mark.parametrize("label", sorted(SECOND_ORDER_BUGS))
+@pytest.mark.parametrize("label", sorted(PROD_ZEROS))
 def test_kink_prod_with_zeros_second_order(label, torch):
-    value, hessian_times_ones = SECOND_ORDER_BUGS[label]
+    # Was a bug: the partials that are 0 at the point were constants, so H_ij was lost.
+    value, hessian_times_ones = PROD_ZEROS[label]
     _, fn, tfn, _ = _case(label)
     ours, theirs = _both(torch, fn, tfn, value)["second0"]
     np.testing.assert_array_equal(theirs, hessian_times_ones)  # torch is right
