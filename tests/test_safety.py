@@ -208,6 +208,22 @@ def test_signal_during_a_command(signum, code, words, json_out):
         assert err.decode() == f"autograd-cli: error: {words}\n"
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+def test_an_ignored_hangup_stays_ignored():
+    """`nohup autograd-cli ...`: SIGHUP was ignored when the tool started, so it goes on."""
+    def ignore_hup():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    p = subprocess.Popen(_command() + ["grad", "-", "--x", "3", "--json"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+                         preexec_fn=ignore_hup)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGHUP)
+    out, err = p.communicate(b"x**2", timeout=60)
+    assert p.returncode == 0, err
+    assert one_json_document(out)["grad"] == {"x": 6.0}
+
+
 # ---- 5. never a traceback, whatever the environment -----------------------------------------
 
 def test_non_utf8_argument_gives_one_utf8_json_document():
