@@ -10,7 +10,8 @@ The rules, for an op whose arguments have per-row shapes s_1, s_2, ...:
 
 * elementwise (``+ * where`` ...): per-row shapes align to the right *after*
   the batch axis, so a batched operand with fewer per-row dims than another
-  operand gets singleton axes inserted after its batch axis;
+  operand gets singleton axes inserted after its batch axis (and its gradient is
+  summed over them, as one row's un-broadcast sums over its leading axes);
 * reductions shift their axes by one (``axis=None`` reduces every per-row
   axis, never the batch axis; negative axes are unchanged);
 * ``transpose`` reverses only the per-row axes; ``reshape`` prepends B;
@@ -19,10 +20,12 @@ The rules, for an op whose arguments have per-row shapes s_1, s_2, ...:
   vectors is never mistaken for a matrix) and use NumPy's stacked matmul,
   which runs the same kernel per row as the one-row product does.
 
-The rules are written with the engine's own ops (plus two private shape ops
-defined here), so backward works unchanged: rows are independent, so the
-gradient of the batch *sum* of a scalar-per-row output with respect to a
-batched leaf is, row by row, each row's own gradient.
+The rules are written with the engine's own ops and their own vjp rules (wrapped,
+where operands need padding or promoting, in private ops defined here, so that
+the batched graph has one node per node of a row's graph: backward sums
+cotangents in an order the graph's shape decides), so backward works unchanged:
+rows are independent, so the gradient of the batch *sum* of a scalar-per-row
+output with respect to a batched leaf is, row by row, each row's own gradient.
 
 Anything without a rule (an op added to the table later, an axis out of range
 for the per-row shape, ...) raises :class:`Unbatchable` and the caller
@@ -47,7 +50,7 @@ from .autograd import grad as _grad
 from .errors import (AutogradCliError, InputError, MissingValueError, NonScalarOutputError,
                      UnknownVariableError)
 from .expr import Program, _describe_nonfinite, topological
-from .ops import Op, chain, sum_to
+from .ops import Op, RuleContext, chain, sum_to
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = ["BatchResult", "GroupError", "Unbatchable", "evaluate_batch", "BATCHABLE_OPS"]
@@ -104,20 +107,141 @@ _PERMUTE = Op("batch_permute", "PermuteBackward0",
               saves=False, kind="shape")
 
 
-def _stack1_vjp(n, g):
-    return tuple(apply(OPS["getitem"], g, index=(slice(None), i)) if need else None
-                 for i, need in enumerate(n.needs))
+# One node per op, as one row has: the batched graph must have the same shape as the
+# row's graph, node for node, because backward (Kahn's algorithm, a LIFO of ready nodes)
+# sums the cotangents reaching a tensor in an order the graph's shape decides, and a sum
+# of three or more floats depends on that order.  An extra node (a reshape padding an
+# operand) or a missing one (the transpose of a vector) changed the last bit of gradients
+# such as d/dx of ``sum(x * sin(u * x)) + x * y``.  So padding, promoting vectors and
+# broadcasting happen inside one private op (forward and vjp), never as nodes of their own.
+
+def _pad_array(a, k: int):
+    """(B,) + s -> (B,) + (1,)*k + s: per-row shapes align to the right after the batch axis."""
+    return a if k == 0 else a.reshape(a.shape[:1] + (1,) * k + a.shape[1:])
 
 
-def _stack1_jvp(n, ts):
-    if all(t is None for t in ts):
-        return None
-    parts = [apply(OPS["zeros_like"], x) if t is None else t for x, t in zip(n.inputs, ts)]
-    return apply(_STACK1, *parts)
+def _unpad(g, k: int):
+    # One row's un-broadcast (``sum_to``) sums over every leading axis an operand lacks,
+    # those of size 1 too, and a NumPy sum starts from +0.0 (a -0.0 cotangent comes back
+    # as 0.0): so the padded axes are summed over, not reshaped away.
+    if g is None or k == 0:
+        return g
+    return apply(OPS["sum"], g, axis=tuple(range(1, k + 1)), keepdims=False)
 
 
-_STACK1 = Op("batch_stack", "StackBackward0", lambda *arrays: backend.xp.stack(arrays, axis=1),
-             _stack1_vjp, _stack1_jvp, arity=None, saves=False, kind="shape")
+def _view(t: Tensor, data) -> Tensor:
+    v = Tensor._wrap(data)
+    v.requires_grad = t.requires_grad
+    return v
+
+
+_FUSED: dict = {}
+
+
+def _fused(key, make) -> Op:
+    op = _FUSED.get(key)
+    if op is None:
+        if len(_FUSED) >= 4096:
+            _FUSED.clear()
+        op = _FUSED[key] = make()
+    return op
+
+
+def _padded_op(op: Op, pads: tuple) -> Op:
+    """``op`` on operands that first get pads[i] singleton axes after the batch axis."""
+
+    def make():
+        def forward(*arrays, **attrs):
+            return op.forward(*[_pad_array(a, k) for a, k in zip(arrays, pads)], **attrs)
+
+        def vjp(n, g):
+            inputs = tuple(_view(t, _pad_array(t.data, k)) for t, k in zip(n.inputs, pads))
+            grads = op.vjp(RuleContext(op, inputs, n.out, n.attrs, n.needs), g)
+            return tuple(_unpad(gi, k) for gi, k in zip(grads, pads))
+
+        return Op(f"batch_{op.name}", op.node, forward, vjp if op.vjp is not None else None,
+                  None, arity=op.arity, saves=True, differentiable=op.differentiable,
+                  kind=op.kind)
+
+    return _fused(("pad", op, pads), make)  # the Op itself: a table entry replaced is new
+
+
+def _stack_op(batched: tuple, pads: tuple, shape: tuple) -> Op:
+    """``[a, b, ...]`` along axis 1: each batched operand padded, then broadcast to
+    (B,) + ``shape``; constants broadcast as they are (they need no gradient)."""
+
+    def parts(arrays):
+        size = next(a.shape[0] for a, b in zip(arrays, batched) if b)
+        xp = backend.xp
+        return [xp.broadcast_to(_pad_array(a, k) if b else a, (size,) + shape)
+                for a, b, k in zip(arrays, batched, pads)]
+
+    def forward(*arrays):
+        return backend.xp.stack(parts(arrays), axis=1)
+
+    def vjp(n, g):
+        grads = []
+        for i, (t, b, k) in enumerate(zip(n.inputs, batched, pads)):
+            if not n.needs[i] or not b:
+                grads.append(None)
+                continue
+            gi = apply(OPS["getitem"], g, index=(slice(None), i))
+            grads.append(_unpad(sum_to(gi, (t.shape[0],) + (1,) * k + tuple(t.shape[1:])), k))
+        return tuple(grads)
+
+    return _fused(("stack", batched, pads, shape),
+                  lambda: Op("batch_stack", "StackBackward0", forward, vjp, None, arity=None,
+                             saves=True, kind="shape"))
+
+
+def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
+    """``a @ b`` for per-row ranks ra, rb >= 1: a per-row vector a is promoted to (1, k), b
+    to (k, 1) (so a batch of vectors is never taken for a matrix), batched operands are
+    padded to the same per-row rank for NumPy's stacked matmul, the promoted axes are
+    dropped from the result.  The vjp is matmul's own, on the promoted operands."""
+    matmul = OPS["matmul"]
+    ash = (1,) * (ra == 1) + (None,) * ra   # per-row shapes after promotion: ranks only
+    bsh = (None,) * rb + (1,) * (rb == 1)
+    rank = max(len(ash), len(bsh))
+    pa = rank - len(ash) if a_batched else 0
+    pb = rank - len(bsh) if b_batched else 0
+
+    def operands(a, b):
+        if ra == 1:
+            a = a.reshape(a.shape[:-1] + (1, a.shape[-1]))
+        if rb == 1:
+            b = b.reshape(b.shape + (1,))
+        return _pad_array(a, pa), _pad_array(b, pb)
+
+    def result_shape(shape):
+        if ra == 1 and rb == 1:
+            return shape[:-2]
+        if ra == 1:
+            return shape[:-2] + shape[-1:]
+        if rb == 1:
+            return shape[:-1]
+        return shape
+
+    def forward(a, b):
+        out = matmul.forward(*operands(a, b))
+        return out.reshape(result_shape(out.shape))
+
+    def vjp(n, g):
+        a, b = n.inputs
+        a2, b2 = operands(a.data, b.data)
+        a2, b2 = _view(a, a2), _view(b, b2)
+        full = backend.host.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (
+            a2.shape[-2], b2.shape[-1])
+        out = Tensor._wrap(n.out.data.reshape(full))
+        ga, gb = matmul.vjp(RuleContext(matmul, (a2, b2), out, {}, n.needs),
+                            _reshape(g, full))
+        ga = None if ga is None else _reshape(_unpad(ga, pa), a.shape)
+        gb = None if gb is None else _reshape(_unpad(gb, pb), b.shape)
+        return ga, gb
+
+    return _fused(("matmul", matmul, ra, rb, a_batched, b_batched),
+                  lambda: Op("batch_matmul", matmul.node, forward, vjp, None, arity=2,
+                             kind="product"))
 
 
 def _dot_forward(a, b):
@@ -163,12 +287,10 @@ def _reshape(t: Tensor, shape) -> Tensor:
     return apply(OPS["reshape"], t, shape=shape)
 
 
-def _pad(v: _V, rank: int, B: int) -> Tensor:
-    """A batched operand as (B,) + (1,)*k + rowshape with ``rank`` per-row dims."""
-    rs = v.rowshape
-    if not v.batched or len(rs) >= rank:
-        return v.t
-    return _reshape(v.t, (B,) + (1,) * (rank - len(rs)) + rs)
+def _pads(args, rank: int) -> tuple:
+    """How many singleton axes each operand gets after its batch axis (constants none:
+    NumPy aligns them to the right, as one row does)."""
+    return tuple(rank - len(a.rowshape) if a.batched else 0 for a in args)
 
 
 ELEMENTWISE = frozenset({
@@ -186,8 +308,12 @@ REDUCTIONS = frozenset({"sum", "mean", "prod", "amax", "amin", "norm"})
 
 def _elementwise(op, node, args, B):
     rank = max(len(a.rowshape) for a in args)
-    inputs = [_V(_pad(a, rank, B), a.batched) for a in args]
-    return apply(OPS[op], *[i.t for i in inputs], **node.attrs), inputs, node.attrs
+    pads = _pads(args, rank)
+    if not any(pads):
+        return apply(OPS[op], *[a.t for a in args], **node.attrs), args, node.attrs
+    inputs = [_V(_view(a.t, _pad_array(a.t.data, k)), a.batched) for a, k in zip(args, pads)]
+    out = apply(_padded_op(OPS[op], pads), *[a.t for a in args], **node.attrs)
+    return out, inputs, node.attrs
 
 
 def _reduction(op, node, args, B):
@@ -211,8 +337,8 @@ def _reduction(op, node, args, B):
 def _transpose(op, node, args, B):
     (x,) = args
     r = len(x.rowshape)
-    if r <= 1:
-        return x.t, None, None  # the transpose of a scalar or a vector is itself
+    if r <= 1:  # the transpose of a scalar or a vector is itself, but still a node (above)
+        return apply(_PERMUTE, x.t, axes=tuple(range(r + 1))), None, None
     if r == 2:
         return apply(OPS["mT"], x.t), None, None
     return apply(_PERMUTE, x.t, axes=(0,) + tuple(range(r, 0, -1))), None, None
@@ -261,13 +387,9 @@ def _stack(op, node, args, B):
         shape = tuple(backend.host.broadcast_shapes(*[a.rowshape for a in args]))
     except ValueError:
         raise Unbatchable("stack shapes") from None
-    parts = []
-    for a in args:
-        t = _pad(a, len(shape), B) if a.batched else a.t
-        if tuple(t.shape) != (B,) + shape:
-            t = apply(OPS["broadcast_to"], t, shape=(B,) + shape)
-        parts.append(t)
-    return apply(_STACK1, *parts), None, None
+    batched = tuple(a.batched for a in args)
+    return apply(_stack_op(batched, _pads(args, len(shape)), shape), *[a.t for a in args]), \
+        None, None
 
 
 def _dot(op, node, args, B):
@@ -282,25 +404,7 @@ def _matmul(op, node, args, B):
     ra, rb = len(a.rowshape), len(b.rowshape)
     if ra == 0 or rb == 0:
         raise Unbatchable("matmul of a scalar")
-    at, ash = a.t, a.rowshape
-    bt, bsh = b.t, b.rowshape
-    if ra == 1:  # a row vector: (k,) -> (1, k)
-        ash = (1,) + ash
-        at = _reshape(at, ((B,) if a.batched else ()) + ash)
-    if rb == 1:  # a column vector: (k,) -> (k, 1)
-        bsh = bsh + (1,)
-        bt = _reshape(bt, ((B,) if b.batched else ()) + bsh)
-    rank = max(len(ash), len(bsh))
-    if a.batched:
-        at = _pad(_V(at, True), rank, B)
-    if b.batched:
-        bt = _pad(_V(bt, True), rank, B)
-    out = apply(OPS["matmul"], at, bt)
-    if ra == 1 or rb == 1:
-        shape = tuple(out.shape)
-        core = shape[:-2] + ((shape[-2],) if ra > 1 else ()) + ((shape[-1],) if rb > 1 else ())
-        out = _reshape(out, core)
-    return out, None, None
+    return apply(_matmul_op(ra, rb, a.batched, b.batched), a.t, b.t), None, None
 
 
 _RULES = {name: _elementwise for name in ELEMENTWISE}

@@ -188,7 +188,9 @@ def chain(g, d):
         return None
     r = g * d
     if not _all_finite(r):
-        r = where(eq(g, 0), 0.0, r)
+        # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
+        # so every other entry, a signed zero included, is what g * d gives, row by row
+        r = where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
     return r
 
 
@@ -366,7 +368,10 @@ def _pow_node(n):
     return "PowBackward1" if n.needs[0] else "PowBackward2"
 
 
-_binary("pow", _pow_node, lambda a, b: a ** b, _pow_da, _pow_db, symbol="**")
+# np.power, not a ** b: on NumPy scalars ** calls C pow(), which can differ in the last bit
+# from the ufunc loop that arrays (and batch rows) use; one kernel for both keeps single
+# lines and batch identical.
+_binary("pow", _pow_node, lambda a, b: _xp().power(a, b), _pow_da, _pow_db, symbol="**")
 # max/min of two arguments: ties split the gradient evenly between them (PyTorch's maximum/minimum).
 _binary("maximum", "MaximumBackward0", lambda a, b: _xp().maximum(a, b),
         lambda a, b, out: gt(a, b) + 0.5 * eq(a, b), lambda a, b, out: lt(a, b) + 0.5 * eq(a, b))
