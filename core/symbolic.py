@@ -29,7 +29,8 @@ How it works
      ``where`` terms with the same condition merged into one ``where``;
    * n-ary products: numeric coefficient in front, powers of the same base
      collected (``x*x -> x**2``, ``x**a*x**b -> x**(a + b)`` when that cannot
-     turn a nan into a number), ``x*1``, ``x*0``, ``x**1``, ``x**0``,
+     turn a nan into a number), ``x*1``, ``x*0`` (``0*log(x)`` keeps its nans),
+     ``x**1``, ``x**0``,
      integer powers of products distributed, a factor moved into a ``where``
      with a zero branch (``k*where(c, p, 0) -> where(c, k*p, 0)``);
    * functions of numbers folded when the result is exact (``exp(0) -> 1``,
@@ -37,8 +38,15 @@ How it works
 
    "Value-preserving" is meant as SymPy means it: at isolated points (x = 0
    in ``x/x -> 1``, an inf meeting a 0 in ``0*x -> 0``) the simplified form
-   may be defined where the input was not.  The tests check every rule by
-   evaluating before and after at random points.
+   may be defined where the input was not.  Never on a region, though: where the
+   input is nan for every x < 0 (a log, a sqrt, a fractional or symbolic power)
+   or 0 for every x > 0 (``x - abs(x)``), so is the result.  So ``(x**0.5)**2``,
+   ``(x**y)**2`` and ``x**y*x**y`` keep their form (``x`` and ``x**(2*y)`` are
+   numbers at x = -1, y = 1/2), a product's fraction exponents combine only into a
+   fraction, and a term that can be nan on a region leaves a trace when it cancels:
+   ``log(x) - log(x) -> 0*log(x)``, ``sqrt(x)/sqrt(x)`` stays, ``0*(1/0) -> nan``
+   (see :meth:`Algebra.may_nan`).  The tests check every rule by evaluating
+   before and after at random points, nan for nan (tests/test_simplify_property.py).
 
    The algebra's nodes are hash-consed, so equal subexpressions are one node
    and stay shared in the result.  Then the canonical form is written back as
@@ -249,6 +257,125 @@ class Algebra:
         self.steps = 0
         self._next_check = 4096
         self._stripped: dict[int, Term] = {}
+        self._nan: dict[int, bool] = {}
+        self._cval: dict[int, float | None] = {}
+        self._vanish: dict[int, bool] = {}
+        self._piecewise: dict[int, bool] = {}
+
+    # ---- where a term can be nan ---------------------------------------------
+    def may_nan(self, t: Term) -> bool:
+        """Whether ``t`` can be nan (or infinite) on a whole region of finite inputs, not
+        only at isolated points.
+
+        ``log(x)``, ``sqrt(x)``, ``x**0.5`` and ``x**y`` are nan for every x < 0, ``1/0``
+        and ``log(0)`` are infinite everywhere (so ``1/0 - 1/0`` is nan), and so
+        is anything that takes them as an operand (a ``where`` only through its branches,
+        a comparison never).  A rule that would drop such a term (``log(x) - log(x)``,
+        ``0*sqrt(x)``, ``sqrt(x)/sqrt(x)``) would turn those nans into numbers, so the
+        algebra keeps a trace of it instead (``0*log(x)``, ``sqrt(x)/sqrt(x)``).
+        Conservative, cached, iterative.  Overflow (``exp(1000) - exp(1000)``) is not counted.
+
+        The same walk finds the terms that can be 0 on a whole region (:meth:`may_vanish`):
+        ``1/(x - abs(x))`` is infinite for every x > 0.
+        """
+        memo = self._nan
+        got = memo.get(t.uid)
+        if got is not None:
+            return got
+        stack = [(t, False)]
+        while stack:
+            u, ready = stack.pop()
+            if u.uid in memo:
+                continue
+            if not ready:
+                stack.append((u, True))
+                stack.extend((c, False) for c in u.children() if c.uid not in memo)
+                continue
+            value = self._cval[u.uid] = _constant_value(u, self._cval)
+            if value is not None:  # no variables: nan or infinite is decided, here it is
+                self._vanish[u.uid] = value == 0 or not math.isfinite(value)
+                self._piecewise[u.uid] = False
+                memo[u.uid] = not math.isfinite(value)
+            else:
+                self._piecewise[u.uid] = (u.kind == FN and u.data in _PIECEWISE_FNS) or any(
+                    self._piecewise[c.uid] for c in u.children())
+                self._vanish[u.uid] = _local_may_vanish(u, self._vanish, self._piecewise)
+                memo[u.uid] = _local_may_nan(u, memo, self._cval, self._vanish)
+        return memo[t.uid]
+
+    def may_vanish(self, t: Term) -> bool:
+        """Whether ``t`` can be 0 (or, a constant, infinite) on a whole region: the number 0,
+        or a term built on a piecewise function (``x - abs(x)`` for x > 0, ``relu(-x)``,
+        ``(x > 0)``, ``floor(x)``; not ``abs(x)`` itself).  Then ``t**-1`` is infinite
+        there, and ``t**2*t**-1`` (0*inf, nan) is not ``t``.  Other terms are 0 only at
+        points (conservatively)."""
+        self.may_nan(t)
+        return self._vanish[t.uid]
+
+    def _constant(self, t: Term) -> bool:
+        """Whether ``t`` has no variables (after :meth:`may_nan` has seen it)."""
+        self.may_nan(t)
+        return self._cval[t.uid] is not None
+
+    def _factor_may_nan(self, b: Term, e: Term) -> bool:
+        """Whether the factor ``b**e`` can be nan (or infinite) on a region."""
+        self.may_nan(b)
+        self.may_nan(e)
+        return _factor_fails(b, e, self._nan, self._cval, self._vanish)
+
+    def _nan_part(self, t: Term) -> Term:
+        """The factors of ``t`` that can be nan (all of ``t`` unless it is a product)."""
+        if t.kind != MUL:
+            return t
+        return self.mul(ONE, self._trace_factors(zip(t.args, t.data[1])))
+
+    def _trace_factors(self, factors) -> list:
+        """The factors that can be nan, a whole exponent taken down to its sign (b**-2 is
+        nan or infinite where b**-1 is): what 0*product keeps of a product."""
+        out: list = []
+        for b, e in factors:
+            if self._factor_may_nan(b, e):
+                if _is_int_term(e):
+                    e = self.num(ONE if e.data > 0 else -ONE)
+                if not any(b is b2 and e is e2 for b2, e2 in out):
+                    out.append((b, e))
+        return out
+
+    def _reaches(self, roots: list, target: Term, limit: int = 256) -> bool:
+        """Whether a nan in ``target`` reaches one of ``roots`` (a bounded search)."""
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack and len(seen) < limit:
+            u = stack.pop()
+            if u is target:
+                return True
+            if u.uid in seen:
+                continue
+            seen.add(u.uid)
+            if u.kind == FN and (u.data in _COMPARISONS or u.data == "where"):
+                continue  # a comparison is never nan; a where's branch only where taken
+            stack.extend(u.children())
+        self.spend(len(seen))
+        return False
+
+    def _remnants(self, gone: list, kept: list) -> list:
+        """Traces of cancelled terms that can be nan: their nan parts, less those a nan of
+        which already reaches the sum (log(x)**2 + 0*log(x) is log(x)**2) or another trace."""
+        parts: dict[int, Term] = {}
+        for t in gone:
+            r = self._nan_part(t)
+            if r.kind != NUM or not math.isfinite(r.data):
+                parts.setdefault(r.uid, r)
+        out = []
+        for r in parts.values():
+            others = [t for _, t in kept] + [q for q in parts.values() if q is not r]
+            if r.kind == MUL:
+                pieces = [self.mul(ONE, [(b, e)]) for b, e in zip(r.args, r.data[1])]
+            else:
+                pieces = [r]
+            if not all(self._reaches(others, q) for q in pieces):
+                out.append(r)
+        return out
 
     # ---- bookkeeping ---------------------------------------------------------
     def spend(self, n: int) -> None:
@@ -318,8 +445,8 @@ class Algebra:
         while pending:
             c, t = pending.pop()
             c = _nice(c)
-            if c == 0:
-                continue
+            if c == 0 and not self.may_nan(t):
+                continue  # 0*t with t a number wherever defined (a trace is kept otherwise)
             kind = t.kind
             if kind == NUM:
                 const = n_add(const, n_mul(c, t.data))
@@ -429,10 +556,19 @@ class Algebra:
         """The sum ``const + sum(c*t for c, t in items)``, canonical."""
         acc: dict[int, list] = {}
         const = self._gather(acc, list(items), _nice(const))
+        if const != const:
+            return self.num(math.nan)  # nan + anything is nan
         if len(acc) > 1:
             const = self._expand_where_needed(acc, const)
             const = self._merge_wheres(acc, const)
         items_out = [(c, t) for c, t in acc.values() if c != 0]
+        gone = [t for c, t in acc.values() if c == 0 and self.may_nan(t)]
+        if gone:
+            # log(x) - log(x) is nan for x < 0, not 0: the cancelled term stays as 0*log(x).
+            traces = self._remnants(gone, items_out)
+            if any(self._constant(r) for r in traces):
+                return self.num(math.nan)  # log(0) - log(0), 1/0 - 1/0: nan everywhere
+            items_out.extend((ZERO, r) for r in traces)
         if not items_out:
             return self.num(const)
         if len(items_out) == 1 and const == 0:
@@ -477,13 +613,25 @@ class Algebra:
                     pending.extend(parts)
                     continue
             _add_factor(self, factors, b, e)
-        if coeff == 0:
-            return self.num(ZERO)
+        if coeff != coeff:
+            return self.num(math.nan)  # nan*anything is nan
         flat = []
         for base, exps in factors.values():
             for e in exps:
                 if not _is_num(e, 0):
                     flat.append((base, e))
+                elif self.may_nan(base) or self.may_vanish(base):
+                    # b**a*b**-a is nan where b is (sqrt(x)/sqrt(x) for x < 0), or 0 on a
+                    # region ((x > 0)/(x > 0) for x <= 0): it stays b/b.
+                    flat.append((base, self.num(ONE)))
+                    flat.append((base, self.num(-ONE)))
+        if coeff == 0:
+            # 0*log(x) is nan for x < 0: the factors that can be nan stay, times 0.
+            flat = self._trace_factors(flat)
+            if not flat:
+                return self.num(ZERO)
+            if any(self._constant(b) and self._constant(e) for b, e in flat):
+                return self.num(math.nan)  # 0*0**-1 (0/(x - x)), 0*log(0): 0*inf is nan
         if not flat:
             return self.num(coeff)
         if coeff == 1 and len(flat) == 1 and _is_num(flat[0][1], 1):
@@ -519,15 +667,21 @@ class Algebra:
         """``(c*x**a*...)**n`` for an integer n as ``c**n * x**(a*n) * ...``, or None if unsafe."""
         n = e.data
         c, exps = b.data
+        if c == 0 and n < 0:
+            return None  # (0*log(x))**-1: no 1/0 coefficient
         parts = []
         for base, x in zip(b.args, exps):
             if x.kind == NUM:
                 y = n_mul(x.data, n)
                 # (x**a)**n = x**(a*n) unless a is fractional and a*n whole ((x**0.5)**2 != x for x < 0).
-                if not _is_int(x.data) and _is_int(y):
+                if not _is_int(x.data) and _is_int(y) and not _nonneg(base):
                     return None
                 parts.append((base, self.num(y)))
             else:
+                # A symbolic a may be 0.5 where a*n is whole ((x**y)**2 != x**(2*y) at y = 0.5,
+                # x < 0); only n = +-1 keeps a*n whole exactly when a is, unless x >= 0.
+                if abs(n) != 1 and not _nonneg(base):
+                    return None
                 parts.append((base, self.mul(n, [(x, self.num(ONE))])))
         return n_pow(c, n), parts
 
@@ -665,25 +819,151 @@ def _add_factor(alg: Algebra, factors: dict, b: Term, e: Term) -> None:
         return
     exps = slot[1]
     for i, old in enumerate(exps):
-        combined = _combine_exponents(alg, old, e)
+        combined = _combine_exponents(alg, b, old, e)
         if combined is not None:
             exps[i] = combined
             return
     exps.append(e)
 
 
-def _combine_exponents(alg: Algebra, a: Term, b: Term):
+def _combine_exponents(alg: Algebra, x: Term, a: Term, b: Term):
     """``a + b`` if ``x**a * x**b == x**(a + b)`` wherever the left side is defined, else None.
 
-    Whole exponents always combine.  Otherwise the sum must not be whole: for
-    x < 0, x**0.5 * x**0.5 is nan but x**1 is not.
+    Whole exponents combine, and so does anything for a base that is never negative.
+    Otherwise the sum must be whole exactly when both exponents are: for
+    x < 0, x**0.5 * x**0.5 is nan but x**1 is not.  So two fractions combine only into
+    a fraction, and a symbolic exponent only with a whole number (x**y*x**2 is
+    x**(y + 2), but x**y*x**y stays: at y = 0.5 it is nan for x < 0, x**(2*y) is not).
     """
+    numeric = a.kind == NUM and b.kind == NUM
+    if alg.may_vanish(x):
+        # Where x is 0, x**a*x**b is 0*inf, nan, for exponents of opposite signs: fine at
+        # a point (x**2/x -> x), not for a base that is 0 on a region (relu(x)**2/relu(x)
+        # for x < 0, the number 0).
+        if not numeric or (a.data > 0) != (b.data > 0):
+            return None
+    elif alg.may_nan(x) and not numeric:
+        return None  # log(x)**y*log(x)**-y is nan for x < 0; log(x)**0 is 1
     if _is_int_term(a) and _is_int_term(b):
         return alg.num(a.data + b.data)
+    if _nonneg(x):
+        return alg.add([(ONE, a), (ONE, b)])
+    if not (_is_int_term(a) or _is_int_term(b) or numeric):
+        return None
     s = alg.add([(ONE, a), (ONE, b)])
     if _is_int_term(s):
         return None
     return s
+
+
+# Functions that are a number at every finite input (tan's poles are never hit exactly
+# in floating point); the others (log, sqrt, asin, ...) are nan on a region.
+_TOTAL_FNS = frozenset(("sin", "cos", "tan", "atan", "exp", "sinh", "cosh", "tanh", "abs",
+                        "sigmoid", "relu", "softplus", "sign", "floor", "ceil", "round", "neg",
+                        "maximum", "minimum", "clamp_min", "clamp_max", "where"))
+# Functions whose value is never negative (nan aside): any power of them is a number.
+_NONNEG_FNS = frozenset(("exp", "cosh", "sigmoid", "softplus", "abs", "relu", "sqrt"))
+
+
+def _nonneg(t: Term) -> bool:
+    """Whether ``t`` is never negative (it may be nan): ``t**0.5`` is nan only where ``t`` is."""
+    if t.kind == NUM:
+        return t.data >= 0
+    if t.kind == NAMED:
+        return t.data[1] >= 0
+    if t.kind == FN:
+        return t.data in _NONNEG_FNS or t.data in _COMPARISONS
+    if t.kind == MUL:
+        return t.data[0] > 0 and all(
+            (_is_int_term(e) and e.data % 2 == 0) or (b.kind != MUL and _nonneg(b))
+            for b, e in zip(t.args, t.data[1]))
+    return False
+
+
+def _factor_fails(b: Term, e: Term, memo: dict, values: dict, vanish: dict) -> bool:
+    """Whether the factor ``b**e`` can be nan or infinite on a region (``memo``: may_nan of
+    ``b`` and ``e``; ``values``: their values if constant; ``vanish``: may_vanish): x**0.5
+    and (-1)**y for a fractional exponent, 0**-1, 0**y, 1/relu(x)."""
+    vb, ve = values[b.uid], values[e.uid]
+    if vb is not None and ve is not None:  # a constant: exp(1/0)**-1 is 0, a number
+        with np.errstate(all="ignore"):
+            return not math.isfinite(float(np.power(np.float64(vb), np.float64(ve))))
+    if memo[b.uid] or memo[e.uid]:
+        return True
+    if not _is_int_term(e) and not _nonneg(b):
+        return True
+    if vanish[b.uid]:
+        return not (e.kind == NUM and e.data > 0)
+    return False
+
+
+# Functions that are constant (0, say) on whole regions, or make a sum that is: x - abs(x).
+_PIECEWISE_FNS = frozenset(("abs", "relu", "sign", "floor", "ceil", "round", "maximum",
+                            "minimum", "clamp_min", "clamp_max", "where") + _COMPARISONS)
+
+
+def _local_may_vanish(t: Term, vanish: dict, piecewise: dict) -> bool:
+    """:meth:`Algebra.may_vanish` of a term with variables, given its children's
+    (``piecewise``: whether a term has a piecewise function in it)."""
+    kind = t.kind
+    if kind in (VAR, NAMED, NUM):
+        return False
+    if kind == ADD:  # a sum of piecewise terms may cancel on a region: x - abs(x)
+        return any(piecewise[c.uid] for c in t.args)
+    if kind == MUL:
+        return t.data[0] == 0 or any(vanish[c.uid] for c in t.children())
+    if t.data in ("abs", "sign", "neg"):
+        return vanish[t.args[0].uid]  # 0 exactly where the argument is
+    if t.data in _PIECEWISE_FNS:
+        return True
+    return t.data != "exp" and any(piecewise[c.uid] for c in t.args)  # sin(relu(x))
+
+
+def _local_may_nan(t: Term, memo: dict, values: dict, vanish: dict) -> bool:
+    """:meth:`Algebra.may_nan` of ``t``, given its children's."""
+    kind = t.kind
+    if kind == NUM:
+        return not math.isfinite(t.data)  # nan, or inf: inf - inf and 0*inf are nan
+    if kind in (VAR, NAMED):
+        return False
+    if kind == ADD:
+        const = t.data[0]
+        return const != const or any(memo[a.uid] for a in t.args)
+    if kind == MUL:
+        return not math.isfinite(t.data[0]) or any(
+            _factor_fails(b, e, memo, values, vanish) for b, e in zip(t.args, t.data[1]))
+    name = t.data
+    if name in _COMPARISONS:
+        return False  # nan < 0 is false, a number
+    if name == "where":
+        return memo[t.args[1].uid] or memo[t.args[2].uid]
+    return name not in _TOTAL_FNS or any(memo[a.uid] for a in t.args)
+
+
+def _constant_value(t: Term, values: dict):
+    """The float value of a term without variables (log(2), 2**(1/2), 1/0), given its
+    children's (``values``: uid -> float or None); None for a term with variables."""
+    kind = t.kind
+    if kind == NUM:
+        return float(t.data)
+    if kind == NAMED:
+        return float(t.data[1])
+    if kind == VAR:
+        return None
+    kids = [values[c.uid] for c in t.children()]
+    if any(v is None for v in kids):
+        return None
+    with np.errstate(all="ignore"):
+        if kind == ADD:
+            const, coefs = t.data
+            return float(np.float64(const) + sum(np.float64(c) * v for c, v in zip(coefs, kids)))
+        if kind == MUL:
+            coeff, exps = t.data
+            out = np.float64(coeff)
+            for b, e in zip(t.args, exps):
+                out = out * np.power(np.float64(values[b.uid]), np.float64(values[e.uid]))
+            return float(out)
+    return _fold_float(t.data, kids)
 
 
 def _factor_order(be) -> tuple:
@@ -844,13 +1124,16 @@ def _present(t: Term, built: dict) -> Expr:
     const, coefs = t.data
     parts = sorted(zip(coefs, t.args), key=lambda ct: (-ct[1].degree, ct[1].label, ct[1].uid))
     exprs = []
+    traces = []  # cancelled terms that can be nan, as 0*t (see Algebra.may_nan): last
     for c, term in parts:
         if term.kind == MUL:  # terms of a sum have coefficient 1
-            exprs.append(_product_expr(c, term.args, term.data[1], built))
+            e = _product_expr(c, term.args, term.data[1], built)
         else:
-            exprs.append(_product_expr(c, (term,), (ONE,), built))
+            e = _product_expr(c, (term,), (ONE,), built)
+        (traces if c == 0 else exprs).append(e)
     if const != 0:
         exprs.append(_signed_number_expr(const))
+    exprs.extend(traces)
     first = next((i for i, e in enumerate(exprs) if not _is_negative_expr(e)), 0)
     if first:
         exprs.insert(0, exprs.pop(first))
