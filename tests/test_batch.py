@@ -332,7 +332,12 @@ def test_ctrl_c_mid_chunk_flushes_the_completed_prefix(tmp_path, cli, monkeypatc
         return original(program, *args, **kwargs)
 
     monkeypatch.setattr(core_batch, "evaluate_batch", interrupted)
-    r = cli("batch", path, "--op", "eval")
+    # a runner started in the background (SIGINT ignored) would make batch ignore it too
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        r = cli("batch", path, "--op", "eval")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert r.code == 130
     # the x+1 group finished (lines 1 and 3), but only the completed prefix is written
     assert [(d["line"], d["value"]) for d in r.docs] == [(1, 2.0)]
@@ -345,7 +350,9 @@ def test_ctrl_c_while_reading_stdin(tmp_path):
         pytest.skip("the autograd-cli console script is not installed next to this Python")
     proc = subprocess.Popen([exe, "batch", "-", "--expr", "x*2", "--chunk-size", "1"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            # Ctrl-C at its default even when the runner ignores it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for i in range(3):
             proc.stdin.write(json.dumps({"x": i}) + "\n")
