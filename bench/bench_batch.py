@@ -65,8 +65,10 @@ def make_csv(path: str, n: int, seed: int = 0) -> None:
 
 
 def cli_command() -> list[str]:
-    exe = shutil.which("autograd-cli", path=os.path.dirname(sys.executable) + os.pathsep
-                       + os.environ.get("PATH", ""))
+    exe = shutil.which(
+        "autograd-cli",
+        path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    )
     return [exe] if exe else [sys.executable, "-m", "autograd_cli"]
 
 
@@ -90,8 +92,7 @@ def run_cli(args: list[str]) -> tuple[float, int, int]:
     also count the pages of this (larger) process that the child had before its exec.
     """
     start = time.perf_counter()
-    proc = subprocess.Popen(cli_command() + args, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cli_command() + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     while proc.poll() is None:
         hwm = _vm_hwm_kib(proc.pid)
@@ -126,8 +127,9 @@ def verify(csv_path: str, out_path: str, expr: str, k: int, seed: int = 1) -> in
         if out[i] != expected:
             bad += 1
             if bad <= 3:
-                print(f"  MISMATCH at line {i + 2}:\n    got      {out[i]}\n"
-                      f"    expected {expected}")
+                print(
+                    f"  MISMATCH at line {i + 2}:\n    got      {out[i]}\n    expected {expected}"
+                )
     return bad
 
 
@@ -163,8 +165,9 @@ def parts(csv_path: str, expr: str, chunk: int) -> dict:
             arr = cli_batch._csv_fast(texts, 2, joined)
             t["read"] += time.perf_counter() - s
             s = time.perf_counter()
-            res = core_batch.evaluate_batch(program, {"x": arr[:, 0], "y": arr[:, 1]},
-                                            len(numbers), grad=True)
+            res = core_batch.evaluate_batch(
+                program, {"x": arr[:, 0], "y": arr[:, 1]}, len(numbers), grad=True
+            )
             t["evaluate"] += time.perf_counter() - s
             s = time.perf_counter()
             ch = cli_batch._Chunk(numbers)
@@ -187,8 +190,12 @@ def eval_vs_numpy(n: int, expr: str, chunk: int, repeat: int) -> dict:
 
     def chunked():
         for lo in range(0, n, chunk):
-            core_batch.evaluate_batch(program, {"x": x[lo:lo + chunk], "y": y[lo:lo + chunk]},
-                                      min(chunk, n - lo), grad=True)
+            core_batch.evaluate_batch(
+                program,
+                {"x": x[lo : lo + chunk], "y": y[lo : lo + chunk]},
+                min(chunk, n - lo),
+                grad=True,
+            )
 
     def whole():
         return core_batch.evaluate_batch(program, {"x": x, "y": y}, n, grad=True)
@@ -198,10 +205,16 @@ def eval_vs_numpy(n: int, expr: str, chunk: int, repeat: int) -> dict:
 
     r = whole()
     v, g = reference()
-    same = bool(np.allclose(r.value, v, rtol=1e-13, atol=0)
-                and all(np.allclose(r.grad[k], g[k], rtol=1e-13, atol=0) for k in g))
-    out = {"numpy": best(reference, repeat), "batched_chunked": best(chunked, repeat),
-           "batched_whole": best(whole, repeat), "agrees_with_numpy": same}
+    same = bool(
+        np.allclose(r.value, v, rtol=1e-13, atol=0)
+        and all(np.allclose(r.grad[k], g[k], rtol=1e-13, atol=0) for k in g)
+    )
+    out = {
+        "numpy": best(reference, repeat),
+        "batched_chunked": best(chunked, repeat),
+        "batched_whole": best(whole, repeat),
+        "agrees_with_numpy": same,
+    }
     out["ratio_chunked"] = out["batched_chunked"] / out["numpy"]
     out["ratio_whole"] = out["batched_whole"] / out["numpy"]
     return out
@@ -212,42 +225,77 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
     ap.add_argument("--expr", default=DEFAULT_EXPR)
     ap.add_argument("--chunk-size", type=int, default=65536)
-    ap.add_argument("--verify", type=int, default=1000,
-                    help="random rows compared with per-row evaluation (sizes <= 1e6; 0: none)")
+    ap.add_argument(
+        "--verify",
+        type=int,
+        default=1000,
+        help="random rows compared with per-row evaluation (sizes <= 1e6; 0: none)",
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--parts-size", type=float, default=1e6)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                  "batch.json"))
+    ap.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "batch.json")
+    )
     args = ap.parse_args(argv)
     if args.expr != DEFAULT_EXPR:
-        print("note: the NumPy reference is written for the default expression; "
-              "eval-vs-numpy is skipped", file=sys.stderr)
+        print(
+            "note: the NumPy reference is written for the default expression; "
+            "eval-vs-numpy is skipped",
+            file=sys.stderr,
+        )
     sizes = sorted(int(s) for s in args.sizes)
     work = tempfile.mkdtemp(prefix="bench_batch_")
-    results = {"expr": args.expr, "chunk_size": args.chunk_size, "cpus": os.cpu_count(),
-               "numpy": np.__version__, "python": sys.version.split()[0], "runs": []}
+    results = {
+        "expr": args.expr,
+        "chunk_size": args.chunk_size,
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+        "python": sys.version.split()[0],
+        "runs": [],
+    }
     try:
         print(f"expr: {args.expr}   chunk: {args.chunk_size}   cpus: {os.cpu_count()}")
-        print(f"{'rows':>10} {'wall s':>8} {'rows/s':>10} {'peak RSS MiB':>13} "
-              f"{'input MB':>9} {'verified':>10}")
+        print(
+            f"{'rows':>10} {'wall s':>8} {'rows/s':>10} {'peak RSS MiB':>13} "
+            f"{'input MB':>9} {'verified':>10}"
+        )
         for n in sizes:
             csv_path = os.path.join(work, f"pts_{n}.csv")
             make_csv(csv_path, n)
             out_path = os.path.join(work, f"out_{n}.jsonl")
-            wall, rss, _ = run_cli(["batch", csv_path, "--expr", args.expr, "-o", out_path,
-                                    "--chunk-size", str(args.chunk_size), "--no-progress"])
+            wall, rss, _ = run_cli(
+                [
+                    "batch",
+                    csv_path,
+                    "--expr",
+                    args.expr,
+                    "-o",
+                    out_path,
+                    "--chunk-size",
+                    str(args.chunk_size),
+                    "--no-progress",
+                ]
+            )
             checked = ""
             mismatches = None
             if args.verify and n <= 1_000_000:
                 mismatches = verify(csv_path, out_path, args.expr, args.verify)
                 checked = f"{min(args.verify, n)}: {'ok' if not mismatches else 'FAIL'}"
             size_mb = os.path.getsize(csv_path) / 1e6
-            print(f"{n:>10} {wall:>8.2f} {n / wall:>10.0f} {rss:>13} {size_mb:>9.1f} "
-                  f"{checked:>10}", flush=True)
-            results["runs"].append({"rows": n, "wall_s": wall, "peak_rss_mib": rss,
-                                    "input_mb": size_mb, "verified_rows":
-                                        min(args.verify, n) if mismatches is not None else 0,
-                                    "mismatches": mismatches})
+            print(
+                f"{n:>10} {wall:>8.2f} {n / wall:>10.0f} {rss:>13} {size_mb:>9.1f} {checked:>10}",
+                flush=True,
+            )
+            results["runs"].append(
+                {
+                    "rows": n,
+                    "wall_s": wall,
+                    "peak_rss_mib": rss,
+                    "input_mb": size_mb,
+                    "verified_rows": min(args.verify, n) if mismatches is not None else 0,
+                    "mismatches": mismatches,
+                }
+            )
             os.remove(out_path)
             if n != int(args.parts_size):
                 os.remove(csv_path)
@@ -258,16 +306,21 @@ def main(argv=None) -> int:
         t = parts(csv_path, args.expr, args.chunk_size)
         results["parts"] = {"rows": n, **t}
         total = sum(t.values())
-        print(f"\nparts for {n} rows (in-process, seconds): "
-              + ", ".join(f"{k} {v:.2f}" for k, v in t.items()) + f"; total {total:.2f}")
+        print(
+            f"\nparts for {n} rows (in-process, seconds): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+            + f"; total {total:.2f}"
+        )
         if args.expr == DEFAULT_EXPR:
             e = eval_vs_numpy(n, args.expr, args.chunk_size, args.repeat)
             results["eval_vs_numpy"] = {"rows": n, **e}
-            print(f"evaluation of value+gradient for {n} rows: numpy {e['numpy']:.3f} s, "
-                  f"batched {e['batched_chunked']:.3f} s in chunks of {args.chunk_size} "
-                  f"({e['ratio_chunked']:.2f}x numpy), {e['batched_whole']:.3f} s in one "
-                  f"piece ({e['ratio_whole']:.2f}x); agrees with numpy: "
-                  f"{e['agrees_with_numpy']}")
+            print(
+                f"evaluation of value+gradient for {n} rows: numpy {e['numpy']:.3f} s, "
+                f"batched {e['batched_chunked']:.3f} s in chunks of {args.chunk_size} "
+                f"({e['ratio_chunked']:.2f}x numpy), {e['batched_whole']:.3f} s in one "
+                f"piece ({e['ratio_whole']:.2f}x); agrees with numpy: "
+                f"{e['agrees_with_numpy']}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -45,9 +45,11 @@ if THREADS > 0:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = str(THREADS)
     if THREADS == 1:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                                   + " --xla_cpu_multi_thread_eigen=false"
-                                   + " intra_op_parallelism_threads=1").strip()
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "")
+            + " --xla_cpu_multi_thread_eigen=false"
+            + " intra_op_parallelism_threads=1"
+        ).strip()
 
 import numpy as np  # noqa: E402
 
@@ -77,9 +79,9 @@ def make_functions(n: int, seed: int = 0):
     a = np.random.default_rng(seed).normal(size=(n, n)) / np.sqrt(n)
     return {
         "sum(x**2*sin(x))": (
-            lambda x: (x ** 2 * x.sin()).sum(),
-            lambda x: (x ** 2 * torch.sin(x)).sum(),
-            lambda x: jnp.sum(x ** 2 * jnp.sin(x)),
+            lambda x: (x**2 * x.sin()).sum(),
+            lambda x: (x**2 * torch.sin(x)).sum(),
+            lambda x: jnp.sum(x**2 * jnp.sin(x)),
         ),
         "sum(x)**2": (
             lambda x: x.sum() ** 2,
@@ -91,9 +93,11 @@ def make_functions(n: int, seed: int = 0):
             # x @ (A @ x) as a sum: torch's vectorized forward-mode hessian has no batching rule
             # for a 1-D @ 1-D product.
             (lambda A: lambda x: (x * (A @ x)).sum() + torch.exp(x).sum())(
-                None if torch is None else torch.tensor(a, dtype=torch.float64)),
+                None if torch is None else torch.tensor(a, dtype=torch.float64)
+            ),
             (lambda A: lambda x: x @ A @ x + jnp.sum(jnp.exp(x)))(
-                None if jax is None else jnp.asarray(a)),
+                None if jax is None else jnp.asarray(a)
+            ),
         ),
     }
 
@@ -125,19 +129,32 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS/OpenMP/XLA threads for every library (0: leave their defaults)")
-    parser.add_argument("--max-rr", type=int, default=1000,
-                        help="largest n for the n-pass columns (ours-rr, torch)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS/OpenMP/XLA threads for every library (0: leave their defaults)",
+    )
+    parser.add_argument(
+        "--max-rr", type=int, default=1000, help="largest n for the n-pass columns (ours-rr, torch)"
+    )
     args = parser.parse_args(argv)
 
-    print(f"numpy {np.__version__}"
-          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else ", torch: not installed")
-          + (f", jax {jax.__version__} ({jax.default_backend()})" if jax else ", jax: not installed")
-          + f", {os.cpu_count()} CPUs, threads: {THREADS or 'library defaults'}")
-    header = (f"{'n':>5} {'function':<19} {'ours':>9} {'ours-rr':>9} {'torch':>9} {'torch-vec':>9} "
-              f"{'jax':>9} {'compile':>8} {'ours/torch':>10} {'ours/t-vec':>10} {'ours/jax':>9} "
-              f"{'maxdiff':>8}")
+    print(
+        f"numpy {np.__version__}"
+        + (
+            f", torch {torch.__version__} ({torch.get_num_threads()} threads)"
+            if torch
+            else ", torch: not installed"
+        )
+        + (f", jax {jax.__version__} ({jax.default_backend()})" if jax else ", jax: not installed")
+        + f", {os.cpu_count()} CPUs, threads: {THREADS or 'library defaults'}"
+    )
+    header = (
+        f"{'n':>5} {'function':<19} {'ours':>9} {'ours-rr':>9} {'torch':>9} {'torch-vec':>9} "
+        f"{'jax':>9} {'compile':>8} {'ours/torch':>10} {'ours/t-vec':>10} {'ours/jax':>9} "
+        f"{'maxdiff':>8}"
+    )
     print(header)
     print("-" * len(header))
 
@@ -150,27 +167,36 @@ def main(argv=None) -> int:
     for n in args.sizes:
         x0 = np.linspace(-1.0, 1.0, n)
         for name, (ours_f, torch_f, jax_f) in make_functions(n).items():
-            t_ours, h_ours = best_time(lambda: hessian(ours_f, tensor(x0)), args.repeat)
+            t_ours, h_ours = best_time(lambda f=ours_f, x=x0: hessian(f, tensor(x)), args.repeat)
             reference = h_ours.numpy()
             diffs = []
 
-            def check(h):
+            def check(h, diffs=diffs, reference=reference):
                 if h is not None:
                     diffs.append(float(np.abs(_host(h) - reference).max()))
 
             t_rr = t_torch = t_tvec = t_jax = t_compile = None
             if n <= args.max_rr:
-                t_rr, h = best_time(lambda: hessian(ours_f, tensor(x0),
-                                                    outer_jacobian_strategy="reverse-mode"),
-                                    args.repeat)
+                t_rr, h = best_time(
+                    lambda f=ours_f, x=x0: hessian(
+                        f, tensor(x), outer_jacobian_strategy="reverse-mode"
+                    ),
+                    args.repeat,
+                )
                 check(h)
             if torch is not None:
                 xt = torch.tensor(x0, dtype=torch.float64)
                 if n <= args.max_rr:
-                    t_torch, h = best_time(lambda: torch_functional.hessian(torch_f, xt), args.repeat)
+                    t_torch, h = best_time(
+                        lambda f=torch_f, x=xt: torch_functional.hessian(f, x), args.repeat
+                    )
                     check(h)
-                t_tvec, h = best_time(lambda: torch_functional.hessian(
-                    torch_f, xt, vectorize=True, outer_jacobian_strategy="forward-mode"), args.repeat)
+                t_tvec, h = best_time(
+                    lambda f=torch_f, x=xt: torch_functional.hessian(
+                        f, x, vectorize=True, outer_jacobian_strategy="forward-mode"
+                    ),
+                    args.repeat,
+                )
                 check(h)
             if jax is not None:
                 xj = jnp.asarray(x0)
@@ -178,14 +204,18 @@ def main(argv=None) -> int:
                 start = time.perf_counter()
                 compiled(xj).block_until_ready()
                 t_compile = time.perf_counter() - start
-                t_jax, h = best_time(lambda: compiled(xj).block_until_ready(), args.repeat)
+                t_jax, h = best_time(lambda c=compiled, x=xj: c(x).block_until_ready(), args.repeat)
                 check(h)
             maxdiff = max(diffs) if diffs else 0.0
-            print(f"{n:5d} {name:<19} {cell(t_ours)} {cell(t_rr)} {cell(t_torch)} {cell(t_tvec)} "
-                  f"{cell(t_jax)} {cell(t_compile, 8)} {ratio(t_ours, t_torch, 10)} "
-                  f"{ratio(t_ours, t_tvec, 10)} {ratio(t_ours, t_jax, 9)} {maxdiff:8.1e}",
-                  flush=True)
-    print("\nseconds, best of", args.repeat, "after a warm-up; ratios > 1 mean this engine is slower")
+            print(
+                f"{n:5d} {name:<19} {cell(t_ours)} {cell(t_rr)} {cell(t_torch)} {cell(t_tvec)} "
+                f"{cell(t_jax)} {cell(t_compile, 8)} {ratio(t_ours, t_torch, 10)} "
+                f"{ratio(t_ours, t_tvec, 10)} {ratio(t_ours, t_jax, 9)} {maxdiff:8.1e}",
+                flush=True,
+            )
+    print(
+        "\nseconds, best of", args.repeat, "after a warm-up; ratios > 1 mean this engine is slower"
+    )
     return 0
 
 

@@ -88,13 +88,27 @@ DOMAIN = {"x": (0.15, 0.85), "y": (0.3, 1.5), "w": (0.5, 2.0), "b": (-2.0, 2.0)}
 
 # The language's functions in SymPy (real symbols, so abs' is sign).
 SYMPY_FUNCTIONS = {
-    "sqrt": sympy.sqrt, "exp": sympy.exp, "log": sympy.log, "sin": sympy.sin,
-    "cos": sympy.cos, "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos,
-    "atan": sympy.atan, "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh,
-    "abs": sympy.Abs, "sign": sympy.sign, "log2": lambda a: sympy.log(a, 2),
-    "log10": lambda a: sympy.log(a, 10), "sigmoid": lambda a: 1 / (1 + sympy.exp(-a)),
-    "softplus": lambda a: sympy.log(1 + sympy.exp(a)), "relu": lambda a: sympy.Max(a, 0),
-    "max": sympy.Max, "min": sympy.Min,
+    "sqrt": sympy.sqrt,
+    "exp": sympy.exp,
+    "log": sympy.log,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "tan": sympy.tan,
+    "asin": sympy.asin,
+    "acos": sympy.acos,
+    "atan": sympy.atan,
+    "sinh": sympy.sinh,
+    "cosh": sympy.cosh,
+    "tanh": sympy.tanh,
+    "abs": sympy.Abs,
+    "sign": sympy.sign,
+    "log2": lambda a: sympy.log(a, 2),
+    "log10": lambda a: sympy.log(a, 10),
+    "sigmoid": lambda a: 1 / (1 + sympy.exp(-a)),
+    "softplus": lambda a: sympy.log(1 + sympy.exp(a)),
+    "relu": lambda a: sympy.Max(a, 0),
+    "max": sympy.Max,
+    "min": sympy.Min,
 }
 
 
@@ -138,13 +152,21 @@ def compare(text: str, var: str, rng: random.Random, points: int = 5) -> dict:
     agree = True
     for _ in range(points):
         point = random_point(names, rng)
-        mine = float(evaluate(back, {k: v for k, v in point.items() if k in back.inputs})
-                     .output.item())
+        mine = float(
+            evaluate(back, {k: v for k, v in point.items() if k in back.inputs}).output.item()
+        )
         agree &= close(mine, sympy_value(theirs, point))
     theirs_text = str(theirs)
-    return {"expr": text, "wrt": var, "ours": ours.text, "sympy": theirs_text,
-            "ours_tokens": count_tokens(ours.text), "sympy_tokens": count_tokens(theirs_text),
-            "values_agree": agree, "seconds": elapsed}
+    return {
+        "expr": text,
+        "wrt": var,
+        "ours": ours.text,
+        "sympy": theirs_text,
+        "ours_tokens": count_tokens(ours.text),
+        "sympy_tokens": count_tokens(theirs_text),
+        "values_agree": agree,
+        "seconds": elapsed,
+    }
 
 
 def run(seed: int = 0) -> list[dict]:
@@ -174,13 +196,17 @@ def markdown(rows: list[dict]) -> str:
         "| --- | --- | --- | ---: | --- | ---: |",
     ]
     for r in rows:
-        lines.append(f"| `{r['expr']}` | {r['wrt']} | `{r['ours']}` | {r['ours_tokens']} | "
-                     f"`{r['sympy']}` | {r['sympy_tokens']} |")
+        lines.append(
+            f"| `{r['expr']}` | {r['wrt']} | `{r['ours']}` | {r['ours_tokens']} | "
+            f"`{r['sympy']}` | {r['sympy_tokens']} |"
+        )
     if longer:
         lines += ["", "Longer than SymPy:"]
         for r in longer:
-            lines.append(f"- `{r['expr']}`: `{r['ours']}` ({r['ours_tokens']}) vs "
-                         f"`{r['sympy']}` ({r['sympy_tokens']})")
+            lines.append(
+                f"- `{r['expr']}`: `{r['ours']}` ({r['ours_tokens']}) vs "
+                f"`{r['sympy']}` ({r['sympy_tokens']})"
+            )
     return "\n".join(lines)
 
 

@@ -72,12 +72,16 @@ EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutate_equivalent.txt"
 TARGETS: dict[str, dict] = {
     "ops": {
         "files": ["core/ops.py"],
-        "tests": ["tests/test_ops_gradcheck.py", "tests/test_kink_warnings.py",
-                  "tests/test_forward_oracles.py", "tests/test_functional.py",
-                  "tests/test_seeds_api.py",
-                  # grad_fn names and kink conventions against PyTorch: skips (in about a
-                  # second) where torch is not installed, kills mutants where it is.
-                  "tests/test_torch_oracle.py"],
+        "tests": [
+            "tests/test_ops_gradcheck.py",
+            "tests/test_kink_warnings.py",
+            "tests/test_forward_oracles.py",
+            "tests/test_functional.py",
+            "tests/test_seeds_api.py",
+            # grad_fn names and kink conventions against PyTorch: skips (in about a
+            # second) where torch is not installed, kills mutants where it is.
+            "tests/test_torch_oracle.py",
+        ],
     },
     "batch": {
         "files": ["core/batch.py"],
@@ -89,19 +93,26 @@ TARGETS: dict[str, dict] = {
     },
     "symbolic": {
         "files": ["core/symbolic.py"],
-        "tests": ["tests/test_symbolic.py", "tests/test_simplify_property.py",
-                  "tests/test_sympy_property.py"],
+        "tests": [
+            "tests/test_symbolic.py",
+            "tests/test_simplify_property.py",
+            "tests/test_sympy_property.py",
+        ],
     },
 }
 
-DEFAULT_SAMPLE = 40        # mutants per target when neither --sample nor --all is given
+DEFAULT_SAMPLE = 40  # mutants per target when neither --sample nor --all is given
 DEFAULT_SEED = 0
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "_mutate_plugin"]
 # Used when pyproject.toml cannot be read.
-FALLBACK_PACKAGE_DIR = {"autograd_cli": "cli/root", "autograd_cli.cli": "cli",
-                        "autograd_cli.core": "core", "autograd_cli.grammar": "grammar"}
+FALLBACK_PACKAGE_DIR = {
+    "autograd_cli": "cli/root",
+    "autograd_cli.cli": "cli",
+    "autograd_cli.core": "core",
+    "autograd_cli.grammar": "grammar",
+}
 SKIP_PRAGMA = "mutate: skip"
-MAX_DESELECT = 3           # --skip-failing-baseline: more failures than this means broken code
+MAX_DESELECT = 3  # --skip-failing-baseline: more failures than this means broken code
 CANARY = "raise RuntimeError('mutate.py canary: the copy is the code under test')"
 
 
@@ -109,21 +120,22 @@ CANARY = "raise RuntimeError('mutate.py canary: the copy is the code under test'
 # Mutants
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class Mutant:
     target: str
-    file: str            # repository-relative path
-    line: int            # 1-based
-    col: int             # 0-based character column of the change
+    file: str  # repository-relative path
+    line: int  # 1-based
+    col: int  # 0-based character column of the change
     operator: str
-    original: str        # the whole source line, as in the file
-    mutant: str          # the same line with the one change
-    index: int = 0       # position in the target's deterministic order
+    original: str  # the whole source line, as in the file
+    mutant: str  # the same line with the one change
+    index: int = 0  # position in the target's deterministic order
     status: str = "pending"
     seconds: float = 0.0
     killed_by: str = ""
     equivalent: str = ""  # the reason, when listed in the equivalent-mutants file
-    context: str = ""     # the code of the line before (tells identical lines apart)
+    context: str = ""  # the code of the line before (tells identical lines apart)
 
     @property
     def key(self) -> str:
@@ -140,23 +152,58 @@ def code_of(line: str) -> str:
     try:
         for t in tokenize.generate_tokens(io.StringIO(text + "\n").readline):
             if t.type == tokenize.COMMENT:
-                return text[:t.start[1]].rstrip()
+                return text[: t.start[1]].rstrip()
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass  # a fragment of a multi-line statement: its comment (if any) came before the error
     return text
 
 
-_BINOP = {ast.Add: ("+", "-"), ast.Sub: ("-", "+"), ast.Mult: ("*", "/"), ast.Div: ("/", "*"),
-          ast.FloorDiv: ("//", "/"), ast.Mod: ("%", "//"), ast.Pow: ("**", "*"),
-          ast.BitAnd: ("&", "|"), ast.BitOr: ("|", "&"), ast.MatMult: ("@", "*")}
-_AUGOP = {ast.Add: ("+=", "-="), ast.Sub: ("-=", "+="), ast.Mult: ("*=", "/="),
-          ast.Div: ("/=", "*="), ast.BitAnd: ("&=", "|="), ast.BitOr: ("|=", "&=")}
-_CMPOP = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">"),
-          ast.Eq: ("==", "!="), ast.NotEq: ("!=", "=="), ast.Is: ("is", "is not"),
-          ast.IsNot: ("is not", "is"), ast.In: ("in", "not in"), ast.NotIn: ("not in", "in")}
+_BINOP = {
+    ast.Add: ("+", "-"),
+    ast.Sub: ("-", "+"),
+    ast.Mult: ("*", "/"),
+    ast.Div: ("/", "*"),
+    ast.FloorDiv: ("//", "/"),
+    ast.Mod: ("%", "//"),
+    ast.Pow: ("**", "*"),
+    ast.BitAnd: ("&", "|"),
+    ast.BitOr: ("|", "&"),
+    ast.MatMult: ("@", "*"),
+}
+_AUGOP = {
+    ast.Add: ("+=", "-="),
+    ast.Sub: ("-=", "+="),
+    ast.Mult: ("*=", "/="),
+    ast.Div: ("/=", "*="),
+    ast.BitAnd: ("&=", "|="),
+    ast.BitOr: ("|=", "&="),
+}
+_CMPOP = {
+    ast.Lt: ("<", "<="),
+    ast.LtE: ("<=", "<"),
+    ast.Gt: (">", ">="),
+    ast.GtE: (">=", ">"),
+    ast.Eq: ("==", "!="),
+    ast.NotEq: ("!=", "=="),
+    ast.Is: ("is", "is not"),
+    ast.IsNot: ("is not", "is"),
+    ast.In: ("in", "not in"),
+    ast.NotIn: ("not in", "in"),
+}
 # Calls whose argument order is not behaviour worth a mutant (a swap only raises TypeError).
-_NO_SWAP = {"isinstance", "issubclass", "getattr", "setattr", "hasattr", "super", "print",
-            "Op", "register", "Function", "RuleContext"}
+_NO_SWAP = {
+    "isinstance",
+    "issubclass",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "super",
+    "print",
+    "Op",
+    "register",
+    "Function",
+    "RuleContext",
+}
 
 
 def _new_number(v):
@@ -185,8 +232,11 @@ class SiteFinder:
         self.source = source
         self.lines = source.splitlines(keepends=True)
         self.tree = ast.parse(source)
-        self.tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
-                       if t.type in (tokenize.OP, tokenize.NAME)]
+        self.tokens = [
+            t
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type in (tokenize.OP, tokenize.NAME)
+        ]
         self.starts = [t.start for t in self.tokens]
         self.dump = ast.dump(self.tree)
         self.skip_nodes: set[int] = set()
@@ -207,8 +257,8 @@ class SiteFinder:
         """The node's source, when it lies on one line."""
         if node.lineno != node.end_lineno:
             return None
-        (l, a), (_, b) = self.start(node), self.end(node)
-        return self.lines[l - 1][a:b]
+        (line, a), (_, b) = self.start(node), self.end(node)
+        return self.lines[line - 1][a:b]
 
     def tokens_between(self, lo, hi, strings):
         out = []
@@ -229,9 +279,19 @@ class SiteFinder:
         mutated = line[:a] + new + line[b:]
         if mutated == line:
             return
-        before = next((code_of(p) for p in reversed(self.lines[:lineno - 1]) if p.strip()), "")
-        self.found.append(Mutant(self.target, self.rel, lineno, a, operator,
-                                 line.rstrip("\r\n"), mutated.rstrip("\r\n"), context=before))
+        before = next((code_of(p) for p in reversed(self.lines[: lineno - 1]) if p.strip()), "")
+        self.found.append(
+            Mutant(
+                self.target,
+                self.rel,
+                lineno,
+                a,
+                operator,
+                line.rstrip("\r\n"),
+                mutated.rstrip("\r\n"),
+                context=before,
+            )
+        )
 
     def swap_token(self, lo, hi, old: str, new: str, operator: str):
         """Replace the operator token ``old`` (one or two tokens: 'is not') between lo and hi.
@@ -258,9 +318,20 @@ class SiteFinder:
         for node in ast.walk(self.tree):
             if id(node) in self.skip_nodes:
                 continue
-            for visit in (self.binop, self.augassign, self.compare, self.boolop, self.unary,
-                          self.constant, self.negate_condition, self.swap_args,
-                          self.first_operand, self.drop_call, self.drop_raise, self.drop_kink):
+            for visit in (
+                self.binop,
+                self.augassign,
+                self.compare,
+                self.boolop,
+                self.unary,
+                self.constant,
+                self.negate_condition,
+                self.swap_args,
+                self.first_operand,
+                self.drop_call,
+                self.drop_raise,
+                self.drop_kink,
+            ):
                 visit(node)
         # Deterministic order, duplicates (same resulting line) dropped.
         seen = set()
@@ -297,13 +368,16 @@ class SiteFinder:
             if isinstance(node, ast.JoinedStr):
                 skip(node)
             if isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id in ("__all__", "__slots__")
-                    for t in node.targets):
+                isinstance(t, ast.Name) and t.id in ("__all__", "__slots__") for t in node.targets
+            ):
                 skip(node)
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
                 skip(node)
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
-                    and isinstance(node.value.value, str):
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 skip(node)
 
     def _changes_program(self, m: Mutant) -> bool:
@@ -312,8 +386,8 @@ class SiteFinder:
         if stmt is not None:
             lo, hi = stmt.lineno, stmt.end_lineno
             prefix = "if 1:\n" if stmt.col_offset else ""
-            before = prefix + "".join(self.lines[lo - 1:hi])
-            after = prefix + "".join(self._mutated_lines(m)[lo - 1:hi])
+            before = prefix + "".join(self.lines[lo - 1 : hi])
+            after = prefix + "".join(self._mutated_lines(m)[lo - 1 : hi])
             try:
                 old_dump = ast.dump(ast.parse(before))
             except SyntaxError:
@@ -327,17 +401,22 @@ class SiteFinder:
 
     def _mutated_lines(self, m: Mutant) -> list[str]:
         lines = list(self.lines)
-        nl = lines[m.line - 1][len(lines[m.line - 1].rstrip("\r\n")):]
+        nl = lines[m.line - 1][len(lines[m.line - 1].rstrip("\r\n")) :]
         lines[m.line - 1] = m.mutant + nl
         return lines
 
     def _enclosing(self, line: int):
         if not hasattr(self, "_stmts"):
             self._stmts = sorted(
-                (n for n in ast.walk(self.tree) if isinstance(n, ast.stmt)
-                 and not self.lines[n.lineno - 1][:self._col(n.lineno, n.col_offset)].strip()
-                 and not getattr(n, "decorator_list", None)),
-                key=lambda n: n.end_lineno - n.lineno)
+                (
+                    n
+                    for n in ast.walk(self.tree)
+                    if isinstance(n, ast.stmt)
+                    and not self.lines[n.lineno - 1][: self._col(n.lineno, n.col_offset)].strip()
+                    and not getattr(n, "decorator_list", None)
+                ),
+                key=lambda n: n.end_lineno - n.lineno,
+            )
         for n in self._stmts:
             if n.lineno <= line <= n.end_lineno:
                 return n
@@ -347,8 +426,11 @@ class SiteFinder:
     def binop(self, node):
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOP:
             old, new = _BINOP[type(node.op)]
-            if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
-                    and isinstance(node.left.value, str):
+            if (
+                isinstance(node.op, ast.Mod)
+                and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)
+            ):
                 return  # string formatting
             self.swap_token(self.end(node.left), self.start(node.right), old, new, "arith")
 
@@ -409,8 +491,9 @@ class SiteFinder:
         if not isinstance(node, (ast.If, ast.While, ast.IfExp)):
             return
         test = node.test
-        if isinstance(test, ast.Compare) or (isinstance(test, ast.UnaryOp)
-                                            and isinstance(test.op, ast.Not)):
+        if isinstance(test, ast.Compare) or (
+            isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        ):
             return  # already mutated by the comparison flip / dropping 'not'
         src = self.text(test)
         if src is None:
@@ -421,13 +504,20 @@ class SiteFinder:
     def swap_args(self, node):
         if not isinstance(node, ast.Call) or len(node.args) < 2:
             return
-        name = node.func.id if isinstance(node.func, ast.Name) else \
-            node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        name = (
+            node.func.id
+            if isinstance(node.func, ast.Name)
+            else node.func.attr
+            if isinstance(node.func, ast.Attribute)
+            else ""
+        )
         if name in _NO_SWAP:
             return
         a0, a1 = node.args[0], node.args[1]
-        if any(isinstance(x, ast.Starred)
-               or (isinstance(x, ast.Constant) and isinstance(x.value, str)) for x in (a0, a1)):
+        if any(
+            isinstance(x, ast.Starred) or (isinstance(x, ast.Constant) and isinstance(x.value, str))
+            for x in (a0, a1)
+        ):
             return
         t0, t1 = self.text(a0), self.text(a1)
         if t0 is None or t1 is None or t0 == t1 or a0.lineno != a1.lineno:
@@ -476,8 +566,11 @@ class SiteFinder:
 
         Only inside functions: a module-level call statement registers an op, and dropping
         one only removes the op (every test using it fails, which says nothing new)."""
-        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and id(node) in self.in_function):
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and id(node) in self.in_function
+        ):
             return
         (line, a), (end_line, b) = self.start(node), self.end(node)
         if line == end_line:
@@ -493,8 +586,12 @@ class SiteFinder:
 
     def drop_kink(self, node):
         """``OPS[...].kink = rule`` -> the op warns about nothing."""
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "kink":
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and node.targets[0].attr == "kink"
+        ):
             line, a = self.start(node.value)
             self.replace(line, a, a, "None and ", "drop-kink")
 
@@ -520,9 +617,11 @@ def sample(mutants: list[Mutant], n: int | None, seed: int) -> list[Mutant]:
 # The copy and the test runs
 # ---------------------------------------------------------------------------
 
+
 def package_dirs(repo: Path) -> dict[str, str]:
     try:
         import tomllib  # Python 3.11+
+
         data = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
         mapping = data["tool"]["setuptools"]["package-dir"]
         if mapping:
@@ -536,20 +635,35 @@ def repo_files(repo: Path) -> list[str]:
     try:
         out = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=repo, capture_output=True, check=True).stdout
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        ).stdout
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
-        skip = {".git", "__pycache__", ".hypothesis", ".pytest_cache", ".venv", "venv", "build",
-                "dist", ".ruff_cache"}
+        skip = {
+            ".git",
+            "__pycache__",
+            ".hypothesis",
+            ".pytest_cache",
+            ".venv",
+            "venv",
+            "build",
+            "dist",
+            ".ruff_cache",
+        }
         names = []
         for root, dirs, files in os.walk(repo):
             dirs[:] = [d for d in dirs if d not in skip and not d.endswith(".egg-info")]
-            names += [os.path.relpath(os.path.join(root, f), repo) for f in files
-                      if not f.endswith(".pyc")]
+            names += [
+                os.path.relpath(os.path.join(root, f), repo)
+                for f in files
+                if not f.endswith(".pyc")
+            ]
     return sorted(set(names))
 
 
-SITECUSTOMIZE = '''\
+SITECUSTOMIZE = """\
 # Written by bench/mutate.py: import autograd_cli from this copy of the repository,
 # ahead of any installed or editable autograd_cli.
 import importlib.util
@@ -575,9 +689,9 @@ class _MutateCopyFinder:
 
 
 sys.meta_path.insert(0, _MutateCopyFinder)
-'''
+"""
 
-PLUGIN = '''\
+PLUGIN = """\
 # Written by bench/mutate.py.  Hypothesis: no example database, so one mutant's failing
 # examples are never replayed against the next (results do not depend on the order), and
 # no shrinking or explaining: a mutant only needs *a* failing example, and shrinking one
@@ -590,14 +704,15 @@ def pytest_configure(config):
     phases = [p for p in Phase if p.name not in ("shrink", "explain")]
     settings.register_profile("mutate", database=None, phases=phases)
     settings.load_profile("mutate")
-'''
+"""
 
 
 class Copy:
     """One private copy of the repository, with its import redirection."""
 
-    def __init__(self, repo: Path, root: Path, files: list[str], python: str,
-                 env: dict | None = None):
+    def __init__(
+        self, repo: Path, root: Path, files: list[str], python: str, env: dict | None = None
+    ):
         self.repo = repo
         self.root = root
         self.python = python
@@ -616,7 +731,8 @@ class Copy:
         (self.boot / "_mutate_plugin.py").write_text(PLUGIN)
         self.env = dict(os.environ)
         self.env["PYTHONPATH"] = os.pathsep.join(
-            [str(self.boot)] + ([self.env["PYTHONPATH"]] if self.env.get("PYTHONPATH") else []))
+            [str(self.boot)] + ([self.env["PYTHONPATH"]] if self.env.get("PYTHONPATH") else [])
+        )
         self.env["PYTHONDONTWRITEBYTECODE"] = "1"
         self.env["PYTHONHASHSEED"] = "0"
         self.env.pop("PYTEST_ADDOPTS", None)
@@ -625,17 +741,28 @@ class Copy:
 
     def check_imports(self, modules: list[str]) -> list[str]:
         """Problems, if the modules do not import from this copy."""
-        code = ("import importlib, json\n"
-                f"print(json.dumps({{m: importlib.import_module(m).__file__\n"
-                f"                  for m in {modules!r}}}))")
-        r = subprocess.run([self.python, "-c", code], cwd=self.tree, env=self.env,
-                           capture_output=True, text=True, timeout=120)
+        code = (
+            "import importlib, json\n"
+            f"print(json.dumps({{m: importlib.import_module(m).__file__\n"
+            f"                  for m in {modules!r}}}))"
+        )
+        r = subprocess.run(
+            [self.python, "-c", code],
+            cwd=self.tree,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if r.returncode != 0:
             return [f"importing {modules} failed: {r.stderr.strip()[-500:]}"]
         where = json.loads(r.stdout.strip().splitlines()[-1])
         base = str(self.tree.resolve())
-        return [f"{m} imports from {f}, not from the copy {base}"
-                for m, f in where.items() if not str(Path(f).resolve()).startswith(base)]
+        return [
+            f"{m} imports from {f}, not from the copy {base}"
+            for m, f in where.items()
+            if not str(Path(f).resolve()).startswith(base)
+        ]
 
     def write(self, rel: str, text: str) -> None:
         path = self.tree / rel
@@ -651,9 +778,17 @@ class Copy:
         """(status, seconds, killed_by, output tail) of one pytest run in this copy."""
         cmd = [self.python, "-m", "pytest", *PYTEST_ARGS, *extra, *tests]
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=self.tree, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                errors="replace", start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=self.tree,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
         try:
             out, _ = proc.communicate(timeout=timeout)
             timed_out = False
@@ -691,7 +826,7 @@ def apply_mutant(source: str, m: Mutant) -> str:
     line = lines[m.line - 1]
     if line.rstrip("\r\n") != m.original:
         raise RuntimeError(f"{m.file}:{m.line} changed since the mutants were found")
-    lines[m.line - 1] = m.mutant + line[len(line.rstrip("\r\n")):]
+    lines[m.line - 1] = m.mutant + line[len(line.rstrip("\r\n")) :]
     return "".join(lines)
 
 
@@ -711,8 +846,15 @@ def load_equivalents(path: Path) -> list[dict]:
             continue
         m = _EQUIV_RE.match(raw.strip())
         if m:
-            entries.append({"file": m["file"], "line": int(m["line"]), "rest": m["rest"],
-                            "raw": raw.strip(), "used": False})
+            entries.append(
+                {
+                    "file": m["file"],
+                    "line": int(m["line"]),
+                    "rest": m["rest"],
+                    "raw": raw.strip(),
+                    "used": False,
+                }
+            )
     return entries
 
 
@@ -725,7 +867,7 @@ def match_equivalent(m: Mutant, entries: list[dict]) -> str | None:
         if rest == key:
             return "(no reason given)"
         if rest.startswith(key + " # "):
-            return rest[len(key) + 3:].strip()
+            return rest[len(key) + 3 :].strip()
         return None
 
     candidates = [e for e in entries if e["file"] == m.file and reason(e) is not None]
@@ -740,6 +882,7 @@ def match_equivalent(m: Mutant, entries: list[dict]) -> str | None:
 # The run
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class TargetResult:
     name: str
@@ -750,8 +893,8 @@ class TargetResult:
     baseline_seconds: float = 0.0
     timeout_seconds: float = 0.0
     setup_problem: str = ""
-    extra_args: list = field(default_factory=list)   # pytest arguments for every run
-    deselected: list = field(default_factory=list)   # baseline failures left out
+    extra_args: list = field(default_factory=list)  # pytest arguments for every run
+    deselected: list = field(default_factory=list)  # baseline failures left out
     mutants: list = field(default_factory=list)
     seconds: float = 0.0
 
@@ -783,47 +926,90 @@ def module_of(rel: str, mapping: dict[str, str]) -> str | None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", action="append", choices=sorted(TARGETS),
-                    help="a target to mutate (repeatable; default: all of "
-                         + ", ".join(TARGETS) + ")")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--target",
+        action="append",
+        choices=sorted(TARGETS),
+        help="a target to mutate (repeatable; default: all of " + ", ".join(TARGETS) + ")",
+    )
     for name in TARGETS:
-        ap.add_argument(f"--{name}", action="append_const", const=name, dest="target",
-                        help=f"same as --target {name}")
+        ap.add_argument(
+            f"--{name}",
+            action="append_const",
+            const=name,
+            dest="target",
+            help=f"same as --target {name}",
+        )
     size = ap.add_mutually_exclusive_group()
-    size.add_argument("--sample", type=int, metavar="N",
-                      help=f"run N mutants per target, chosen at random with --seed "
-                           f"(default: {DEFAULT_SAMPLE})")
+    size.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help=f"run N mutants per target, chosen at random with --seed (default: {DEFAULT_SAMPLE})",
+    )
     size.add_argument("--all", action="store_true", help="run every mutant (slow)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the sample's seed (default 0)")
-    ap.add_argument("--rerun", metavar="REPORT.json",
-                    help="run again the survivors of an earlier --json-out report (found by "
-                         "their text, so moved lines are fine): did a new test kill them?")
-    ap.add_argument("--operator", action="append",
-                    help="only mutants of this operator (repeatable): arith, compare, boolop, "
-                         "unary, negate, constant, swap-args, first-operand, drop-call, "
-                         "drop-raise, drop-kink")
+    ap.add_argument(
+        "--rerun",
+        metavar="REPORT.json",
+        help="run again the survivors of an earlier --json-out report (found by "
+        "their text, so moved lines are fine): did a new test kill them?",
+    )
+    ap.add_argument(
+        "--operator",
+        action="append",
+        help="only mutants of this operator (repeatable): arith, compare, boolop, "
+        "unary, negate, constant, swap-args, first-operand, drop-call, "
+        "drop-raise, drop-kink",
+    )
     ap.add_argument("--lines", metavar="A-B", help="only mutants on these lines (e.g. 300-420)")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
-    ap.add_argument("--timeout", type=float,
-                    help="seconds per mutant (default: 2x the target's baseline + 30 s)")
-    ap.add_argument("--max-seconds", type=float,
-                    help="stop starting mutants after this many seconds (the rest: not run)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per mutant (default: 2x the target's baseline + 30 s)",
+    )
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        help="stop starting mutants after this many seconds (the rest: not run)",
+    )
     ap.add_argument("--json-out", metavar="FILE", help="write the full report as JSON")
-    ap.add_argument("--equivalent", metavar="FILE", default=str(EQUIVALENT_FILE),
-                    help="the equivalent-mutants list (default bench/mutate_equivalent.txt)")
+    ap.add_argument(
+        "--equivalent",
+        metavar="FILE",
+        default=str(EQUIVALENT_FILE),
+        help="the equivalent-mutants list (default bench/mutate_equivalent.txt)",
+    )
     ap.add_argument("--list", action="store_true", help="list the selected mutants; run nothing")
-    ap.add_argument("--python", default=sys.executable,
-                    help="interpreter with the project's dependencies and pytest")
-    ap.add_argument("--pytest-arg", action="append", default=[],
-                    help="extra argument for every pytest run (repeatable)")
-    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                    help="environment for the test runs (repeatable), e.g. "
-                         "SYMPY_PROPERTY_EXAMPLES=30 for quicker, weaker property tests")
-    ap.add_argument("--skip-failing-baseline", action="store_true",
-                    help="when a test fails on the unmutated code (someone mid-edit), deselect "
-                         f"it (reported) instead of skipping the target; at most {MAX_DESELECT}")
+    ap.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter with the project's dependencies and pytest",
+    )
+    ap.add_argument(
+        "--pytest-arg",
+        action="append",
+        default=[],
+        help="extra argument for every pytest run (repeatable)",
+    )
+    ap.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment for the test runs (repeatable), e.g. "
+        "SYMPY_PROPERTY_EXAMPLES=30 for quicker, weaker property tests",
+    )
+    ap.add_argument(
+        "--skip-failing-baseline",
+        action="store_true",
+        help="when a test fails on the unmutated code (someone mid-edit), deselect "
+        f"it (reported) instead of skipping the target; at most {MAX_DESELECT}",
+    )
     ap.add_argument("--repo", default=str(REPO), help=argparse.SUPPRESS)
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
     ap.add_argument("--quiet", action="store_true", help="no per-mutant progress lines")
@@ -843,32 +1029,58 @@ def main(argv=None) -> int:
     rerun = None
     if args.rerun:
         report = json.loads(Path(args.rerun).read_text(encoding="utf-8"))
-        rerun = [{"file": m["file"], "line": m["line"], "context": m.get("context", ""),
-                  "text_key": f"{code_of(m['original'])} -> {code_of(m['mutant'])}"}
-                 for t in report["targets"].values() for m in t["mutants"]
-                 if m["status"] == "survived"]
+        rerun = [
+            {
+                "file": m["file"],
+                "line": m["line"],
+                "context": m.get("context", ""),
+                "text_key": f"{code_of(m['original'])} -> {code_of(m['mutant'])}",
+            }
+            for t in report["targets"].values()
+            for m in t["mutants"]
+            if m["status"] == "survived"
+        ]
         if not args.target:
-            names = [n for n in names if any(m["target"] == n for t in report["targets"].values()
-                                             for m in t["mutants"] if m["status"] == "survived")]
+            names = [
+                n
+                for n in names
+                if any(
+                    m["target"] == n
+                    for t in report["targets"].values()
+                    for m in t["mutants"]
+                    if m["status"] == "survived"
+                )
+            ]
 
     def select(source_root: Path) -> list[TargetResult]:
         out = []
         for name in names:
             spec = TARGETS[name]
-            tr = TargetResult(name, list(spec["files"]),
-                              [t for t in spec["tests"] if (source_root / t).is_file()])
+            tr = TargetResult(
+                name, list(spec["files"]), [t for t in spec["tests"] if (source_root / t).is_file()]
+            )
             every = find_mutants(name, source_root)
             tr.total_mutants = len(every)
-            pool = [m for m in every if (not args.operator or m.operator in args.operator)
-                    and (not line_range or line_range[0] <= m.line <= line_range[1])]
+            pool = [
+                m
+                for m in every
+                if (not args.operator or m.operator in args.operator)
+                and (not line_range or line_range[0] <= m.line <= line_range[1])
+            ]
             if rerun is not None:  # the survivors of an earlier report, found again by text
                 picked = {}
                 for want in rerun:
-                    same = [m for m in pool if m.file == want["file"]
-                            and m.text_key == want["text_key"]]
+                    same = [
+                        m for m in pool if m.file == want["file"] and m.text_key == want["text_key"]
+                    ]
                     if same:
-                        m = min(same, key=lambda m: (m.context != want["context"],
-                                                     abs(m.line - want["line"])))
+                        m = min(
+                            same,
+                            key=lambda m: (
+                                m.context != want["context"],
+                                abs(m.line - want["line"]),
+                            ),
+                        )
                         picked[m.index] = m
                 tr.mutants = [picked[i] for i in sorted(picked)]
             else:
@@ -883,8 +1095,10 @@ def main(argv=None) -> int:
             ops = {}
             for m in tr.mutants:
                 ops[m.operator] = ops.get(m.operator, 0) + 1
-            print(f"== {tr.name}: {tr.selected} of {tr.total_mutants} mutants; tests: "
-                  f"{' '.join(tr.tests) or '(none)'}")
+            print(
+                f"== {tr.name}: {tr.selected} of {tr.total_mutants} mutants; tests: "
+                f"{' '.join(tr.tests) or '(none)'}"
+            )
             print("   by operator: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
             for m in tr.mutants:
                 print(f"  [{m.operator}] {m.key}")
@@ -906,8 +1120,10 @@ def main(argv=None) -> int:
     results: list[TargetResult] = []
     try:
         copies = [Copy(repo, tmp / "w0", files, args.python, extra_env)]
-        copies += [Copy(copies[0].tree, tmp / f"w{i}", files, args.python, extra_env)
-                   for i in range(1, jobs)]
+        copies += [
+            Copy(copies[0].tree, tmp / f"w{i}", files, args.python, extra_env)
+            for i in range(1, jobs)
+        ]
         results = select(copies[0].tree)
         mapping = package_dirs(copies[0].tree)
         # Setup: imports come from the copy; per target, the baseline passes and a canary dies.
@@ -915,8 +1131,10 @@ def main(argv=None) -> int:
             modules = sorted({module_of(f, mapping) for tr in results for f in tr.files} - {None})
             problems = c.check_imports(modules)
             if problems:
-                print("mutate: the copy is not what gets imported:\n  " + "\n  ".join(problems),
-                      file=sys.stderr)
+                print(
+                    "mutate: the copy is not what gets imported:\n  " + "\n  ".join(problems),
+                    file=sys.stderr,
+                )
                 return 2
         first = copies[0]
         for tr in results:
@@ -926,38 +1144,50 @@ def main(argv=None) -> int:
             if not tr.mutants:
                 continue
             while True:
-                status, secs, by, out = first.pytest(tr.tests, 3600,
-                                                     tr.extra_args)
+                status, secs, by, out = first.pytest(tr.tests, 3600, tr.extra_args)
                 tr.baseline_seconds = round(secs, 2)
-                if status == "survived" or not (args.skip_failing_baseline and status == "killed"
-                                                and by and len(tr.deselected) < MAX_DESELECT):
+                if status == "survived" or not (
+                    args.skip_failing_baseline
+                    and status == "killed"
+                    and by
+                    and len(tr.deselected) < MAX_DESELECT
+                ):
                     break
                 # A test that fails without any mutant (someone is mid-edit): leave it out.
                 log(f"mutate: {tr.name}: baseline fails in {by}: deselecting it and retrying")
                 tr.deselected.append(by)
                 tr.extra_args += ["--deselect", by]
             if status != "survived":
-                tr.setup_problem = (f"the unmutated baseline does not pass ({status}"
-                                    f"{', ' + by if by else ''}):\n{out[-1500:]}")
-                log(f"mutate: {tr.name}: baseline FAILED ({status}{', ' + by if by else ''}); "
-                    f"skipping this target (--skip-failing-baseline leaves such tests out)")
+                tr.setup_problem = (
+                    f"the unmutated baseline does not pass ({status}"
+                    f"{', ' + by if by else ''}):\n{out[-1500:]}"
+                )
+                log(
+                    f"mutate: {tr.name}: baseline FAILED ({status}{', ' + by if by else ''}); "
+                    f"skipping this target (--skip-failing-baseline leaves such tests out)"
+                )
                 continue
             tr.timeout_seconds = round(args.timeout or (2 * secs + 30), 1)
             rel = tr.files[0]
-            first.write(rel, first.originals.get(rel, (first.tree / rel).read_text())
-                        + "\n" + CANARY + "\n")
+            first.write(
+                rel, first.originals.get(rel, (first.tree / rel).read_text()) + "\n" + CANARY + "\n"
+            )
             try:
                 cstatus, _, _, cout = first.pytest(tr.tests, tr.timeout_seconds, tr.extra_args)
             finally:
                 first.restore(rel)
             if cstatus == "survived" or "mutate.py canary" not in cout:
-                tr.setup_problem = (f"the canary in {rel} was not killed ({cstatus}): the tests "
-                                    f"do not run the copy's code")
+                tr.setup_problem = (
+                    f"the canary in {rel} was not killed ({cstatus}): the tests "
+                    f"do not run the copy's code"
+                )
                 log(f"mutate: {tr.name}: {tr.setup_problem}")
                 continue
-            log(f"mutate: {tr.name}: baseline passes in {secs:.1f}s; canary killed; "
+            log(
+                f"mutate: {tr.name}: baseline passes in {secs:.1f}s; canary killed; "
                 f"{tr.selected} of {tr.total_mutants} mutants, "
-                f"timeout {tr.timeout_seconds:.0f}s each")
+                f"timeout {tr.timeout_seconds:.0f}s each"
+            )
 
         # The mutants.
         work = [(tr, m) for tr in results if not tr.setup_problem for m in tr.mutants]
@@ -974,11 +1204,16 @@ def main(argv=None) -> int:
                 return
             c = free.get()
             try:
-                c.write(m.file, apply_mutant(c.originals.get(m.file) or
-                                             (c.tree / m.file).read_text(encoding="utf-8"), m))
+                c.write(
+                    m.file,
+                    apply_mutant(
+                        c.originals.get(m.file) or (c.tree / m.file).read_text(encoding="utf-8"), m
+                    ),
+                )
                 try:
-                    m.status, secs, m.killed_by, _ = c.pytest(tr.tests, tr.timeout_seconds,
-                                                              tr.extra_args)
+                    m.status, secs, m.killed_by, _ = c.pytest(
+                        tr.tests, tr.timeout_seconds, tr.extra_args
+                    )
                 finally:
                     c.restore(m.file)
                 m.seconds = round(secs, 2)
@@ -988,8 +1223,10 @@ def main(argv=None) -> int:
                 free.put(c)
             with lock:
                 done[0] += 1
-                log(f"[{done[0]}/{len(work)}] {tr.name} {m.file}:{m.line} {m.operator}: "
-                    f"{m.status} ({m.seconds:.1f}s){' by ' + m.killed_by if m.killed_by else ''}")
+                log(
+                    f"[{done[0]}/{len(work)}] {tr.name} {m.file}:{m.line} {m.operator}: "
+                    f"{m.status} ({m.seconds:.1f}s){' by ' + m.killed_by if m.killed_by else ''}"
+                )
 
         with ThreadPoolExecutor(max_workers=jobs) as ex:
             list(ex.map(run_one, work))
@@ -998,8 +1235,9 @@ def main(argv=None) -> int:
             for m in tr.mutants:
                 if m.status == "survived":
                     m.equivalent = match_equivalent(m, equivalents) or ""
-                elif m.status in ("killed", "error", "timeout") \
-                        and match_equivalent(m, equivalents):
+                elif m.status in ("killed", "error", "timeout") and match_equivalent(
+                    m, equivalents
+                ):
                     m.equivalent = "LISTED AS EQUIVALENT BUT KILLED: remove it from the list"
     finally:
         if args.keep:
@@ -1011,9 +1249,11 @@ def main(argv=None) -> int:
     wall = time.monotonic() - started
     everything = [m for tr in results for m in tr.mutants if not tr.setup_problem]
     print()
-    print(f"{'target':10} {'mutants':>9} {'run':>5} {'killed':>6} {'error':>5} {'timeout':>7} "
-          f"{'surv':>5} {'equiv':>5} {'kill rate':>9} {'non-eq':>7} {'baseline':>8} "
-          f"{'seconds':>8} {'est. all':>9}")
+    print(
+        f"{'target':10} {'mutants':>9} {'run':>5} {'killed':>6} {'error':>5} {'timeout':>7} "
+        f"{'surv':>5} {'equiv':>5} {'kill rate':>9} {'non-eq':>7} {'baseline':>8} "
+        f"{'seconds':>8} {'est. all':>9}"
+    )
     for tr in results:
         if tr.setup_problem:
             print(f"{tr.name:10} SKIPPED: {tr.setup_problem.splitlines()[0]}")
@@ -1021,15 +1261,19 @@ def main(argv=None) -> int:
         c = counts(tr.mutants)
         per = tr.seconds / c["run"] if c["run"] else 0
         est = per * tr.total_mutants
-        print(f"{tr.name:10} {f'{tr.selected}/{tr.total_mutants}':>9} {c['run']:5} "
-              f"{c['killed']:6} {c['error']:5} {c['timeout']:7} {c['survived']:5} "
-              f"{c['equivalent']:5} {fmt_rate(c['kill_rate']):>9} "
-              f"{fmt_rate(c['kill_rate_non_equivalent']):>7} {tr.baseline_seconds:7.1f}s "
-              f"{tr.seconds:7.0f}s {est / 60:7.0f}min")
+        print(
+            f"{tr.name:10} {f'{tr.selected}/{tr.total_mutants}':>9} {c['run']:5} "
+            f"{c['killed']:6} {c['error']:5} {c['timeout']:7} {c['survived']:5} "
+            f"{c['equivalent']:5} {fmt_rate(c['kill_rate']):>9} "
+            f"{fmt_rate(c['kill_rate_non_equivalent']):>7} {tr.baseline_seconds:7.1f}s "
+            f"{tr.seconds:7.0f}s {est / 60:7.0f}min"
+        )
     c = counts(everything)
-    print(f"{'overall':10} {len(everything):9} {c['run']:5} {c['killed']:6} {c['error']:5} "
-          f"{c['timeout']:7} {c['survived']:5} {c['equivalent']:5} {fmt_rate(c['kill_rate']):>9} "
-          f"{fmt_rate(c['kill_rate_non_equivalent']):>7}")
+    print(
+        f"{'overall':10} {len(everything):9} {c['run']:5} {c['killed']:6} {c['error']:5} "
+        f"{c['timeout']:7} {c['survived']:5} {c['equivalent']:5} {fmt_rate(c['kill_rate']):>9} "
+        f"{fmt_rate(c['kill_rate_non_equivalent']):>7}"
+    )
     if c["not-run"]:
         print(f"({c['not-run']} mutants not run: --max-seconds reached)")
     for tr in results:
@@ -1056,19 +1300,31 @@ def main(argv=None) -> int:
 
     if args.json_out:
         report = {
-            "repo": str(repo), "python": args.python, "seed": args.seed,
-            "sample_per_target": n_sample, "jobs": jobs, "wall_seconds": round(wall, 1),
-            "pytest_args": PYTEST_ARGS + args.pytest_arg, "env": extra_env,
+            "repo": str(repo),
+            "python": args.python,
+            "seed": args.seed,
+            "sample_per_target": n_sample,
+            "jobs": jobs,
+            "wall_seconds": round(wall, 1),
+            "pytest_args": PYTEST_ARGS + args.pytest_arg,
+            "env": extra_env,
             "overall": counts(everything),
             "targets": {
                 tr.name: {
-                    "files": tr.files, "tests": tr.tests, "total_mutants": tr.total_mutants,
-                    "selected": tr.selected, "baseline_seconds": tr.baseline_seconds,
-                    "timeout_seconds": tr.timeout_seconds, "setup_problem": tr.setup_problem,
+                    "files": tr.files,
+                    "tests": tr.tests,
+                    "total_mutants": tr.total_mutants,
+                    "selected": tr.selected,
+                    "baseline_seconds": tr.baseline_seconds,
+                    "timeout_seconds": tr.timeout_seconds,
+                    "setup_problem": tr.setup_problem,
                     "deselected_baseline_failures": tr.deselected,
-                    "mutant_seconds": tr.seconds, "counts": counts(tr.mutants),
+                    "mutant_seconds": tr.seconds,
+                    "counts": counts(tr.mutants),
                     "mutants": [dict(asdict(m), key=m.key) for m in tr.mutants],
-                } for tr in results},
+                }
+                for tr in results
+            },
             "survivors": [m.key for m in survivors],
         }
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)

@@ -84,26 +84,26 @@ PROGRESS_MIN_BYTES = 1 << 20
 MAX_LINE_BYTES = 1 << 20
 #: a line still without its end after this many bytes (``/dev/zero``) ends the run: exit 1
 MAX_RUNAWAY_BYTES = 64 << 20
-_READ_SIZE = 1 << 16   # bytes per read of the input (below MAX_LINE_BYTES: see _LineLimit)
+_READ_SIZE = 1 << 16  # bytes per read of the input (below MAX_LINE_BYTES: see _LineLimit)
 #: a chunk ends early once this much input is read for it (long lines: bounded memory)
 MAX_CHUNK_BYTES = 16 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
 _RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_GOOD_NAMES: set = set()   # variable names already checked against _NAME
+_GOOD_NAMES: set = set()  # variable names already checked against _NAME
 
 
 @dataclass
 class BatchOptions:
-    source: str                       # a path, or "-" for stdin
+    source: str  # a path, or "-" for stdin
     expr: str | None = None
     op: str = "grad"
     wrt: list | None = None
-    input_format: str | None = None   # jsonl | csv | None (from the extension)
-    output: str | None = None         # None or "-": stdout
+    input_format: str | None = None  # jsonl | csv | None (from the extension)
+    output: str | None = None  # None or "-": stdout
     chunk_size: int = DEFAULT_CHUNK_SIZE
     fail_fast: bool = False
-    progress: bool | None = None      # None: when stderr is a terminal and the input is large
+    progress: bool | None = None  # None: when stderr is a terminal and the input is large
     order: int | None = None
 
 
@@ -113,8 +113,11 @@ class _Stop(Exception):
 
 #: what a stop signal raises, at a safe point or (a second signal) at once
 _STOPS = (_Stop, KeyboardInterrupt, Terminated)
-_SIGNAL_WORDS = {ExitCode.INTERRUPTED: "interrupted", ExitCode.TERMINATED: "terminated",
-                 ExitCode.HANGUP: "hung up"}
+_SIGNAL_WORDS = {
+    ExitCode.INTERRUPTED: "interrupted",
+    ExitCode.TERMINATED: "terminated",
+    ExitCode.HANGUP: "hung up",
+}
 
 
 class _OutputError(Exception):
@@ -123,9 +126,9 @@ class _OutputError(Exception):
 
 @dataclass
 class Summary:
-    code: int            # ExitCode: OK, EVALUATION_ERROR, or 130/143/129 (stopped by a signal)
-    lines: int = 0       # output lines written
-    failed: int = 0      # of which errors
+    code: int  # ExitCode: OK, EVALUATION_ERROR, or 130/143/129 (stopped by a signal)
+    lines: int = 0  # output lines written
+    failed: int = 0  # of which errors
     stopped: bool = False  # --fail-fast stopped early
     error: str | None = None  # the run could not go on (output not writable, endless line)
 
@@ -136,8 +139,10 @@ class Summary:
             return f"{_SIGNAL_WORDS[self.code]}; {self.lines} complete line(s) written"
         if self.failed:
             how = " (stopped there: --fail-fast)" if self.stopped else ""
-            return (f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
-                    f"record in the output")
+            return (
+                f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
+                f"record in the output"
+            )
         return None
 
     def exit(self) -> None:
@@ -161,17 +166,18 @@ class Summary:
 # Line records
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Task:
     """One input line to evaluate."""
 
-    pos: int                 # index in the chunk
+    pos: int  # index in the chunk
     expr: str
     op: str
     wrt: tuple | None
-    values: dict             # name -> number or array
-    shapes: tuple            # ((name, shape), ...) in the line's order
-    extra: dict = field(default_factory=dict)   # grad_output, order
+    values: dict  # name -> number or array
+    shapes: tuple  # ((name, shape), ...) in the line's order
+    extra: dict = field(default_factory=dict)  # grad_output, order
 
 
 class _LineError(Exception):
@@ -192,17 +198,22 @@ def _exception_doc(line_number: int, exc: BaseException) -> str:
     if isinstance(exc, _LineError):
         return _error_doc(line_number, exc.kind, exc.message, exc.details)
     if isinstance(exc, ParseError):
-        return _error_doc(line_number, exc.kind, exc.message,
-                          {**exc.details, "context": exc.context})
+        return _error_doc(
+            line_number, exc.kind, exc.message, {**exc.details, "context": exc.context}
+        )
     if isinstance(exc, AutogradCliError):
         return _error_doc(line_number, exc.kind, exc.message, exc.details)
     if isinstance(exc, MemoryError):
-        return _error_doc(line_number, "limit",
-                          "out of memory: the arrays are too large for this machine")
+        return _error_doc(
+            line_number, "limit", "out of memory: the arrays are too large for this machine"
+        )
     if isinstance(exc, RecursionError):
         return _error_doc(line_number, "limit", "the input nests too deeply")
-    return _error_doc(line_number, "internal", f"internal error: {exc.__class__.__name__}: "
-                                               f"{exc} (please report it)")
+    return _error_doc(
+        line_number,
+        "internal",
+        f"internal error: {exc.__class__.__name__}: {exc} (please report it)",
+    )
 
 
 def _result_doc(line: int, expr: str, result) -> str:
@@ -264,27 +275,33 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
     except RecursionError:
         raise _LineError("bad_line", "the JSON nests too deeply") from None
     if not isinstance(obj, dict):
-        raise _LineError("bad_line", "each line must be a JSON object: {\"expr\": ..., "
-                                     "\"vars\": {...}} (or, with --expr, the variables object)")
+        raise _LineError(
+            "bad_line",
+            'each line must be a JSON object: {"expr": ..., '
+            '"vars": {...}} (or, with --expr, the variables object)',
+        )
     if opts.expr is not None and "expr" not in obj and "vars" not in obj:
         record, variables = {}, obj
     else:
         record = obj
         unknown = sorted(set(obj) - _RECORD_KEYS)
         if unknown:
-            raise _LineError("bad_line", f"unknown key(s) {', '.join(map(repr, unknown))}; a line "
-                                         f"has {', '.join(sorted(_RECORD_KEYS))}")
+            raise _LineError(
+                "bad_line",
+                f"unknown key(s) {', '.join(map(repr, unknown))}; a line "
+                f"has {', '.join(sorted(_RECORD_KEYS))}",
+            )
         variables = obj.get("vars", {})
         if not isinstance(variables, dict):
-            raise _LineError("bad_line", "\"vars\" must be an object {\"name\": value}")
+            raise _LineError("bad_line", '"vars" must be an object {"name": value}')
     expr = record.get("expr", opts.expr)
     if expr is None:
-        raise _LineError("bad_line", "no expression: give \"expr\" on the line or --expr")
+        raise _LineError("bad_line", 'no expression: give "expr" on the line or --expr')
     if not isinstance(expr, str):
-        raise _LineError("bad_line", "\"expr\" must be a string")
+        raise _LineError("bad_line", '"expr" must be a string')
     op = record.get("op", opts.op)
     if op not in OPS:
-        raise _LineError("bad_line", f"\"op\" must be one of {', '.join(OPS)}, not {op!r}")
+        raise _LineError("bad_line", f'"op" must be one of {", ".join(OPS)}, not {op!r}')
     wrt = _check_wrt(record["wrt"]) if "wrt" in record else (tuple(opts.wrt) if opts.wrt else None)
     values = {}
     shapes = []
@@ -307,7 +324,7 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
     if "order" in record:
         order = record["order"]
         if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise _LineError("bad_line", "\"order\" must be a positive integer")
+            raise _LineError("bad_line", '"order" must be a positive integer')
         extra["order"] = order
     elif opts.order is not None:
         extra["order"] = opts.order
@@ -318,13 +335,16 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
 # CSV
 # ---------------------------------------------------------------------------
 
+
 def _csv_header(text: str) -> list[str]:
     fields = next(csv.reader([text]))
     names = [f.strip() for f in fields]
     for n in names:
         if not _NAME.match(n):
-            raise options.UsageError(f"the CSV header names the variables; {n!r} is not a "
-                                     f"variable name (header: {text.strip()!r})")
+            raise options.UsageError(
+                f"the CSV header names the variables; {n!r} is not a "
+                f"variable name (header: {text.strip()!r})"
+            )
     seen = set()
     for n in names:
         if n in seen:
@@ -352,15 +372,17 @@ def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task
     except csv.Error as exc:
         raise _LineError("bad_line", f"not a CSV row: {exc}") from None
     if len(fields) != len(names):
-        raise _LineError("bad_line", f"expected {len(names)} value(s) ({', '.join(names)}), "
-                                     f"got {len(fields)}")
+        raise _LineError(
+            "bad_line", f"expected {len(names)} value(s) ({', '.join(names)}), got {len(fields)}"
+        )
     values = {}
     shapes = []
     for name, cell in zip(names, fields):
         cell = cell.strip()
         if not cell:
-            raise MissingValueError(f"no value for variable {name!r} (an empty field)",
-                                    variable=name)
+            raise MissingValueError(
+                f"no value for variable {name!r} (an empty field)", variable=name
+            )
         value = options.parse_literal(cell, f"column {name!r}")
         if isinstance(value, list):
             value, shape = _value_shape(name, value, f"column {name!r}")
@@ -376,6 +398,7 @@ def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task
 # ---------------------------------------------------------------------------
 # Evaluation of a chunk
 # ---------------------------------------------------------------------------
+
 
 class _Programs:
     """Parsed expressions (or their parse errors), cached by text."""
@@ -497,10 +520,10 @@ class _Chunk:
 class _Runner:
     def __init__(self, opts: BatchOptions, interrupt):
         self.opts = opts
-        self.current: _Chunk | None = None   # the chunk being evaluated
-        self.written = 0                      # lines written so far
-        self.failed = 0                       # of which error records
-        self.stopped = False                  # --fail-fast stopped the run
+        self.current: _Chunk | None = None  # the chunk being evaluated
+        self.written = 0  # lines written so far
+        self.failed = 0  # of which error records
+        self.stopped = False  # --fail-fast stopped the run
         self.programs = _Programs()
         self.templates = _Templates()
         self.interrupt = interrupt
@@ -527,9 +550,17 @@ class _Runner:
                 singles.append(task)
         work = list(groups or [])
         for (expr, op, wrt, shapes), members in by_key.items():
-            work.append((expr, op, wrt, shapes, [t.pos for t in members],
-                         lambda members=members, shapes=shapes: _stack(members, shapes),
-                         members))
+            work.append(
+                (
+                    expr,
+                    op,
+                    wrt,
+                    shapes,
+                    [t.pos for t in members],
+                    lambda members=members, shapes=shapes: _stack(members, shapes),
+                    members,
+                )
+            )
         # Groups and single lines in order of their first line, so a prefix completes early.
         work.sort(key=lambda w: w[4][0])
         singles.sort(key=lambda t: t.pos)
@@ -542,8 +573,9 @@ class _Runner:
             else:
                 self.run_single(chunk, item)
 
-    def run_group(self, chunk: _Chunk, expr, op, wrt, shapes, positions, make_columns,
-                  members=None) -> None:
+    def run_group(
+        self, chunk: _Chunk, expr, op, wrt, shapes, positions, make_columns, members=None
+    ) -> None:
         from ..core import batch
 
         program, error = self.programs.get(expr)
@@ -554,8 +586,13 @@ class _Runner:
         columns = None
         try:
             columns = make_columns()
-            result = batch.evaluate_batch(program, columns, len(positions), grad=(op == "grad"),
-                                          wrt=list(wrt) if wrt else None)
+            result = batch.evaluate_batch(
+                program,
+                columns,
+                len(positions),
+                grad=(op == "grad"),
+                wrt=list(wrt) if wrt else None,
+            )
         except batch.GroupError as exc:
             for pos in positions:
                 chunk.fail(pos, exc.error)
@@ -565,8 +602,11 @@ class _Runner:
         except Exception:  # noqa: BLE001 - no exact batched result: evaluate row by row
             for j, pos in enumerate(positions):
                 self.check()
-                values = (members[j].values if members is not None
-                          else {n: columns[n][j] for n, _ in shapes})
+                values = (
+                    members[j].values
+                    if members is not None
+                    else {n: columns[n][j] for n, _ in shapes}
+                )
                 self.evaluate_one(chunk, pos, program, expr, op, wrt, values, {})
             return
         self.write_group(chunk, expr, positions, result)
@@ -620,8 +660,11 @@ class _Runner:
                     for pos, line_text in zip(targets, formatted):
                         chunk.out[pos] = line_text
         for j in sorted(general):
-            r = Result(value=value[j, ...], warnings=list(result.row_warnings(j)),
-                       grad=None if grad is None else {k: a[j, ...] for k, a in grad.items()})
+            r = Result(
+                value=value[j, ...],
+                warnings=list(result.row_warnings(j)),
+                grad=None if grad is None else {k: a[j, ...] for k, a in grad.items()},
+            )
             chunk.out[positions[j]] = _result_doc(lines[j], expr, r)
 
     def run_single(self, chunk: _Chunk, task: _Task) -> None:
@@ -629,8 +672,9 @@ class _Runner:
         if error is not None:
             chunk.fail(task.pos, error)
             return
-        self.evaluate_one(chunk, task.pos, program, task.expr, task.op, task.wrt, task.values,
-                          task.extra)
+        self.evaluate_one(
+            chunk, task.pos, program, task.expr, task.op, task.wrt, task.values, task.extra
+        )
 
     def evaluate_one(self, chunk: _Chunk, pos, program, expr, op, wrt, values, extra) -> None:
         from ..core import api
@@ -641,13 +685,15 @@ class _Runner:
                 result = api.eval_of(program, values)
             elif op == "grad" and extra.get("order") not in (None, 1):
                 if extra.get("grad_output") is not None:
-                    raise _LineError("bad_line", "\"order\" needs a scalar output; it cannot "
-                                                 "be combined with \"grad_output\"")
-                result = api.nth_derivative_of(program, values, wrt=wrt_list,
-                                               order=extra["order"])
+                    raise _LineError(
+                        "bad_line",
+                        '"order" needs a scalar output; it cannot be combined with "grad_output"',
+                    )
+                result = api.nth_derivative_of(program, values, wrt=wrt_list, order=extra["order"])
             elif op == "grad":
-                result = api.grad_of(program, values, wrt=wrt_list,
-                                     grad_output=extra.get("grad_output"))
+                result = api.grad_of(
+                    program, values, wrt=wrt_list, grad_output=extra.get("grad_output")
+                )
             else:
                 result = self.call_api(op, program, values, wrt_list, extra)
         except _STOPS:
@@ -665,8 +711,10 @@ class _Runner:
 
         fn = getattr(api, f"{op}_of", None)
         if fn is None:
-            raise _LineError("unsupported", f"the {op!r} operation is not available in this "
-                                            f"version of autograd-cli")
+            raise _LineError(
+                "unsupported",
+                f"the {op!r} operation is not available in this version of autograd-cli",
+            )
         if fn not in self.api_calls:
             try:
                 self.api_calls[fn] = set(inspect.signature(fn).parameters)
@@ -685,8 +733,9 @@ class _Runner:
 
 def _batchable(op: str, extra: dict) -> bool:
     """Lines evaluated together, vectorised: eval, and grad of order 1 without grad_output."""
-    return (op in BATCHED_OPS and extra.get("grad_output") is None
-            and extra.get("order") in (None, 1))
+    return (
+        op in BATCHED_OPS and extra.get("grad_output") is None and extra.get("order") in (None, 1)
+    )
 
 
 def _stack(members: list, shapes) -> dict:
@@ -704,6 +753,7 @@ def _stack(members: list, shapes) -> dict:
 # Input, output, Ctrl-C, progress
 # ---------------------------------------------------------------------------
 
+
 class _Interrupt:
     """SIGINT, SIGTERM and SIGHUP (``status.STOP_SIGNALS``) set a flag checked at safe
     points; a second one (or one while waiting for input) stops at once, except in the
@@ -716,7 +766,7 @@ class _Interrupt:
 
     def __init__(self, signals=None):
         self.requested = False
-        self.signum = None          # the first stop signal that arrived
+        self.signum = None  # the first stop signal that arrived
         self.state = "working"
         self.signals = tuple(STOP_SIGNALS) if signals is None else tuple(signals)
         self.previous: dict = {}
@@ -774,10 +824,14 @@ class _Overlong:
 
     def message(self) -> str:
         if self.runaway:
-            return (f"line {self.line} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
-                    f"without a line end; reading stopped there")
-        return (f"line {self.line} is longer than {_size(MAX_LINE_BYTES)} (the most a batch "
-                f"line may have); it was skipped")
+            return (
+                f"line {self.line} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
+                f"without a line end; reading stopped there"
+            )
+        return (
+            f"line {self.line} is longer than {_size(MAX_LINE_BYTES)} (the most a batch "
+            f"line may have); it was skipped"
+        )
 
     def error(self) -> _LineError:
         return _LineError("limit", self.message())
@@ -807,19 +861,19 @@ class _LineLimit(io.BufferedIOBase):
         self.source = source
         self._read = getattr(source, "read1", None) or source.read
         self.close_source = close_source
-        self.breaks = 0          # line ends so far
-        self.run = 0             # bytes of the current line so far
-        self.cr = False          # the last byte passed on was \r
-        self.skipping = False    # dropping the rest of an overlong line
+        self.breaks = 0  # line ends so far
+        self.run = 0  # bytes of the current line so far
+        self.cr = False  # the last byte passed on was \r
+        self.skipping = False  # dropping the rest of an overlong line
         self.events: collections.deque = collections.deque()
         self.runaway = None
         self.eof = False
-        self.position = 0        # bytes read from the source
-        self.delivered = 0       # bytes passed on
-        self.stop_at = None      # pause at the first line end past this many delivered
-        self.paused = False      # reads end here (a soft end of input) until budget()
-        self.pending = b""       # filtered bytes held back by the pause
-        self.sent_cr = False     # the last byte passed on was \r
+        self.position = 0  # bytes read from the source
+        self.delivered = 0  # bytes passed on
+        self.stop_at = None  # pause at the first line end past this many delivered
+        self.paused = False  # reads end here (a soft end of input) until budget()
+        self.pending = b""  # filtered bytes held back by the pause
+        self.sent_cr = False  # the last byte passed on was \r
 
     def readable(self) -> bool:
         return True
@@ -943,8 +997,10 @@ def _first_break(data: bytes) -> int:
 
 
 #: paths that name one of this process's open descriptors
-_FD_PATH = re.compile(r"/(?:dev/(?:fd/(\d+)|(stdout)|(stderr))"
-                      r"|proc/(?:self|thread-self)/fd/(\d+))\Z")
+_FD_PATH = re.compile(
+    r"/(?:dev/(?:fd/(\d+)|(stdout)|(stderr))"
+    r"|proc/(?:self|thread-self)/fd/(\d+))\Z"
+)
 
 
 def _descriptor_of(path: str) -> int | None:
@@ -976,13 +1032,13 @@ class _Sink:
 
     def __init__(self, path: str | None, source_stat=None, interrupt=None):
         self.path = None if path in (None, "-") else path
-        self.tmp = None          # the temporary file, until renamed or removed
-        self.target = None       # the file it replaces
-        self.fd = None           # the descriptor written to
-        self.own_fd = False      # opened here (closed by commit/abort)
-        self.text = None         # standard output: flushed before each write
-        self.binary = None       # standard output without a descriptor (tests): its buffer
-        self.existed = False     # -o named an existing file (replaced only on success)
+        self.tmp = None  # the temporary file, until renamed or removed
+        self.target = None  # the file it replaces
+        self.fd = None  # the descriptor written to
+        self.own_fd = False  # opened here (closed by commit/abort)
+        self.text = None  # standard output: flushed before each write
+        self.binary = None  # standard output without a descriptor (tests): its buffer
+        self.existed = False  # -o named an existing file (replaced only on success)
         if self.path is None:
             self.name = "standard output"
             self._open_stdout()
@@ -993,22 +1049,30 @@ class _Sink:
         except FileNotFoundError:
             st = None
         except OSError as exc:
-            raise options.UsageError(f"-o: cannot write {self.path!r}: "
-                                     f"{exc.strerror or exc}") from None
+            raise options.UsageError(
+                f"-o: cannot write {self.path!r}: {exc.strerror or exc}"
+            ) from None
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise options.UsageError(f"-o: {self.path!r} is a directory; give the name of "
-                                     f"the file to write")
-        if (st is not None and source_stat is not None and not stat.S_ISCHR(st.st_mode)
-                and (st.st_dev, st.st_ino) == (source_stat.st_dev, source_stat.st_ino)):
-            raise options.UsageError(f"-o: {self.path!r} is the input file; write the "
-                                     f"output to another file")
+            raise options.UsageError(
+                f"-o: {self.path!r} is a directory; give the name of the file to write"
+            )
+        if (
+            st is not None
+            and source_stat is not None
+            and not stat.S_ISCHR(st.st_mode)
+            and (st.st_dev, st.st_ino) == (source_stat.st_dev, source_stat.st_ino)
+        ):
+            raise options.UsageError(
+                f"-o: {self.path!r} is the input file; write the output to another file"
+            )
         number = _descriptor_of(self.path) if st is not None else None
         if number is not None:  # written through that descriptor: its offset, its O_APPEND
             try:
                 self.fd = os.dup(number)
             except OSError as exc:
-                raise options.UsageError(f"-o: cannot write {self.path!r}: "
-                                         f"{exc.strerror or exc}") from None
+                raise options.UsageError(
+                    f"-o: cannot write {self.path!r}: {exc.strerror or exc}"
+                ) from None
             self.own_fd = True
         elif st is not None and not stat.S_ISREG(st.st_mode):
             self._open_direct(interrupt)
@@ -1035,8 +1099,9 @@ class _Sink:
         try:
             self.fd = os.open(self.path, flags)
         except OSError as exc:
-            raise options.UsageError(f"-o: cannot write {self.path!r}: "
-                                     f"{exc.strerror or exc}") from None
+            raise options.UsageError(
+                f"-o: cannot write {self.path!r}: {exc.strerror or exc}"
+            ) from None
         finally:
             if interrupt is not None:
                 interrupt.state = saved
@@ -1045,14 +1110,14 @@ class _Sink:
     def _open_temporary(self, st) -> None:
         target = os.path.realpath(self.path)  # a symlink's final target (existing or not)
         if st is not None and not os.access(target, os.W_OK):
-            raise options.UsageError(f"-o: cannot write {self.path!r}: "
-                                     f"{os.strerror(errno.EACCES)}")
+            raise options.UsageError(f"-o: cannot write {self.path!r}: {os.strerror(errno.EACCES)}")
         directory, base = os.path.split(target)
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
         except OSError as exc:
-            raise options.UsageError(f"-o: cannot write {self.path!r}: "
-                                     f"{exc.strerror or exc}") from None
+            raise options.UsageError(
+                f"-o: cannot write {self.path!r}: {exc.strerror or exc}"
+            ) from None
         self.fd, self.tmp, self.target, self.own_fd = fd, tmp, target, True
         self.existed = st is not None
         fchmod, fchown = getattr(os, "fchmod", None), getattr(os, "fchown", None)
@@ -1082,8 +1147,11 @@ class _Sink:
         where = "to standard output" if self.path is None else self.name
         kept = ""
         if self.tmp is not None:
-            kept = (f" ({self.path!r} is left as it was)" if self.existed
-                    else f" ({self.path!r} was not created)")
+            kept = (
+                f" ({self.path!r} is left as it was)"
+                if self.existed
+                else f" ({self.path!r} was not created)"
+            )
         return _OutputError(f"cannot write {where}: {reason}{kept}")
 
     def write_lines(self, lines: list) -> None:
@@ -1161,7 +1229,7 @@ class _Input:
 
     def __init__(self, source: str):
         self.size = None
-        self.stat = None          # os.stat_result of the input, for the -o check
+        self.stat = None  # os.stat_result of the input, for the -o check
         self.limits = None
         self._raw = None
         self._detach = False
@@ -1188,8 +1256,9 @@ class _Input:
         except OSError as exc:
             if self._raw is not None:
                 self._raw.close()
-            raise options.UsageError(f"batch: cannot read {source!r}: "
-                                     f"{exc.strerror or exc}") from None
+            raise options.UsageError(
+                f"batch: cannot read {source!r}: {exc.strerror or exc}"
+            ) from None
         try:
             self.stat = os.fstat(self._raw.fileno())
             self.size = self.stat.st_size if self.stat.st_size > 0 else None
@@ -1233,11 +1302,20 @@ class _Progress:
         if not enabled:
             return
         from rich.console import Console
-        from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        columns = [TextColumn("batch"), BarColumn(), TextColumn("{task.fields[lines]} lines"),
-                   TimeElapsedColumn()]
+        columns = [
+            TextColumn("batch"),
+            BarColumn(),
+            TextColumn("{task.fields[lines]} lines"),
+            TimeElapsedColumn(),
+        ]
         if total:
             columns.append(TimeRemainingColumn())
         self.bar = Progress(*columns, console=Console(stderr=True), transient=True)
@@ -1291,8 +1369,12 @@ def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt, limits=No
                 continue
         joined = "".join(block)
         body = joined[:-1] if joined.endswith("\n") else joined
-        if (body and not body[0].isspace() and block[-1] != "\n"
-                and _LINE_STARTS_BLANK.search(body) is None):
+        if (
+            body
+            and not body[0].isspace()
+            and block[-1] != "\n"
+            and _LINE_STARTS_BLANK.search(body) is None
+        ):
             # the usual case: no line starts with white space, so none is blank
             numbers = list(range(line + 1, line + 1 + len(block)))
             line += len(block)
@@ -1341,6 +1423,7 @@ def _split_overlong(block: list, line: int, events):
 # The command
 # ---------------------------------------------------------------------------
 
+
 def _input_format(opts: BatchOptions) -> str:
     if opts.input_format is not None:
         fmt = opts.input_format.lower()
@@ -1369,9 +1452,11 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
     api.check_values(program, dict.fromkeys(names))
     for node in topological([program.output]):
         if node.op == "var" and node.name not in names:
-            raise MissingValueError(f"no value for variable {node.name!r}: the CSV header has no "
-                                    f"column {node.name!r} (columns: {', '.join(names)})",
-                                    variable=node.name)
+            raise MissingValueError(
+                f"no value for variable {node.name!r}: the CSV header has no "
+                f"column {node.name!r} (columns: {', '.join(names)})",
+                variable=node.name,
+            )
     if opts.op != "eval" and opts.wrt:
         api.resolve_wrt(program, opts.wrt)
 
@@ -1403,8 +1488,12 @@ def run_batch(opts: BatchOptions) -> Summary:
                 interrupt.state = "working"
                 show = opts.progress
                 if show is None:
-                    show = bool(source.size and source.size >= PROGRESS_MIN_BYTES
-                                and sys.stderr is not None and sys.stderr.isatty())
+                    show = bool(
+                        source.size
+                        and source.size >= PROGRESS_MIN_BYTES
+                        and sys.stderr is not None
+                        and sys.stderr.isatty()
+                    )
                 progress = _Progress(show, source.size)
                 _drive(runner, source, sink, fmt, opts, progress, interrupt)
             except _STOPS as exc:
@@ -1414,8 +1503,11 @@ def run_batch(opts: BatchOptions) -> Summary:
                     interrupt.state = "writing"
                     sink.write_lines(chunk.out[:n])
                     runner.count(chunk, n)
-                code = (exc.exit_code if isinstance(exc, Terminated) and interrupt.signum is None
-                        else interrupt.exit_code)
+                code = (
+                    exc.exit_code
+                    if isinstance(exc, Terminated) and interrupt.signum is None
+                    else interrupt.exit_code
+                )
             interrupt.state = "writing"
             if progress is not None:
                 progress.stop()
@@ -1438,18 +1530,26 @@ def run_batch(opts: BatchOptions) -> Summary:
     finally:
         source.close()
     limits = source.limits
-    if error is None and limits is not None and limits.runaway is not None \
-            and code == ExitCode.OK:
-        error = (f"line {limits.runaway} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
-                 f"without a line end (is the input a text file?); reading stopped there, "
-                 f"after {runner.written} output line(s), the last one its error record")
+    if error is None and limits is not None and limits.runaway is not None and code == ExitCode.OK:
+        error = (
+            f"line {limits.runaway} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
+            f"without a line end (is the input a text file?); reading stopped there, "
+            f"after {runner.written} output line(s), the last one its error record"
+        )
     if code == ExitCode.OK and (runner.failed or error):
         code = ExitCode.EVALUATION_ERROR
     return Summary(code, runner.written, runner.failed, runner.stopped, error)
 
 
-def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOptions,
-           progress: _Progress, interrupt: _Interrupt):
+def _drive(
+    runner: _Runner,
+    source: _Input,
+    sink: _Sink,
+    fmt: str,
+    opts: BatchOptions,
+    progress: _Progress,
+    interrupt: _Interrupt,
+):
     stream = source.stream
     names = None
     first_line = 1
@@ -1462,9 +1562,11 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
                 header_line += 1
                 overlong = source.overlong(header_line)
                 if overlong is not None:
-                    raise options.UsageError(f"the CSV header (line {header_line}) is longer "
-                                             f"than {_size(MAX_LINE_BYTES)}: "
-                                             f"is this a CSV file?")
+                    raise options.UsageError(
+                        f"the CSV header (line {header_line}) is longer "
+                        f"than {_size(MAX_LINE_BYTES)}: "
+                        f"is this a CSV file?"
+                    )
                 if text.strip():
                     header = text
                     break
@@ -1476,8 +1578,9 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
         program, _ = runner.programs.get(opts.expr)
         _check_csv_program(program, names, opts)
         first_line = header_line + 1
-    for numbers, texts, joined in _chunks(stream, first_line, opts.chunk_size, interrupt,
-                                          source.limits):
+    for numbers, texts, joined in _chunks(
+        stream, first_line, opts.chunk_size, interrupt, source.limits
+    ):
         if not numbers:
             continue
         chunk = _Chunk(numbers)
@@ -1490,14 +1593,24 @@ def _drive(runner: _Runner, source: _Input, sink: _Sink, fmt: str, opts: BatchOp
             if opts.fail_fast:
                 stop_at = 0
         elif fmt == "csv":
-            fast = (_csv_fast(texts, len(names), joined)
-                    if _batchable(opts.op, {"order": opts.order}) else None)
+            fast = (
+                _csv_fast(texts, len(names), joined)
+                if _batchable(opts.op, {"order": opts.order})
+                else None
+            )
             if fast is not None:
                 cols = {n: fast[:, i] for i, n in enumerate(names)}
-                groups.append((opts.expr, opts.op,
-                               tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
-                               tuple((n, ()) for n in names), list(range(len(numbers))),
-                               lambda cols=cols: cols, None))
+                groups.append(
+                    (
+                        opts.expr,
+                        opts.op,
+                        tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
+                        tuple((n, ()) for n in names),
+                        list(range(len(numbers))),
+                        lambda cols=cols: cols,
+                        None,
+                    )
+                )
             else:
                 for pos, text in enumerate(texts):
                     try:

@@ -27,11 +27,26 @@ def _short(array) -> str:
 def graph_json(expr: str, result) -> dict:
     nodes = []
     for n in result.nodes:
-        nodes.append({"id": n.id, "kind": n.kind, "name": n.name, "is_leaf": n.is_leaf,
-                      "requires_grad": n.requires_grad, "value": n.value,
-                      "shape": list(n.value.shape), "grad": n.grad, "inputs": n.inputs})
-    doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape),
-           "nodes": nodes, "output": result.nodes[-1].id}
+        nodes.append(
+            {
+                "id": n.id,
+                "kind": n.kind,
+                "name": n.name,
+                "is_leaf": n.is_leaf,
+                "requires_grad": n.requires_grad,
+                "value": n.value,
+                "shape": list(n.value.shape),
+                "grad": n.grad,
+                "inputs": n.inputs,
+            }
+        )
+    doc = {
+        "expr": expr,
+        "value": result.value,
+        "shape": list(result.value.shape),
+        "nodes": nodes,
+        "output": result.nodes[-1].id,
+    }
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     return doc
@@ -39,11 +54,16 @@ def graph_json(expr: str, result) -> dict:
 
 def graph_dot(expr: str, result) -> str:
     """Graphviz DOT: an edge from each input to the node that consumes it (forward direction)."""
+
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    lines = ["digraph autograd {", "  rankdir=BT;", f"  label={quote(visible(expr.strip(), keep_newlines=False))};",
-             "  node [shape=box, fontname=\"monospace\"];"]
+    lines = [
+        "digraph autograd {",
+        "  rankdir=BT;",
+        f"  label={quote(visible(expr.strip(), keep_newlines=False))};",
+        '  node [shape=box, fontname="monospace"];',
+    ]
     for n in result.nodes:
         text = f"{_label(n)}\\nvalue {_short(n.value)}"
         if n.grad is not None:
@@ -53,7 +73,9 @@ def graph_dot(expr: str, result) -> str:
             style = ", style=filled, fillcolor=lightblue"
         elif n.kind == "constant":
             style = ", style=dashed"
-        lines.append(f"  n{n.id} [label={quote(text).replace(chr(92) * 2 + 'n', chr(92) + 'n')}{style}];")
+        lines.append(
+            f"  n{n.id} [label={quote(text).replace(chr(92) * 2 + 'n', chr(92) + 'n')}{style}];"
+        )
     for n in result.nodes:
         for i in n.inputs:
             lines.append(f"  n{i} -> n{n.id};")
@@ -63,9 +85,9 @@ def graph_dot(expr: str, result) -> str:
 
 def render_tree(expr: str, result, max_depth: int = 60) -> None:
     from rich.markup import escape
+    from rich.tree import Tree
 
     from . import render
-    from rich.tree import Tree
 
     def describe(n) -> str:
         leafness = "leaf" if n.is_leaf else "non-leaf"
@@ -87,8 +109,10 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
     while stack:
         tree, node, depth = stack.pop()
         if depth >= max_depth and node.inputs:
-            tree.add(f"[dim]... {len(node.inputs)} input(s) deeper than {max_depth} levels "
-                     f"(use --dot or --json for the whole graph)[/dim]")
+            tree.add(
+                f"[dim]... {len(node.inputs)} input(s) deeper than {max_depth} levels "
+                f"(use --dot or --json for the whole graph)[/dim]"
+            )
             continue
         children = []
         for i in node.inputs:

@@ -19,8 +19,7 @@ from .clicompat import click
 from .status import ExitCode, Terminated, install_stop_handlers
 
 
-def _report(json_mode: bool, kind: str, message: str, caret: str | None = None,
-            **details) -> None:
+def _report(json_mode: bool, kind: str, message: str, caret: str | None = None, **details) -> None:
     """The error, made safe to show: control characters escaped, long text cut short.
 
     With ``--json`` it is one JSON document on stdout; when stdout cannot take it
@@ -29,8 +28,10 @@ def _report(json_mode: bool, kind: str, message: str, caret: str | None = None,
     from . import render
 
     message = shorten(visible(message), 4 * WINDOW)
-    details = {k: shorten(visible(v), WINDOW) if isinstance(v, str) and k != "context" else v
-               for k, v in details.items()}
+    details = {
+        k: shorten(visible(v), WINDOW) if isinstance(v, str) and k != "context" else v
+        for k, v in details.items()
+    }
     if json_mode:
         try:
             render.emit_json(render.error_json(kind, message, **details))
@@ -43,7 +44,8 @@ def _report(json_mode: bool, kind: str, message: str, caret: str | None = None,
 
 def _json_requested(argv: list[str]) -> bool:
     return any(a in ("--json", "--format=json") for a in argv) or any(
-        a == "--format" and b == "json" for a, b in zip(argv, argv[1:]))
+        a == "--format" and b == "json" for a, b in zip(argv, argv[1:])
+    )
 
 
 def normalize_argv(command, argv: list[str]) -> list[str]:
@@ -89,8 +91,9 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
             if "=" not in token and i + 1 < len(rest):
                 others.append(rest[i + 1])
                 i += 1
-        elif expression is None and not (token.startswith("-") and len(token) > 1
-                                          and not _looks_numeric(token)):
+        elif expression is None and not (
+            token.startswith("-") and len(token) > 1 and not _looks_numeric(token)
+        ):
             expression = token
         else:
             others.append(token)
@@ -136,8 +139,9 @@ def run(argv: list[str] | None = None) -> int:
     json_mode = _json_requested(argv)
     streams.prepare(json_mode)
     try:
-        from .app import app
         import typer
+
+        from .app import app
 
         command = typer.main.get_command(app)
         argv = normalize_argv(command, argv)
@@ -174,7 +178,8 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
         kind, message, code = "interrupted", "interrupted", ExitCode.INTERRUPTED
     elif isinstance(exc, Terminated):
         name = {ExitCode.HANGUP: "SIGHUP", ExitCode.TERMINATED: "SIGTERM"}.get(
-            exc.exit_code, f"signal {exc.signum}")
+            exc.exit_code, f"signal {exc.signum}"
+        )
         kind, message, code = "interrupted", f"interrupted ({name})", exc.exit_code
     elif isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else ExitCode.EVALUATION_ERROR
@@ -183,8 +188,11 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
     elif isinstance(exc, ParseError):
         kind, message, code = exc.kind, exc.message, ExitCode.USAGE_ERROR
         caret = exc.context
-        details = {"line": exc.line, "column": exc.column,
-                   "context": exc.context if json_mode else None}
+        details = {
+            "line": exc.line,
+            "column": exc.column,
+            "context": exc.context if json_mode else None,
+        }
     elif isinstance(exc, AutogradCliError):
         kind, message, details = exc.kind, exc.message, exc.details
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
@@ -198,8 +206,10 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
     else:
         if os.environ.get("AUTOGRAD_CLI_DEBUG"):
             raise exc
-        message = (f"internal error: {exc.__class__.__name__}: {exc} "
-                   f"(please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)")
+        message = (
+            f"internal error: {exc.__class__.__name__}: {exc} "
+            f"(please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)"
+        )
     _report(json_mode, kind, message + options.replaced_note(), caret, **details)
     return code
 

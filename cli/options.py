@@ -17,8 +17,14 @@ from ..core.errors import BadValueError, InputError, LimitError
 from ..core.safetext import excerpt, shorten
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_WORDS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan,
-          "infinity": math.inf, "-infinity": -math.inf}
+_WORDS = {
+    "inf": math.inf,
+    "+inf": math.inf,
+    "-inf": -math.inf,
+    "nan": math.nan,
+    "infinity": math.inf,
+    "-infinity": -math.inf,
+}
 
 
 class UsageError(InputError):
@@ -38,14 +44,15 @@ def parse_literal(text: str, what: str):
     # JSON, plus what people type after PyTorch and NumPy: 1. and .5, inf and nan.
     text_json = re.sub(r"(?<![\d.])(\d+)\.(?![\d])", r"\1.0", s)
     text_json = re.sub(r"(?<![\d])\.(\d)", r"0.\1", text_json)
-    text_json = re.sub(r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"',
-                       text_json.replace("nan", '"nan"'))
+    text_json = re.sub(
+        r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"', text_json.replace("nan", '"nan"')
+    )
     try:
         value = json.loads(text_json)
     except json.JSONDecodeError:
-        raise BadValueError(f"{what}: {excerpt(text)} is not a number or a JSON array",
-                            value=text) \
-            from None
+        raise BadValueError(
+            f"{what}: {excerpt(text)} is not a number or a JSON array", value=text
+        ) from None
     return _numbers(value, what, text)
 
 
@@ -57,11 +64,13 @@ def _numbers(value, what: str, text: str):
         if isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
-            raise BadValueError(f"{what}: {excerpt(text)} holds {shorten(repr(item))}, "
-                               f"not a number", value=text)
+            raise BadValueError(
+                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number", value=text
+            )
         elif isinstance(item, str) and item.lower() not in _WORDS:
-            raise BadValueError(f"{what}: {excerpt(text)} holds {shorten(repr(item))}, "
-                               f"not a number", value=text)
+            raise BadValueError(
+                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number", value=text
+            )
     if isinstance(value, str):
         return _WORDS[value.lower()]
     if isinstance(value, list):
@@ -100,16 +109,19 @@ def replaced_note() -> str:
     """A note for error messages when some input was not valid UTF-8."""
     if not _REPLACED:
         return ""
-    return (f" (note: {' and '.join(_REPLACED)} held bytes that are not valid UTF-8; "
-            f"they are shown as U+FFFD)")
+    return (
+        f" (note: {' and '.join(_REPLACED)} held bytes that are not valid UTF-8; "
+        f"they are shown as U+FFFD)"
+    )
 
 
 def _read_bounded(stream, what: str, where: str) -> str:
     """At most MAX_INPUT_BYTES from a binary stream, decoded as UTF-8 (bad bytes replaced)."""
     data = stream.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        raise LimitError(f"{what}: {where} is larger than the limit of "
-                         f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+        raise LimitError(
+            f"{what}: {where} is larger than the limit of {MAX_INPUT_BYTES // (1024 * 1024)} MiB"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -152,10 +164,11 @@ def vars_from_json(text: str) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadValueError(f"--vars: not valid JSON ({exc.msg} at line {exc.lineno}, "
-                            f"column {exc.colno})") from None
+        raise BadValueError(
+            f"--vars: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     if not isinstance(data, dict):
-        raise BadValueError("--vars: expected a JSON object like {\"x\": 1, \"W\": [[1, 2]]}")
+        raise BadValueError('--vars: expected a JSON object like {"x": 1, "W": [[1, 2]]}')
     out = {}
     for name, value in data.items():
         if not _NAME.match(name):
@@ -164,8 +177,9 @@ def vars_from_json(text: str) -> dict:
     return out
 
 
-def collect_variables(extra_args: list[str], var_options: list[str] | None,
-                      vars_json: str | None) -> tuple[dict, list[str]]:
+def collect_variables(
+    extra_args: list[str], var_options: list[str] | None, vars_json: str | None
+) -> tuple[dict, list[str]]:
     """Values from ``--NAME VALUE`` pairs, ``--var`` and ``--vars``; returns (values, leftovers).
 
     Leftovers are tokens that are neither (the caller reports them).
@@ -181,8 +195,10 @@ def collect_variables(extra_args: list[str], var_options: list[str] | None,
         if token.startswith("--") and len(token) > 2:
             name, sep, value = token[2:].partition("=")
             if not _NAME.match(name):
-                raise UsageError(f"{excerpt(token)} is not a valid --NAME VALUE pair (NAME must be a "
-                                 f"variable name)")
+                raise UsageError(
+                    f"{excerpt(token)} is not a valid --NAME VALUE pair (NAME must be a "
+                    f"variable name)"
+                )
             if not sep:
                 if i + 1 >= len(extra_args):
                     raise UsageError(f"option --{name} needs a value (--{name} VALUE)")

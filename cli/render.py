@@ -26,7 +26,11 @@ def format_value(array) -> str:
 
 def shape_text(shape) -> str:
     shape = tuple(shape)
-    return "()" if not shape else "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "()"
+        if not shape
+        else "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    )
 
 
 def emit_json(doc: dict) -> None:
@@ -89,8 +93,9 @@ def render_result(expr: str, result, *, kind: str) -> None:
     if getattr(result, "hessian", None):
         _print_blocks(console, "Hessian", result.hessian, nested=True)
     if getattr(result, "jacobian", None):
-        _print_blocks(console, "Jacobian", result.jacobian, nested=False,
-                      output_shape=result.value.shape)
+        _print_blocks(
+            console, "Jacobian", result.jacobian, nested=False, output_shape=result.value.shape
+        )
     print_warnings(result.warnings)
 
 
@@ -111,8 +116,11 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
             table.add_row(escape(a), *[escape(format_value(blocks[a][b])) for b in names])
         console.print(table)
         return
-    if not nested and len(output_shape) <= 1 and all(b.ndim == len(output_shape)
-                                                     for b in blocks.values()):
+    if (
+        not nested
+        and len(output_shape) <= 1
+        and all(b.ndim == len(output_shape) for b in blocks.values())
+    ):
         # Scalar variables: rows are output elements, columns the variables (an m x n matrix).
         table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
         table.add_column("", style="bold")
@@ -121,27 +129,41 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         rows = output_shape[0] if output_shape else 1
         for i in range(rows):
             label = f"out[{i}]" if output_shape else "out"
-            table.add_row(label, *[escape(format_value(blocks[n][i] if output_shape else blocks[n]))
-                                   for n in names])
+            table.add_row(
+                label,
+                *[escape(format_value(blocks[n][i] if output_shape else blocks[n])) for n in names],
+            )
         console.print(table)
         return
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     table.add_column("block", style="bold", no_wrap=True)
     table.add_column("shape", no_wrap=True)
     table.add_column("value", overflow="fold")
-    items = ([(f"∂²/∂{a}∂{b}", blk) for a, row in blocks.items() for b, blk in row.items()]
-             if nested else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()])
+    items = (
+        [(f"∂²/∂{a}∂{b}", blk) for a, row in blocks.items() for b, blk in row.items()]
+        if nested
+        else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()]
+    )
     for label, blk in items:
         table.add_row(escape(label), shape_text(blk.shape), escape(format_value(blk)))
     console.print(table)
 
 
 def check_json(expr: str, result) -> dict:
-    doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape),
-           "passed": result.passed, "max_abs_error": result.max_abs_error,
-           "max_rel_error": result.max_rel_error, "worst": result.worst,
-           "eps": result.eps, "atol": result.atol, "rtol": result.rtol,
-           "analytic": result.analytic, "numeric": result.numeric}
+    doc = {
+        "expr": expr,
+        "value": result.value,
+        "shape": list(result.value.shape),
+        "passed": result.passed,
+        "max_abs_error": result.max_abs_error,
+        "max_rel_error": result.max_rel_error,
+        "worst": result.worst,
+        "eps": result.eps,
+        "atol": result.atol,
+        "rtol": result.rtol,
+        "analytic": result.analytic,
+        "numeric": result.numeric,
+    }
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     return doc
@@ -155,19 +177,27 @@ def render_check(expr: str, result) -> None:
     table.add_column("numeric (central differences)", overflow="fold")
     for name in result.analytic:
         a, n = result.analytic[name], result.numeric[name]
-        table.add_row(f"∂/∂{escape(name)}", shape_text(a.shape), escape(format_value(a)),
-                      escape(format_value(n)))
+        table.add_row(
+            f"∂/∂{escape(name)}",
+            shape_text(a.shape),
+            escape(format_value(a)),
+            escape(format_value(n)),
+        )
     console = make_console()
     console.print(table)
     verdict = "[green]PASS[/green]" if result.passed else "[red]FAIL[/red]"
-    console.print(f"{verdict}  max abs error {result.max_abs_error:.3g}, max rel error "
-                  f"{result.max_rel_error:.3g} (eps={result.eps:g}, atol={result.atol:g}, "
-                  f"rtol={result.rtol:g})")
+    console.print(
+        f"{verdict}  max abs error {result.max_abs_error:.3g}, max rel error "
+        f"{result.max_rel_error:.3g} (eps={result.eps:g}, atol={result.atol:g}, "
+        f"rtol={result.rtol:g})"
+    )
     if result.worst and not result.passed:
         w = result.worst
-        console.print(f"worst element: d out{w['output_index']} / d {escape(str(w['input']))}"
-                      f"{w['input_index']} ({w['mode']} mode): analytic {w['analytic']:.10g}, "
-                      f"numeric {w['numeric']:.10g}")
+        console.print(
+            f"worst element: d out{w['output_index']} / d {escape(str(w['input']))}"
+            f"{w['input_index']} ({w['mode']} mode): analytic {w['analytic']:.10g}, "
+            f"numeric {w['numeric']:.10g}"
+        )
     print_warnings(result.warnings)
 
 
@@ -263,14 +293,15 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
 
     console = make_console()
     if latex:
-        for name, d in result.derivatives.items():
+        for d in result.derivatives.values():
             sys.stdout.write(d.latex + "\n")
         return
     from rich import box
     from rich.table import Table
 
-    table = Table(title=user_text(expr.strip()), box=box.SIMPLE_HEAD, title_justify="left",
-                  show_edge=False)
+    table = Table(
+        title=user_text(expr.strip()), box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
+    )
     table.add_column("", style="bold", no_wrap=True)
     table.add_column("derivative", overflow="fold")
     evaluated = result.value is not None

@@ -23,7 +23,6 @@ import os
 import sys
 
 
-
 class OutputError(Exception):
     """Standard output could not take what was written (full, broken, closed)."""
 

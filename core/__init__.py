@@ -10,16 +10,45 @@
 
 from . import ops as _ops  # noqa: F401  (fills the op table)
 from .autograd import backward, grad, topological_nodes
-from .errors import (AutogradCliError, EvaluationError, GradError, InputError,
-                     NonScalarOutputError, ShapeError)
-from .tensor import (Node, Tensor, apply, enable_grad, is_grad_enabled, no_grad,
-                     set_grad_enabled, tensor)
-from .tensor import OPS
+from .errors import (
+    AutogradCliError,
+    EvaluationError,
+    GradError,
+    InputError,
+    NonScalarOutputError,
+    ShapeError,
+)
+from .tensor import (
+    OPS,
+    Node,
+    Tensor,
+    apply,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    tensor,
+)
 
 __all__ = [
-    "OPS", "Node", "Tensor", "apply", "backward", "enable_grad", "grad", "is_grad_enabled",
-    "no_grad", "set_grad_enabled", "tensor", "topological_nodes", "AutogradCliError",
-    "EvaluationError", "GradError", "InputError", "NonScalarOutputError", "ShapeError",
+    "OPS",
+    "Node",
+    "Tensor",
+    "apply",
+    "backward",
+    "enable_grad",
+    "grad",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+    "tensor",
+    "topological_nodes",
+    "AutogradCliError",
+    "EvaluationError",
+    "GradError",
+    "InputError",
+    "NonScalarOutputError",
+    "ShapeError",
 ]
 
 _FUNCTIONAL = {"derivative", "gradcheck", "hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"}

@@ -28,10 +28,10 @@ class Result:
     value: object
     warnings: list = field(default_factory=list)
     grad: dict | None = None
-    hessian: dict | None = None     # name_i -> name_j -> block of shape(x_i) + shape(x_j)
-    jacobian: dict | None = None    # name -> block of shape(output) + shape(name)
-    jvp: object = None              # J v for --tangent (the output's shape)
-    order: int | None = None        # grad --order N: `grad` holds the N-th derivative
+    hessian: dict | None = None  # name_i -> name_j -> block of shape(x_i) + shape(x_j)
+    jacobian: dict | None = None  # name -> block of shape(output) + shape(name)
+    jvp: object = None  # J v for --tangent (the output's shape)
+    order: int | None = None  # grad --order N: `grad` holds the N-th derivative
 
     @property
     def shape(self) -> list:
@@ -47,8 +47,11 @@ def check_values(program: Program, values: dict) -> None:
     for name in values:
         if name in known:
             continue
-        where = (f"the expression's variables are {', '.join(program.inputs)}"
-                 if program.inputs else "the expression has no variables")
+        where = (
+            f"the expression's variables are {', '.join(program.inputs)}"
+            if program.inputs
+            else "the expression has no variables"
+        )
         hint = ""
         if name in program.bindings:
             hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
@@ -68,7 +71,8 @@ def resolve_wrt(program: Program, wrt) -> list[str]:
                 reason = f"{name!r} is not a variable of the expression"
             raise UnknownVariableError(
                 f"--wrt: {reason}; the variables are {', '.join(program.inputs) or '(none)'}",
-                variable=name)
+                variable=name,
+            )
         if name not in names:
             names.append(name)
     return names
@@ -85,9 +89,11 @@ def eval_of(program: Program, values: dict) -> Result:
 
 
 def non_scalar_message(shape) -> str:
-    return (f"grad can be implicitly created only for scalar outputs: the output has shape "
-            f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
-            f"vector-Jacobian product), use the jacobian command, or wrap the expression in sum(...)")
+    return (
+        f"grad can be implicitly created only for scalar outputs: the output has shape "
+        f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
+        f"vector-Jacobian product), use the jacobian command, or wrap the expression in sum(...)"
+    )
 
 
 def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Result:
@@ -107,9 +113,12 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
     else:
         seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
         if tuple(seed.shape) != tuple(out.shape):
-            raise ShapeError(f"--grad-output has shape {tuple(seed.shape)} but the output has "
-                             f"shape {tuple(out.shape)}", expected=list(out.shape),
-                             got=list(seed.shape))
+            raise ShapeError(
+                f"--grad-output has shape {tuple(seed.shape)} but the output has "
+                f"shape {tuple(out.shape)}",
+                expected=list(out.shape),
+                got=list(seed.shape),
+            )
     leaves = [ev.leaves[n] for n in names if n in ev.leaves]
     grads = {}
     if leaves and out.requires_grad:
@@ -133,19 +142,19 @@ class GraphNode:
     """One node of the computation graph, for display: ids index ``GraphResult.nodes``."""
 
     id: int
-    kind: str            # grad_fn name (MulBackward0), "leaf" or "constant"
-    name: str | None     # variable or bound name
+    kind: str  # grad_fn name (MulBackward0), "leaf" or "constant"
+    name: str | None  # variable or bound name
     is_leaf: bool
     requires_grad: bool
     value: object
-    grad: object         # d(output)/d(this node), or None when no gradient reaches it
+    grad: object  # d(output)/d(this node), or None when no gradient reaches it
     inputs: list
 
 
 @dataclass
 class GraphResult:
     value: object
-    nodes: list          # topological order; the output is the last
+    nodes: list  # topological order; the output is the last
     warnings: list = field(default_factory=list)
     grads_computed: bool = True
 
@@ -169,16 +178,19 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
     if grad_output is not None:
         seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
         if tuple(seed.shape) != tuple(out.shape):
-            raise ShapeError(f"--grad-output has shape {tuple(seed.shape)} but the output has "
-                             f"shape {tuple(out.shape)}")
+            raise ShapeError(
+                f"--grad-output has shape {tuple(seed.shape)} but the output has "
+                f"shape {tuple(out.shape)}"
+            )
     elif out.size != 1:
         grads_computed = False
     grads: dict[int, object] = {}
     if grads_computed and out.requires_grad:
         wanted = [(i, t) for i, t in enumerate(tensors) if t is not None and t.requires_grad]
         got = _grad(out, [t for _, t in wanted], grad_outputs=seed, allow_unused=True)
-        grads = {i: (None if g is None else backend.to_numpy(g.data))
-                 for (i, _), g in zip(wanted, got)}
+        grads = {
+            i: (None if g is None else backend.to_numpy(g.data)) for (i, _), g in zip(wanted, got)
+        }
     index = {id(node): i for i, node in enumerate(order)}
     nodes = []
     for i, node in enumerate(order):
@@ -190,13 +202,24 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
         else:
             kind = t.grad_fn.name() if t.grad_fn is not None else f"{node.op} (no grad)"
             name = node.label
-        nodes.append(GraphNode(
-            id=i, kind=kind, name=name, is_leaf=t.grad_fn is None,
-            requires_grad=t.requires_grad, value=backend.to_numpy(t.data),
-            grad=grads.get(i), inputs=[index[id(a)] for a in node.args]))
-    return GraphResult(value=backend.to_numpy(out.data), nodes=nodes, warnings=ev.warnings,
-                       grads_computed=grads_computed)
-
+        nodes.append(
+            GraphNode(
+                id=i,
+                kind=kind,
+                name=name,
+                is_leaf=t.grad_fn is None,
+                requires_grad=t.requires_grad,
+                value=backend.to_numpy(t.data),
+                grad=grads.get(i),
+                inputs=[index[id(a)] for a in node.args],
+            )
+        )
+    return GraphResult(
+        value=backend.to_numpy(out.data),
+        nodes=nodes,
+        warnings=ev.warnings,
+        grads_computed=grads_computed,
+    )
 
 
 def _host(t):
@@ -212,10 +235,12 @@ def hessian_of(program: Program, values: dict, wrt=None) -> Result:
     if not names:
         return eval_of(program, values)
     r = program_hessian(program, values, wrt=names)
-    return Result(value=_host(r.value), warnings=list(r.warnings),
-                  grad={n: _host(g) for n, g in r.gradient.items()},
-                  hessian={a: {b: _host(block) for b, block in row.items()}
-                           for a, row in r.hessian.items()})
+    return Result(
+        value=_host(r.value),
+        warnings=list(r.warnings),
+        grad={n: _host(g) for n, g in r.gradient.items()},
+        hessian={a: {b: _host(block) for b, block in row.items()} for a, row in r.hessian.items()},
+    )
 
 
 def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
@@ -227,8 +252,11 @@ def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
     if not names:
         return eval_of(program, values)
     r = program_jacobian(program, values, wrt=names)
-    return Result(value=_host(r.value), warnings=list(r.warnings),
-                  jacobian={n: _host(block) for n, block in r.jacobian.items()})
+    return Result(
+        value=_host(r.value),
+        warnings=list(r.warnings),
+        jacobian={n: _host(block) for n, block in r.jacobian.items()},
+    )
 
 
 def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
@@ -240,21 +268,33 @@ def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) 
     if len(names) != 1:
         from .errors import InputError
 
-        raise InputError(f"--order {order} needs one variable to differentiate with respect to; "
-                         f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)")
+        raise InputError(
+            f"--order {order} needs one variable to differentiate with respect to; "
+            f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)"
+        )
     ev = evaluate(program, values, requires_grad=names)
     if ev.output.size != 1:
-        raise NonScalarOutputError(non_scalar_message(ev.output.shape).replace(
-            "Give --grad-output ARRAY of shape", "--order needs a scalar output; shape"),
-            shape=list(ev.output.shape))
+        raise NonScalarOutputError(
+            non_scalar_message(ev.output.shape).replace(
+                "Give --grad-output ARRAY of shape", "--order needs a scalar output; shape"
+            ),
+            shape=list(ev.output.shape),
+        )
     series = program_derivatives(program, values, names[0], order)
     warnings = ev.warnings + derivative_warnings(program.output, ev)
     last = series[-1]
     leaf = ev.leaves[names[0]]
-    value = (backend.host.zeros(leaf.shape, dtype=leaf.data.dtype) if last is None
-             else _host(last).reshape(leaf.shape))
-    return Result(value=_host(series[0]).reshape(ev.output.shape), warnings=warnings,
-                  grad={names[0]: value}, order=order)
+    value = (
+        backend.host.zeros(leaf.shape, dtype=leaf.data.dtype)
+        if last is None
+        else _host(last).reshape(leaf.shape)
+    )
+    return Result(
+        value=_host(series[0]).reshape(ev.output.shape),
+        warnings=warnings,
+        grad={names[0]: value},
+        order=order,
+    )
 
 
 def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
@@ -264,15 +304,19 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     check_values(program, values)
     for name in tangents:
         if name not in program.inputs:
-            raise UnknownVariableError(f"--tangent names {name!r}, which is not a variable of "
-                                       f"the expression", variable=name)
+            raise UnknownVariableError(
+                f"--tangent names {name!r}, which is not a variable of the expression",
+                variable=name,
+            )
     ev = evaluate(program, values)
     ts = {}
     for name, t in tangents.items():
         arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
         if tuple(arr.shape) != tuple(ev.leaves[name].shape):
-            raise ShapeError(f"--tangent for {name!r} has shape {tuple(arr.shape)} but {name!r} "
-                             f"has shape {tuple(ev.leaves[name].shape)}")
+            raise ShapeError(
+                f"--tangent for {name!r} has shape {tuple(arr.shape)} but {name!r} "
+                f"has shape {tuple(ev.leaves[name].shape)}"
+            )
         ts[name] = Tensor._wrap(arr)
     out, jv = program_jvp(program, values, ts)
     return Result(value=_host(out), warnings=ev.warnings, jvp=_host(jv))
@@ -293,16 +337,23 @@ class CheckResult:
     warnings: list = field(default_factory=list)
 
 
-def check_of(program: Program, values: dict, wrt=None, eps: float = 1e-6, atol: float = 1e-5,
-             rtol: float = 1e-3) -> CheckResult:
+def check_of(
+    program: Program,
+    values: dict,
+    wrt=None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+) -> CheckResult:
     """Compare the analytic derivatives with central finite differences (like torch's gradcheck)."""
     from .functional import program_gradcheck
 
     check_values(program, values)
     names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
-    r = program_gradcheck(program, values, wrt=names, eps=eps, atol=atol, rtol=rtol,
-                          check_forward_ad=True)
+    r = program_gradcheck(
+        program, values, wrt=names, eps=eps, atol=atol, rtol=rtol, check_forward_ad=True
+    )
     out_shape = tuple(ev.output.shape)
     analytic, numeric = {}, {}
     for name, a, n in zip(names, r.analytic, r.numeric):
@@ -311,14 +362,25 @@ def check_of(program: Program, values: dict, wrt=None, eps: float = 1e-6, atol: 
         numeric[name] = n.reshape(shape)
     worst = dict(r.worst) if r.worst else None
     if worst is not None:
-        worst["input"] = names[worst["input"]] if isinstance(worst["input"], int) else worst["input"]
+        worst["input"] = (
+            names[worst["input"]] if isinstance(worst["input"], int) else worst["input"]
+        )
         worst["input_index"] = list(worst["input_index"])
         worst["output_index"] = list(worst["output_index"])
         worst.pop("output", None)
-    return CheckResult(value=_host(ev.output), passed=bool(r.passed),
-                       max_abs_error=float(r.max_abs_error), max_rel_error=float(r.max_rel_error),
-                       worst=worst, analytic=analytic, numeric=numeric, eps=eps, atol=atol,
-                       rtol=rtol, warnings=ev.warnings + derivative_warnings(program.output, ev))
+    return CheckResult(
+        value=_host(ev.output),
+        passed=bool(r.passed),
+        max_abs_error=float(r.max_abs_error),
+        max_rel_error=float(r.max_rel_error),
+        worst=worst,
+        analytic=analytic,
+        numeric=numeric,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        warnings=ev.warnings + derivative_warnings(program.output, ev),
+    )
 
 
 def diff_of(program: Program, values: dict, wrt=None, order: int = 1):

@@ -9,7 +9,7 @@ gradient that never arrives stays absent (None) instead of becoming a zero.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .errors import GradError, NonScalarOutputError, ShapeError
 from .tensor import Node, Tensor, as_tensor, enable_grad, no_grad
@@ -27,13 +27,15 @@ def _make_seeds(outputs: Sequence[Tensor], grad_outputs, create_graph: bool) -> 
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise GradError(
-            f"grad_outputs has {len(grad_outputs)} entries but there are {len(outputs)} outputs")
+            f"grad_outputs has {len(grad_outputs)} entries but there are {len(outputs)} outputs"
+        )
     seeds = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
             if out.size != 1:
-                raise NonScalarOutputError("grad can be implicitly created only for scalar outputs",
-                                           shape=list(out.shape))
+                raise NonScalarOutputError(
+                    "grad can be implicitly created only for scalar outputs", shape=list(out.shape)
+                )
             g = as_tensor(1.0, like=out)
             g = Tensor._wrap(g.data.reshape(out.data.shape))
         else:
@@ -41,7 +43,10 @@ def _make_seeds(outputs: Sequence[Tensor], grad_outputs, create_graph: bool) -> 
             if tuple(g.shape) != tuple(out.shape):
                 raise ShapeError(
                     f"Mismatch in shape: grad_output has shape {tuple(g.shape)} and output has "
-                    f"shape {tuple(out.shape)}", expected=list(out.shape), got=list(g.shape))
+                    f"shape {tuple(out.shape)}",
+                    expected=list(out.shape),
+                    got=list(g.shape),
+                )
             if not create_graph:
                 g = g.detach()
         seeds.append(g)
@@ -120,8 +125,9 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     return leaves
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
-             inputs=None) -> None:
+def backward(
+    tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, inputs=None
+) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (``torch.autograd.backward``).
 
     >>> from autograd_cli.core import tensor
@@ -138,7 +144,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         retain_graph = create_graph
     for out in outputs:
         if not out.requires_grad:
-            raise GradError("element 0 of tensors does not require grad and does not have a grad_fn")
+            raise GradError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
     seeds = _make_seeds(outputs, grad_tensors, create_graph)
     leaves = _run(outputs, seeds, retain_graph, create_graph, None)
     wanted = None if inputs is None else {id(t) for t in _as_tuple(inputs)}
@@ -150,8 +158,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+):
     """Gradients of ``outputs`` with respect to ``inputs`` (``torch.autograd.grad``), as a tuple.
 
     Nothing is accumulated into ``.grad``.  With ``create_graph=True`` the
@@ -171,7 +185,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         retain_graph = create_graph
     for i, out in enumerate(outs):
         if not out.requires_grad:
-            raise GradError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            raise GradError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
     for t in ins:
         if not t.requires_grad:
             raise GradError("One of the differentiated Tensors does not require grad")
@@ -184,7 +200,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if g is None and not allow_unused:
             raise GradError(
                 "One of the differentiated Tensors appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior.")
+                "Set allow_unused=True if this is the desired behavior."
+            )
         if g is not None and g.shape != t.shape:
             g = g.reshape(t.shape) if create_graph else Tensor._wrap(g.data.reshape(t.data.shape))
         result.append(g)

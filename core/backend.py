@@ -30,6 +30,7 @@ def use_device(name: str) -> None:
         raise DeviceError(f"unknown device {name!r} (choose cpu or gpu)")
     try:
         import cupy  # noqa: PLC0415 - optional dependency, imported on demand
+
         cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # ImportError, CUDARuntimeError, ...
         raise DeviceError(

@@ -47,8 +47,13 @@ from dataclasses import dataclass
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import (AutogradCliError, InputError, MissingValueError, NonScalarOutputError,
-                     UnknownVariableError)
+from .errors import (
+    AutogradCliError,
+    InputError,
+    MissingValueError,
+    NonScalarOutputError,
+    UnknownVariableError,
+)
 from .expr import Program, _describe_nonfinite, topological
 from .ops import Op, RuleContext, chain, sum_to
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
@@ -73,9 +78,9 @@ class BatchResult:
     """Per-row results as host arrays with a leading batch axis of size ``size``."""
 
     size: int
-    value: object                  # (B,) + per-row output shape
-    grad: dict | None = None       # name -> (B,) + per-row shape of that variable
-    warnings: dict | None = None   # row index -> list of warning strings (rows with none absent)
+    value: object  # (B,) + per-row output shape
+    grad: dict | None = None  # name -> (B,) + per-row shape of that variable
+    warnings: dict | None = None  # row index -> list of warning strings (rows with none absent)
 
     def row_warnings(self, i: int) -> list:
         if not self.warnings:
@@ -86,6 +91,7 @@ class BatchResult:
 # ---------------------------------------------------------------------------
 # Two private shape ops (not in the op table): permute and stack-along-axis-1.
 # ---------------------------------------------------------------------------
+
 
 def _inverse(axes):
     inv = [0] * len(axes)
@@ -102,9 +108,15 @@ def _permute_jvp(n, ts):
     return None if ts[0] is None else apply(_PERMUTE, ts[0], axes=n.attrs["axes"])
 
 
-_PERMUTE = Op("batch_permute", "PermuteBackward0",
-              lambda a, axes: backend.xp.transpose(a, axes), _permute_vjp, _permute_jvp,
-              saves=False, kind="shape")
+_PERMUTE = Op(
+    "batch_permute",
+    "PermuteBackward0",
+    lambda a, axes: backend.xp.transpose(a, axes),
+    _permute_vjp,
+    _permute_jvp,
+    saves=False,
+    kind="shape",
+)
 
 
 # One node per op, as one row has: the batched graph must have the same shape as the
@@ -114,6 +126,7 @@ _PERMUTE = Op("batch_permute", "PermuteBackward0",
 # operand) or a missing one (the transpose of a vector) changed the last bit of gradients
 # such as d/dx of ``sum(x * sin(u * x)) + x * y``.  So padding, promoting vectors and
 # broadcasting happen inside one private op (forward and vjp), never as nodes of their own.
+
 
 def _pad_array(a, k: int):
     """(B,) + s -> (B,) + (1,)*k + s: per-row shapes align to the right after the batch axis."""
@@ -159,9 +172,17 @@ def _padded_op(op: Op, pads: tuple) -> Op:
             grads = op.vjp(RuleContext(op, inputs, n.out, n.attrs, n.needs), g)
             return tuple(_unpad(gi, k) for gi, k in zip(grads, pads))
 
-        return Op(f"batch_{op.name}", op.node, forward, vjp if op.vjp is not None else None,
-                  None, arity=op.arity, saves=True, differentiable=op.differentiable,
-                  kind=op.kind)
+        return Op(
+            f"batch_{op.name}",
+            op.node,
+            forward,
+            vjp if op.vjp is not None else None,
+            None,
+            arity=op.arity,
+            saves=True,
+            differentiable=op.differentiable,
+            kind=op.kind,
+        )
 
     return _fused(("pad", op, pads), make)  # the Op itself: a table entry replaced is new
 
@@ -173,8 +194,10 @@ def _stack_op(batched: tuple, pads: tuple, shape: tuple) -> Op:
     def parts(arrays):
         size = next(a.shape[0] for a, b in zip(arrays, batched) if b)
         xp = backend.xp
-        return [xp.broadcast_to(_pad_array(a, k) if b else a, (size,) + shape)
-                for a, b, k in zip(arrays, batched, pads)]
+        return [
+            xp.broadcast_to(_pad_array(a, k) if b else a, (size,) + shape)
+            for a, b, k in zip(arrays, batched, pads)
+        ]
 
     def forward(*arrays):
         return backend.xp.stack(parts(arrays), axis=1)
@@ -189,9 +212,19 @@ def _stack_op(batched: tuple, pads: tuple, shape: tuple) -> Op:
             grads.append(_unpad(sum_to(gi, (t.shape[0],) + (1,) * k + tuple(t.shape[1:])), k))
         return tuple(grads)
 
-    return _fused(("stack", batched, pads, shape),
-                  lambda: Op("batch_stack", "StackBackward0", forward, vjp, None, arity=None,
-                             saves=True, kind="shape"))
+    return _fused(
+        ("stack", batched, pads, shape),
+        lambda: Op(
+            "batch_stack",
+            "StackBackward0",
+            forward,
+            vjp,
+            None,
+            arity=None,
+            saves=True,
+            kind="shape",
+        ),
+    )
 
 
 def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
@@ -200,7 +233,7 @@ def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
     padded to the same per-row rank for NumPy's stacked matmul, the promoted axes are
     dropped from the result.  The vjp is matmul's own, on the promoted operands."""
     matmul = OPS["matmul"]
-    ash = (1,) * (ra == 1) + (None,) * ra   # per-row shapes after promotion: ranks only
+    ash = (1,) * (ra == 1) + (None,) * ra  # per-row shapes after promotion: ranks only
     bsh = (None,) * rb + (1,) * (rb == 1)
     rank = max(len(ash), len(bsh))
     pa = rank - len(ash) if a_batched else 0
@@ -231,17 +264,19 @@ def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
         a2, b2 = operands(a.data, b.data)
         a2, b2 = _view(a, a2), _view(b, b2)
         full = backend.host.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (
-            a2.shape[-2], b2.shape[-1])
+            a2.shape[-2],
+            b2.shape[-1],
+        )
         out = Tensor._wrap(n.out.data.reshape(full))
-        ga, gb = matmul.vjp(RuleContext(matmul, (a2, b2), out, {}, n.needs),
-                            _reshape(g, full))
+        ga, gb = matmul.vjp(RuleContext(matmul, (a2, b2), out, {}, n.needs), _reshape(g, full))
         ga = None if ga is None else _reshape(_unpad(ga, pa), a.shape)
         gb = None if gb is None else _reshape(_unpad(gb, pb), b.shape)
         return ga, gb
 
-    return _fused(("matmul", matmul, ra, rb, a_batched, b_batched),
-                  lambda: Op("batch_matmul", matmul.node, forward, vjp, None, arity=2,
-                             kind="product"))
+    return _fused(
+        ("matmul", matmul, ra, rb, a_batched, b_batched),
+        lambda: Op("batch_matmul", matmul.node, forward, vjp, None, arity=2, kind="product"),
+    )
 
 
 def _dot_forward(a, b):
@@ -264,6 +299,7 @@ _DOT = Op("batch_dot", "DotBackward0", _dot_forward, _dot_vjp, None, arity=2, ki
 # ---------------------------------------------------------------------------
 # Batching rules
 # ---------------------------------------------------------------------------
+
 
 class _V:
     """A value of the batched graph: a tensor, and whether its axis 0 is the batch axis."""
@@ -293,18 +329,57 @@ def _pads(args, rank: int) -> tuple:
     return tuple(rank - len(a.rowshape) if a.batched else 0 for a in args)
 
 
-ELEMENTWISE = frozenset({
-    "exp", "log", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-    "cosh", "tanh", "abs", "sigmoid", "relu", "softplus", "sign", "floor", "ceil", "round", "neg",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "ne",
-    "where", "zeros_like", "clamp_min", "clamp_max",
-})
+ELEMENTWISE = frozenset(
+    {
+        "exp",
+        "log",
+        "log2",
+        "log10",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "abs",
+        "sigmoid",
+        "relu",
+        "softplus",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "neg",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "pow",
+        "maximum",
+        "minimum",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "where",
+        "zeros_like",
+        "clamp_min",
+        "clamp_max",
+    }
+)
 REDUCTIONS = frozenset({"sum", "mean", "prod", "amax", "amin", "norm"})
 
 
 # Each rule returns (output tensor, the op's actual input tensors, its actual attrs): the
 # last two let a kink rule (core.ops, "Conventions at kinks") be asked about the batch;
 # None where the rule changed the op itself (its kinks are then checked row by row).
+
 
 def _elementwise(op, node, args, B):
     rank = max(len(a.rowshape) for a in args)
@@ -388,8 +463,11 @@ def _stack(op, node, args, B):
     except ValueError:
         raise Unbatchable("stack shapes") from None
     batched = tuple(a.batched for a in args)
-    return apply(_stack_op(batched, _pads(args, len(shape)), shape), *[a.t for a in args]), \
-        None, None
+    return (
+        apply(_stack_op(batched, _pads(args, len(shape)), shape), *[a.t for a in args]),
+        None,
+        None,
+    )
 
 
 def _dot(op, node, args, B):
@@ -409,8 +487,17 @@ def _matmul(op, node, args, B):
 
 _RULES = {name: _elementwise for name in ELEMENTWISE}
 _RULES.update({name: _reduction for name in REDUCTIONS})
-_RULES.update({"transpose": _transpose, "mT": _mT, "reshape": _reshape_rule, "getitem": _getitem,
-               "stack": _stack, "dot": _dot, "matmul": _matmul})
+_RULES.update(
+    {
+        "transpose": _transpose,
+        "mT": _mT,
+        "reshape": _reshape_rule,
+        "getitem": _getitem,
+        "stack": _stack,
+        "dot": _dot,
+        "matmul": _matmul,
+    }
+)
 
 #: The ops with a batching rule; a graph using any other op is evaluated row by row.
 BATCHABLE_OPS = frozenset(_RULES)
@@ -418,13 +505,17 @@ BATCHABLE_OPS = frozenset(_RULES)
 
 def unbatchable_ops(program: Program) -> set:
     """The ops of ``program`` without a batching rule (empty: it can be batched)."""
-    return {n.op for n in topological([program.output])
-            if n.op not in ("const", "var") and n.op not in _RULES}
+    return {
+        n.op
+        for n in topological([program.output])
+        if n.op not in ("const", "var") and n.op not in _RULES
+    }
 
 
 # ---------------------------------------------------------------------------
 # Per-row domain warnings (the same messages, per row, as core.expr.evaluate)
 # ---------------------------------------------------------------------------
+
 
 def _row_finite(data, batched: bool, B: int):
     """True when every element is finite; else a per-row bool array (batched) or False."""
@@ -473,8 +564,16 @@ def _add_warnings(warnings: dict, op: str, v: _V, fin, arg_fins, B: int) -> None
 # The batched evaluation
 # ---------------------------------------------------------------------------
 
-def evaluate_batch(program: Program, columns: dict, size: int, *, grad: bool = False, wrt=None,
-                   check_domain: bool = True) -> BatchResult:
+
+def evaluate_batch(
+    program: Program,
+    columns: dict,
+    size: int,
+    *,
+    grad: bool = False,
+    wrt=None,
+    check_domain: bool = True,
+) -> BatchResult:
     """Evaluate ``program`` at ``size`` points at once.
 
     ``columns`` maps each variable to an array of shape ``(size,) + per-row shape``.
@@ -507,7 +606,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
     wanted = set(names)
     leaves: dict[str, Tensor] = {}
     computed: dict[int, _V] = {}
-    kinks: list = []          # (node, output, actual inputs or None, actual attrs)
+    kinks: list = []  # (node, output, actual inputs or None, actual attrs)
     finite: dict[int, object] = {}
     warnings: dict[int, list] = {}
     output = program.output
@@ -520,9 +619,13 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
             t = leaves.get(node.name)
             if t is None:
                 if node.name not in columns:
-                    raise GroupError(MissingValueError(
-                        f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                        f"--var {node.name}=VALUE or --vars JSON)", variable=node.name))
+                    raise GroupError(
+                        MissingValueError(
+                            f"no value for variable {node.name!r} (give --{node.name} VALUE, "
+                            f"--var {node.name}=VALUE or --vars JSON)",
+                            variable=node.name,
+                        )
+                    )
                 data = xp.asarray(columns[node.name], dtype=backend.default_dtype)
                 if data.ndim == 0 or data.shape[0] != B:
                     raise Unbatchable(f"column {node.name!r} has no batch axis of size {B}")
@@ -545,8 +648,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
             if check_domain:
                 fin = _row_finite(v.t.data, v.batched, B)
                 finite[id(node)] = fin
-                _add_warnings(warnings, op, v, fin, [finite.get(id(a), True) for a in node.args],
-                              B)
+                _add_warnings(warnings, op, v, fin, [finite.get(id(a), True) for a in node.args], B)
             computed[id(node)] = v
             continue
         if check_domain:
@@ -554,8 +656,12 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
         computed[id(node)] = v
     for name in names:
         if name not in leaves:
-            raise GroupError(UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name))
+            raise GroupError(
+                UnknownVariableError(
+                    f"--wrt names {name!r}, which is not a variable of the expression",
+                    variable=name,
+                )
+            )
     out = computed[id(output)]
     rowshape = out.rowshape
     value = backend.to_numpy(out.t.data)
@@ -590,6 +696,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
 # Per-row derivative warnings (core.expr.derivative_warnings, as grad_of adds them)
 # ---------------------------------------------------------------------------
 
+
 def _slice_rows(data, batched: bool, lo: int, hi: int):
     return data[lo:hi] if batched else data
 
@@ -603,8 +710,11 @@ def _kink_rows(node, v: _V, inputs, attrs, B: int):
 
     def ask(lo, hi):
         with backend.errstate():
-            return kink([_slice_rows(i.t.data, i.batched, lo, hi) for i in inputs],
-                        _slice_rows(v.t.data, v.batched, lo, hi), attrs)
+            return kink(
+                [_slice_rows(i.t.data, i.batched, lo, hi) for i in inputs],
+                _slice_rows(v.t.data, v.batched, lo, hi),
+                attrs,
+            )
 
     try:
         if ask(0, 0):
@@ -679,5 +789,6 @@ def _row_evaluation(order, computed, leaves, i):
         by_node[id(node)] = t
     output = by_node[id(order[-1])]
     row_leaves = {name: by_node[id(n)] for n in order if n.op == "var" for name in (n.name,)}
-    return SimpleNamespace(output=output, leaves=row_leaves, intermediates={}, warnings=[],
-                           by_node=by_node)
+    return SimpleNamespace(
+        output=output, leaves=row_leaves, intermediates={}, warnings=[], by_node=by_node
+    )

@@ -40,15 +40,22 @@ dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .errors import MissingValueError, UnknownVariableError
 from .expr import CONSTANTS, Expr, Program, parse_value, topological
 from .ops import FUNCTIONS, RuleContext
 from .printing import to_text
-from .symbolic import (Algebra, Builder, UnsupportedDiffError, _jsonable, _supported, _unsupported,
-                       local_vjp)
+from .symbolic import (
+    Algebra,
+    Builder,
+    UnsupportedDiffError,
+    _jsonable,
+    _supported,
+    _unsupported,
+    local_vjp,
+)
 from .tensor import OPS, Tensor, apply, no_grad
 
 # Automatic names: short letters first (skipping e, the constant; d, which would
@@ -79,13 +86,13 @@ class Explanation:
     """The chain rule for one program at one point; see the module docstring."""
 
     source: str
-    output: str                      # the output's name
-    wrt: list                        # the variables differentiated against
-    point: dict                      # variable -> value
-    value: float                     # the output's value
-    steps: list = field(default_factory=list)      # dicts: define / local / accumulate
-    gradient: dict = field(default_factory=dict)   # variable -> d(output)/d(variable)
-    paths: dict = field(default_factory=dict)      # variable -> list of paths, or None
+    output: str  # the output's name
+    wrt: list  # the variables differentiated against
+    point: dict  # variable -> value
+    value: float  # the output's value
+    steps: list = field(default_factory=list)  # dicts: define / local / accumulate
+    gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
+    paths: dict = field(default_factory=dict)  # variable -> list of paths, or None
 
     @property
     def text(self) -> str:
@@ -93,6 +100,7 @@ class Explanation:
 
     def as_dict(self) -> dict:
         """JSON-able (non-finite numbers as "nan"/"inf"/"-inf", per SPEC's rule)."""
+
         def clean(obj):
             if isinstance(obj, dict):
                 return {k: clean(v) for k, v in obj.items()}
@@ -100,9 +108,18 @@ class Explanation:
                 return [clean(v) for v in obj]
             return _jsonable(obj) if isinstance(obj, float) else obj
 
-        return clean({"expr": self.source, "output": self.output, "wrt": list(self.wrt),
-                      "point": dict(self.point), "value": self.value, "steps": self.steps,
-                      "gradient": dict(self.gradient), "paths": dict(self.paths)})
+        return clean(
+            {
+                "expr": self.source,
+                "output": self.output,
+                "wrt": list(self.wrt),
+                "point": dict(self.point),
+                "value": self.value,
+                "steps": self.steps,
+                "gradient": dict(self.gradient),
+                "paths": dict(self.paths),
+            }
+        )
 
 
 def _d(of: str, wrt: str) -> str:
@@ -170,13 +187,16 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
     for name in wanted:
         if name not in inputs:
             raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+            )
 
     order = topological([output])
     for node in order:
         if node.op == "const" and isinstance(node.value, (list, tuple)):
-            raise UnsupportedDiffError("explain supports elementwise scalar expressions; use grad "
-                                       "for array literals", op="const")
+            raise UnsupportedDiffError(
+                "explain supports elementwise scalar expressions; use grad for array literals",
+                op="const",
+            )
         if node.op not in ("const", "var") and not _supported(node.op):
             raise _unsupported(node)
 
@@ -191,12 +211,16 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
                 if node.name not in values:
                     raise MissingValueError(
                         f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                        f"--var {node.name}=VALUE or --vars JSON)", variable=node.name)
+                        f"--var {node.name}=VALUE or --vars JSON)",
+                        variable=node.name,
+                    )
                 t = Tensor(parse_value(node.name, values[node.name]))
                 if t.size != 1:
                     raise UnsupportedDiffError(
                         f"explain works at a point: {node.name!r} needs a single number, "
-                        f"got shape {list(t.shape)}", variable=node.name)
+                        f"got shape {list(t.shape)}",
+                        variable=node.name,
+                    )
                 point[node.name] = t.item()
             else:
                 t = apply(OPS[node.op], *(tensors[id(a)] for a in node.args), **node.attrs)
@@ -216,28 +240,39 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             variable[id(node)] = any(variable[id(a)] for a in node.args)
             flags = OPS[node.op].differentiable or (True,) * len(node.args)
             depends[id(node)] = OPS[node.op].vjp is not None and any(
-                depends[id(a)] and f for a, f in zip(node.args, flags))
+                depends[id(a)] and f for a, f in zip(node.args, flags)
+            )
 
     names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
     out_name = names.get(id(output), "y")
 
     def shallow(node: Expr) -> Expr:
         """The node with its named arguments as variables: y = a*b."""
-        return Expr(node.op, tuple(Expr.var(names[id(a)]) if id(a) in names else a
-                                   for a in node.args), node.attrs)
+        return Expr(
+            node.op,
+            tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args),
+            node.attrs,
+        )
 
     steps: list[dict] = []
     for node in order:
         if node.op in ("const", "var") or id(node) not in names:
             continue
-        steps.append({"kind": "define", "name": names[id(node)], "expr": to_text(shallow(node)),
-                      "value": tensors[id(node)].item(), "auto": id(node) in auto})
+        steps.append(
+            {
+                "kind": "define",
+                "name": names[id(node)],
+                "expr": to_text(shallow(node)),
+                "value": tensors[id(node)].item(),
+                "auto": id(node) in auto,
+            }
+        )
 
     # Local derivatives along every edge that leads to a variable asked about.
     builder = Builder()
     one_sym = builder.wrap(builder.const(1.0))
     local_value: dict[tuple, float] = {}
-    users: dict[int, list] = {}       # child -> [parent, ...], the output's side first
+    users: dict[int, list] = {}  # child -> [parent, ...], the output's side first
     backward = _backward_order(output, order)
     for node in backward:  # as the chain rule is read: dy/da, dy/db before da/dw
         if node.op in ("const", "var") or not depends[id(node)]:
@@ -250,8 +285,9 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             continue
         args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
         needs = tuple(depends[id(a)] for a in node.args)
-        sym = local_vjp(node, one_sym, builder, inputs=args_named,
-                        out=Expr.var(names[id(node)]), needs=needs)
+        sym = local_vjp(
+            node, one_sym, builder, inputs=args_named, out=Expr.var(names[id(node)]), needs=needs
+        )
         num = _numeric_vjp(node, tensors, needs)
         for child in children:
             parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
@@ -270,8 +306,16 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             text = f"{label} = {expr_text}"
             if expr_text != format_value(value):
                 text += f" = {format_value(value)}"
-            steps.append({"kind": "local", "of": names[id(node)], "wrt": names[id(child)],
-                          "expr": expr_text, "value": value, "text": text})
+            steps.append(
+                {
+                    "kind": "local",
+                    "of": names[id(node)],
+                    "wrt": names[id(child)],
+                    "expr": expr_text,
+                    "value": value,
+                    "text": text,
+                }
+            )
 
     # Backward: the total derivative of the output with respect to each node.
     adjoint: dict[int, float] = {id(output): 1.0}
@@ -288,9 +332,17 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             contribution = 0.0 if g == 0 else g * d  # an exactly-zero cotangent stays zero
             total += contribution
             pname, cname = names[id(parent)], names[id(node)]
-            terms.append({"via": pname, "adjoint": _d(out_name, pname),
-                          "local": _d(pname, cname), "adjoint_value": g, "local_value": d,
-                          "value": contribution, "direct": parent is output})
+            terms.append(
+                {
+                    "via": pname,
+                    "adjoint": _d(out_name, pname),
+                    "local": _d(pname, cname),
+                    "adjoint_value": g,
+                    "local_value": d,
+                    "value": contribution,
+                    "direct": parent is output,
+                }
+            )
         adjoint[id(node)] = total
         if not terms:
             continue
@@ -299,25 +351,39 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             continue  # dy/dc is the local derivative itself, already listed
         # A direct use by the output contributes its local partial, written with ∂
         # so that it does not read as the total being defined.
-        formula = " + ".join(f"∂{out_name}/∂{target}" if t["direct"]
-                             else f"{t['adjoint']}*{t['local']}" for t in terms)
-        numbers = " + ".join(_factor(t["local_value"]) if t["direct"]
-                             else f"{_factor(t['adjoint_value'])}*{_factor(t['local_value'])}"
-                             for t in terms)
+        formula = " + ".join(
+            f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
+            for t in terms
+        )
+        numbers = " + ".join(
+            _factor(t["local_value"])
+            if t["direct"]
+            else f"{_factor(t['adjoint_value'])}*{_factor(t['local_value'])}"
+            for t in terms
+        )
         text = f"{_d(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
-        steps.append({"kind": "accumulate", "of": out_name, "wrt": target, "terms": terms,
-                      "formula": f"{_d(out_name, target)} = {formula}", "numbers": numbers,
-                      "value": total, "text": text})
+        steps.append(
+            {
+                "kind": "accumulate",
+                "of": out_name,
+                "wrt": target,
+                "terms": terms,
+                "formula": f"{_d(out_name, target)} = {formula}",
+                "numbers": numbers,
+                "value": total,
+                "text": text,
+            }
+        )
 
     gradient = {}
     var_nodes = {n.name: n for n in order if n.op == "var"}
     for name in wanted:
         node = var_nodes[name]
         gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
-    paths = {name: _paths(output, var_nodes[name], users, local_value, names)
-             for name in wanted}
-    return Explanation(program.source, out_name, wanted, point, tensors[id(output)].item(),
-                       steps, gradient, paths)
+    paths = {name: _paths(output, var_nodes[name], users, local_value, names) for name in wanted}
+    return Explanation(
+        program.source, out_name, wanted, point, tensors[id(output)].item(), steps, gradient, paths
+    )
 
 
 def _backward_order(output: Expr, order: list[Expr]) -> list[Expr]:
@@ -365,8 +431,9 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
         i += 1
     for node in topological([output]):
         if id(node) in seen and node is not leaf:
-            count[id(node)] = sum(count.get(id(a), 0) for a in _unique(node.args)
-                                  if (id(node), id(a)) in local_value)
+            count[id(node)] = sum(
+                count.get(id(a), 0) for a in _unique(node.args) if (id(node), id(a)) in local_value
+            )
     if count.get(id(output), 0) > MAX_PATHS:
         return None
     found = []
@@ -377,8 +444,7 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
             value = 1.0
             for f in factors:
                 value = 0.0 if value == 0 else value * f
-            found.append({"path": [names[id(n)] for n in path], "factors": factors,
-                          "value": value})
+            found.append({"path": [names[id(n)] for n in path], "factors": factors, "value": value})
             continue
         for a in reversed(_unique(node.args)):
             if count.get(id(a)) and (id(node), id(a)) in local_value:
@@ -416,11 +482,18 @@ def render(ex: Explanation) -> str:
     for name in ex.wrt:
         paths = ex.paths.get(name)
         if paths and len(paths) > 1:
-            parts = [" -> ".join(p["path"]) + ": " + ("*".join(_factor(f) for f in p["factors"])
-                                                      or "1") + f" = {format_value(p['value'])}"
-                     for p in paths]
-            lines.append(f"Paths from {ex.output} to {name}: " + "; ".join(parts)
-                         + f"; sum = {format_value(ex.gradient[name])}")
+            parts = [
+                " -> ".join(p["path"])
+                + ": "
+                + ("*".join(_factor(f) for f in p["factors"]) or "1")
+                + f" = {format_value(p['value'])}"
+                for p in paths
+            ]
+            lines.append(
+                f"Paths from {ex.output} to {name}: "
+                + "; ".join(parts)
+                + f"; sum = {format_value(ex.gradient[name])}"
+            )
     return "\n".join(lines)
 
 

@@ -12,8 +12,8 @@ nested 100,000 deep evaluate like shallow ones.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from . import backend
 from .errors import BadValueError, MissingValueError, UnknownVariableError
@@ -31,8 +31,14 @@ class Expr:
 
     __slots__ = ("op", "args", "attrs", "value", "name", "label")
 
-    def __init__(self, op: str, args: tuple = (), attrs: dict | None = None, value=None,
-                 name: str | None = None):
+    def __init__(
+        self,
+        op: str,
+        args: tuple = (),
+        attrs: dict | None = None,
+        value=None,
+        name: str | None = None,
+    ):
         self.op = op
         self.args = tuple(args)
         self.attrs = attrs or {}
@@ -41,11 +47,11 @@ class Expr:
         self.label: str | None = None  # the name a `name = expr` binding gave it
 
     @staticmethod
-    def const(value) -> "Expr":
+    def const(value) -> Expr:
         return Expr("const", value=value)
 
     @staticmethod
-    def var(name: str) -> "Expr":
+    def var(name: str) -> Expr:
         return Expr("var", name=name)
 
     @property
@@ -86,9 +92,9 @@ class Program:
 
     source: str
     output: Expr
-    statements: list = field(default_factory=list)   # (name or None, Expr)
-    bindings: dict = field(default_factory=dict)     # name -> Expr (the last binding)
-    inputs: list = field(default_factory=list)       # input variable names, first use first
+    statements: list = field(default_factory=list)  # (name or None, Expr)
+    bindings: dict = field(default_factory=dict)  # name -> Expr (the last binding)
+    inputs: list = field(default_factory=list)  # input variable names, first use first
 
     @property
     def output_name(self) -> str | None:
@@ -100,10 +106,10 @@ class Evaluation:
     """The result of evaluating a program: the output tensor, the leaves and named intermediates."""
 
     output: Tensor
-    leaves: dict            # input name -> leaf Tensor
-    intermediates: dict     # bound name -> Tensor
+    leaves: dict  # input name -> leaf Tensor
+    intermediates: dict  # bound name -> Tensor
     warnings: list
-    by_node: dict = field(default_factory=dict)   # id(Expr) -> Tensor, for every node evaluated
+    by_node: dict = field(default_factory=dict)  # id(Expr) -> Tensor, for every node evaluated
 
 
 def parse_value(name: str, value, dtype=None):
@@ -113,8 +119,11 @@ def parse_value(name: str, value, dtype=None):
     try:
         host = backend.host.asarray(value, dtype=dtype or backend.default_dtype)
     except (ValueError, TypeError) as exc:
-        raise BadValueError(f"bad value for {name!r}: {value!r} is not a number or a "
-                            f"rectangular array of numbers ({exc})", variable=name) from None
+        raise BadValueError(
+            f"bad value for {name!r}: {value!r} is not a number or a "
+            f"rectangular array of numbers ({exc})",
+            variable=name,
+        ) from None
     return backend.xp.asarray(host)
 
 
@@ -133,8 +142,12 @@ def _describe_nonfinite(op_name: str, data) -> str:
     return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"
 
 
-def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str] = (),
-             check_domain: bool = True) -> Evaluation:
+def evaluate(
+    program: Program | Expr,
+    values: dict,
+    requires_grad: Iterable[str] = (),
+    check_domain: bool = True,
+) -> Evaluation:
     """Evaluate ``program`` at ``values`` (name -> number/list/array), building the autograd graph.
 
     Variables named in ``requires_grad`` become leaves with ``requires_grad=True``.
@@ -163,7 +176,9 @@ def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str]
                 if node.name not in values:
                     raise MissingValueError(
                         f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                        f"--var {node.name}=VALUE or --vars JSON)", variable=node.name)
+                        f"--var {node.name}=VALUE or --vars JSON)",
+                        variable=node.name,
+                    )
                 t = wrap(parse_value(node.name, values[node.name]))
                 t.requires_grad = node.name in wanted
                 t.name = node.name
@@ -187,8 +202,9 @@ def evaluate(program: Program | Expr, values: dict, requires_grad: Iterable[str]
         computed[key] = t
     for name in wanted:
         if name not in leaves:
-            raise UnknownVariableError(f"--wrt names {name!r}, which is not a variable of the expression",
-                                       variable=name)
+            raise UnknownVariableError(
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+            )
     return Evaluation(computed[id(output)], leaves, intermediates, warnings, computed)
 
 
@@ -210,12 +226,20 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
         op = OPS[node.op]
         flags = op.differentiable or (True,) * len(node.args)
         for arg, differentiable in zip(node.args, flags):
-            if differentiable and arg.op not in ("const", "var") and OPS[arg.op].zero_grad \
-                    or differentiable and arg.op not in ("const", "var") \
-                    and OPS[arg.op].kind == "comparison":
+            if (
+                differentiable
+                and arg.op not in ("const", "var")
+                and OPS[arg.op].zero_grad
+                or differentiable
+                and arg.op not in ("const", "var")
+                and OPS[arg.op].kind == "comparison"
+            ):
                 cutting.add(id(arg))
-    if id(output) in by_node and output.op not in ("const", "var") and (
-            OPS[output.op].zero_grad or OPS[output.op].kind == "comparison"):
+    if (
+        id(output) in by_node
+        and output.op not in ("const", "var")
+        and (OPS[output.op].zero_grad or OPS[output.op].kind == "comparison")
+    ):
         cutting.add(id(output))
     for node in order:
         if node.op in ("const", "var"):

@@ -31,19 +31,40 @@ op's own ``jvp`` once per direction.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from . import backend
+from .autograd import topological_nodes
 from .errors import MissingValueError, ShapeError, UnknownVariableError
 from .expr import Expr, Program, parse_value, topological
-from .autograd import topological_nodes
-from .ops import (RuleContext, _extreme_weights, _norm_partials, _prod_partials, add_tangents,
-                  broadcast_to, call, chain, reshape, sum_to)
-from .tensor import OPS, Node, Tensor, apply, enable_grad, no_grad
+from .ops import (
+    RuleContext,
+    _extreme_weights,
+    _norm_partials,
+    _prod_partials,
+    add_tangents,
+    broadcast_to,
+    call,
+    chain,
+    reshape,
+    sum_to,
+)
+from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
-__all__ = ["TangentContext", "Tape", "tangent_rule", "batched_rule", "propagate",
-           "jvp", "jvp_program", "evaluate_program", "program_function", "prepare_inputs",
-           "basis", "zeros_tangent"]
+__all__ = [
+    "TangentContext",
+    "Tape",
+    "tangent_rule",
+    "batched_rule",
+    "propagate",
+    "jvp",
+    "jvp_program",
+    "evaluate_program",
+    "program_function",
+    "prepare_inputs",
+    "basis",
+    "zeros_tangent",
+]
 
 # Kept under its old name: forward mode was its first user.
 TangentContext = RuleContext
@@ -52,6 +73,7 @@ TangentContext = RuleContext
 # ---------------------------------------------------------------------------
 # Rules
 # ---------------------------------------------------------------------------
+
 
 def tangent_rule(op, ctx, tangents: Sequence, batch: int | None = None):
     """The output tangent of one op application: ``op.jvp`` itself, or its batched form."""
@@ -158,8 +180,12 @@ def _getitem(op, ctx, ts, batch):
 
 
 def _scatter(op, ctx, ts, batch):
-    return call("scatter", ts[0], index=(slice(None),) + tuple(ctx.attrs["index"]),
-                shape=(batch,) + tuple(ctx.attrs["shape"]))
+    return call(
+        "scatter",
+        ts[0],
+        index=(slice(None),) + tuple(ctx.attrs["index"]),
+        shape=(batch,) + tuple(ctx.attrs["shape"]),
+    )
 
 
 def _stack(op, ctx, ts, batch):
@@ -171,9 +197,9 @@ def _stack(op, ctx, ts, batch):
             parts.append(Tensor._wrap(backend.xp.zeros((batch,) + inner, dtype=x.data.dtype)))
         else:
             parts.append(broadcast_to(_pad(t, len(inner)), (batch,) + inner))
-    s = call("stack", *parts)                       # (k, B, *inner)
+    s = call("stack", *parts)  # (k, B, *inner)
     if not inner:
-        return call("mT", s)                        # (B, k)
+        return call("mT", s)  # (B, k)
     size = 1
     for d in inner:
         size *= d
@@ -184,12 +210,20 @@ def _stack(op, ctx, ts, batch):
 def _linear_reduction(op, ctx, ts, batch):
     attrs = ctx.attrs
     nd = len(ctx.shapes[0])
-    return call(op.name, ts[0], axis=_shift_axis(attrs.get("axis"), nd),
-                keepdims=attrs.get("keepdims", False))
+    return call(
+        op.name,
+        ts[0],
+        axis=_shift_axis(attrs.get("axis"), nd),
+        keepdims=attrs.get("keepdims", False),
+    )
 
 
-_PARTIALS = {"prod": _prod_partials, "amax": _extreme_weights, "amin": _extreme_weights,
-             "norm": _norm_partials}
+_PARTIALS = {
+    "prod": _prod_partials,
+    "amax": _extreme_weights,
+    "amin": _extreme_weights,
+    "norm": _norm_partials,
+}
 
 
 def _weighted_reduction(op, ctx, ts, batch):
@@ -204,8 +238,9 @@ def _weighted_reduction(op, ctx, ts, batch):
 def _dot(op, ctx, ts, batch):
     a, b = ctx.inputs
     ta, tb = ts
-    return add_tangents(None if ta is None else call("matmul", ta, b),
-                        None if tb is None else call("matmul", tb, a))
+    return add_tangents(
+        None if ta is None else call("matmul", ta, b), None if tb is None else call("matmul", tb, a)
+    )
 
 
 def _matmul(op, ctx, ts, batch):
@@ -217,7 +252,7 @@ def _matmul(op, ctx, ts, batch):
         return _matmul_2d(a, b, ta, tb, sa, sb, batch, out_shape)
     a2 = (1,) + sa if len(sa) == 1 else sa
     b2 = sb + (1,) if len(sb) == 1 else sb
-    nb = max(len(a2), len(b2)) - 2            # batch rank of the (promoted) product
+    nb = max(len(a2), len(b2)) - 2  # batch rank of the (promoted) product
     total = None
     if ta is not None:
         lead = (1,) * (nb - (len(a2) - 2))
@@ -236,18 +271,18 @@ def _matmul_2d(a, b, ta, tb, sa, sb, batch, out_shape):
     """Vectors and matrices: fold the B directions into the rows of one matrix product (one GEMM)."""
     total = None
     if ta is not None:
-        rows = reshape(ta, (batch * (sa[0] if len(sa) == 2 else 1), sa[-1]))    # (B*m, k)
+        rows = reshape(ta, (batch * (sa[0] if len(sa) == 2 else 1), sa[-1]))  # (B*m, k)
         total = add_tangents(total, reshape(call("matmul", rows, b), out_shape))
     if tb is not None:
-        a_t = call("mT", a) if len(sa) == 2 else a                             # (k, m) or (k,)
+        a_t = call("mT", a) if len(sa) == 2 else a  # (k, m) or (k,)
         if len(sb) == 1:
-            r = call("matmul", tb, a_t)                                       # (B, m) or (B,)
+            r = call("matmul", tb, a_t)  # (B, m) or (B,)
         else:
             k, p = sb
-            cols = reshape(call("mT", tb), (batch * p, k))                    # (B*p, k)
-            r = call("matmul", cols, a_t)                                     # (B*p, m) or (B*p,)
+            cols = reshape(call("mT", tb), (batch * p, k))  # (B*p, k)
+            r = call("matmul", cols, a_t)  # (B*p, m) or (B*p,)
             if len(sa) == 2:
-                r = call("mT", reshape(r, (batch, p, sa[0])))                 # (B, m, p)
+                r = call("mT", reshape(r, (batch, p, sa[0])))  # (B, m, p)
         total = add_tangents(total, reshape(r, out_shape))
     return total
 
@@ -267,11 +302,23 @@ def _loop(op, ctx, ts, batch):
 
 
 _BATCHED = {
-    "where": _where, "broadcast_to": _broadcast_to, "sum_to": _sum_to, "reshape": _reshape,
-    "transpose": _transpose, "mT": _mT, "getitem": _getitem, "scatter": _scatter,
-    "stack": _stack, "sum": _linear_reduction, "mean": _linear_reduction,
-    "prod": _weighted_reduction, "amax": _weighted_reduction, "amin": _weighted_reduction,
-    "norm": _weighted_reduction, "dot": _dot, "matmul": _matmul,
+    "where": _where,
+    "broadcast_to": _broadcast_to,
+    "sum_to": _sum_to,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "mT": _mT,
+    "getitem": _getitem,
+    "scatter": _scatter,
+    "stack": _stack,
+    "sum": _linear_reduction,
+    "mean": _linear_reduction,
+    "prod": _weighted_reduction,
+    "amax": _weighted_reduction,
+    "amin": _weighted_reduction,
+    "norm": _weighted_reduction,
+    "dot": _dot,
+    "matmul": _matmul,
 }
 
 
@@ -295,6 +342,7 @@ def batched_rule(op, ctx, tangents: Sequence, batch: int):
 # Tangent propagation over a recorded graph
 # ---------------------------------------------------------------------------
 
+
 class Tape:
     """The recorded Nodes between some input tensors and some outputs, in forward order.
 
@@ -307,8 +355,9 @@ class Tape:
     def __init__(self, outputs: Sequence[Tensor], inputs: Sequence[Tensor]):
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
-        order = topological_nodes(self.outputs,
-                                  stop=[t.grad_fn for t in self.inputs if t.grad_fn is not None])
+        order = topological_nodes(
+            self.outputs, stop=[t.grad_fn for t in self.inputs if t.grad_fn is not None]
+        )
         self.order = order
         # How many Nodes of the tape read each Node's output (to free tangents early).
         uses: dict[int, int] = {}
@@ -317,8 +366,9 @@ class Tape:
                 if x.grad_fn is not None:
                     uses[id(x.grad_fn)] = uses.get(id(x.grad_fn), 0) + 1
         self.uses = uses
-        self.max_size = max([t.size for t in self.outputs + self.inputs]
-                            + [node.out.size for node in order] + [1])
+        self.max_size = max(
+            [t.size for t in self.outputs + self.inputs] + [node.out.size for node in order] + [1]
+        )
 
     def run(self, tangents: Sequence, batch: int | None = None) -> list:
         """Output tangents (None = zero) for input ``tangents`` (one per input, None = zero)."""
@@ -365,15 +415,20 @@ def _check_tangent(x: Tensor, t, batch):
     if tuple(t.shape) != expected:
         if batch is None and t.size == x.size:
             return reshape(t, expected)
-        raise ShapeError(f"tangent of shape {tuple(t.shape)} for an input of shape "
-                         f"{tuple(x.shape)}" + ("" if batch is None else f" with {batch} directions")
-                         + f" (expected {expected})", expected=list(expected),
-                         got=list(t.shape))
+        raise ShapeError(
+            f"tangent of shape {tuple(t.shape)} for an input of shape "
+            f"{tuple(x.shape)}"
+            + ("" if batch is None else f" with {batch} directions")
+            + f" (expected {expected})",
+            expected=list(expected),
+            got=list(t.shape),
+        )
     return t
 
 
-def propagate(outputs: Sequence[Tensor], seeds: Iterable[tuple[Tensor, object]],
-              batch: int | None = None) -> list:
+def propagate(
+    outputs: Sequence[Tensor], seeds: Iterable[tuple[Tensor, object]], batch: int | None = None
+) -> list:
     """Tangents of ``outputs`` given ``seeds`` = [(input tensor, its tangent), ...] (None = zero)."""
     seeds = list(seeds)
     tape = Tape(outputs, [x for x, _ in seeds])
@@ -410,6 +465,7 @@ def basis(sizes: Sequence[int], shapes: Sequence[tuple], start: int, stop: int, 
 # ---------------------------------------------------------------------------
 # Function-level forward mode (torch.func.jvp style)
 # ---------------------------------------------------------------------------
+
 
 def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
@@ -473,11 +529,13 @@ def jvp(f: Callable, primals, tangents, *, batch: int | None = None, create_grap
 # Programs: dual-number evaluation of an expression graph
 # ---------------------------------------------------------------------------
 
+
 def _leaf_value(name: str, values: dict) -> Tensor:
     if name not in values:
         raise MissingValueError(
             f"no value for variable {name!r} (give --{name} VALUE, --var {name}=VALUE or --vars JSON)",
-            variable=name)
+            variable=name,
+        )
     value = values[name]
     if isinstance(value, Tensor):
         return value
@@ -486,8 +544,9 @@ def _leaf_value(name: str, values: dict) -> Tensor:
     return t
 
 
-def jvp_program(program: Program | Expr, values: dict, tangents: dict | None = None,
-                batch: int | None = None):
+def jvp_program(
+    program: Program | Expr, values: dict, tangents: dict | None = None, batch: int | None = None
+):
     """Evaluate ``program`` at ``values`` together with the tangent of its output.
 
     ``values`` maps input names to numbers, lists, arrays or Tensors (Tensors
@@ -535,8 +594,10 @@ def jvp_program(program: Program | Expr, values: dict, tangents: dict | None = N
                 tangent[key] = r
     unknown = sorted(set(tangents) - set(leaves))
     if unknown:
-        raise UnknownVariableError(f"a tangent is given for {unknown[0]!r}, which is not a variable "
-                                   f"of the expression", variable=unknown[0])
+        raise UnknownVariableError(
+            f"a tangent is given for {unknown[0]!r}, which is not a variable of the expression",
+            variable=unknown[0],
+        )
     return primal[id(output)], tangent.get(id(output))
 
 

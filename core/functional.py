@@ -31,8 +31,8 @@ results (the value, and dicts keyed by variable name) for the command line.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import backend
 from .autograd import grad
@@ -42,9 +42,25 @@ from .forward import Tape, basis, jvp_program, prepare_inputs, program_function,
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [
-    "jacobian", "hessian", "vjp", "jvp", "hvp", "vhp", "derivative", "derivatives", "gradcheck",
-    "GradcheckResult", "GradcheckFailure", "program_jacobian", "program_hessian", "program_jvp",
-    "program_vjp", "program_hvp", "program_derivatives", "program_gradcheck", "JacobianResult",
+    "jacobian",
+    "hessian",
+    "vjp",
+    "jvp",
+    "hvp",
+    "vhp",
+    "derivative",
+    "derivatives",
+    "gradcheck",
+    "GradcheckResult",
+    "GradcheckFailure",
+    "program_jacobian",
+    "program_hessian",
+    "program_jvp",
+    "program_vjp",
+    "program_hvp",
+    "program_derivatives",
+    "program_gradcheck",
+    "JacobianResult",
     "HessianResult",
 ]
 
@@ -56,6 +72,7 @@ CHUNK_ELEMENTS = 1 << 22
 # Plumbing
 # ---------------------------------------------------------------------------
 
+
 def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
 
@@ -65,8 +82,9 @@ def _check_inputs(inputs, what: str) -> tuple:
     out = []
     for i, x in enumerate(xs):
         if not isinstance(x, Tensor):
-            raise TypeError(f"The inputs given to {what} must be Tensors; input {i} is a "
-                            f"{type(x).__name__}")
+            raise TypeError(
+                f"The inputs given to {what} must be Tensors; input {i} is a {type(x).__name__}"
+            )
         if x.data.dtype.kind != "f":
             raise TypeError(f"{what}: input {i} has dtype {x.data.dtype}, expected floating point")
         out.append(x)
@@ -77,8 +95,10 @@ def _check_outputs(out, what: str) -> tuple:
     outs = _as_tuple(out)
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
-            raise TypeError(f"The outputs of the function given to {what} must be Tensors; "
-                            f"output {i} is a {type(o).__name__}")
+            raise TypeError(
+                f"The outputs of the function given to {what} must be Tensors; "
+                f"output {i} is a {type(o).__name__}"
+            )
     return outs
 
 
@@ -137,8 +157,13 @@ def _nest(blocks, inputs_tuple: bool, outputs_tuple: bool):
 
 
 def _strategy(name: str) -> str:
-    aliases = {"auto": "auto", "forward": "forward", "forward-mode": "forward",
-               "reverse": "reverse", "reverse-mode": "reverse"}
+    aliases = {
+        "auto": "auto",
+        "forward": "forward",
+        "forward-mode": "forward",
+        "reverse": "reverse",
+        "reverse-mode": "reverse",
+    }
     try:
         return aliases[name]
     except KeyError:
@@ -154,6 +179,7 @@ def _chunk_size(n: int, tape_max: int, chunk_size: int | None) -> int:
 # ---------------------------------------------------------------------------
 # Jacobians
 # ---------------------------------------------------------------------------
+
 
 def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
     """blocks[i][j] = d outs[i] / d xs[j] by forward sweeps over the recorded graph of ``outs``."""
@@ -175,8 +201,10 @@ def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
                     per_output[i].append(zeros_tangent(o, stop - start) if r is None else r)
         else:
             for k in range(total):
-                tangents = [None if t is None else t.reshape(t.shape[1:])
-                            for t in basis(sizes, shapes, k, k + 1, dtype)]
+                tangents = [
+                    None if t is None else t.reshape(t.shape[1:])
+                    for t in basis(sizes, shapes, k, k + 1, dtype)
+                ]
                 results = tape.run(tangents, None)
                 for i, (o, r) in enumerate(zip(outs, results)):
                     r = zeros_tangent(o) if r is None else r
@@ -208,8 +236,14 @@ def _reverse_blocks(outs, xs, create_graph):
             seed = xp.zeros(m, dtype=o.data.dtype)
             seed[k] = 1
             seed = Tensor._wrap(seed.reshape(o.data.shape))
-            gs = grad(o, xs, grad_outputs=seed, retain_graph=True, create_graph=create_graph,
-                      allow_unused=True)
+            gs = grad(
+                o,
+                xs,
+                grad_outputs=seed,
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
             for j, (x, g) in enumerate(zip(xs, gs)):
                 rows[j].append(_zeros(x.shape, x) if g is None else g)
         row_blocks = []
@@ -227,8 +261,10 @@ def _check_strict(blocks, outs, xs, what):
     for i, row in enumerate(blocks):
         for j, b in enumerate(row):
             if not bool((b.data != 0).any()) and not _depends(outs[i], xs[j]):
-                raise GradError(f"{what}: output {i} of the user-provided function is "
-                                f"independent of input {j}. This is not allowed in strict mode.")
+                raise GradError(
+                    f"{what}: output {i} of the user-provided function is "
+                    f"independent of input {j}. This is not allowed in strict mode."
+                )
 
 
 def _depends(out: Tensor, x: Tensor) -> bool:
@@ -243,8 +279,15 @@ def _depends(out: Tensor, x: Tensor) -> bool:
     return False
 
 
-def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = True, strategy: str = "auto", chunk_size: int | None = None):
+def jacobian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = True,
+    strategy: str = "auto",
+    chunk_size: int | None = None,
+):
     """The Jacobian of ``func`` at ``inputs`` (``torch.autograd.functional.jacobian``).
 
     ``strategy``: ``"reverse"`` (one backward pass per output element),
@@ -284,18 +327,22 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
 # Hessians
 # ---------------------------------------------------------------------------
 
+
 def _scalar_output(out, what: str) -> Tensor:
     if isinstance(out, (list, tuple)):
         if len(out) != 1:
             raise GradError(f"The function given to {what} should return a single Tensor")
         out = out[0]
     if not isinstance(out, Tensor):
-        raise TypeError(f"The function given to {what} should return a Tensor, got "
-                        f"{type(out).__name__}")
+        raise TypeError(
+            f"The function given to {what} should return a Tensor, got {type(out).__name__}"
+        )
     if out.size != 1:
         raise NonScalarOutputError(
             f"The Tensor returned by the function given to {what} should contain a single "
-            f"element (it has shape {tuple(out.shape)})", shape=list(out.shape))
+            f"element (it has shape {tuple(out.shape)})",
+            shape=list(out.shape),
+        )
     return out
 
 
@@ -308,9 +355,15 @@ def _gradients(y: Tensor, xs: tuple) -> list:
     return [_zeros(x.shape, x) if g is None else g for g, x in zip(gs, xs)]
 
 
-def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = True, outer_jacobian_strategy: str = "forward-mode",
-            chunk_size: int | None = None):
+def hessian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = True,
+    outer_jacobian_strategy: str = "forward-mode",
+    chunk_size: int | None = None,
+):
     """The Hessian of a scalar ``func`` at ``inputs`` (``torch.autograd.functional.hessian``).
 
     A single input gives one Tensor of shape ``x.shape + x.shape``; a tuple
@@ -350,12 +403,15 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 # Products: vjp, jvp, hvp, vhp
 # ---------------------------------------------------------------------------
 
+
 def _match(v, xs, what: str, name: str) -> tuple:
     if v is None:
         for x in xs:
             if x.size != 1:
-                raise GradError(f"The vector v can only be None if the {name} is a single "
-                                f"element Tensor ({what})")
+                raise GradError(
+                    f"The vector v can only be None if the {name} is a single "
+                    f"element Tensor ({what})"
+                )
         return tuple(Tensor._wrap(backend.xp.ones(x.data.shape, dtype=x.data.dtype)) for x in xs)
     vs = _as_tuple(v)
     if len(vs) != len(xs):
@@ -364,8 +420,11 @@ def _match(v, xs, what: str, name: str) -> tuple:
     for vi, x in zip(vs, xs):
         vi = vi if isinstance(vi, Tensor) else Tensor(vi, dtype=x.data.dtype)
         if tuple(vi.shape) != tuple(x.shape):
-            raise ShapeError(f"{what}: v has shape {tuple(vi.shape)} but the {name} has shape "
-                             f"{tuple(x.shape)}", expected=list(x.shape), got=list(vi.shape))
+            raise ShapeError(
+                f"{what}: v has shape {tuple(vi.shape)} but the {name} has shape {tuple(x.shape)}",
+                expected=list(x.shape),
+                got=list(vi.shape),
+            )
         out.append(vi)
     return tuple(out)
 
@@ -391,13 +450,21 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     live = [(o, vi) for o, vi in zip(outs, vs) if o.requires_grad]
     if live:
         with enable_grad():
-            gs = grad([o for o, _ in live], xs, grad_outputs=[vi for _, vi in live],
-                      create_graph=create_graph, retain_graph=create_graph, allow_unused=True)
+            gs = grad(
+                [o for o, _ in live],
+                xs,
+                grad_outputs=[vi for _, vi in live],
+                create_graph=create_graph,
+                retain_graph=create_graph,
+                allow_unused=True,
+            )
     else:
         gs = (None,) * len(xs)
     if strict and any(g is None for g in gs):
-        raise GradError("vjp: the output of the user-provided function is independent of an "
-                        "input. This is not allowed in strict mode.")
+        raise GradError(
+            "vjp: the output of the user-provided function is independent of an "
+            "input. This is not allowed in strict mode."
+        )
     gs = [_finish(_zeros(x.shape, x) if g is None else g, create_graph) for g, x in zip(gs, xs)]
     outs = [_finish(o, create_graph) for o in outs]
     return _shape_like(outs, outputs_tuple), _shape_like(gs, inputs_tuple)
@@ -423,8 +490,10 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with mode:
         ts = Tape(outs, xs).run(vs)
     if strict and any(t is None for t in ts):
-        raise GradError("jvp: an output of the user-provided function is independent of the "
-                        "inputs. This is not allowed in strict mode.")
+        raise GradError(
+            "jvp: an output of the user-provided function is independent of the "
+            "inputs. This is not allowed in strict mode."
+        )
     ts = [_finish(zeros_tangent(o) if t is None else t, create_graph) for o, t in zip(outs, ts)]
     outs = [_finish(o, create_graph) for o in outs]
     return _shape_like(outs, outputs_tuple), _shape_like(ts, outputs_tuple)
@@ -447,8 +516,10 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with mode:
         ts = Tape(gs, xs).run(vs)
     if strict and all(t is None for t in ts):
-        raise GradError("hvp: the Hessian of the user-provided function is zero, which is not "
-                        "allowed in strict mode.")
+        raise GradError(
+            "hvp: the Hessian of the user-provided function is zero, which is not "
+            "allowed in strict mode."
+        )
     ts = [_finish(zeros_tangent(x) if t is None else t, create_graph) for x, t in zip(xs, ts)]
     return _finish(y, create_graph), _shape_like(ts, inputs_tuple)
 
@@ -464,13 +535,21 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     live = [(g, vi) for g, vi in zip(gs, vs) if g.requires_grad]
     if live:
         with enable_grad():
-            hs = grad([g for g, _ in live], xs, grad_outputs=[vi for _, vi in live],
-                      create_graph=create_graph, retain_graph=True, allow_unused=True)
+            hs = grad(
+                [g for g, _ in live],
+                xs,
+                grad_outputs=[vi for _, vi in live],
+                create_graph=create_graph,
+                retain_graph=True,
+                allow_unused=True,
+            )
     else:
         hs = (None,) * len(xs)
     if strict and all(h is None for h in hs):
-        raise GradError("vhp: the Hessian of the user-provided function is zero, which is not "
-                        "allowed in strict mode.")
+        raise GradError(
+            "vhp: the Hessian of the user-provided function is zero, which is not "
+            "allowed in strict mode."
+        )
     hs = [_finish(_zeros(x.shape, x) if h is None else h, create_graph) for h, x in zip(hs, xs)]
     return _finish(y, create_graph), _shape_like(hs, inputs_tuple)
 
@@ -478,6 +557,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 # ---------------------------------------------------------------------------
 # n-th derivatives
 # ---------------------------------------------------------------------------
+
 
 def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
     """``[f(x), f'(x), ..., f^(order)(x)]`` by repeated ``grad(create_graph=True)``.
@@ -502,7 +582,9 @@ def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
         if tuple(y.shape) not in ((), tuple(xi.shape)) and y.size != 1:
             raise NonScalarOutputError(
                 f"derivative needs a scalar function or an elementwise one: the output has "
-                f"shape {tuple(y.shape)} and the input {tuple(xi.shape)}", shape=list(y.shape))
+                f"shape {tuple(y.shape)} and the input {tuple(xi.shape)}",
+                shape=list(y.shape),
+            )
         results = [y]
         current = y
         for _ in range(int(order)):
@@ -511,7 +593,9 @@ def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
             else:
                 seed = None
                 if current.size != 1 or tuple(current.shape) != ():
-                    seed = Tensor._wrap(backend.xp.ones(current.data.shape, dtype=current.data.dtype))
+                    seed = Tensor._wrap(
+                        backend.xp.ones(current.data.shape, dtype=current.data.dtype)
+                    )
                 (g,) = grad(current, xi, grad_outputs=seed, create_graph=True, allow_unused=True)
                 current = _zeros(xi.shape, xi) if g is None else g
             results.append(current)
@@ -531,6 +615,7 @@ def derivative(f: Callable, x, order: int = 1, create_graph: bool = False) -> Te
 # ---------------------------------------------------------------------------
 # gradcheck
 # ---------------------------------------------------------------------------
+
 
 class GradcheckFailure(GradError):
     kind = "gradcheck"
@@ -564,13 +649,17 @@ class GradcheckResult:
 
     def summary(self) -> str:
         head = "gradcheck passed" if self.passed else "gradcheck FAILED"
-        text = (f"{head}: max abs error {self.max_abs_error:.3g}, max rel error "
-                f"{self.max_rel_error:.3g} (eps={self.eps:g}, atol={self.atol:g}, rtol={self.rtol:g})")
+        text = (
+            f"{head}: max abs error {self.max_abs_error:.3g}, max rel error "
+            f"{self.max_rel_error:.3g} (eps={self.eps:g}, atol={self.atol:g}, rtol={self.rtol:g})"
+        )
         if self.worst is not None and not self.passed:
             w = self.worst
-            text += (f"; worst: {w['mode']} d output {w['output']}{list(w['output_index'])} / "
-                     f"d input {w['input']}{list(w['input_index'])}: analytic {w['analytic']:.10g}, "
-                     f"numeric {w['numeric']:.10g}")
+            text += (
+                f"; worst: {w['mode']} d output {w['output']}{list(w['output_index'])} / "
+                f"d input {w['input']}{list(w['input_index'])}: analytic {w['analytic']:.10g}, "
+                f"numeric {w['numeric']:.10g}"
+            )
         return text
 
 
@@ -578,8 +667,15 @@ def _flat_outputs(out) -> list:
     return [o.data.reshape(-1) for o in _as_tuple(out)]
 
 
-def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = False, check_forward_ad: bool = False) -> GradcheckResult:
+def gradcheck(
+    func: Callable,
+    inputs,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = False,
+    check_forward_ad: bool = False,
+) -> GradcheckResult:
     """Compare ``func``'s analytic Jacobian with central finite differences (``torch.autograd.gradcheck``).
 
     Every input Tensor is checked, or only those with ``requires_grad=True``
@@ -618,8 +714,10 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
 
     def as_matrix(blocks, j):
         # blocks[i][j]: output i, input j -> rows of all outputs, columns of input j
-        parts = [backend.to_numpy(blocks[i][j].data).reshape(out_sizes[i], diff[j].size)
-                 for i in range(len(out_sizes))]
+        parts = [
+            backend.to_numpy(blocks[i][j].data).reshape(out_sizes[i], diff[j].size)
+            for i in range(len(out_sizes))
+        ]
         return host.concatenate(parts, axis=0) if parts else host.zeros((0, diff[j].size))
 
     def analytic(strategy):
@@ -647,8 +745,9 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
                 args[j] = Tensor._wrap(pert.reshape(x.data.shape))
                 with no_grad():
                     out = sub(*args)
-                values.append(backend.to_numpy(xp.concatenate(_flat_outputs(out)))
-                              if n_out else host.zeros(0))
+                values.append(
+                    backend.to_numpy(xp.concatenate(_flat_outputs(out))) if n_out else host.zeros(0)
+                )
             cols[:, k] = (values[0] - values[1]) / (2 * eps)
         num.append(cols)
 
@@ -680,10 +779,12 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
                     "mode": mode,
                     "input": checked[j],
                     "input_index": tuple(int(v) for v in host.unravel_index(c, diff[j].shape))
-                    if diff[j].shape else (),
+                    if diff[j].shape
+                    else (),
                     "output": o,
                     "output_index": tuple(int(v) for v in host.unravel_index(within, out_shape))
-                    if out_shape else (),
+                    if out_shape
+                    else (),
                     "analytic": float(a[r, c]),
                     "numeric": float(n[r, c]),
                     "abs_error": float(err[r, c]),
@@ -692,8 +793,19 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
             if not bool((err <= tol).all()):
                 passed = False
                 messages.append(f"{mode}-mode Jacobian mismatch for input {checked[j]}")
-    result = GradcheckResult(passed, max_abs, max_rel, worst, tuple(ana), tuple(num),
-                             None if fwd is None else tuple(fwd), eps, atol, rtol, messages)
+    result = GradcheckResult(
+        passed,
+        max_abs,
+        max_rel,
+        worst,
+        tuple(ana),
+        tuple(num),
+        None if fwd is None else tuple(fwd),
+        eps,
+        atol,
+        rtol,
+        messages,
+    )
     if raise_exception and not passed:
         raise GradcheckFailure(result.summary(), worst=worst)
     return result
@@ -710,6 +822,7 @@ def _locate(row: int, sizes: list) -> tuple:
 # ---------------------------------------------------------------------------
 # Programs (what the command line calls)
 # ---------------------------------------------------------------------------
+
 
 @dataclass
 class JacobianResult:
@@ -742,6 +855,7 @@ def _wrt(program: Program | Expr, wrt) -> list:
         if isinstance(program, Program):
             return list(program.inputs)
         from .expr import topological
+
         names = []
         for node in topological([program]):
             if node.op == "var" and node.name not in names:
@@ -752,12 +866,14 @@ def _wrt(program: Program | Expr, wrt) -> list:
     for name in names:
         if known is not None and name not in known:
             raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+            )
     return names
 
 
-def program_jacobian(program: Program | Expr, values: dict, wrt=None,
-                     strategy: str = "auto") -> JacobianResult:
+def program_jacobian(
+    program: Program | Expr, values: dict, wrt=None, strategy: str = "auto"
+) -> JacobianResult:
     """The Jacobian of a program's output with respect to the variables ``wrt`` (default: all).
 
     ``jacobian[name]`` has shape ``value.shape + shape(name)`` (for a scalar
@@ -804,8 +920,9 @@ def program_jacobian(program: Program | Expr, values: dict, wrt=None,
     return JacobianResult(out.detach(), jac, strategy, _warnings(program, ev))
 
 
-def program_hessian(program: Program | Expr, values: dict, wrt=None,
-                    strategy: str = "forward") -> HessianResult:
+def program_hessian(
+    program: Program | Expr, values: dict, wrt=None, strategy: str = "forward"
+) -> HessianResult:
     """Value, gradient and Hessian blocks of a program with a scalar output.
 
     ``hessian[a][b]`` has shape ``shape(a) + shape(b)``; computed
@@ -829,8 +946,7 @@ def program_hessian(program: Program | Expr, values: dict, wrt=None,
         else:
             blocks = _forward_blocks(gs, xs, False, True)
     gradient = {n: g.detach() for n, g in zip(names, gs)}
-    hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)}
-            for i, a in enumerate(names)}
+    hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)} for i, a in enumerate(names)}
     return HessianResult(y.detach(), gradient, hess, _warnings(program, ev))
 
 
@@ -857,8 +973,10 @@ def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tup
     names = _wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
-    vs = tuple(v[n] if n in v else Tensor._wrap(backend.xp.zeros(x.data.shape, dtype=x.data.dtype))
-               for n, x in zip(names, xs))
+    vs = tuple(
+        v[n] if n in v else Tensor._wrap(backend.xp.zeros(x.data.shape, dtype=x.data.dtype))
+        for n, x in zip(names, xs)
+    )
     f = program_function(program, values, names)
     out, hs = hvp(f, xs, vs)
     return out, dict(zip(names, _as_tuple(hs)))
@@ -872,7 +990,9 @@ def program_derivatives(program: Program | Expr, values: dict, wrt: str, order: 
     return derivatives(f, ev.leaves[name].detach(), order)
 
 
-def program_gradcheck(program: Program | Expr, values: dict, wrt=None, **options) -> GradcheckResult:
+def program_gradcheck(
+    program: Program | Expr, values: dict, wrt=None, **options
+) -> GradcheckResult:
     """:func:`gradcheck` of a program with respect to the variables ``wrt`` (default: all)."""
     names = _wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)

@@ -35,19 +35,46 @@ forward mode.  Two conventions hold throughout:
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from . import backend
 from .tensor import OPS, Tensor, apply, as_tensor
 
 
 class Op:
-    __slots__ = ("name", "node", "forward", "vjp", "jvp", "arity", "saves", "differentiable",
-                 "differentiable_any", "kind", "symbol", "deriv", "zero_grad", "kink")
+    __slots__ = (
+        "name",
+        "node",
+        "forward",
+        "vjp",
+        "jvp",
+        "arity",
+        "saves",
+        "differentiable",
+        "differentiable_any",
+        "kind",
+        "symbol",
+        "deriv",
+        "zero_grad",
+        "kink",
+    )
 
-    def __init__(self, name: str, node, forward: Callable, vjp=None, jvp=None, *, arity=1,
-                 saves=True, differentiable=None, kind="elementwise", symbol=None, deriv=None,
-                 zero_grad=False):
+    def __init__(
+        self,
+        name: str,
+        node,
+        forward: Callable,
+        vjp=None,
+        jvp=None,
+        *,
+        arity=1,
+        saves=True,
+        differentiable=None,
+        kind="elementwise",
+        symbol=None,
+        deriv=None,
+        zero_grad=False,
+    ):
         self.name = name
         self.node = node
         self.forward = forward
@@ -109,6 +136,7 @@ def register(op: Op) -> Op:
 # type (Tensor here; the symbolic differentiator supplies its own), so a rule
 # never touches raw arrays.
 # ---------------------------------------------------------------------------
+
 
 def _anchor(args):
     for a in args:
@@ -232,6 +260,7 @@ def _xp():
 # Elementwise ops built from local derivatives
 # ---------------------------------------------------------------------------
 
+
 def _unary(name, node, forward, deriv, *, saves=True, zero_grad=False):
     """deriv(x, out) -> dout/dx, written with engine ops."""
 
@@ -245,8 +274,9 @@ def _unary(name, node, forward, deriv, *, saves=True, zero_grad=False):
             return None
         return chain(t, deriv(n.inputs[0], n.out))
 
-    return register(Op(name, node, forward, vjp, jvp, saves=saves, deriv=(deriv,),
-                       zero_grad=zero_grad))
+    return register(
+        Op(name, node, forward, vjp, jvp, saves=saves, deriv=(deriv,), zero_grad=zero_grad)
+    )
 
 
 def _binary(name, node, forward, deriv_a, deriv_b, *, symbol=None):
@@ -263,12 +293,15 @@ def _binary(name, node, forward, deriv_a, deriv_b, *, symbol=None):
         a, b = n.inputs
         out = n.out
         ta, tb = tangents
-        r = add_tangents(chain(ta, deriv_a(a, b, out)) if ta is not None else None,
-                         chain(tb, deriv_b(a, b, out)) if tb is not None else None)
+        r = add_tangents(
+            chain(ta, deriv_a(a, b, out)) if ta is not None else None,
+            chain(tb, deriv_b(a, b, out)) if tb is not None else None,
+        )
         return None if r is None else broadcast_to(r, out.shape)
 
-    return register(Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b),
-                       symbol=symbol))
+    return register(
+        Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b), symbol=symbol)
+    )
 
 
 LN2 = math.log(2.0)
@@ -292,32 +325,57 @@ _unary("tanh", "TanhBackward0", lambda a: _xp().tanh(a), lambda x, out: 1 - out 
 # abs'(0) = sign(0) = 0, as in PyTorch.
 _unary("abs", "AbsBackward0", lambda a: _xp().abs(a), lambda x, out: sign(x))
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
-_unary("sigmoid", "SigmoidBackward0", lambda a: 1 / (1 + _xp().exp(-a)),
-       lambda x, out: out * (1 - out))
+_unary(
+    "sigmoid", "SigmoidBackward0", lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out)
+)
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
 _unary("relu", "ReluBackward0", lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0))
 # log(1 + exp(x)) computed without overflow.
-_unary("softplus", "SoftplusBackward0", lambda a: _xp().logaddexp(0, a),
-       lambda x, out: call("sigmoid", x))
+_unary(
+    "softplus",
+    "SoftplusBackward0",
+    lambda a: _xp().logaddexp(0, a),
+    lambda x, out: call("sigmoid", x),
+)
 # Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
-for _name, _node, _fn in (("sign", "SignBackward0", "sign"), ("floor", "FloorBackward0", "floor"),
-                          ("ceil", "CeilBackward0", "ceil"), ("round", "RoundBackward0", "round")):
-    _unary(_name, _node, (lambda f: lambda a: getattr(_xp(), f)(a))(_fn),
-           lambda x, out: zeros_like(x), zero_grad=True)
+for _name, _node, _fn in (
+    ("sign", "SignBackward0", "sign"),
+    ("floor", "FloorBackward0", "floor"),
+    ("ceil", "CeilBackward0", "ceil"),
+    ("round", "RoundBackward0", "round"),
+):
+    _unary(
+        _name,
+        _node,
+        (lambda f: lambda a: getattr(_xp(), f)(a))(_fn),
+        lambda x, out: zeros_like(x),
+        zero_grad=True,
+    )
 
 
 def _neg_vjp(n, g):
     return (-g,)
 
 
-register(Op("neg", "NegBackward0", lambda a: -a, _neg_vjp,
-            lambda n, ts: None if ts[0] is None else -ts[0], saves=False, symbol="-",
-            deriv=(lambda x, out: -1.0,)))
+register(
+    Op(
+        "neg",
+        "NegBackward0",
+        lambda a: -a,
+        _neg_vjp,
+        lambda n, ts: None if ts[0] is None else -ts[0],
+        saves=False,
+        symbol="-",
+        deriv=(lambda x, out: -1.0,),
+    )
+)
 
 
 def _add_vjp(n, g):
-    return (sum_to(g, n.shapes[0]) if n.needs[0] else None,
-            sum_to(g, n.shapes[1]) if n.needs[1] else None)
+    return (
+        sum_to(g, n.shapes[0]) if n.needs[0] else None,
+        sum_to(g, n.shapes[1]) if n.needs[1] else None,
+    )
 
 
 def _add_jvp(n, ts):
@@ -326,8 +384,10 @@ def _add_jvp(n, ts):
 
 
 def _sub_vjp(n, g):
-    return (sum_to(g, n.shapes[0]) if n.needs[0] else None,
-            sum_to(-g, n.shapes[1]) if n.needs[1] else None)
+    return (
+        sum_to(g, n.shapes[0]) if n.needs[0] else None,
+        sum_to(-g, n.shapes[1]) if n.needs[1] else None,
+    )
 
 
 def _sub_jvp(n, ts):
@@ -336,14 +396,43 @@ def _sub_jvp(n, ts):
     return None if r is None else broadcast_to(r, n.out.shape)
 
 
-register(Op("add", "AddBackward0", lambda a, b: a + b, _add_vjp, _add_jvp, arity=2, saves=False,
-            symbol="+", deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0)))
-register(Op("sub", "SubBackward0", lambda a, b: a - b, _sub_vjp, _sub_jvp, arity=2, saves=False,
-            symbol="-", deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0)))
-_binary("mul", "MulBackward0", lambda a, b: a * b,
-        lambda a, b, out: b, lambda a, b, out: a, symbol="*")
-_binary("div", "DivBackward0", lambda a, b: a / b,
-        lambda a, b, out: 1 / b, lambda a, b, out: -(out / b), symbol="/")
+register(
+    Op(
+        "add",
+        "AddBackward0",
+        lambda a, b: a + b,
+        _add_vjp,
+        _add_jvp,
+        arity=2,
+        saves=False,
+        symbol="+",
+        deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0),
+    )
+)
+register(
+    Op(
+        "sub",
+        "SubBackward0",
+        lambda a, b: a - b,
+        _sub_vjp,
+        _sub_jvp,
+        arity=2,
+        saves=False,
+        symbol="-",
+        deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0),
+    )
+)
+_binary(
+    "mul", "MulBackward0", lambda a, b: a * b, lambda a, b, out: b, lambda a, b, out: a, symbol="*"
+)
+_binary(
+    "div",
+    "DivBackward0",
+    lambda a, b: a / b,
+    lambda a, b, out: 1 / b,
+    lambda a, b, out: -(out / b),
+    symbol="/",
+)
 
 
 def _pow_da(a, b, out):
@@ -373,17 +462,37 @@ def _pow_node(n):
 # lines and batch identical.
 _binary("pow", _pow_node, lambda a, b: _xp().power(a, b), _pow_da, _pow_db, symbol="**")
 # max/min of two arguments: ties split the gradient evenly between them (PyTorch's maximum/minimum).
-_binary("maximum", "MaximumBackward0", lambda a, b: _xp().maximum(a, b),
-        lambda a, b, out: gt(a, b) + 0.5 * eq(a, b), lambda a, b, out: lt(a, b) + 0.5 * eq(a, b))
-_binary("minimum", "MinimumBackward0", lambda a, b: _xp().minimum(a, b),
-        lambda a, b, out: lt(a, b) + 0.5 * eq(a, b), lambda a, b, out: gt(a, b) + 0.5 * eq(a, b))
+_binary(
+    "maximum",
+    "MaximumBackward0",
+    lambda a, b: _xp().maximum(a, b),
+    lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
+    lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
+)
+_binary(
+    "minimum",
+    "MinimumBackward0",
+    lambda a, b: _xp().minimum(a, b),
+    lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
+    lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
+)
 
 # max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
 # gradient, so max(x, 0) has the same derivative at 0 as relu(x) and where(x > 0, x, 0).
-_binary("clamp_min", "ClampMinBackward0", lambda a, b: _xp().maximum(a, b),
-        lambda a, b, out: gt(a, b), lambda a, b, out: None)
-_binary("clamp_max", "ClampMaxBackward0", lambda a, b: _xp().minimum(a, b),
-        lambda a, b, out: lt(a, b), lambda a, b, out: None)
+_binary(
+    "clamp_min",
+    "ClampMinBackward0",
+    lambda a, b: _xp().maximum(a, b),
+    lambda a, b, out: gt(a, b),
+    lambda a, b, out: None,
+)
+_binary(
+    "clamp_max",
+    "ClampMaxBackward0",
+    lambda a, b: _xp().minimum(a, b),
+    lambda a, b, out: lt(a, b),
+    lambda a, b, out: None,
+)
 OPS["clamp_min"].differentiable = OPS["clamp_max"].differentiable = (True, False)
 
 
@@ -393,13 +502,29 @@ def _comparison(name, symbol, fn):
         r = getattr(_xp(), fn)(a, b)
         return r.astype(a.dtype if a.dtype.kind == "f" else b.dtype)
 
-    register(Op(name, name.capitalize() + "Backward0", forward, None, None, arity=2,
-                differentiable=(False, False), kind="comparison", symbol=symbol))
+    register(
+        Op(
+            name,
+            name.capitalize() + "Backward0",
+            forward,
+            None,
+            None,
+            arity=2,
+            differentiable=(False, False),
+            kind="comparison",
+            symbol=symbol,
+        )
+    )
 
 
-for _name, _symbol, _fn in (("lt", "<", "less"), ("le", "<=", "less_equal"),
-                            ("gt", ">", "greater"), ("ge", ">=", "greater_equal"),
-                            ("eq", "==", "equal"), ("ne", "!=", "not_equal")):
+for _name, _symbol, _fn in (
+    ("lt", "<", "less"),
+    ("le", "<=", "less_equal"),
+    ("gt", ">", "greater"),
+    ("ge", ">=", "greater_equal"),
+    ("eq", "==", "equal"),
+    ("ne", "!=", "not_equal"),
+):
     _comparison(_name, _symbol, _fn)
 
 
@@ -420,21 +545,40 @@ def _where_jvp(n, ts):
     return broadcast_to(where(cond, ta, tb), n.out.shape)
 
 
-register(Op("where", "WhereBackward0", lambda c, a, b: _xp().where(c != 0, a, b),
-            _where_vjp, _where_jvp, arity=3, differentiable=(False, True, True)))
+register(
+    Op(
+        "where",
+        "WhereBackward0",
+        lambda c, a, b: _xp().where(c != 0, a, b),
+        _where_vjp,
+        _where_jvp,
+        arity=3,
+        differentiable=(False, True, True),
+    )
+)
 
 
 def _zeros_like_forward(a):
     return _xp().zeros_like(a)
 
 
-register(Op("zeros_like", "ZerosLikeBackward0", _zeros_like_forward, None, None,
-            differentiable=(False,), kind="constant"))
+register(
+    Op(
+        "zeros_like",
+        "ZerosLikeBackward0",
+        _zeros_like_forward,
+        None,
+        None,
+        differentiable=(False,),
+        kind="constant",
+    )
+)
 
 
 # ---------------------------------------------------------------------------
 # Shape ops (linear: the jvp is the op applied to the tangent)
 # ---------------------------------------------------------------------------
+
 
 def _broadcast_to_forward(a, shape):
     return _xp().broadcast_to(a, shape)
@@ -443,31 +587,67 @@ def _broadcast_to_forward(a, shape):
 def _sum_to_forward(a, shape):
     lead = a.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
+        i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1
+    )
     r = a.sum(axis=axes, keepdims=True) if axes else a
     return r.reshape(shape)
 
 
-register(Op("broadcast_to", "ExpandBackward0", _broadcast_to_forward,
-            lambda n, g: (sum_to(g, n.shapes[0]),),
-            lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
-            saves=False, kind="shape"))
-register(Op("sum_to", "SumToSizeBackward0", _sum_to_forward,
-            lambda n, g: (broadcast_to(g, n.shapes[0]),),
-            lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
-            saves=False, kind="shape"))
-register(Op("reshape", "ViewBackward0", lambda a, shape: a.reshape(shape),
-            lambda n, g: (reshape(g, n.shapes[0]),),
-            lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
-            saves=False, kind="shape"))
-register(Op("transpose", "PermuteBackward0", lambda a: a.T,
-            lambda n, g: (call("transpose", g),),
-            lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
-            saves=False, kind="shape"))
-register(Op("mT", "TransposeBackward0", lambda a: _xp().swapaxes(a, -1, -2),
-            lambda n, g: (call("mT", g),),
-            lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
-            saves=False, kind="shape"))
+register(
+    Op(
+        "broadcast_to",
+        "ExpandBackward0",
+        _broadcast_to_forward,
+        lambda n, g: (sum_to(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+    )
+)
+register(
+    Op(
+        "sum_to",
+        "SumToSizeBackward0",
+        _sum_to_forward,
+        lambda n, g: (broadcast_to(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+    )
+)
+register(
+    Op(
+        "reshape",
+        "ViewBackward0",
+        lambda a, shape: a.reshape(shape),
+        lambda n, g: (reshape(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+    )
+)
+register(
+    Op(
+        "transpose",
+        "PermuteBackward0",
+        lambda a: a.T,
+        lambda n, g: (call("transpose", g),),
+        lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
+        saves=False,
+        kind="shape",
+    )
+)
+register(
+    Op(
+        "mT",
+        "TransposeBackward0",
+        lambda a: _xp().swapaxes(a, -1, -2),
+        lambda n, g: (call("mT", g),),
+        lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
+        saves=False,
+        kind="shape",
+    )
+)
 
 
 def _getitem_node(n):
@@ -491,15 +671,32 @@ def _scatter_forward(g, index, shape):
     return out
 
 
-register(Op("getitem", _getitem_node, lambda a, index: a[index],
-            lambda n, g: (call("scatter", g, index=n.attrs["index"], shape=n.shapes[0]),),
-            lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
-            saves=False, kind="shape"))
-register(Op("scatter", "IndexPutBackward0", _scatter_forward,
-            lambda n, g: (call("getitem", g, index=n.attrs["index"]),),
-            lambda n, ts: None if ts[0] is None else call(
-                "scatter", ts[0], index=n.attrs["index"], shape=n.attrs["shape"]),
-            saves=False, kind="shape"))
+register(
+    Op(
+        "getitem",
+        _getitem_node,
+        lambda a, index: a[index],
+        lambda n, g: (call("scatter", g, index=n.attrs["index"], shape=n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
+        saves=False,
+        kind="shape",
+    )
+)
+register(
+    Op(
+        "scatter",
+        "IndexPutBackward0",
+        _scatter_forward,
+        lambda n, g: (call("getitem", g, index=n.attrs["index"]),),
+        lambda n, ts: (
+            None
+            if ts[0] is None
+            else call("scatter", ts[0], index=n.attrs["index"], shape=n.attrs["shape"])
+        ),
+        saves=False,
+        kind="shape",
+    )
+)
 
 
 def _stack_forward(*arrays):
@@ -513,8 +710,10 @@ def _stack_forward(*arrays):
 
 
 def _stack_vjp(n, g):
-    return tuple(sum_to(call("getitem", g, index=(i,)), n.shapes[i]) if need else None
-                 for i, need in enumerate(n.needs))
+    return tuple(
+        sum_to(call("getitem", g, index=(i,)), n.shapes[i]) if need else None
+        for i, need in enumerate(n.needs)
+    )
 
 
 def _stack_jvp(n, ts):
@@ -525,13 +724,15 @@ def _stack_jvp(n, ts):
     return call("stack", *[broadcast_to(p, shape) for p in parts])
 
 
-register(Op("stack", "StackBackward0", _stack_forward, _stack_vjp, _stack_jvp, arity=None,
-            kind="shape"))
+register(
+    Op("stack", "StackBackward0", _stack_forward, _stack_vjp, _stack_jvp, arity=None, kind="shape")
+)
 
 
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
+
 
 def _reduce_name(full, partial):
     return lambda n: full if n.attrs.get("axis") is None else partial
@@ -547,11 +748,17 @@ def _reduced_count(shape, axis) -> int:
     return n // m if m else 0
 
 
-register(Op("sum", _reduce_name("SumBackward0", "SumBackward1"),
-            lambda a, axis=None, keepdims=False: a.sum(axis=axis, keepdims=keepdims),
-            lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),),
-            lambda n, ts: None if ts[0] is None else call("sum", ts[0], **n.attrs),
-            saves=False, kind="reduction"))
+register(
+    Op(
+        "sum",
+        _reduce_name("SumBackward0", "SumBackward1"),
+        lambda a, axis=None, keepdims=False: a.sum(axis=axis, keepdims=keepdims),
+        lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),),
+        lambda n, ts: None if ts[0] is None else call("sum", ts[0], **n.attrs),
+        saves=False,
+        kind="reduction",
+    )
+)
 
 
 def _mean_forward(a, axis=None, keepdims=False):
@@ -561,11 +768,20 @@ def _mean_forward(a, axis=None, keepdims=False):
     return a.sum(axis=axis, keepdims=keepdims) / _reduced_count(a.shape, axis)
 
 
-register(Op("mean", _reduce_name("MeanBackward0", "MeanBackward1"), _mean_forward,
-            lambda n, g: (expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"])
-                          / _reduced_count(n.shapes[0], n.attrs["axis"]),),
-            lambda n, ts: None if ts[0] is None else call("mean", ts[0], **n.attrs),
-            saves=False, kind="reduction"))
+register(
+    Op(
+        "mean",
+        _reduce_name("MeanBackward0", "MeanBackward1"),
+        _mean_forward,
+        lambda n, g: (
+            expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"])
+            / _reduced_count(n.shapes[0], n.attrs["axis"]),
+        ),
+        lambda n, ts: None if ts[0] is None else call("mean", ts[0], **n.attrs),
+        saves=False,
+        kind="reduction",
+    )
+)
 
 
 def _prod_partials(x, out, axis, keepdims):
@@ -585,22 +801,44 @@ def _prod_partials(x, out, axis, keepdims):
     # a partial that is 0 at the point (a product with a zero factor left in it) still has
     # the right derivative: the second derivative at zeros is exact (H_ij = prod_{k!=i,j}).
     zero_sum = along(("sum", where(zero, x, 0.0)))
-    at_zero = where(eq(zeros_count, 1), prod_nonzero,
-                    where(eq(zeros_count, 2), (zero_sum - x) * prod_nonzero, 0.0))
-    elsewhere = where(eq(zeros_count, 0), out_k / safe,
-                      where(eq(zeros_count, 1), zero_sum * prod_nonzero / safe, 0.0))
+    at_zero = where(
+        eq(zeros_count, 1),
+        prod_nonzero,
+        where(eq(zeros_count, 2), (zero_sum - x) * prod_nonzero, 0.0),
+    )
+    elsewhere = where(
+        eq(zeros_count, 0),
+        out_k / safe,
+        where(eq(zeros_count, 1), zero_sum * prod_nonzero / safe, 0.0),
+    )
     return where(zero, at_zero, elsewhere)
 
 
-register(Op("prod", _reduce_name("ProdBackward0", "ProdBackward1"),
-            lambda a, axis=None, keepdims=False: a.prod(axis=axis, keepdims=keepdims),
-            lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
-                                _prod_partials(n.inputs[0], n.out, n.attrs["axis"],
-                                               n.attrs["keepdims"])),),
-            lambda n, ts: None if ts[0] is None else call(
-                "sum", chain(ts[0], _prod_partials(n.inputs[0], n.out, n.attrs["axis"],
-                                                   n.attrs["keepdims"])), **n.attrs),
-            kind="reduction"))
+register(
+    Op(
+        "prod",
+        _reduce_name("ProdBackward0", "ProdBackward1"),
+        lambda a, axis=None, keepdims=False: a.prod(axis=axis, keepdims=keepdims),
+        lambda n, g: (
+            chain(
+                expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                _prod_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
+            ),
+        ),
+        lambda n, ts: (
+            None
+            if ts[0] is None
+            else call(
+                "sum",
+                chain(
+                    ts[0], _prod_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"])
+                ),
+                **n.attrs,
+            )
+        ),
+        kind="reduction",
+    )
+)
 
 
 def _extreme_weights(x, out, axis, keepdims):
@@ -611,15 +849,34 @@ def _extreme_weights(x, out, axis, keepdims):
 
 
 def _extreme(name, fn, full, partial):
-    register(Op(name, _reduce_name(full, partial),
-                lambda a, axis=None, keepdims=False: getattr(_xp(), fn)(a, axis=axis, keepdims=keepdims),
-                lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
-                                    _extreme_weights(n.inputs[0], n.out, n.attrs["axis"],
-                                                     n.attrs["keepdims"])),),
-                lambda n, ts: None if ts[0] is None else call(
-                    "sum", chain(ts[0], _extreme_weights(n.inputs[0], n.out, n.attrs["axis"],
-                                                         n.attrs["keepdims"])), **n.attrs),
-                kind="reduction"))
+    register(
+        Op(
+            name,
+            _reduce_name(full, partial),
+            lambda a, axis=None, keepdims=False: getattr(_xp(), fn)(
+                a, axis=axis, keepdims=keepdims
+            ),
+            lambda n, g: (
+                chain(
+                    expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                    _extreme_weights(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
+                ),
+            ),
+            lambda n, ts: (
+                None
+                if ts[0] is None
+                else call(
+                    "sum",
+                    chain(
+                        ts[0],
+                        _extreme_weights(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
+                    ),
+                    **n.attrs,
+                )
+            ),
+            kind="reduction",
+        )
+    )
 
 
 _extreme("amax", "max", "MaxBackward1", "AmaxBackward0")
@@ -636,19 +893,37 @@ def _norm_partials(x, out, axis, keepdims):
     return where(eq(out_k, 0), 0.0, x / out_k)
 
 
-register(Op("norm", "NormBackward1", _norm_forward,
-            lambda n, g: (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
-                                _norm_partials(n.inputs[0], n.out, n.attrs["axis"],
-                                               n.attrs["keepdims"])),),
-            lambda n, ts: None if ts[0] is None else call(
-                "sum", chain(ts[0], _norm_partials(n.inputs[0], n.out, n.attrs["axis"],
-                                                   n.attrs["keepdims"])), **n.attrs),
-            kind="reduction"))
+register(
+    Op(
+        "norm",
+        "NormBackward1",
+        _norm_forward,
+        lambda n, g: (
+            chain(
+                expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
+                _norm_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
+            ),
+        ),
+        lambda n, ts: (
+            None
+            if ts[0] is None
+            else call(
+                "sum",
+                chain(
+                    ts[0], _norm_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"])
+                ),
+                **n.attrs,
+            )
+        ),
+        kind="reduction",
+    )
+)
 
 
 # ---------------------------------------------------------------------------
 # Products
 # ---------------------------------------------------------------------------
+
 
 def _dot_forward(a, b):
     if a.ndim != 1 or b.ndim != 1:
@@ -656,13 +931,23 @@ def _dot_forward(a, b):
     return _xp().dot(a, b)
 
 
-register(Op("dot", "DotBackward0", _dot_forward,
-            lambda n, g: (chain(g, n.inputs[1]) if n.needs[0] else None,
-                          chain(g, n.inputs[0]) if n.needs[1] else None),
-            lambda n, ts: add_tangents(
-                None if ts[0] is None else call("dot", ts[0], n.inputs[1]),
-                None if ts[1] is None else call("dot", n.inputs[0], ts[1])),
-            arity=2, kind="product"))
+register(
+    Op(
+        "dot",
+        "DotBackward0",
+        _dot_forward,
+        lambda n, g: (
+            chain(g, n.inputs[1]) if n.needs[0] else None,
+            chain(g, n.inputs[0]) if n.needs[1] else None,
+        ),
+        lambda n, ts: add_tangents(
+            None if ts[0] is None else call("dot", ts[0], n.inputs[1]),
+            None if ts[1] is None else call("dot", n.inputs[0], ts[1]),
+        ),
+        arity=2,
+        kind="product",
+    )
+)
 
 
 def _matmul_forward(a, b):
@@ -710,16 +995,37 @@ def _matmul_vjp(n, g):
 def _matmul_jvp(n, ts):
     a, b = n.inputs
     ta, tb = ts
-    return add_tangents(None if ta is None else call("matmul", ta, b),
-                        None if tb is None else call("matmul", a, tb))
+    return add_tangents(
+        None if ta is None else call("matmul", ta, b), None if tb is None else call("matmul", a, tb)
+    )
 
 
-register(Op("matmul", _matmul_node, _matmul_forward, _matmul_vjp, _matmul_jvp, arity=2,
-            kind="product", symbol="@"))
+register(
+    Op(
+        "matmul",
+        _matmul_node,
+        _matmul_forward,
+        _matmul_vjp,
+        _matmul_jvp,
+        arity=2,
+        kind="product",
+        symbol="@",
+    )
+)
 
 
-__all__ = ["OPS", "Op", "register", "chain", "sum_to", "broadcast_to", "where", "call",
-           "as_tensor", "apply"]
+__all__ = [
+    "OPS",
+    "Op",
+    "register",
+    "chain",
+    "sum_to",
+    "broadcast_to",
+    "where",
+    "call",
+    "as_tensor",
+    "apply",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -730,11 +1036,21 @@ __all__ = ["OPS", "Op", "register", "chain", "sum_to", "broadcast_to", "where", 
 #            with two positional arguments they are the elementwise binary op)
 # ---------------------------------------------------------------------------
 
+
 class Function:
     __slots__ = ("name", "unary", "binary", "ternary", "reduce", "positional_axis", "doc")
 
-    def __init__(self, name, *, unary=None, binary=None, ternary=None, reduce=None,
-                 positional_axis=True, doc=""):
+    def __init__(
+        self,
+        name,
+        *,
+        unary=None,
+        binary=None,
+        ternary=None,
+        reduce=None,
+        positional_axis=True,
+        doc="",
+    ):
         self.name = name
         self.unary = unary
         self.binary = binary
@@ -756,9 +1072,31 @@ class Function:
 
 FUNCTIONS: dict[str, Function] = {}
 
-for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log",
-              "log2", "log10", "sqrt", "abs", "sign", "sigmoid", "relu", "softplus", "floor",
-              "ceil", "round", "transpose"):
+for _name in (
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sqrt",
+    "abs",
+    "sign",
+    "sigmoid",
+    "relu",
+    "softplus",
+    "floor",
+    "ceil",
+    "round",
+    "transpose",
+):
     FUNCTIONS[_name] = Function(_name, unary=_name)
 FUNCTIONS["arcsin"] = Function("arcsin", unary="asin")
 FUNCTIONS["arccos"] = Function("arccos", unary="acos")
@@ -777,8 +1115,21 @@ FUNCTIONS["reshape"] = Function("reshape")
 
 # How each op is written back in the language (used by printers and messages).
 OP_SPELLING = {name: name for name in OPS}
-OP_SPELLING.update({"amax": "max", "amin": "min", "clamp_min": "max", "clamp_max": "min", "add": "+", "sub": "-", "mul": "*",
-                    "div": "/", "pow": "**", "matmul": "@", "neg": "-"})
+OP_SPELLING.update(
+    {
+        "amax": "max",
+        "amin": "min",
+        "clamp_min": "max",
+        "clamp_max": "min",
+        "add": "+",
+        "sub": "-",
+        "mul": "*",
+        "div": "/",
+        "pow": "**",
+        "matmul": "@",
+        "neg": "-",
+    }
+)
 
 
 # ---------------------------------------------------------------------------
@@ -787,61 +1138,83 @@ OP_SPELLING.update({"amax": "max", "amin": "min", "clamp_min": "max", "clamp_max
 # warning).  Ops whose gradient is zero almost everywhere say that instead.
 # ---------------------------------------------------------------------------
 
+
 def _where_kink(test, message):
     def kink(inputs, out, attrs):
         with backend.errstate():
             return message if bool(test(inputs, out, attrs).any()) else None
+
     return kink
 
 
-OPS["abs"].kink = _where_kink(lambda i, o, a: i[0] == 0,
-                              "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)")
-OPS["relu"].kink = _where_kink(lambda i, o, a: i[0] == 0,
-                               "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)")
-OPS["sqrt"].kink = _where_kink(lambda i, o, a: i[0] == 0,
-                               "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)")
+OPS["abs"].kink = _where_kink(
+    lambda i, o, a: i[0] == 0, "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"
+)
+OPS["relu"].kink = _where_kink(
+    lambda i, o, a: i[0] == 0, "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"
+)
+OPS["sqrt"].kink = _where_kink(
+    lambda i, o, a: i[0] == 0, "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"
+)
 for _name in ("log", "log2", "log10"):  # each names itself (log2 at 0 used to say log'(0))
-    OPS[_name].kink = _where_kink(lambda i, o, a: i[0] == 0,
-                                  f"{_name}'(0) is infinite (1/0 = inf)")
+    OPS[_name].kink = _where_kink(lambda i, o, a: i[0] == 0, f"{_name}'(0) is infinite (1/0 = inf)")
 OPS["pow"].kink = _where_kink(
     lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
-    "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan")
+    "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan",
+)
 OPS["maximum"].kink = _where_kink(
     lambda i, o, a: i[0] == i[1],
-    "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly")
+    "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
+)
 OPS["minimum"].kink = _where_kink(
     lambda i, o, a: i[0] == i[1],
-    "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly")
+    "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
+)
 
 
 def _tie_kink(name):
     def kink(inputs, out, attrs):
         x = inputs[0]
         axis = attrs.get("axis")
-        full = out if attrs.get("keepdims") else _xp().expand_dims(
-            out, axis if axis is not None else tuple(range(x.ndim)))
+        full = (
+            out
+            if attrs.get("keepdims")
+            else _xp().expand_dims(out, axis if axis is not None else tuple(range(x.ndim)))
+        )
         hits = (x == full).sum(axis=axis)
         if bool((hits > 1).any()):
             extreme = "maximal" if name == "max" else "minimal"
-            return (f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
-                    f"the gradient was split evenly among them")
+            return (
+                f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
+                f"the gradient was split evenly among them"
+            )
         return None
+
     return kink
 
 
 OPS["clamp_min"].kink = _where_kink(
     lambda i, o, a: i[0] == i[1],
-    "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0")
+    "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
+)
 OPS["clamp_max"].kink = _where_kink(
     lambda i, o, a: i[0] == i[1],
-    "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0")
+    "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
+)
 OPS["amax"].kink = _tie_kink("max")
 OPS["amin"].kink = _tie_kink("min")
-OPS["norm"].kink = _where_kink(lambda i, o, a: o == 0,
-                               "norm is not differentiable at 0; used gradient 0 (PyTorch)")
+OPS["norm"].kink = _where_kink(
+    lambda i, o, a: o == 0, "norm is not differentiable at 0; used gradient 0 (PyTorch)"
+)
 for _name in ("sign", "floor", "ceil", "round"):
-    OPS[_name].kink = (lambda n: lambda inputs, out, attrs: (
-        f"{n} is piecewise constant: its gradient is zero almost everywhere"))(_name)
+    OPS[_name].kink = (
+        lambda n: (
+            lambda inputs, out, attrs: (
+                f"{n} is piecewise constant: its gradient is zero almost everywhere"
+            )
+        )
+    )(_name)
 for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
     OPS[_name].kink = lambda inputs, out, attrs: (
-        "comparisons pass no gradient (their derivative is zero almost everywhere)")
+        "comparisons pass no gradient (their derivative is zero almost everywhere)"
+    )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from .expr import Expr, topological
 from .ops import OP_SPELLING
@@ -39,9 +39,17 @@ from .ops import OP_SPELLING
 BOTTOM, COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = 0, 10, 20, 30, 40, 50, 60
 
 PRECEDENCE = {
-    "lt": COMPARE, "le": COMPARE, "gt": COMPARE, "ge": COMPARE, "eq": COMPARE, "ne": COMPARE,
-    "add": SUM, "sub": SUM,
-    "mul": PRODUCT, "div": PRODUCT, "matmul": PRODUCT,
+    "lt": COMPARE,
+    "le": COMPARE,
+    "gt": COMPARE,
+    "ge": COMPARE,
+    "eq": COMPARE,
+    "ne": COMPARE,
+    "add": SUM,
+    "sub": SUM,
+    "mul": PRODUCT,
+    "div": PRODUCT,
+    "matmul": PRODUCT,
     "neg": UNARY,
     "pow": POWER,
 }
@@ -52,16 +60,34 @@ PRECEDENCE = {
 # The right operand of * and / must be tighter than unary, so x*(-y) keeps its
 # parentheses although the grammar would read x*-y.
 OPERAND_LEVELS = {
-    "add": (SUM, PRODUCT), "sub": (SUM, PRODUCT),
-    "mul": (PRODUCT, POWER), "div": (PRODUCT, POWER), "matmul": (PRODUCT, POWER),
+    "add": (SUM, PRODUCT),
+    "sub": (SUM, PRODUCT),
+    "mul": (PRODUCT, POWER),
+    "div": (PRODUCT, POWER),
+    "matmul": (PRODUCT, POWER),
     "pow": (ATOM, UNARY),
-    "lt": (COMPARE, SUM), "le": (COMPARE, SUM), "gt": (COMPARE, SUM),
-    "ge": (COMPARE, SUM), "eq": (COMPARE, SUM), "ne": (COMPARE, SUM),
+    "lt": (COMPARE, SUM),
+    "le": (COMPARE, SUM),
+    "gt": (COMPARE, SUM),
+    "ge": (COMPARE, SUM),
+    "eq": (COMPARE, SUM),
+    "ne": (COMPARE, SUM),
 }
 
-TEXT_SYMBOLS = {"add": " + ", "sub": " - ", "mul": "*", "div": "/", "matmul": " @ ",
-                "pow": "**", "lt": " < ", "le": " <= ", "gt": " > ", "ge": " >= ",
-                "eq": " == ", "ne": " != "}
+TEXT_SYMBOLS = {
+    "add": " + ",
+    "sub": " - ",
+    "mul": "*",
+    "div": "/",
+    "matmul": " @ ",
+    "pow": "**",
+    "lt": " < ",
+    "le": " <= ",
+    "gt": " > ",
+    "ge": " >= ",
+    "eq": " == ",
+    "ne": " != ",
+}
 
 # Numbers that print as the language's names for them (they evaluate to the same float).
 NAMED_NUMBERS = {math.pi: "pi", math.e: "e", math.log(2.0): "log(2)", math.log(10.0): "log(10)"}
@@ -130,8 +156,8 @@ def precedence(node: Expr) -> int:
 # Sharing: which nodes of a DAG get a name
 # ---------------------------------------------------------------------------
 
-INLINE_LIMIT = 240      # tokens: a longer inlined text names its shared subexpressions
-SHARED_MIN_TOKENS = 6   # a shared subexpression shorter than this is never named
+INLINE_LIMIT = 240  # tokens: a longer inlined text names its shared subexpressions
+SHARED_MIN_TOKENS = 6  # a shared subexpression shorter than this is never named
 
 
 def _inline_tokens(order: list[Expr]) -> dict[int, int]:
@@ -169,8 +195,14 @@ def _sharing(root: Expr, share) -> tuple[list[Expr], dict[int, str]]:
     size = _inline_tokens(order)
     if share == "auto" and size[id(root)] <= INLINE_LIMIT:
         return [], {}
-    shared = [n for n in order if n is not root and n.op not in ("const", "var")
-              and refs.get(id(n), 0) >= 2 and size[id(n)] >= SHARED_MIN_TOKENS]
+    shared = [
+        n
+        for n in order
+        if n is not root
+        and n.op not in ("const", "var")
+        and refs.get(id(n), 0) >= 2
+        and size[id(n)] >= SHARED_MIN_TOKENS
+    ]
     taken = {n.name for n in order if n.op == "var"}
     names: dict[int, str] = {}
     i = 0
@@ -185,6 +217,7 @@ def _sharing(root: Expr, share) -> tuple[list[Expr], dict[int, str]]:
 # ---------------------------------------------------------------------------
 # The emitter shared by both printers
 # ---------------------------------------------------------------------------
+
 
 def _emit(top: Expr, layout: Callable[[Expr], list], names: dict[int, str]) -> str:
     """Expand ``top`` with ``layout`` (node -> list of str and child nodes) on an explicit stack."""
@@ -250,13 +283,13 @@ class TextPrinter(_Printer):
         if op == "getitem":
             return self.wrap(node.args[0], ATOM) + ["[" + _format_index(node.attrs["index"]) + "]"]
         if op == "reshape":
-            return self.call_pieces("reshape", node.args,
-                                    [_format_list(list(node.attrs["shape"]))])
+            return self.call_pieces("reshape", node.args, [_format_list(list(node.attrs["shape"]))])
         extra = []
         if "axis" in node.attrs and node.attrs["axis"] is not None:
             axis = node.attrs["axis"]
-            extra.append("axis=" + (_format_list(list(axis)) if isinstance(axis, tuple)
-                                    else str(axis)))
+            extra.append(
+                "axis=" + (_format_list(list(axis)) if isinstance(axis, tuple) else str(axis))
+            )
         if node.attrs.get("keepdims"):
             extra.append("keepdims=1")
         name = CALL_NAMES.get(op) or OP_SPELLING.get(op, op)
@@ -280,8 +313,11 @@ def _format_index(index) -> str:
     parts = []
     for i in index:
         if isinstance(i, slice):
-            parts.append(("" if i.start is None else str(i.start)) + ":"
-                         + ("" if i.stop is None else str(i.stop)))
+            parts.append(
+                ("" if i.start is None else str(i.start))
+                + ":"
+                + ("" if i.stop is None else str(i.stop))
+            )
         else:
             parts.append(str(i))
     return ", ".join(parts)
@@ -309,20 +345,73 @@ def to_text(expr: Expr, *, share="auto") -> str:
 # LaTeX
 # ---------------------------------------------------------------------------
 
-LATEX_SYMBOLS = {"add": " + ", "sub": " - ", "mul": " ", "matmul": " ", "lt": " < ",
-                 "le": " \\leq ", "gt": " > ", "ge": " \\geq ", "eq": " = ", "ne": " \\neq "}
-
-LATEX_FUNCTIONS = {
-    "sin": "\\sin", "cos": "\\cos", "tan": "\\tan", "asin": "\\arcsin", "acos": "\\arccos",
-    "atan": "\\arctan", "sinh": "\\sinh", "cosh": "\\cosh", "tanh": "\\tanh", "log": "\\log",
-    "log2": "\\log_{2}", "log10": "\\log_{10}", "maximum": "\\max", "minimum": "\\min",
-    "amax": "\\max", "amin": "\\min", "sigmoid": "\\sigma",
+LATEX_SYMBOLS = {
+    "add": " + ",
+    "sub": " - ",
+    "mul": " ",
+    "matmul": " ",
+    "lt": " < ",
+    "le": " \\leq ",
+    "gt": " > ",
+    "ge": " \\geq ",
+    "eq": " = ",
+    "ne": " \\neq ",
 }
 
-_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-          "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi",
-          "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma", "Upsilon", "Phi", "Psi",
-          "Omega"}
+LATEX_FUNCTIONS = {
+    "sin": "\\sin",
+    "cos": "\\cos",
+    "tan": "\\tan",
+    "asin": "\\arcsin",
+    "acos": "\\arccos",
+    "atan": "\\arctan",
+    "sinh": "\\sinh",
+    "cosh": "\\cosh",
+    "tanh": "\\tanh",
+    "log": "\\log",
+    "log2": "\\log_{2}",
+    "log10": "\\log_{10}",
+    "maximum": "\\max",
+    "minimum": "\\min",
+    "amax": "\\max",
+    "amin": "\\min",
+    "sigmoid": "\\sigma",
+}
+
+_GREEK = {
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+    "Gamma",
+    "Delta",
+    "Theta",
+    "Lambda",
+    "Xi",
+    "Sigma",
+    "Upsilon",
+    "Phi",
+    "Psi",
+    "Omega",
+}
 
 
 def latex_name(name: str) -> str:
@@ -344,9 +433,15 @@ def latex_number(value) -> str:
     """A number in LaTeX: ``2``, ``0.5``, ``1.5 \\cdot 10^{-5}``, ``\\pi``, ``\\infty``."""
     text = format_number(value)
     sign = "-" if text.startswith("-") else ""
-    body = text[len(sign):]
-    special = {"pi": "\\pi", "e": "e", "inf": "\\infty", "nan": "\\mathrm{NaN}",
-               "log(2)": "\\log\\left(2\\right)", "log(10)": "\\log\\left(10\\right)"}
+    body = text[len(sign) :]
+    special = {
+        "pi": "\\pi",
+        "e": "e",
+        "inf": "\\infty",
+        "nan": "\\mathrm{NaN}",
+        "log(2)": "\\log\\left(2\\right)",
+        "log(10)": "\\log\\left(10\\right)",
+    }
     if body in special:
         return sign + special[body]
     if "e" in body:
@@ -381,8 +476,10 @@ class LatexPrinter(_Printer):
                 return False
             if node.op == "const":
                 return not _is_negative_number(node) and format_number(node.value)[:1].isdigit()
-            if (node.op in ("pow", "mul", "matmul")
-                    and self.level(node.args[0]) >= OPERAND_LEVELS[node.op][0]):
+            if (
+                node.op in ("pow", "mul", "matmul")
+                and self.level(node.args[0]) >= OPERAND_LEVELS[node.op][0]
+            ):
                 node = node.args[0]
                 continue
             return False
@@ -434,8 +531,7 @@ def to_latex(expr: Expr, *, share="auto") -> str:
     """
     shared, names = _sharing(expr, share)
     printer = LatexPrinter({k: latex_name(v) for k, v in names.items()})
-    lines = [f"{printer.names[id(n)]} = {_emit(n, printer.layout, printer.names)}"
-             for n in shared]
+    lines = [f"{printer.names[id(n)]} = {_emit(n, printer.layout, printer.names)}" for n in shared]
     lines.append(_emit(expr, printer.layout, printer.names))
     return ", \\quad ".join(lines)
 
@@ -444,8 +540,10 @@ def to_latex(expr: Expr, *, share="auto") -> str:
 # Token counting (used to compare printed lengths, e.g. against SymPy)
 # ---------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|[A-Za-z_]\w*"
-                    r"|\*\*|<=|>=|==|!=|\S")
+_TOKEN = re.compile(
+    r"\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|[A-Za-z_]\w*"
+    r"|\*\*|<=|>=|==|!=|\S"
+)
 
 
 def count_tokens(text: str) -> int:
@@ -457,6 +555,17 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-__all__ = ["PRECEDENCE", "OPERAND_LEVELS", "precedence", "format_number", "to_text", "to_latex",
-           "latex_name", "latex_number", "count_tokens", "shared_nodes", "TextPrinter",
-           "LatexPrinter"]
+__all__ = [
+    "PRECEDENCE",
+    "OPERAND_LEVELS",
+    "precedence",
+    "format_number",
+    "to_text",
+    "to_latex",
+    "latex_name",
+    "latex_number",
+    "count_tokens",
+    "shared_nodes",
+    "TextPrinter",
+    "LatexPrinter",
+]

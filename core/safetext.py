@@ -20,8 +20,10 @@ import re
 
 #: characters shown as escapes: C0 controls except newline and tab, DEL, C1 controls,
 #: the bidi marks, embeddings, overrides and isolates, and the line/paragraph separators
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                     "\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\ud800-\udfff]")
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+    "\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\ud800-\udfff]"
+)
 _NAMED = {"\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\x00": "\\0"}
 
 #: the most characters of user text an error message quotes
@@ -49,7 +51,7 @@ def shorten(text: str, limit: int = WINDOW) -> str:
     """``text`` cut to about ``limit`` characters, saying how much was left out."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit // 2]}...({len(text) - limit} more characters)...{text[-(limit // 2):]}"
+    return f"{text[: limit // 2]}...({len(text) - limit} more characters)...{text[-(limit // 2) :]}"
 
 
 def excerpt(text: str, limit: int = WINDOW) -> str:
@@ -58,5 +60,5 @@ def excerpt(text: str, limit: int = WINDOW) -> str:
     more = ""
     if len(text) > limit:
         more = f"...({len(text) - limit // 2} more characters)"
-        text = text[:limit // 2]
+        text = text[: limit // 2]
     return "'" + visible(text, keep_newlines=False).replace("'", "\\'") + more + "'"

@@ -79,17 +79,17 @@ import contextlib
 import gc
 import math
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 from . import backend
-
-np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend
 from .errors import EvaluationError, InputError, LimitError, UnknownVariableError
 from .expr import Expr, Program, evaluate, topological
 from .ops import RuleContext
 from .tensor import OPS
+
+np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend
 
 # ---------------------------------------------------------------------------
 # Errors
@@ -114,12 +114,18 @@ def _supported(op_name: str) -> bool:
 
 
 def _unsupported(node: Expr) -> UnsupportedDiffError:
-    spelled = {"amax": "max", "amin": "min", "getitem": "indexing", "stack": "array literals",
-               "mT": "transpose"}.get(node.op, node.op)
+    spelled = {
+        "amax": "max",
+        "amin": "min",
+        "getitem": "indexing",
+        "stack": "array literals",
+        "mT": "transpose",
+    }.get(node.op, node.op)
     return UnsupportedDiffError(
         f"diff supports elementwise scalar expressions; use grad for {spelled} "
         f"(reductions, indexing, reshapes, matrix products and arrays have no symbolic form here)",
-        op=node.op)
+        op=node.op,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -180,7 +186,7 @@ def n_pow(a, b):
             return Fraction(1) if e == 0 else (Fraction(0) if e > 0 else _INF)
         bits = max(a.numerator.bit_length(), a.denominator.bit_length())
         if abs(e) * bits <= 256:
-            return _nice(a ** e)
+            return _nice(a**e)
     return _nice(_ieee(np.power, a, b))
 
 
@@ -298,7 +304,8 @@ class Algebra:
                 memo[u.uid] = not math.isfinite(value)
             else:
                 self._piecewise[u.uid] = (u.kind == FN and u.data in _PIECEWISE_FNS) or any(
-                    self._piecewise[c.uid] for c in u.children())
+                    self._piecewise[c.uid] for c in u.children()
+                )
                 self._vanish[u.uid] = _local_may_vanish(u, self._vanish, self._piecewise)
                 memo[u.uid] = _local_may_nan(u, memo, self._cval, self._vanish)
         return memo[t.uid]
@@ -411,8 +418,10 @@ class Algebra:
     def const(self, value) -> Term:
         """A constant of an Expr: pi, e, log(2) and log(10) keep their names."""
         if isinstance(value, (list, tuple)):
-            raise UnsupportedDiffError("diff supports elementwise scalar expressions; use grad "
-                                       "for array literals", op="const")
+            raise UnsupportedDiffError(
+                "diff supports elementwise scalar expressions; use grad for array literals",
+                op="const",
+            )
         v = float(value)
         if v == math.pi:
             return self.named("pi", math.pi)
@@ -475,13 +484,16 @@ class Algebra:
         """``k*(a + b + c0)`` (one sum factor of a product, or a small power of a short sum)
         as monomials [(1, k*a), (1, k*b), (c0, k)]; None if it has no such factor."""
         coeff, exps = t.data
-        for j, (b, e) in enumerate(zip(t.args, exps)):
+        for j, (b, e) in enumerate(zip(t.args, exps)):  # noqa: B007 (j is used after the loop)
             if b.kind != ADD:
                 continue
             if _is_num(e, 1) and len(b.args) <= EXPAND_MAX_TERMS:
                 break
-            if (_is_int_term(e) and 1 < e.data <= EXPAND_MAX_POWER
-                    and len(b.args) + (b.data[0] != 0) <= 3):
+            if (
+                _is_int_term(e)
+                and 1 < e.data <= EXPAND_MAX_POWER
+                and len(b.args) + (b.data[0] != 0) <= 3
+            ):
                 break
         else:
             return None
@@ -506,7 +518,9 @@ class Algebra:
     def _times(self, xs: list, ys: list) -> list:
         one = self.num(ONE)
         self.spend(len(xs) * len(ys))
-        return [(n_mul(cx, cy), self.mul(ONE, [(x, one), (y, one)])) for cx, x in xs for cy, y in ys]
+        return [
+            (n_mul(cx, cy), self.mul(ONE, [(x, one), (y, one)])) for cx, x in xs for cy, y in ys
+        ]
 
     def _expand_where_needed(self, acc: dict, const):
         """Expand products of sums whose monomials meet other terms, so like terms collect.
@@ -590,7 +604,7 @@ class Algebra:
     def mul(self, coeff, items: Iterable[tuple]) -> Term:
         """The product ``coeff * prod(b**e for b, e in items)``, canonical."""
         coeff = _nice(coeff)
-        factors: dict[int, list] = {}   # base uid -> [base, [exponents...]]
+        factors: dict[int, list] = {}  # base uid -> [base, [exponents...]]
         pending = list(items)
         self.spend(len(pending) + 1)
         while pending:
@@ -649,18 +663,29 @@ class Algebra:
             degree += b.degree * (float(e.data) if e.kind == NUM else 1.0)
         ordered = sorted(flat, key=_factor_order)
         label = "*".join(b.label + ("" if _is_num(e, 1) else "^" + e.label) for b, e in ordered[:4])
-        return self._intern(key, MUL, tuple(b for b, _ in flat), (coeff, tuple(e for _, e in flat)),
-                            degree, label)
+        return self._intern(
+            key, MUL, tuple(b for b, _ in flat), (coeff, tuple(e for _, e in flat)), degree, label
+        )
 
     def _into_where(self, coeff, flat: list):
         """``k*where(c, p, 0)`` as ``where(c, k*p, 0)`` (so where-terms can merge in sums)."""
         for i, (b, e) in enumerate(flat):
-            if (b.kind == FN and b.data == "where" and _is_num(e, 1)
-                    and (_is_num(b.args[1], 0) or _is_num(b.args[2], 0))):
-                rest = self.mul(coeff, flat[:i] + flat[i + 1:])
+            if (
+                b.kind == FN
+                and b.data == "where"
+                and _is_num(e, 1)
+                and (_is_num(b.args[1], 0) or _is_num(b.args[2], 0))
+            ):
+                rest = self.mul(coeff, flat[:i] + flat[i + 1 :])
                 one = self.num(ONE)
-                return self.fn("where", (b.args[0], self.mul(ONE, [(rest, one), (b.args[1], one)]),
-                                         self.mul(ONE, [(rest, one), (b.args[2], one)])))
+                return self.fn(
+                    "where",
+                    (
+                        b.args[0],
+                        self.mul(ONE, [(rest, one), (b.args[1], one)]),
+                        self.mul(ONE, [(rest, one), (b.args[2], one)]),
+                    ),
+                )
         return None
 
     def _power_of_product(self, b: Term, e: Term):
@@ -725,7 +750,11 @@ class Algebra:
         inner = set()
         for node in order:
             fam = _FAMILY.get(node.op)
-            if fam is not None and refs.get(id(node)) == 1 and _FAMILY.get(parent_op[id(node)]) == fam:
+            if (
+                fam is not None
+                and refs.get(id(node)) == 1
+                and _FAMILY.get(parent_op[id(node)]) == fam
+            ):
                 inner.add(id(node))
         terms: dict[int, Term] = {}
         for node in order:
@@ -760,8 +789,9 @@ class Algebra:
                 while stack:
                     n, e = stack.pop()
                     if n is node or id(n) in inner:
-                        stack.append((n.args[1], e if n.op == "mul" else
-                                      (minus_one if e is one else one)))
+                        stack.append(
+                            (n.args[1], e if n.op == "mul" else (minus_one if e is one else one))
+                        )
                         stack.append((n.args[0], e))
                     else:
                         items.append((terms[id(n)], e))
@@ -787,7 +817,7 @@ class Algebra:
 
 _COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 EXPAND_MAX_TERMS = 64  # a product's sum factor is expanded into a sum only up to this size
-EXPAND_MAX_POWER = 8   # ... and a power of a sum of at most 3 terms up to this exponent
+EXPAND_MAX_POWER = 8  # ... and a power of a sum of at most 3 terms up to this exponent
 
 _FAMILY = {"add": "sum", "sub": "sum", "neg": "sum", "mul": "prod", "div": "prod"}
 _LN2 = math.log(2.0)
@@ -858,9 +888,32 @@ def _combine_exponents(alg: Algebra, x: Term, a: Term, b: Term):
 
 # Functions that are a number at every finite input (tan's poles are never hit exactly
 # in floating point); the others (log, sqrt, asin, ...) are nan on a region.
-_TOTAL_FNS = frozenset(("sin", "cos", "tan", "atan", "exp", "sinh", "cosh", "tanh", "abs",
-                        "sigmoid", "relu", "softplus", "sign", "floor", "ceil", "round", "neg",
-                        "maximum", "minimum", "clamp_min", "clamp_max", "where"))
+_TOTAL_FNS = frozenset(
+    (
+        "sin",
+        "cos",
+        "tan",
+        "atan",
+        "exp",
+        "sinh",
+        "cosh",
+        "tanh",
+        "abs",
+        "sigmoid",
+        "relu",
+        "softplus",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "neg",
+        "maximum",
+        "minimum",
+        "clamp_min",
+        "clamp_max",
+        "where",
+    )
+)
 # Functions whose value is never negative (nan aside): any power of them is a number.
 _NONNEG_FNS = frozenset(("exp", "cosh", "sigmoid", "softplus", "abs", "relu", "sqrt"))
 
@@ -876,7 +929,8 @@ def _nonneg(t: Term) -> bool:
     if t.kind == MUL:
         return t.data[0] > 0 and all(
             (_is_int_term(e) and e.data % 2 == 0) or (b.kind != MUL and _nonneg(b))
-            for b, e in zip(t.args, t.data[1]))
+            for b, e in zip(t.args, t.data[1])
+        )
     return False
 
 
@@ -898,8 +952,22 @@ def _factor_fails(b: Term, e: Term, memo: dict, values: dict, vanish: dict) -> b
 
 
 # Functions that are constant (0, say) on whole regions, or make a sum that is: x - abs(x).
-_PIECEWISE_FNS = frozenset(("abs", "relu", "sign", "floor", "ceil", "round", "maximum",
-                            "minimum", "clamp_min", "clamp_max", "where") + _COMPARISONS)
+_PIECEWISE_FNS = frozenset(
+    (
+        "abs",
+        "relu",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "maximum",
+        "minimum",
+        "clamp_min",
+        "clamp_max",
+        "where",
+    )
+    + _COMPARISONS
+)
 
 
 def _local_may_vanish(t: Term, vanish: dict, piecewise: dict) -> bool:
@@ -931,7 +999,8 @@ def _local_may_nan(t: Term, memo: dict, values: dict, vanish: dict) -> bool:
         return const != const or any(memo[a.uid] for a in t.args)
     if kind == MUL:
         return not math.isfinite(t.data[0]) or any(
-            _factor_fails(b, e, memo, values, vanish) for b, e in zip(t.args, t.data[1]))
+            _factor_fails(b, e, memo, values, vanish) for b, e in zip(t.args, t.data[1])
+        )
     name = t.data
     if name in _COMPARISONS:
         return False  # nan < 0 is false, a number
@@ -971,8 +1040,27 @@ def _factor_order(be) -> tuple:
     return (_FACTOR_RANK[b.kind], b.label, b.uid, e.uid)
 
 
-_EXACT_FOLD = ("abs", "sign", "relu", "floor", "ceil", "round", "maximum", "minimum", "where",
-               "lt", "le", "gt", "ge", "eq", "ne", "neg", "add", "sub", "mul")
+_EXACT_FOLD = (
+    "abs",
+    "sign",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "maximum",
+    "minimum",
+    "where",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+    "neg",
+    "add",
+    "sub",
+    "mul",
+)
 
 
 def _fold(name: str, values: list):
@@ -1013,6 +1101,7 @@ def _term_order(root: Term) -> list[Term]:
 
 # ---- presentation: canonical terms written back as Exprs -------------------
 
+
 def _number_expr(v) -> Expr:
     """A number as an Expr: a float constant, or (-)p/q for a non-integer fraction."""
     if isinstance(v, Fraction) and v.denominator != 1:
@@ -1046,8 +1135,9 @@ def _negate_leftmost(e: Expr) -> Expr:
 
 def _is_negative_expr(e: Expr) -> bool:
     leaf = _left_spine(e)[-1]
-    return leaf.op == "neg" or (leaf.op == "const" and not isinstance(leaf.value, list)
-                                and leaf.value < 0)
+    return leaf.op == "neg" or (
+        leaf.op == "const" and not isinstance(leaf.value, list) and leaf.value < 0
+    )
 
 
 def _abs_expr(e: Expr) -> Expr:
@@ -1074,8 +1164,9 @@ def _product_expr(coeff, bases: Sequence[Term], exps: Sequence, built: dict) -> 
     a = -coeff if negative else coeff
     numer: list[Expr] = []
     denom: list[Expr] = []
-    pairs = sorted(zip(bases, exps), key=lambda be: (_FACTOR_RANK[be[0].kind], be[0].label,
-                                                     be[0].uid))
+    pairs = sorted(
+        zip(bases, exps), key=lambda be: (_FACTOR_RANK[be[0].kind], be[0].label, be[0].uid)
+    )
     for b, e in pairs:
         if isinstance(e, Term) and e.kind == NUM:
             e = e.data
@@ -1114,8 +1205,13 @@ def _present(t: Term, built: dict) -> Expr:
     if kind == NAMED:
         return Expr.const(t.data[1])
     if kind == FN:
-        if (t.data == "where" and t.args[0].kind == FN and t.args[0].data in _COMPARISONS
-                and _is_num(t.args[1], 1) and _is_num(t.args[2], 0)):
+        if (
+            t.data == "where"
+            and t.args[0].kind == FN
+            and t.args[0].data in _COMPARISONS
+            and _is_num(t.args[1], 1)
+            and _is_num(t.args[2], 0)
+        ):
             return built[t.args[0].uid]  # where(x > 0, 1, 0) is (x > 0): comparisons are 0 or 1
         return Expr(t.data, tuple(built[a.uid] for a in t.args))
     if kind == MUL:
@@ -1194,18 +1290,20 @@ class Builder:
             return self.const(float(x))
         raise TypeError(f"cannot use {type(x).__name__} in a symbolic rule")
 
-    def call(self, name: str, args: tuple, attrs: dict) -> "Sym":
+    def call(self, name: str, args: tuple, attrs: dict) -> Sym:
         if name in ("reshape", "broadcast_to", "sum_to"):
             shape = tuple(attrs.get("shape", ()))
             if shape == ():
                 return self.wrap(self.as_expr(args[0]))
             raise UnsupportedDiffError(
-                f"diff supports elementwise scalar expressions; use grad for {name}", op=name)
+                f"diff supports elementwise scalar expressions; use grad for {name}", op=name
+            )
         if name == "zeros_like":
             return self.wrap(self.const(0.0))
         if not _supported(name):
             raise UnsupportedDiffError(
-                f"diff supports elementwise scalar expressions; use grad for {name}", op=name)
+                f"diff supports elementwise scalar expressions; use grad for {name}", op=name
+            )
         exprs = tuple(self.as_expr(a) for a in args)
         return self.wrap(self.apply(name, exprs, attrs))
 
@@ -1254,7 +1352,7 @@ class Builder:
             return args[1] if args[0].value != 0 else args[2]
         return self.node(op, args, attrs)
 
-    def wrap(self, expr: Expr) -> "Sym":
+    def wrap(self, expr: Expr) -> Sym:
         return Sym(expr, self)
 
 
@@ -1296,10 +1394,10 @@ class Sym:
             return not (float(self.expr.value) != 0)  # nan counts as maybe zero
         return self.builder.guards
 
-    def _call(self, name: str, *args, **attrs) -> "Sym":
+    def _call(self, name: str, *args, **attrs) -> Sym:
         return self.builder.call(name, args, attrs)
 
-    def _binary(self, op: str, a, b) -> "Sym":
+    def _binary(self, op: str, a, b) -> Sym:
         bl = self.builder
         return bl.wrap(bl.apply(op, (bl.as_expr(a), bl.as_expr(b))))
 
@@ -1365,8 +1463,9 @@ def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs
     flags = op.differentiable or (True,) * len(node.args)
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     grads = op.vjp(RuleContext(op, ins, o, node.attrs, needs), g)
-    return tuple(None if (gi is None or not need) else builder.as_expr(gi)
-                 for gi, need in zip(grads, needs))
+    return tuple(
+        None if (gi is None or not need) else builder.as_expr(gi) for gi, need in zip(grads, needs)
+    )
 
 
 def grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder | None = None) -> dict[str, Expr]:
@@ -1392,8 +1491,10 @@ def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str,
             d = node.name in wanted
         elif node.op == "const":
             if isinstance(node.value, (list, tuple)):
-                raise UnsupportedDiffError("diff supports elementwise scalar expressions; use grad "
-                                           "for array literals", op="const")
+                raise UnsupportedDiffError(
+                    "diff supports elementwise scalar expressions; use grad for array literals",
+                    op="const",
+                )
             d = False
         else:
             if not _supported(node.op):
@@ -1449,11 +1550,16 @@ def _gc_paused():
 STEPS_PER_NODE = 64
 MIN_STEPS = 200_000
 TIME_BUDGET = 10.0  # seconds for a whole diff call's simplification (a safety net; the step
-                   # budget, linear in the size, is what normally bounds the work)
+# budget, linear in the size, is what normally bounds the work)
 
 
-def simplify(expr: Expr, *, budget: int | None = None, deadline: float | None = None,
-             algebra: Algebra | None = None) -> Expr:
+def simplify(
+    expr: Expr,
+    *,
+    budget: int | None = None,
+    deadline: float | None = None,
+    algebra: Algebra | None = None,
+) -> Expr:
     """``expr`` simplified (same value wherever it is defined), as a new Expr graph.
 
     ``budget`` caps the work (operand visits; default ``max(200000, 64 * size)``)
@@ -1476,11 +1582,11 @@ class Derivative:
 
     wrt: str
     order: int
-    expr: Expr                      # the derivative's graph (simplified unless noted)
-    text: str                       # in the tool's own language; grammar.parse reads it back
+    expr: Expr  # the derivative's graph (simplified unless noted)
+    text: str  # in the tool's own language; grammar.parse reads it back
     simplified: bool = True
-    note: str | None = None         # why it is printed unsimplified, if it is
-    value: object = None            # at the given values: a float or nested lists
+    note: str | None = None  # why it is printed unsimplified, if it is
+    value: object = None  # at the given values: a float or nested lists
 
     @property
     def latex(self) -> str:
@@ -1489,8 +1595,13 @@ class Derivative:
         return to_latex(self.expr)
 
     def as_dict(self) -> dict:
-        d = {"wrt": self.wrt, "order": self.order, "derivative": self.text, "latex": self.latex,
-             "simplified": self.simplified}
+        d = {
+            "wrt": self.wrt,
+            "order": self.order,
+            "derivative": self.text,
+            "latex": self.latex,
+            "simplified": self.simplified,
+        }
         if self.note:
             d["note"] = self.note
         if self.value is not None:
@@ -1504,8 +1615,8 @@ class DiffResult:
 
     source: str | None
     order: int
-    derivatives: dict               # name -> Derivative, in --wrt (or first-use) order
-    value: object = None            # the expression's value at the given values
+    derivatives: dict  # name -> Derivative, in --wrt (or first-use) order
+    value: object = None  # the expression's value at the given values
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
 
@@ -1516,8 +1627,10 @@ class DiffResult:
         """The JSON document of SPEC.md (``derivative`` a string for one variable, else an object)."""
         one = len(self.derivatives) == 1
         texts = self.texts()
-        out: dict = {"expr": self.source,
-                     "derivative": next(iter(texts.values())) if one else texts}
+        out: dict = {
+            "expr": self.source,
+            "derivative": next(iter(texts.values())) if one else texts,
+        }
         if self.order != 1:
             out["order"] = self.order
         if self.value is not None:
@@ -1560,9 +1673,16 @@ def _parse_wrt(wrt) -> list[str] | None:
     return names or None
 
 
-def diff(source, wrt: str | Sequence[str] | None = None, order: int = 1, values: dict | None = None,
-         *, guards: bool = False, time_budget: float = TIME_BUDGET,
-         step_budget: int | None = None) -> DiffResult:
+def diff(
+    source,
+    wrt: str | Sequence[str] | None = None,
+    order: int = 1,
+    values: dict | None = None,
+    *,
+    guards: bool = False,
+    time_budget: float = TIME_BUDGET,
+    step_budget: int | None = None,
+) -> DiffResult:
     """Differentiate ``source`` (text, Program or Expr) symbolically, then simplify.
 
     ``wrt``: a name, ``"a,b"`` or a list (None: every variable, in order of first
@@ -1604,7 +1724,8 @@ def diff(source, wrt: str | Sequence[str] | None = None, order: int = 1, values:
     for name in names:
         if name not in inputs:
             raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name)
+                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+            )
     deadline = time.monotonic() + time_budget
     builder = Builder(guards=guards)
     notes: list[str] = []
@@ -1618,8 +1739,10 @@ def diff(source, wrt: str | Sequence[str] | None = None, order: int = 1, values:
         except SimplifyBudgetExceeded as exc:
             simplified[name] = False
             reason = "time" if str(exc) == "time" else "step"
-            why[name] = (f"simplification ran out of its {reason} budget; "
-                         f"the derivative is printed unsimplified")
+            why[name] = (
+                f"simplification ran out of its {reason} budget; "
+                f"the derivative is printed unsimplified"
+            )
             return raw
 
     if order == 0:
@@ -1671,5 +1794,16 @@ def _plain(data):
     return a.astype(float).tolist()
 
 
-__all__ = ["diff", "simplify", "grad_exprs", "local_vjp", "Derivative", "DiffResult", "Sym",
-           "Builder", "Algebra", "UnsupportedDiffError", "SimplifyBudgetExceeded"]
+__all__ = [
+    "diff",
+    "simplify",
+    "grad_exprs",
+    "local_vjp",
+    "Derivative",
+    "DiffResult",
+    "Sym",
+    "Builder",
+    "Algebra",
+    "UnsupportedDiffError",
+    "SimplifyBudgetExceeded",
+]

@@ -68,7 +68,7 @@ class AccumulateGrad:
 
     __slots__ = ("variable",)
 
-    def __init__(self, variable: "Tensor"):
+    def __init__(self, variable: Tensor):
         self.variable = variable
 
     def name(self) -> str:
@@ -93,7 +93,7 @@ class Node:
 
     __slots__ = ("op", "attrs", "edges", "saved", "shapes", "needs", "released", "__weakref__")
 
-    def __init__(self, op, inputs: tuple, out: "Tensor", attrs: dict):
+    def __init__(self, op, inputs: tuple, out: Tensor, attrs: dict):
         self.op = op
         self.attrs = attrs
         edges = []
@@ -128,7 +128,7 @@ class Node:
         return self.saved[0]
 
     @property
-    def out(self) -> "Tensor":
+    def out(self) -> Tensor:
         self._check_saved()
         out = self.saved[2]()
         if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
@@ -198,7 +198,7 @@ class Tensor:
         self.name = name
 
     @classmethod
-    def _wrap(cls, array, grad_fn=None) -> "Tensor":
+    def _wrap(cls, array, grad_fn=None) -> Tensor:
         t = cls.__new__(cls)
         t.data = array
         t.requires_grad = grad_fn is not None
@@ -246,19 +246,17 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """A new leaf sharing this tensor's data, cut off from the graph."""
         return Tensor._wrap(self.data)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
-            raise GradError(
-                "you can only change requires_grad flags of leaf variables."
-            )
+            raise GradError("you can only change requires_grad flags of leaf variables.")
         self.requires_grad = bool(requires_grad)
         return self
 
-    def zero_(self) -> "Tensor":
+    def zero_(self) -> Tensor:
         self.data = self.data * 0
         return self
 
@@ -282,10 +280,12 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``torch.Tensor.backward``)."""
         from .autograd import backward
 
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        backward(
+            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
+        )
 
     # ---- op application -----------------------------------------------------
-    def _call(self, name: str, *args, **attrs) -> "Tensor":
+    def _call(self, name: str, *args, **attrs) -> Tensor:
         return apply(OPS[name], *args, **attrs)
 
     def __add__(self, other):
@@ -360,25 +360,62 @@ class Tensor:
         return apply(OPS["mT"], self)
 
     # Elementwise functions as methods (torch style).
-    def sin(self): return apply(OPS["sin"], self)  # noqa: E704
-    def cos(self): return apply(OPS["cos"], self)  # noqa: E704
-    def tan(self): return apply(OPS["tan"], self)  # noqa: E704
-    def asin(self): return apply(OPS["asin"], self)  # noqa: E704
-    def acos(self): return apply(OPS["acos"], self)  # noqa: E704
-    def atan(self): return apply(OPS["atan"], self)  # noqa: E704
-    def sinh(self): return apply(OPS["sinh"], self)  # noqa: E704
-    def cosh(self): return apply(OPS["cosh"], self)  # noqa: E704
-    def tanh(self): return apply(OPS["tanh"], self)  # noqa: E704
-    def exp(self): return apply(OPS["exp"], self)  # noqa: E704
-    def log(self): return apply(OPS["log"], self)  # noqa: E704
-    def log2(self): return apply(OPS["log2"], self)  # noqa: E704
-    def log10(self): return apply(OPS["log10"], self)  # noqa: E704
-    def sqrt(self): return apply(OPS["sqrt"], self)  # noqa: E704
-    def abs(self): return apply(OPS["abs"], self)  # noqa: E704
-    def sign(self): return apply(OPS["sign"], self)  # noqa: E704
-    def sigmoid(self): return apply(OPS["sigmoid"], self)  # noqa: E704
-    def relu(self): return apply(OPS["relu"], self)  # noqa: E704
-    def softplus(self): return apply(OPS["softplus"], self)  # noqa: E704
+    def sin(self):
+        return apply(OPS["sin"], self)  # noqa: E704
+
+    def cos(self):
+        return apply(OPS["cos"], self)  # noqa: E704
+
+    def tan(self):
+        return apply(OPS["tan"], self)  # noqa: E704
+
+    def asin(self):
+        return apply(OPS["asin"], self)  # noqa: E704
+
+    def acos(self):
+        return apply(OPS["acos"], self)  # noqa: E704
+
+    def atan(self):
+        return apply(OPS["atan"], self)  # noqa: E704
+
+    def sinh(self):
+        return apply(OPS["sinh"], self)  # noqa: E704
+
+    def cosh(self):
+        return apply(OPS["cosh"], self)  # noqa: E704
+
+    def tanh(self):
+        return apply(OPS["tanh"], self)  # noqa: E704
+
+    def exp(self):
+        return apply(OPS["exp"], self)  # noqa: E704
+
+    def log(self):
+        return apply(OPS["log"], self)  # noqa: E704
+
+    def log2(self):
+        return apply(OPS["log2"], self)  # noqa: E704
+
+    def log10(self):
+        return apply(OPS["log10"], self)  # noqa: E704
+
+    def sqrt(self):
+        return apply(OPS["sqrt"], self)  # noqa: E704
+
+    def abs(self):
+        return apply(OPS["abs"], self)  # noqa: E704
+
+    def sign(self):
+        return apply(OPS["sign"], self)  # noqa: E704
+
+    def sigmoid(self):
+        return apply(OPS["sigmoid"], self)  # noqa: E704
+
+    def relu(self):
+        return apply(OPS["relu"], self)  # noqa: E704
+
+    def softplus(self):
+        return apply(OPS["softplus"], self)  # noqa: E704
 
     def __abs__(self):
         return self.abs()
@@ -390,7 +427,7 @@ class Tensor:
         return self * other
 
     def pow(self, other):
-        return self ** other
+        return self**other
 
     def matmul(self, other):
         return self @ other

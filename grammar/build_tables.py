@@ -61,7 +61,7 @@ def _canonical_parse_table(table: dict) -> dict:
         if state in order:
             continue
         order[state] = len(order)
-        for old, (action, arg) in sorted(states[state].items(), key=lambda a: new_token[a[0]]):
+        for _, (action, arg) in sorted(states[state].items(), key=lambda a: new_token[a[0]]):
             if action == 0 and arg not in order:  # a shift (or goto) to state `arg`
                 queue.append(arg)
     if len(order) != len(states):
@@ -111,8 +111,12 @@ def _format(value, indent: int) -> str:
         open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
     lines: list[str] = []
     for item in items:
-        if lines and "\n" not in item and "\n" not in lines[-1] \
-                and len(lines[-1]) + 1 + len(item) <= _WIDTH:
+        if (
+            lines
+            and "\n" not in item
+            and "\n" not in lines[-1]
+            and len(lines[-1]) + 1 + len(item) <= _WIDTH
+        ):
             lines[-1] += " " + item
         else:
             lines.append(pad + item)
@@ -136,8 +140,10 @@ def generate() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m autograd_cli.grammar.build_tables",
-                                 description="Regenerate grammar/_tables.py from expr.lark.")
+    ap = argparse.ArgumentParser(
+        prog="python -m autograd_cli.grammar.build_tables",
+        description="Regenerate grammar/_tables.py from expr.lark.",
+    )
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 if _tables.py is out of date")
     mode.add_argument("--stdout", action="store_true", help="print the module, write nothing")
@@ -153,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         current = None
     if args.check:
         if current != text:
-            print(f"{TABLES_PATH} is out of date: run python -m autograd_cli.grammar.build_tables",
-                  file=sys.stderr)
+            print(
+                f"{TABLES_PATH} is out of date: run python -m autograd_cli.grammar.build_tables",
+                file=sys.stderr,
+            )
             return 1
         print(f"{TABLES_PATH} is up to date")
         return 0

@@ -19,20 +19,40 @@ import os
 
 import lark
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
-                             UnexpectedToken)
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 from ..core.errors import ArityError, BadValueError, InputError, ParseError, UnknownFunctionError
-from ..core.safetext import WINDOW, visible
 from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import FUNCTIONS
+from ..core.safetext import WINDOW, visible
 
 _READABLE = {
-    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','",
-    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "AT": "'@'",
-    "POW": "'**'", "COMPARE": "a comparison", "EQUAL": "'='", "SEMICOLON": "';'",
-    "COLON": "':'", "NAME": "a name", "NUMBER": "a number", "TRANSPOSE": "'.T'",
-    "_NL": "a newline", "$END": "the end of the input",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "AT": "'@'",
+    "POW": "'**'",
+    "COMPARE": "a comparison",
+    "EQUAL": "'='",
+    "SEMICOLON": "';'",
+    "COLON": "':'",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "TRANSPOSE": "'.T'",
+    "_NL": "a newline",
+    "$END": "the end of the input",
 }
 
 
@@ -222,7 +242,10 @@ class Builder(Transformer):
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
             raise UnknownFunctionError(
                 f"unknown function {name!r} at line {tok.line}, column {tok.column}{suggestion} "
-                f"(known: {', '.join(sorted(FUNCTIONS))})", function=name, **_position(tok))
+                f"(known: {', '.join(sorted(FUNCTIONS))})",
+                function=name,
+                **_position(tok),
+            )
         args = arguments or []
         positional = [a for a in args if not isinstance(a, _Keyword)]
         keywords = {a.name: a for a in args if isinstance(a, _Keyword)}
@@ -231,9 +254,12 @@ class Builder(Transformer):
         n = len(positional)
 
         def arity_error():
-            return ArityError(f"{name}() takes {fn.arities()} arguments, got {n}"
-                              + (f" and keyword(s) {', '.join(keywords)}" if keywords else ""),
-                              function=name, **_position(tok))
+            return ArityError(
+                f"{name}() takes {fn.arities()} arguments, got {n}"
+                + (f" and keyword(s) {', '.join(keywords)}" if keywords else ""),
+                function=name,
+                **_position(tok),
+            )
 
         if name == "reshape":
             if n != 2 or keywords:
@@ -241,17 +267,22 @@ class Builder(Transformer):
             shape = _const_value(positional[1], "the shape of reshape()", tok)
             shape = shape if isinstance(shape, list) else [shape]
             if any(isinstance(s, list) or float(s) != int(s) for s in shape):
-                raise InputError("the shape of reshape() must be a list of integers",
-                                 **_position(tok))
+                raise InputError(
+                    "the shape of reshape() must be a list of integers", **_position(tok)
+                )
             return Expr("reshape", (positional[0],), {"shape": tuple(int(s) for s in shape)})
         if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
             unknown = set(keywords) - {"axis", "keepdims"}
             if unknown or ("axis" in keywords and n == 2):
-                raise ArityError(f"{name}(): unexpected keyword argument(s) "
-                                 f"{', '.join(sorted(unknown)) or 'axis (given twice)'}",
-                                 function=name, **_position(tok))
-            axis_expr = positional[1] if n == 2 else (keywords["axis"].expr if "axis" in keywords
-                                                      else None)
+                raise ArityError(
+                    f"{name}(): unexpected keyword argument(s) "
+                    f"{', '.join(sorted(unknown)) or 'axis (given twice)'}",
+                    function=name,
+                    **_position(tok),
+                )
+            axis_expr = (
+                positional[1] if n == 2 else (keywords["axis"].expr if "axis" in keywords else None)
+            )
             axis = None
             if axis_expr is not None:
                 value = _const_value(axis_expr, f"the axis of {name}()", tok)
@@ -264,14 +295,18 @@ class Builder(Transformer):
                 keepdims = bool(_const_value(keywords["keepdims"].expr, "keepdims", tok))
             return Expr(fn.reduce, (positional[0],), {"axis": axis, "keepdims": keepdims})
         if keywords:
-            raise ArityError(f"{name}() takes no keyword arguments", function=name,
-                             **_position(tok))
+            raise ArityError(
+                f"{name}() takes no keyword arguments", function=name, **_position(tok)
+            )
         if fn.unary and n == 1:
             return Expr(fn.unary, tuple(positional))
         if fn.binary and n == 2:
             a, b = positional
-            if fn.binary in ("maximum", "minimum") and (a.is_const or b.is_const) \
-                    and not (a.is_const and b.is_const):
+            if (
+                fn.binary in ("maximum", "minimum")
+                and (a.is_const or b.is_const)
+                and not (a.is_const and b.is_const)
+            ):
                 # max(x, c) with a constant c: the clamp op, whose tie convention matches relu.
                 x, c = (b, a) if a.is_const else (a, b)
                 return Expr("clamp_min" if fn.binary == "maximum" else "clamp_max", (x, c))
@@ -286,8 +321,9 @@ class Builder(Transformer):
         if name in CONSTANTS:
             raise InputError(f"cannot assign to the constant {name!r}", **_position(tok))
         if name in self.variables and name not in self.bindings:
-            raise InputError(f"{name!r} is used as an input before it is assigned",
-                             **_position(tok))
+            raise InputError(
+                f"{name!r} is used as an input before it is assigned", **_position(tok)
+            )
         if expr.op not in ("var", "const"):
             expr.label = name
         self.bindings[name] = expr
@@ -302,8 +338,13 @@ class Builder(Transformer):
             else:
                 statements_out.append((None, s))
         output = statements_out[-1][1]
-        return Program(source=self.source, output=output, statements=statements_out,
-                       bindings=dict(self.bindings), inputs=list(self.variables))
+        return Program(
+            source=self.source,
+            output=output,
+            statements=statements_out,
+            bindings=dict(self.bindings),
+            inputs=list(self.variables),
+        )
 
 
 #: The options the parser is built with, here and by ``build_tables`` (the one place
@@ -345,17 +386,19 @@ def load_tables(grammar: bytes, transformer, postlex) -> Lark | None:
         from . import _tables
     except (ImportError, SyntaxError):
         return None
-    if (getattr(_tables, "LARK_VERSION", None) != lark.__version__
-            or getattr(_tables, "GRAMMAR_SHA256", None) != hashlib.sha256(grammar).hexdigest()):
+    if (
+        getattr(_tables, "LARK_VERSION", None) != lark.__version__
+        or getattr(_tables, "GRAMMAR_SHA256", None) != hashlib.sha256(grammar).hexdigest()
+    ):
         return None
     try:
         options = _tables.DATA["options"]
         if any(options.get(k) != v for k, v in LARK_OPTIONS.items()):
             return None
-        return Lark._load_from_dict(_tables.DATA, _tables.MEMO, transformer=transformer,
-                                    postlex=postlex)
-    except (LarkError, KeyError, IndexError, TypeError, ValueError, AttributeError,
-            AssertionError):
+        return Lark._load_from_dict(
+            _tables.DATA, _tables.MEMO, transformer=transformer, postlex=postlex
+        )
+    except (LarkError, KeyError, IndexError, TypeError, ValueError, AttributeError, AssertionError):
         # A format this Lark cannot read after all: build from the grammar instead.
         return None
 
@@ -394,7 +437,11 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
     line = getattr(exc, "line", -1)
     column = getattr(exc, "column", -1)
     expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
-    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END" or isinstance(exc, UnexpectedEOF):
+    if (
+        isinstance(exc, UnexpectedToken)
+        and exc.token.type == "$END"
+        or isinstance(exc, UnexpectedEOF)
+    ):
         # LALR reports the end of input at the last token: put the caret after the text.
         lines = text.splitlines() or [""]
         line = len(lines)

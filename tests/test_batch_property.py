@@ -81,6 +81,7 @@ EXAMPLES = int(os.environ.get("BATCH_PROPERTY_EXAMPLES", "250"))
 # fixed engine, so the property below makes no allowance for them.
 # ---------------------------------------------------------------------------
 
+
 def _batch_differs(expr: str, rows: list) -> bool:
     program = parse(expr)
     columns = {k: np.array([r[k] for r in rows], dtype=np.float64) for k in rows[0]}
@@ -88,7 +89,8 @@ def _batch_differs(expr: str, rows: list) -> bool:
     for i, row in enumerate(rows):
         one = api.grad_of(program, row)
         if not _identical(one.value, batched.value[i]) or not all(
-                _identical(g, batched.grad[name][i]) for name, g in one.grad.items()):
+            _identical(g, batched.grad[name][i]) for name, g in one.grad.items()
+        ):
             return True
     return False
 
@@ -96,8 +98,11 @@ def _batch_differs(expr: str, rows: list) -> bool:
 def _identical(a, b) -> bool:
     """Equal as the JSON output shows them: nan equals nan, 0.0 differs from -0.0."""
     a, b = np.asarray(a), np.asarray(b)
-    return (a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
-            and np.array_equal(np.signbit(a) & (a == 0), np.signbit(b) & (b == 0)))
+    return (
+        a.shape == b.shape
+        and np.array_equal(a, b, equal_nan=True)
+        and np.array_equal(np.signbit(a) & (a == 0), np.signbit(b) & (b == 0))
+    )
 
 
 #: ``a ** b`` (core/ops.py) on two NumPy *scalars* is C's pow(); on arrays it is NumPy's
@@ -108,19 +113,22 @@ def _identical(a, b) -> bool:
 _SCALAR_POW_DIFFERS = _batch_differs(
     "(1 + sqrt(x**2 + 1)**2) ** (x / 3) + sin(x)**2.5",
     [{"x": float(v)} for v in np.random.default_rng(0).uniform(0.1, 2, size=64)]
-    + [{"x": -1.2590655321041202}])
+    + [{"x": -1.2590655321041202}],
+)
 
 #: ``ops.chain`` (``g * d``, with an exact zero cotangent kept zero where ``d`` is inf or
 #: nan) tests the whole array for a non-finite product, then sets every entry with
 #: ``g == 0`` to +0.0: in a batch, a row with a nan/inf product turns the -0.0 entries of
 #: every other row into 0.0, entries that row alone keeps as -0.0.
 _CHAIN_IS_BATCH_WIDE = _batch_differs(
-    "max(u / x)", [{"u": [1.0, 2.0], "x": -2.0}, {"u": [1.0, 2.0], "x": 0.0}])
+    "max(u / x)", [{"u": [1.0, 2.0], "x": -2.0}, {"u": [1.0, 2.0], "x": 0.0}]
+)
 
 
 # ---------------------------------------------------------------------------
 # The reference, the batch run, and the spy on which path each line took
 # ---------------------------------------------------------------------------
+
 
 def reference_line(line: int, record: dict) -> str:
     """What the single command prints with --json for this JSONL record, plus "line"."""
@@ -196,8 +204,11 @@ def run_batch_file(records: list, chunk_size: int = cli_batch.DEFAULT_CHUNK_SIZE
             f.writelines(json.dumps(r) + "\n" for r in records)
         try:
             with spy.watching():
-                summary = cli_batch.run_batch(cli_batch.BatchOptions(
-                    source=source, output=target, progress=False, chunk_size=chunk_size))
+                summary = cli_batch.run_batch(
+                    cli_batch.BatchOptions(
+                        source=source, output=target, progress=False, chunk_size=chunk_size
+                    )
+                )
         finally:
             backend.use_dtype("float64")
             backend.use_device("cpu")
@@ -233,13 +244,19 @@ def assert_same_as_single_lines(records: list, lines: list, spy: Spy | None = No
     for r, e, g in zip(records, expected, lines):
         if e == g:
             continue
-        if (spy is not None and _CHAIN_IS_BATCH_WIDE and spy.chain_met_non_finite(r["expr"])
-                and r.get("op", "grad") == "grad" and r.get("order", 1) == 1
-                and _same_but_signs_of_zero_in_grad(e, g)):
+        if (
+            spy is not None
+            and _CHAIN_IS_BATCH_WIDE
+            and spy.chain_met_non_finite(r["expr"])
+            and r.get("op", "grad") == "grad"
+            and r.get("order", 1) == 1
+            and _same_but_signs_of_zero_in_grad(e, g)
+        ):
             continue
         wrong.append((r, e, g))
     assert not wrong, "batch differs from one line at a time:\n" + "\n".join(
-        f"  record   {json.dumps(r)}\n  single   {e}\n  batch    {g}" for r, e, g in wrong[:3])
+        f"  record   {json.dumps(r)}\n  single   {e}\n  batch    {g}" for r, e, g in wrong[:3]
+    )
 
 
 def assert_vectorised(spy: Spy, expressions: dict, row_by_row: int = 0) -> None:
@@ -250,9 +267,11 @@ def assert_vectorised(spy: Spy, expressions: dict, row_by_row: int = 0) -> None:
     for source, size, *_ in spy.groups:
         got.setdefault(source, []).append(size)
     assert {e: sorted(sizes) for e, sizes in got.items()} == {
-        e: sorted(sizes) for e, sizes in expressions.items()}, spy.groups
-    eval_or_first = [s for s in spy.singles
-                     if s[1] == "eval" or (s[1] == "grad" and s[2] in (None, 1))]
+        e: sorted(sizes) for e, sizes in expressions.items()
+    }, spy.groups
+    eval_or_first = [
+        s for s in spy.singles if s[1] == "eval" or (s[1] == "grad" and s[2] in (None, 1))
+    ]
     assert not eval_or_first, f"eval/grad lines evaluated one at a time: {eval_or_first[:3]}"
     assert len(spy.singles) == row_by_row, spy.singles
 
@@ -261,17 +280,47 @@ def assert_vectorised(spy: Spy, expressions: dict, row_by_row: int = 0) -> None:
 # Expressions with shapes: a grammar over a closed set of per-row shapes
 # ---------------------------------------------------------------------------
 
-VARIABLES = {"x": (), "y": (), "u": ("n",), "w": ("n",), "p": ("m",), "A": ("n", "n"),
-             "M": ("n", "m"), "T": ("k", "n", "m")}
+VARIABLES = {
+    "x": (),
+    "y": (),
+    "u": ("n",),
+    "w": ("n",),
+    "p": ("m",),
+    "A": ("n", "n"),
+    "M": ("n", "m"),
+    "T": ("k", "n", "m"),
+}
 
-UNARY = ["sin({})", "cos({})", "tanh({})", "exp(({}) / 4)", "abs({})", "sqrt(({})**2 + 1)",
-         "log(1 + ({})**2)", "sigmoid({})", "softplus({})", "relu({})", "-({})", "({})**2",
-         "atan({})",
-         # kinks and domain edges, reached at the integer points: warnings per row
-         "sqrt(abs({}))", "log(abs({}))"]
-BINARY = ["({a}) + ({b})", "({a}) - ({b})", "({a}) * ({b})", "({a}) / (1 + ({b})**2)",
-          "({a}) / ({b})", "max({a}, {b})", "min({a}, {b})", "({a}) ** 2 * ({b})",
-          "where(({a}) > ({b}), {a}, {b})", "maximum({a}, {b})"]
+UNARY = [
+    "sin({})",
+    "cos({})",
+    "tanh({})",
+    "exp(({}) / 4)",
+    "abs({})",
+    "sqrt(({})**2 + 1)",
+    "log(1 + ({})**2)",
+    "sigmoid({})",
+    "softplus({})",
+    "relu({})",
+    "-({})",
+    "({})**2",
+    "atan({})",
+    # kinks and domain edges, reached at the integer points: warnings per row
+    "sqrt(abs({}))",
+    "log(abs({}))",
+]
+BINARY = [
+    "({a}) + ({b})",
+    "({a}) - ({b})",
+    "({a}) * ({b})",
+    "({a}) / (1 + ({b})**2)",
+    "({a}) / ({b})",
+    "max({a}, {b})",
+    "min({a}, {b})",
+    "({a}) ** 2 * ({b})",
+    "where(({a}) > ({b}), {a}, {b})",
+    "maximum({a}, {b})",
+]
 # Powers whose base is an intermediate and whose exponent (or exponent - 1, in the
 # gradient) is not 0 or 1.  At a per-row shape () the single line computes them on NumPy
 # scalars, whose ``**`` is C's pow(), while the batch (arrays) runs NumPy's SIMD pow
@@ -294,7 +343,7 @@ def _index_choices(d: int) -> list:
     return ["0", "-1", ":", "1:", ":2"] + (["1"] if d > 1 else [])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grammar(n: int, m: int, k: int) -> dict:
     """For each per-row shape of the closed set: how to build an expression of that shape."""
     leaves: dict = {}
@@ -306,8 +355,19 @@ def grammar(n: int, m: int, k: int) -> dict:
     pattern = itertools.cycle(["x", "2", "y", "-1"])
     leaves[(n,)].append("[" + ", ".join(next(pattern) for _ in range(n)) + "]")
     shapes = sorted(leaves, key=lambda s: (len(s), s))
-    table = {s: {"leaf": leaves[s], "broadcast": [], "matmul": [], "dot": [], "reduce": [],
-                 "index": [], "reshape": [], "transpose": []} for s in shapes}
+    table = {
+        s: {
+            "leaf": leaves[s],
+            "broadcast": [],
+            "matmul": [],
+            "dot": [],
+            "reduce": [],
+            "index": [],
+            "reshape": [],
+            "transpose": [],
+        }
+        for s in shapes
+    }
     zeros = {s: np.zeros(s) for s in shapes}
     for s in shapes:
         for o in shapes:
@@ -334,7 +394,7 @@ def grammar(n: int, m: int, k: int) -> dict:
             continue
         table[()]["reduce"].append((s, None))
         for i in range(r):
-            out = s[:i] + s[i + 1:]
+            out = s[:i] + s[i + 1 :]
             if out in table:
                 table[out]["reduce"].append((s, i))
                 table[out]["reduce"].append((s, i - r))
@@ -345,8 +405,10 @@ def grammar(n: int, m: int, k: int) -> dict:
         for combo in itertools.product(*[_index_choices(d) for d in s]):
             if all(c == ":" for c in combo):
                 continue
-            index = tuple(slice(*[int(b) if b else None for b in c.split(":")]) if ":" in c
-                          else int(c) for c in combo)
+            index = tuple(
+                slice(*[int(b) if b else None for b in c.split(":")]) if ":" in c else int(c)
+                for c in combo
+            )
             out = zeros[s][index].shape
             if out in table:
                 while len(combo) > 1 and combo[-1] == ":":
@@ -361,10 +423,22 @@ def _weights(table: dict, shape: tuple, scalar_only: bool) -> list:
     entry = table[shape]
     if scalar_only:
         return [("binary", 4), ("unary", 3)]
-    kinds = [(kind, weight) for kind, weight in (
-        ("matmul", 3), ("reduce", 4), ("transpose", 2), ("dot", 2), ("index", 2),
-        ("reshape", 1), ("center", 1), ("stack", 1), ("binary", 4), ("unary", 3))
-        if kind in ("center", "stack", "binary", "unary") or entry[kind]]
+    kinds = [
+        (kind, weight)
+        for kind, weight in (
+            ("matmul", 3),
+            ("reduce", 4),
+            ("transpose", 2),
+            ("dot", 2),
+            ("index", 2),
+            ("reshape", 1),
+            ("center", 1),
+            ("stack", 1),
+            ("binary", 4),
+            ("unary", 3),
+        )
+        if kind in ("center", "stack", "binary", "unary") or entry[kind]
+    ]
     if not shape:  # (the transpose of a scalar is itself: leave it to rank 1)
         kinds = [k for k in kinds if k[0] not in ("center", "transpose")]
     if len(shape) != 1 or shape[0] > 4:
@@ -382,8 +456,9 @@ def _leaf_choices(table: dict, shape: tuple, scalar_only: bool) -> list:
 
 
 @st.composite
-def expressions(draw, table: dict, shape: tuple, depth: int, scalar_only: bool = False,
-                top: bool = True):
+def expressions(
+    draw, table: dict, shape: tuple, depth: int, scalar_only: bool = False, top: bool = True
+):
     """Text of an expression whose value has this per-row shape.
 
     The root is never a leaf, and a node a leaf in one case of five, so most examples
@@ -394,8 +469,7 @@ def expressions(draw, table: dict, shape: tuple, depth: int, scalar_only: bool =
         return draw(st.sampled_from(_leaf_choices(table, shape, scalar_only)))
     kinds = _weights(table, shape, scalar_only)
     kind = draw(st.sampled_from([k for k, w in kinds for _ in range(w)]))
-    sub = functools.partial(expressions, table, depth=depth - 1, scalar_only=scalar_only,
-                            top=False)
+    sub = functools.partial(expressions, table, depth=depth - 1, scalar_only=scalar_only, top=False)
     exact_pow = scalar_only or shape != () or not _SCALAR_POW_DIFFERS
     if kind == "unary":
         templates = UNARY + ARRAY_UNARY if exact_pow else UNARY
@@ -458,8 +532,10 @@ def _row_values(rng: np.random.Generator, shapes: dict) -> dict:
         draw = lambda s: rng.integers(-2, 3, size=s).astype(float)  # noqa: E731
     else:
         draw = lambda s: rng.normal(size=s)  # noqa: E731
-    return {name: (float(draw(())) if shape == () else draw(shape).tolist())
-            for name, shape in shapes.items()}
+    return {
+        name: (float(draw(())) if shape == () else draw(shape).tolist())
+        for name, shape in shapes.items()
+    }
 
 
 @st.composite
@@ -480,8 +556,12 @@ def _inputs(expr: str) -> list:
     return list(parse(expr).inputs)
 
 
-@settings(derandomize=True, max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    derandomize=True,
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(batch_cases())
 def test_batched_lines_equal_single_lines(case):
     n, m, k, grad_expr, eval_expr, order_expr, rows, seed, wrt_mode = case
@@ -490,14 +570,13 @@ def test_batched_lines_equal_single_lines(case):
     grad_inputs = _inputs(grad_expr)
     wrt = None
     if wrt_mode == "some" and grad_inputs:
-        wrt = sorted(rng.choice(grad_inputs, size=min(2, len(grad_inputs)),
-                                replace=False).tolist())
+        wrt = sorted(rng.choice(grad_inputs, size=min(2, len(grad_inputs)), replace=False).tolist())
     # the hessian of at most two small variables (one forward pass per element)
     small = sorted(grad_inputs, key=lambda v: (math.prod(shapes[v]), v))[:2]
     records = []
     for _ in range(rows):
         point = _row_values(rng, shapes)
-        pick = lambda expr: {v: point[v] for v in _inputs(expr)}  # noqa: E731
+        pick = lambda expr, point=point: {v: point[v] for v in _inputs(expr)}  # noqa: E731
         grad_line = {"expr": grad_expr, "vars": pick(grad_expr)}
         if wrt:
             grad_line["wrt"] = wrt
@@ -505,8 +584,11 @@ def test_batched_lines_equal_single_lines(case):
         records.append({"expr": eval_expr, "vars": pick(eval_expr), "op": "eval"})
         # order 2: a one-variable scalar expression (x), run row by row
         x = {"x": point["x"]} if "x" in _inputs(order_expr) else {}
-        records.append({"expr": order_expr, "vars": x, "order": 2, "wrt": ["x"]}
-                       if x else {"expr": order_expr, "vars": {}, "op": "eval"})
+        records.append(
+            {"expr": order_expr, "vars": x, "order": 2, "wrt": ["x"]}
+            if x
+            else {"expr": order_expr, "vars": {}, "op": "eval"}
+        )
         hess = {"expr": grad_expr, "vars": pick(grad_expr), "op": "hessian"}
         if small:
             hess["wrt"] = small
@@ -535,6 +617,7 @@ def test_batched_lines_equal_single_lines(case):
 # Regression tests for the shapes the suite never built
 # ---------------------------------------------------------------------------
 
+
 def _grad_json(cli, expr, values, *extra):
     r = cli("grad", expr, "--vars", json.dumps(values), "--json", *extra)
     assert r.code == 0, r.out + r.err
@@ -547,8 +630,14 @@ def _check_against_single_command(cli, records, lines, op="grad"):
         extra = [str(a) for a in ("--order", record["order"])] if "order" in record else []
         if "wrt" in record:
             extra += ["--wrt", ",".join(record["wrt"])]
-        r = cli(record.get("op", op), record["expr"], "--vars", json.dumps(record["vars"]),
-                "--json", *extra)
+        r = cli(
+            record.get("op", op),
+            record["expr"],
+            "--vars",
+            json.dumps(record["vars"]),
+            "--json",
+            *extra,
+        )
         assert r.code == 0, r.out + r.err
         assert json.loads(line) == {"line": i + 1, **r.json}, (record, line)
 
@@ -559,8 +648,9 @@ def test_square_matrix_times_vector(cli):
     records = []
     for _ in range(4):
         A, v, c = rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3)
-        records.append({"expr": "dot(c, A @ v)", "vars": {"A": A.tolist(), "v": v.tolist(),
-                                                           "c": c.tolist()}})
+        records.append(
+            {"expr": "dot(c, A @ v)", "vars": {"A": A.tolist(), "v": v.tolist(), "c": c.tolist()}}
+        )
         records.append({"expr": "sum(A @ v)", "vars": {"A": A.tolist(), "v": v.tolist()}})
         records.append({"expr": "sum(v @ A)", "vars": {"A": A.tolist(), "v": v.tolist()}})
     lines, code, spy = run_batch_file(records)
@@ -597,8 +687,7 @@ def test_rank3_transpose(cli, dims):
         records.append({"expr": "T.T", "vars": {"T": T.tolist()}, "op": "eval"})
     lines, code, spy = run_batch_file(records)
     assert code == 0
-    assert_vectorised(spy, {"sum(transpose(T) * W)": [3], "sum(T.T[0] * W[1])": [3],
-                            "T.T": [3]})
+    assert_vectorised(spy, {"sum(transpose(T) * W)": [3], "sum(T.T[0] * W[1])": [3], "T.T": [3]})
     assert_same_as_single_lines(records, lines)
     _check_against_single_command(cli, records, lines)
     for record, line in zip(records, lines):
@@ -628,13 +717,15 @@ def test_dot_of_two_different_vectors(cli):
     for _ in range(4):
         a, b, x = rng.normal(size=4), rng.normal(size=4), float(rng.normal())
         records.append({"expr": "dot(a, b)", "vars": {"a": a.tolist(), "b": b.tolist()}})
-        records.append({"expr": "x * dot(a, b + 1)", "vars": {"a": a.tolist(), "b": b.tolist(),
-                                                             "x": x}})
+        records.append(
+            {"expr": "x * dot(a, b + 1)", "vars": {"a": a.tolist(), "b": b.tolist(), "x": x}}
+        )
         records.append({"expr": "dot(a, [1, 2, 3, 4])", "vars": {"a": a.tolist()}})
     lines, code, spy = run_batch_file(records)
     assert code == 0
-    assert_vectorised(spy, {"dot(a, b)": [4], "x * dot(a, b + 1)": [4],
-                            "dot(a, [1, 2, 3, 4])": [4]})
+    assert_vectorised(
+        spy, {"dot(a, b)": [4], "x * dot(a, b + 1)": [4], "dot(a, [1, 2, 3, 4])": [4]}
+    )
     assert_same_as_single_lines(records, lines)
     _check_against_single_command(cli, records, lines)
     for record, line in zip(records, lines):
@@ -658,7 +749,7 @@ def test_order_2_lines_are_second_derivatives(cli):
     points = [1.0, 2.0, 3.0, -0.5]
     records = [{"expr": "x**3", "vars": {"x": x}, "order": 2} for x in points]
     records += [{"expr": "sin(x)", "vars": {"x": x}, "order": 2} for x in points]
-    records += [{"expr": "x**3", "vars": {"x": x}} for x in points]            # order 1
+    records += [{"expr": "x**3", "vars": {"x": x}} for x in points]  # order 1
     records += [{"expr": "x**3", "vars": {"x": x}, "op": "hessian"} for x in points]
     records += [{"expr": "x**3", "vars": {"x": x}, "order": 3} for x in points]
     lines, code, spy = run_batch_file(records)
@@ -688,18 +779,25 @@ def test_order_2_from_the_command_line_default(tmp_path, cli):
     r = cli("batch", str(path), "--expr", "x**3", "--order", "2")
     assert r.code == 0, r.err
     assert [json.loads(line)["grad"] for line in r.out.splitlines()] == [
-        {"x": 6.0}, {"x": 12.0}, {"x": 18.0}]
+        {"x": 6.0},
+        {"x": 12.0},
+        {"x": 18.0},
+    ]
 
 
 def test_warnings_per_row_on_the_vectorised_path(cli):
     """Domain and kink warnings of each row, vectorised, with shapes (vectors, matrices)."""
     logs = "sum(sqrt(v)) + sum(log(A @ v))"
     eye = np.eye(3).tolist()
-    records = [{"expr": logs, "vars": {"v": v, "A": eye}}
-               for v in ([1, 4, 9], [0, 4, 9], [1, -4, 9], [2, 3, 5])] + [
+    records = [
+        {"expr": logs, "vars": {"v": v, "A": eye}}
+        for v in ([1, 4, 9], [0, 4, 9], [1, -4, 9], [2, 3, 5])
+    ] + [
         {"expr": "max(T) + norm(u)", "vars": {"T": [[[1, 2], [3, 3]]] * 2, "u": [0, 0]}},
-        {"expr": "max(T) + norm(u)", "vars": {"T": [[[1, 2], [3, 4]]] * 1 + [[[0, 0], [0, 0]]],
-                                              "u": [1, 0]}},
+        {
+            "expr": "max(T) + norm(u)",
+            "vars": {"T": [[[1, 2], [3, 4]]] * 1 + [[[0, 0], [0, 0]]], "u": [1, 0]},
+        },
         # scalars only: written through the per-group line templates, the first row warning
         {"expr": "log(x) + abs(y)", "vars": {"x": 0, "y": 0}},
         {"expr": "log(x) + abs(y)", "vars": {"x": 2, "y": 1}},
@@ -708,8 +806,7 @@ def test_warnings_per_row_on_the_vectorised_path(cli):
     ]
     lines, code, spy = run_batch_file(records)
     assert code == 0
-    assert_vectorised(spy, {logs: [4], "max(T) + norm(u)": [2],
-                            "log(x) + abs(y)": [4]})
+    assert_vectorised(spy, {logs: [4], "max(T) + norm(u)": [2], "log(x) + abs(y)": [4]})
     assert_same_as_single_lines(records, lines)
     _check_against_single_command(cli, records, lines)
     warnings = [json.loads(line).get("warnings", []) for line in lines]
@@ -735,13 +832,19 @@ def test_broadcast_over_a_leading_axis_of_size_1_keeps_each_rows_zero_signs():
         T, A, u = rng.normal(size=(1, 2, 2)), rng.normal(size=(2, 2)), rng.normal(size=3)
         records.append({"expr": "max(T - A)", "vars": {"T": T.tolist(), "A": A.tolist()}})
         records.append({"expr": "max([[1, 2, 3]] - u)", "vars": {"u": u.tolist()}})
-        records.append({"expr": "max(x - T)", "vars": {"x": float(rng.normal()),
-                                                      "T": T.tolist()}})
+        records.append({"expr": "max(x - T)", "vars": {"x": float(rng.normal()), "T": T.tolist()}})
         records.append({"expr": "sum(max([u, -u], axis=0) - u)", "vars": {"u": u.tolist()}})
     lines, code, spy = run_batch_file(records)
     assert code == 0
-    assert_vectorised(spy, {"max(T - A)": [3], "max([[1, 2, 3]] - u)": [3], "max(x - T)": [3],
-                            "sum(max([u, -u], axis=0) - u)": [3]})
+    assert_vectorised(
+        spy,
+        {
+            "max(T - A)": [3],
+            "max([[1, 2, 3]] - u)": [3],
+            "max(x - T)": [3],
+            "sum(max([u, -u], axis=0) - u)": [3],
+        },
+    )
     assert_same_as_single_lines(records, lines)
     for record, line in zip(records, lines):
         if record["expr"] in ("max(T - A)", "max([[1, 2, 3]] - u)"):
@@ -751,14 +854,17 @@ def test_broadcast_over_a_leading_axis_of_size_1_keeps_each_rows_zero_signs():
             assert not np.signbit(flat[flat == 0]).any(), line  # 0.0, as one row alone
 
 
-@pytest.mark.parametrize("expr", [
-    "sum(x * sin(u * x)) + x * y",                  # x padded for the vector operand
-    "sum(u * sin(A * u)) + sum(u) + dot(u, u)",     # u padded for the matrix operand
-    "dot(u, u.T - sum(u.T))",                       # the transpose of a vector
-    "sum(x * (A @ (u * x))) + x",                   # matrix @ vector
-    "sum([x, x * y, 1] * sin(u * x)) + x",          # an array literal (a guard: it agreed)
-    "sum(u @ A) + dot(u @ A, u) + sum(u)",          # vector @ matrix (a guard: it agreed)
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "sum(x * sin(u * x)) + x * y",  # x padded for the vector operand
+        "sum(u * sin(A * u)) + sum(u) + dot(u, u)",  # u padded for the matrix operand
+        "dot(u, u.T - sum(u.T))",  # the transpose of a vector
+        "sum(x * (A @ (u * x))) + x",  # matrix @ vector
+        "sum([x, x * y, 1] * sin(u * x)) + x",  # an array literal (a guard: it agreed)
+        "sum(u @ A) + dot(u @ A, u) + sum(u)",  # vector @ matrix (a guard: it agreed)
+    ],
+)
 def test_gradients_summed_in_the_rows_order(expr):
     """Fixed in core/batch.py: one node per node of the row's graph.
 
@@ -770,10 +876,22 @@ def test_gradients_summed_in_the_rows_order(expr):
     points.
     """
     rng = np.random.default_rng(12)
-    records = [{"expr": expr, "vars": {k: v for k, v in (
-        ("x", float(rng.normal())), ("y", float(rng.normal())),
-        ("u", rng.normal(size=3).tolist()), ("A", rng.normal(size=(3, 3)).tolist()))
-        if k in _inputs(expr)}} for _ in range(40)]
+    records = [
+        {
+            "expr": expr,
+            "vars": {
+                k: v
+                for k, v in (
+                    ("x", float(rng.normal())),
+                    ("y", float(rng.normal())),
+                    ("u", rng.normal(size=3).tolist()),
+                    ("A", rng.normal(size=(3, 3)).tolist()),
+                )
+                if k in _inputs(expr)
+            },
+        }
+        for _ in range(40)
+    ]
     lines, code, spy = run_batch_file(records)
     assert code == 0
     assert_vectorised(spy, {expr: [40]})
@@ -783,22 +901,23 @@ def test_gradients_summed_in_the_rows_order(expr):
 def test_scalar_power_of_an_intermediate():
     """``sin(x)**y`` and the gradient of ``sin(x)**2.5``: batch == single, bit for bit."""
     rng = np.random.default_rng(6)
-    records = [{"expr": expr, "vars": {"x": float(x), "y": float(y)} if "y" in expr
-                else {"x": float(x)}}
-               for expr in ("sin(x)**y", "sin(x)**2.5", "(1 + sqrt(x**2 + 1)**2) ** (x / 3)")
-               for x, y in rng.uniform(0.1, 1.5, size=(40, 2))]
+    records = [
+        {"expr": expr, "vars": {"x": float(x), "y": float(y)} if "y" in expr else {"x": float(x)}}
+        for expr in ("sin(x)**y", "sin(x)**2.5", "(1 + sqrt(x**2 + 1)**2) ** (x / 3)")
+        for x, y in rng.uniform(0.1, 1.5, size=(40, 2))
+    ]
     lines, code, spy = run_batch_file(records)
     assert code == 0
-    assert_vectorised(spy, {"sin(x)**y": [40], "sin(x)**2.5": [40],
-                            "(1 + sqrt(x**2 + 1)**2) ** (x / 3)": [40]})
+    assert_vectorised(
+        spy, {"sin(x)**y": [40], "sin(x)**2.5": [40], "(1 + sqrt(x**2 + 1)**2) ** (x / 3)": [40]}
+    )
     assert_same_as_single_lines(records, lines)
 
 
 def test_a_non_finite_row_leaves_the_other_rows_zero_signs():
     """``max(u / x)``: row x=-2 alone has d/du = [-0.5, -0.0]; a row x=0 beside it (inf)
     must not turn that -0.0 into 0.0."""
-    records = [{"expr": "max(u / x)", "vars": {"u": [1.0, 2.0], "x": x}}
-               for x in (-2.0, 0.0, -3.0)]
+    records = [{"expr": "max(u / x)", "vars": {"u": [1.0, 2.0], "x": x}} for x in (-2.0, 0.0, -3.0)]
     lines, code, spy = run_batch_file(records)
     assert code == 0
     assert_vectorised(spy, {"max(u / x)": [3]})

@@ -30,12 +30,15 @@ def _console_script() -> str | None:
 
 
 CLI = _console_script()
-needs_cli = pytest.mark.skipif(CLI is None, reason="the autograd-cli console script is not "
-                                                   "installed")
+needs_cli = pytest.mark.skipif(
+    CLI is None, reason="the autograd-cli console script is not installed"
+)
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals, FIFOs and devices")
 TIMEOUT = 120
-COUNT = re.compile(r"autograd-cli: (interrupted|terminated|hung up); (\d+) complete line\(s\) "
-                   r"written")
+COUNT = re.compile(
+    r"autograd-cli: (interrupted|terminated|hung up); (\d+) complete line\(s\) "
+    r"written"
+)
 
 
 def _child_setup():
@@ -48,14 +51,25 @@ def _child_setup():
 
 
 def run_cli(*args, stdin=None, stdout=subprocess.PIPE, timeout=TIMEOUT, input=None):
-    return subprocess.run([CLI, *map(str, args)], stdin=stdin, stdout=stdout,
-                          stderr=subprocess.PIPE, input=input, timeout=timeout,
-                          preexec_fn=_child_setup)
+    return subprocess.run(
+        [CLI, *map(str, args)],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        input=input,
+        timeout=timeout,
+        preexec_fn=_child_setup,
+    )
 
 
 def popen_cli(*args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL):
-    return subprocess.Popen([CLI, *map(str, args)], stdin=stdin, stdout=stdout,
-                            stderr=subprocess.PIPE, preexec_fn=_child_setup)
+    return subprocess.Popen(
+        [CLI, *map(str, args)],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        preexec_fn=_child_setup,
+    )
 
 
 def small_csv(tmp_path, rows=5, name="in.csv"):
@@ -88,6 +102,7 @@ def check_complete_lines(data: bytes) -> list:
 
 
 # ---- -o: what gets replaced, and what never does ----------------------------------------------
+
 
 @needs_cli
 @posix_only
@@ -177,8 +192,9 @@ def _device(tmp_path, name: str, minor: int) -> str:
         if os.path.exists(node):
             os.unlink(node)
     if os.geteuid() == 0:
-        pytest.skip(f"cannot make a private device node (nodev?), and /dev/{name} is not "
-                    f"risked as root")
+        pytest.skip(
+            f"cannot make a private device node (nodev?), and /dev/{name} is not risked as root"
+        )
     if not os.path.exists(f"/dev/{name}"):
         pytest.skip(f"no /dev/{name}")
     return f"/dev/{name}"
@@ -209,7 +225,7 @@ def test_dev_fd_is_written_through_the_descriptor(tmp_path):
     assert r.returncode == 0, r.stderr
     text = log.read_text()
     assert text.startswith("FIRST\n")
-    assert len(check_complete_lines(text[len("FIRST\n"):].encode())) == 5
+    assert len(check_complete_lines(text[len("FIRST\n") :].encode())) == 5
     assert temporaries(tmp_path) == []
 
 
@@ -221,8 +237,12 @@ def test_output_that_is_the_input_is_refused_before_reading(tmp_path):
     (tmp_path / "link.csv").symlink_to("in.csv")
     os.link(src, tmp_path / "hard.csv")
     (tmp_path / "sub").mkdir()
-    for out in (src, tmp_path / "link.csv", tmp_path / "sub" / ".." / "in.csv",
-                tmp_path / "hard.csv"):
+    for out in (
+        src,
+        tmp_path / "link.csv",
+        tmp_path / "sub" / ".." / "in.csv",
+        tmp_path / "hard.csv",
+    ):
         r = run_cli("batch", src, "-e", "x+y", "-o", out)
         assert r.returncode == 2, (out, r.stderr)
         assert b"is the input file" in r.stderr and r.stdout == b""
@@ -243,8 +263,9 @@ def test_output_folder_is_a_usage_error_before_reading_anything(tmp_path):
     folder = tmp_path / "outdir"
     folder.mkdir()
     # stdin stays open and empty: reading it would hang, so exit 2 proves nothing was read
-    proc = popen_cli("batch", "-", "-e", "x+y", "-o", folder, stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE)
+    proc = popen_cli(
+        "batch", "-", "-e", "x+y", "-o", folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     try:
         out, err = proc.communicate(timeout=60)
     finally:
@@ -270,8 +291,9 @@ def test_dev_full_output_exits_1_with_a_message(tmp_path):
     with open(full, "wb") as stdout:
         r = run_cli("batch", src, "-e", "x+y", stdout=stdout)
     assert r.returncode == 1
-    assert r.stderr.decode() == ("autograd-cli: error: cannot write to standard output: "
-                                 "No space left on device\n")
+    assert r.stderr.decode() == (
+        "autograd-cli: error: cannot write to standard output: No space left on device\n"
+    )
 
 
 @pytest.fixture
@@ -279,8 +301,11 @@ def small_tmpfs(tmp_path):
     mnt = tmp_path / "small"
     mnt.mkdir()
     try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+            capture_output=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"cannot mount a small tmpfs: {exc}")
     if done.returncode != 0:
@@ -288,8 +313,7 @@ def small_tmpfs(tmp_path):
     try:
         yield mnt
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=30)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=30)
 
 
 @needs_cli
@@ -302,8 +326,9 @@ def test_full_disk_leaves_the_target_as_it_was(tmp_path, small_tmpfs):
     r = run_cli("batch", src, "-e", "x*y", "-o", out, "--chunk-size", "100")
     assert r.returncode == 1
     err = r.stderr.decode()
-    assert err.startswith(f"autograd-cli: error: cannot write {str(out)!r}: No space left on "
-                          f"device"), err
+    assert err.startswith(
+        f"autograd-cli: error: cannot write {str(out)!r}: No space left on device"
+    ), err
     assert "Traceback" not in err and err.count("\n") == 1
     assert out.read_bytes() == b"OLD\n"
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
@@ -316,12 +341,15 @@ def test_full_disk_leaves_the_target_as_it_was(tmp_path, small_tmpfs):
 
 # ---- signals ----------------------------------------------------------------------------------
 
+
 def _wait_for_output(path_or_folder, predicate, proc, seconds=TIMEOUT):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"the run ended before the signal (exit {proc.returncode}): "
-                        f"{proc.stderr.read().decode()}")
+            pytest.fail(
+                f"the run ended before the signal (exit {proc.returncode}): "
+                f"{proc.stderr.read().decode()}"
+            )
         if predicate():
             return
         time.sleep(0.02)
@@ -335,11 +363,11 @@ def _temporary_size(folder) -> int:
 
 @needs_cli
 @posix_only
-@pytest.mark.parametrize("name, code, word", [("SIGTERM", 143, "terminated"),
-                                              ("SIGHUP", 129, "hung up"),
-                                              ("SIGINT", 130, "interrupted")])
-def test_stop_signal_mid_run_keeps_complete_lines_and_no_temporary(tmp_path, name, code,
-                                                                   word):
+@pytest.mark.parametrize(
+    "name, code, word",
+    [("SIGTERM", 143, "terminated"), ("SIGHUP", 129, "hung up"), ("SIGINT", 130, "interrupted")],
+)
+def test_stop_signal_mid_run_keeps_complete_lines_and_no_temporary(tmp_path, name, code, word):
     signum = getattr(signal, name, None)
     if signum is None:
         pytest.skip(f"no {name} here")
@@ -372,8 +400,7 @@ def test_stop_signal_mid_run_keeps_complete_lines_and_no_temporary(tmp_path, nam
 def test_sigterm_mid_run_on_stdout_writes_only_complete_lines(tmp_path):
     rows = 2_000_000
     src = big_csv(tmp_path, rows)
-    proc = popen_cli("batch", src, "-e", "x*y", "--chunk-size", "20000",
-                     stdout=subprocess.PIPE)
+    proc = popen_cli("batch", src, "-e", "x*y", "--chunk-size", "20000", stdout=subprocess.PIPE)
     try:
         first = proc.stdout.readline()  # the run is under way
         proc.send_signal(signal.SIGTERM)
@@ -403,8 +430,9 @@ def _temporary_lines(folder) -> int:
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
 def test_sighup_while_waiting_for_input_commits_what_was_done(tmp_path):
     out = tmp_path / "out.jsonl"
-    proc = popen_cli("batch", "-", "-e", "x*2", "-o", out, "--chunk-size", "1",
-                     stdin=subprocess.PIPE)
+    proc = popen_cli(
+        "batch", "-", "-e", "x*2", "-o", out, "--chunk-size", "1", stdin=subprocess.PIPE
+    )
     try:
         for i in range(3):
             proc.stdin.write(json.dumps({"x": i}).encode() + b"\n")
@@ -442,6 +470,7 @@ def test_closed_pipe_ends_quietly_with_141(tmp_path):
 
 # ---- hostile input ----------------------------------------------------------------------------
 
+
 @needs_cli
 @posix_only
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
@@ -458,8 +487,10 @@ def test_dev_zero_input_ends_in_bounded_time(tmp_path, how):
     assert docs[0]["error"]["kind"] == "limit"
     assert "64 MiB" in docs[0]["error"]["message"]
     err = r.stderr.decode()
-    assert err.startswith("autograd-cli: error: line 1 goes on for more than 64 MiB") and \
-        err.count("\n") == 1, err
+    assert (
+        err.startswith("autograd-cli: error: line 1 goes on for more than 64 MiB")
+        and err.count("\n") == 1
+    ), err
 
 
 @needs_cli
@@ -467,8 +498,15 @@ def test_overlong_lines_between_good_ones(tmp_path):
     limit = cli_batch.MAX_LINE_BYTES
     exact = '{"x": 4' + " " * (limit - len('{"x": 4}')) + "}"
     assert len(exact) == limit  # the longest line allowed: evaluated
-    lines = ['{"x": 1}', '{"x": 2' + " " * limit + "}", '{"x": 3}', exact,
-             "\t" * (limit + 1), '{"x": 6}\r', '{"x": 7}']
+    lines = [
+        '{"x": 1}',
+        '{"x": 2' + " " * limit + "}",
+        '{"x": 3}',
+        exact,
+        "\t" * (limit + 1),
+        '{"x": 6}\r',
+        '{"x": 7}',
+    ]
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n")
     r = run_cli("batch", path, "-e", "x*10", "--op", "eval")
@@ -478,8 +516,10 @@ def test_overlong_lines_between_good_ones(tmp_path):
     assert [d.get("value") for d in docs] == [10.0, None, 30.0, 40.0, None, 60.0, 70.0]
     for d in (docs[1], docs[4]):
         assert d["error"]["kind"] == "limit"
-        assert d["error"]["message"] == (f"line {d['line']} is longer than 1 MiB (the most a "
-                                         f"batch line may have); it was skipped")
+        assert d["error"]["message"] == (
+            f"line {d['line']} is longer than 1 MiB (the most a "
+            f"batch line may have); it was skipped"
+        )
     assert b"2 of 7 line(s) failed" in r.stderr
 
 
@@ -491,8 +531,11 @@ def test_overlong_csv_row_never_reaches_the_fast_path(tmp_path):
     r = run_cli("batch", path, "-e", "x+y", "--op", "eval")
     assert r.returncode == 1
     docs = [json.loads(line) for line in r.stdout.decode().splitlines()]
-    assert [(d["line"], d.get("value"), d.get("error", {}).get("kind")) for d in docs] == \
-        [(2, 3.0, None), (3, None, "limit"), (4, 11.0, None)]
+    assert [(d["line"], d.get("value"), d.get("error", {}).get("kind")) for d in docs] == [
+        (2, 3.0, None),
+        (3, None, "limit"),
+        (4, 11.0, None),
+    ]
 
 
 def _reference_lines(data: bytes, limit: int, runaway: int):
@@ -547,8 +590,9 @@ def test_line_limit_matches_a_plain_split_on_random_input(tmp_path, monkeypatch)
         stream._CHUNK_SIZE = rng.choice([1, 3, 5])
         got = []
         try:
-            for numbers, texts, _ in cli_batch._chunks(stream, 1, rng.randint(1, 40),
-                                                       cli_batch._Interrupt(), source.limits):
+            for numbers, texts, _ in cli_batch._chunks(
+                stream, 1, rng.randint(1, 40), cli_batch._Interrupt(), source.limits
+            ):
                 held = sum(len(t) for t in texts if isinstance(t, str))
                 assert held <= budget + 12 + 2 * 5 + 4  # + a line + two reads (+ "\r\n")
                 for number, text in zip(numbers, texts):

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-
 # ---- the product's headline example ------------------------------------------------------------
+
 
 def test_grad_headline_table(cli):
     r = cli("grad", "3*a**3-b**2", "--a", "2", "--b", "6")
@@ -24,12 +24,17 @@ def test_grad_headline_table(cli):
 def test_grad_headline_json(cli):
     r = cli("grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--json")
     assert r.code == 0
-    assert r.json == {"expr": "3*a**3-b**2", "value": -12.0, "shape": [],
-                      "grad": {"a": 36.0, "b": -12.0}}
+    assert r.json == {
+        "expr": "3*a**3-b**2",
+        "value": -12.0,
+        "shape": [],
+        "grad": {"a": 36.0, "b": -12.0},
+    }
     assert r.out.count("\n") == 1
 
 
 # ---- the seeds, through the CLI ----------------------------------------------------------------
+
 
 def test_seed_chain_rule_w_grad(cli):
     # seed 000: y = (x + w) * (w + 1) at x = 2, w = 1: dy/dw = 5
@@ -64,12 +69,25 @@ def test_seed_vector_needs_gradient(cli):
 
 
 def test_seed_grad_outputs_matrix(cli):
-    r = cli("grad", "y = x + 2; z = y * y * 3", "--x", "[[1,2,3],[4,5,6]]",
-            "--grad-output", "[[1,1,1],[1,1,1]]", "--json")
+    r = cli(
+        "grad",
+        "y = x + 2; z = y * y * 3",
+        "--x",
+        "[[1,2,3],[4,5,6]]",
+        "--grad-output",
+        "[[1,1,1],[1,1,1]]",
+        "--json",
+    )
     assert r.code == 0
     assert r.json["grad"]["x"] == [[18, 24, 30], [36, 42, 48]]
-    r = cli("grad", "y = x + 2; z = y * y * 3", "--x", "[[1,2,3],[4,5,6]]",
-            "--grad-output", "[[1,1,1],[1,1,1]]")
+    r = cli(
+        "grad",
+        "y = x + 2; z = y * y * 3",
+        "--x",
+        "[[1,2,3],[4,5,6]]",
+        "--grad-output",
+        "[[1,1,1],[1,1,1]]",
+    )
     assert "[[18., 24., 30.]," in r.out and "[36., 42., 48.]]" in r.out
 
 
@@ -81,9 +99,19 @@ def test_seed_simple_function(cli):
 
 def test_seed_linear_function(cli):
     # seed 002: y = sum(W @ x + b) -> 134; W.grad rows x; b.grad ones; x not differentiated
-    r = cli("grad", "output = W @ x + b; y = sum(output)",
-            "--W", "[[1,2,3,4],[1,2,3,4],[1,2,3,4]]", "--x", "[3.0,2.0,4.0,5.0]",
-            "--b", "[4.0,5.0,8.0]", "--wrt", "W,b", "--json")
+    r = cli(
+        "grad",
+        "output = W @ x + b; y = sum(output)",
+        "--W",
+        "[[1,2,3,4],[1,2,3,4],[1,2,3,4]]",
+        "--x",
+        "[3.0,2.0,4.0,5.0]",
+        "--b",
+        "[4.0,5.0,8.0]",
+        "--wrt",
+        "W,b",
+        "--json",
+    )
     assert r.code == 0
     assert r.json["value"] == 134.0
     assert r.json["grad"] == {"W": [[3, 2, 4, 5]] * 3, "b": [1, 1, 1]}
@@ -99,6 +127,7 @@ def test_seed_Q(cli):
 
 
 # ---- options -----------------------------------------------------------------------------------
+
 
 def test_variable_spellings(cli):
     base = cli("grad", "x*y", "--x", "2", "--y", "3", "--json").json
@@ -131,7 +160,7 @@ def test_dtype_float32(cli):
     r = cli("grad", "x**2", "--x", "0.1", "--dtype", "float32", "--json")
     assert r.code == 0
     assert abs(r.json["value"] - 0.01) < 1e-8
-    assert r.json["value"] != 0.1 ** 2  # computed in float32
+    assert r.json["value"] != 0.1**2  # computed in float32
 
 
 def test_unused_variable_gets_zero_gradient(cli):
@@ -141,28 +170,36 @@ def test_unused_variable_gets_zero_gradient(cli):
 
 # ---- bad input: message, exit code, no traceback -----------------------------------------------
 
-@pytest.mark.parametrize("argv, code, kind", [
-    (("grad", "x +", "--x", "1"), 2, "syntax"),
-    (("grad", "foo(x)", "--x", "1"), 2, "unknown_function"),
-    (("grad", "sin(x, x)", "--x", "1"), 2, "arity"),
-    (("grad", "x*y", "--x", "1"), 2, "missing_value"),
-    (("grad", "x", "--x", "1", "--z", "2"), 2, "unknown_variable"),
-    (("grad", "a = x + 1; a * 2", "--x", "1", "--a", "2"), 2, "unknown_variable"),
-    (("grad", "x", "--x", "[1, [2]]"), 2, "bad_value"),
-    (("grad", "x", "--x", "abc"), 2, "bad_value"),
-    (("grad", "[[1, 2], [3]]"), 2, "bad_value"),
-    (("grad", "x", "--x", "1", "--wrt", "y"), 2, "unknown_variable"),
-    (("grad", "a = x + 1; a * 2", "--x", "1", "--wrt", "a"), 2, "unknown_variable"),
-    (("grad", "x", "--x", "1", "--dtype", "float16"), 2, "usage"),
-    (("grad",), 2, "usage"),
-    (("grad", "x", "--x"), 2, "usage"),
-    (("nosuchcommand", "x"), 2, "usage"),
-    (("grad", "x @ y", "--x", "[1, 2]", "--y", "[1, 2, 3]"), 1, "shape"),
-    (("grad", "x + y", "--x", "[1, 2]", "--y", "[1, 2, 3]", "--grad-output", "[1, 1]"), 1, "shape"),
-    (("grad", "x * 2", "--x", "[1, 2]"), 1, "non_scalar_output"),
-    (("grad", "x * 2", "--x", "[1, 2]", "--grad-output", "[1, 2, 3]"), 1, "shape"),
-    (("grad", "x", "--x", "1", "--device", "gpu"), 1, "device"),
-])
+
+@pytest.mark.parametrize(
+    "argv, code, kind",
+    [
+        (("grad", "x +", "--x", "1"), 2, "syntax"),
+        (("grad", "foo(x)", "--x", "1"), 2, "unknown_function"),
+        (("grad", "sin(x, x)", "--x", "1"), 2, "arity"),
+        (("grad", "x*y", "--x", "1"), 2, "missing_value"),
+        (("grad", "x", "--x", "1", "--z", "2"), 2, "unknown_variable"),
+        (("grad", "a = x + 1; a * 2", "--x", "1", "--a", "2"), 2, "unknown_variable"),
+        (("grad", "x", "--x", "[1, [2]]"), 2, "bad_value"),
+        (("grad", "x", "--x", "abc"), 2, "bad_value"),
+        (("grad", "[[1, 2], [3]]"), 2, "bad_value"),
+        (("grad", "x", "--x", "1", "--wrt", "y"), 2, "unknown_variable"),
+        (("grad", "a = x + 1; a * 2", "--x", "1", "--wrt", "a"), 2, "unknown_variable"),
+        (("grad", "x", "--x", "1", "--dtype", "float16"), 2, "usage"),
+        (("grad",), 2, "usage"),
+        (("grad", "x", "--x"), 2, "usage"),
+        (("nosuchcommand", "x"), 2, "usage"),
+        (("grad", "x @ y", "--x", "[1, 2]", "--y", "[1, 2, 3]"), 1, "shape"),
+        (
+            ("grad", "x + y", "--x", "[1, 2]", "--y", "[1, 2, 3]", "--grad-output", "[1, 1]"),
+            1,
+            "shape",
+        ),
+        (("grad", "x * 2", "--x", "[1, 2]"), 1, "non_scalar_output"),
+        (("grad", "x * 2", "--x", "[1, 2]", "--grad-output", "[1, 2, 3]"), 1, "shape"),
+        (("grad", "x", "--x", "1", "--device", "gpu"), 1, "device"),
+    ],
+)
 def test_errors(cli, argv, code, kind):
     r = cli(*argv)
     assert r.code == code, (r.out, r.err)
@@ -205,32 +242,42 @@ def test_real_subprocess_entry_points(tmp_path):
     """The installed console script and `python -m autograd_cli` both run, without tracebacks."""
     env = dict(os.environ)
     for argv in ([sys.executable, "-m", "autograd_cli"],):
-        out = subprocess.run(argv + ["grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--json"],
-                             capture_output=True, text=True, env=env, cwd=tmp_path)
+        out = subprocess.run(
+            argv + ["grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["grad"] == {"a": 36.0, "b": -12.0}
-        bad = subprocess.run(argv + ["grad", "x +"], capture_output=True, text=True, env=env,
-                             cwd=tmp_path)
+        bad = subprocess.run(
+            argv + ["grad", "x +"], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
         assert bad.returncode == 2
         assert "Traceback" not in bad.stderr and "syntax error" in bad.stderr
 
 
 # ---- conventions at kinks, and their warnings --------------------------------------------------
 
-@pytest.mark.parametrize("expr, grad, warns", [
-    ("abs(x)", 0.0, "abs"),
-    ("relu(x)", 0.0, "relu"),
-    ("max(x, 0)", 0.0, "max(x, c)"),
-    ("min(x, 0)", 0.0, "min(x, c)"),
-    ("where(x > 0, x, 0)", 0.0, None),
-    ("sqrt(x)", "inf", "sqrt"),
-    ("x**0.5", "inf", "x**p"),
-    ("norm([x, x])", 0.0, "norm"),
-    ("max([x, 0])", 0.5, "tied"),
-    ("(x > 0) * x", 0.0, "comparisons"),
-    ("floor(x) + x", 1.0, "floor"),
-    ("x * 3", 3.0, None),
-])
+
+@pytest.mark.parametrize(
+    "expr, grad, warns",
+    [
+        ("abs(x)", 0.0, "abs"),
+        ("relu(x)", 0.0, "relu"),
+        ("max(x, 0)", 0.0, "max(x, c)"),
+        ("min(x, 0)", 0.0, "min(x, c)"),
+        ("where(x > 0, x, 0)", 0.0, None),
+        ("sqrt(x)", "inf", "sqrt"),
+        ("x**0.5", "inf", "x**p"),
+        ("norm([x, x])", 0.0, "norm"),
+        ("max([x, 0])", 0.5, "tied"),
+        ("(x > 0) * x", 0.0, "comparisons"),
+        ("floor(x) + x", 1.0, "floor"),
+        ("x * 3", 3.0, None),
+    ],
+)
 def test_kink_conventions_warn(cli, expr, grad, warns):
     r = cli("grad", expr, "--x", "0", "--json")
     assert r.code == 0, r.out
@@ -242,9 +289,12 @@ def test_kink_conventions_warn(cli, expr, grad, warns):
 
 
 def test_equivalent_spellings_agree_at_the_kink(cli):
-    grads = {e: cli("grad", e, "--x", "[-1, 0, 2]", "--grad-output", "[1, 1, 1]", "--json")
-             .json["grad"]["x"] for e in ("relu(x)", "max(x, 0)", "max(0, x)",
-                                          "where(x > 0, x, 0)")}
+    grads = {
+        e: cli("grad", e, "--x", "[-1, 0, 2]", "--grad-output", "[1, 1, 1]", "--json").json["grad"][
+            "x"
+        ]
+        for e in ("relu(x)", "max(x, 0)", "max(0, x)", "where(x > 0, x, 0)")
+    }
     assert all(g == [0.0, 0.0, 1.0] for g in grads.values()), grads
 
 
@@ -263,9 +313,17 @@ def test_where_is_nan_safe(cli):
 def test_plain_and_csv_formats(cli):
     r = cli("grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--format", "plain")
     assert r.out == "-12.0\n36.0\n-12.0\n"
-    r = cli("grad", "x*y", "--x", "[1, 2]", "--y", "3", "--grad-output", "[1, 1]", "--format", "csv")
-    assert r.out.splitlines() == ["quantity,index,value", "value,0,3.0", "value,1,6.0",
-                                  "grad:x,0,3.0", "grad:x,1,3.0", "grad:y,,3.0"]
+    r = cli(
+        "grad", "x*y", "--x", "[1, 2]", "--y", "3", "--grad-output", "[1, 1]", "--format", "csv"
+    )
+    assert r.out.splitlines() == [
+        "quantity,index,value",
+        "value,0,3.0",
+        "value,1,6.0",
+        "grad:x,0,3.0",
+        "grad:x,1,3.0",
+        "grad:y,,3.0",
+    ]
     r = cli("eval", "1/x", "--x", "0", "--format", "plain")
     assert r.out == "inf\n" and "warning" in r.err
     r = cli("eval", "x", "--x", "1", "--format", "xml", "--json")

@@ -63,8 +63,11 @@ def test_jacobian_matrix_shapes(cli):
 @pytest.mark.parametrize("order", [1, 2, 3, 4, 5, 6])
 def test_grad_order_matches_sympy(cli, order):
     x = sympy.symbols("x")
-    for src, f in (("sin(x)", sympy.sin(x)), ("exp(x)*x**3", sympy.exp(x) * x**3),
-                   ("log(1 + x**2)", sympy.log(1 + x**2))):
+    for src, f in (
+        ("sin(x)", sympy.sin(x)),
+        ("exp(x)*x**3", sympy.exp(x) * x**3),
+        ("log(1 + x**2)", sympy.log(1 + x**2)),
+    ):
         r = cli("grad", src, "--x", "0.5", "--order", str(order), "--json")
         expected = float(sympy.diff(f, x, order).subs(x, 0.5))
         assert r.json["grad"]["x"] == pytest.approx(expected, rel=1e-12, abs=1e-14), (src, order)
@@ -85,8 +88,19 @@ def test_grad_order_needs_one_variable(cli):
 def test_grad_tangent_is_forward_mode_jvp(cli):
     r = cli("grad", "[x*y, x+y, sin(x)]", "--x", "1", "--y", "2", "--tangent", "x=1", "--json")
     assert r.json["jvp"] == [2.0, 1.0, math.cos(1.0)]
-    r = cli("grad", "[x*y, x+y]", "--x", "1", "--y", "2", "--tangent", "x=1", "--tangent", "y=1",
-            "--json")
+    r = cli(
+        "grad",
+        "[x*y, x+y]",
+        "--x",
+        "1",
+        "--y",
+        "2",
+        "--tangent",
+        "x=1",
+        "--tangent",
+        "y=1",
+        "--json",
+    )
     assert r.json["jvp"] == [3.0, 2.0]
     r = cli("grad", "x*y", "--x", "1", "--y", "2", "--tangent", "z=1", "--json")
     assert r.code == 2
@@ -102,8 +116,9 @@ def test_check_passes_and_fails(cli):
     assert human.code == 1 and "FAIL" in human.out and "worst element" in human.out
 
 
-@pytest.mark.parametrize("point", [[2.0, 0.0, 3.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0],
-                                   [1.5, -2.0, 4.0]])
+@pytest.mark.parametrize(
+    "point", [[2.0, 0.0, 3.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.5, -2.0, 4.0]]
+)
 def test_hessian_of_prod_at_zeros_equals_the_written_out_product(cli, point):
     # prod's partials that are 0 at the point used to be constants: H_ij was lost there.
     x, y, z = point

@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.mark.parametrize("expr, wrt, expected", [
-    ("3*a**3-b**2", "a", "9*a**2"),
-    ("3*a**3-b**2", "b", "-2*b"),
-    ("2*x**2+b", "x", "4*x"),
-    ("3*(x+2)**2", "x", "6*(x + 2)"),
-])
+@pytest.mark.parametrize(
+    "expr, wrt, expected",
+    [
+        ("3*a**3-b**2", "a", "9*a**2"),
+        ("3*a**3-b**2", "b", "-2*b"),
+        ("2*x**2+b", "x", "4*x"),
+        ("3*(x+2)**2", "x", "6*(x + 2)"),
+    ],
+)
 def test_diff_seed_derivatives(cli, expr, wrt, expected):
     r = cli("diff", expr, "--wrt", wrt, "--json")
     assert r.code == 0, r.out
@@ -19,8 +22,12 @@ def test_diff_seed_derivatives(cli, expr, wrt, expected):
 
 def test_diff_several_and_values(cli):
     r = cli("diff", "3*a**3-b**2", "--a", "2", "--b", "6", "--json")
-    assert r.json == {"expr": "3*a**3-b**2", "derivative": {"a": "9*a**2", "b": "-2*b"},
-                      "value": -12.0, "derivative_value": {"a": 36.0, "b": -12.0}}
+    assert r.json == {
+        "expr": "3*a**3-b**2",
+        "derivative": {"a": "9*a**2", "b": "-2*b"},
+        "value": -12.0,
+        "derivative_value": {"a": 36.0, "b": -12.0},
+    }
     human = cli("diff", "3*a**3-b**2", "--wrt", "a", "--a", "2", "--b", "6")
     assert "9*a**2" in human.out and "36.0" in human.out
 
@@ -32,10 +39,19 @@ def test_diff_order_and_latex(cli):
     assert r.out.strip() == "4 x"
 
 
-@pytest.mark.parametrize("expr", [
-    "3*a**3 - b**2", "sin(a*b) + exp(a)/b", "sqrt(a**2 + b**2)", "tanh(a) * log(1 + b**2)",
-    "a**b", "sigmoid(a - b) * a", "1/(1 + a**2) - atan(b)", "(a + b)**3 / (a - 2*b)",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "3*a**3 - b**2",
+        "sin(a*b) + exp(a)/b",
+        "sqrt(a**2 + b**2)",
+        "tanh(a) * log(1 + b**2)",
+        "a**b",
+        "sigmoid(a - b) * a",
+        "1/(1 + a**2) - atan(b)",
+        "(a + b)**3 / (a - 2*b)",
+    ],
+)
 def test_round_trip_diff_then_eval_matches_grad(cli, expr):
     point = ("--a", "0.7", "--b", "1.3")
     grads = cli("grad", expr, *point, "--json").json["grad"]
@@ -65,6 +81,7 @@ def test_explain_seed_chain_rule(cli):
     assert "a = x + w = 3" in r.out and "b = w + 1 = 2" in r.out
     assert "dy/da = b = 2" in r.out and "dy/db = a = 3" in r.out
     assert "dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5" in r.out
-    r = cli("explain", "a = x + w; b = w + 1; a * b", "--x", "2", "--w", "1", "--wrt", "w",
-            "--json")
+    r = cli(
+        "explain", "a = x + w; b = w + 1; a * b", "--x", "2", "--w", "1", "--wrt", "w", "--json"
+    )
     assert r.json["gradient"] == {"w": 5.0} and r.json["value"] == 6.0

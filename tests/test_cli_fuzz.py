@@ -12,9 +12,13 @@ COMMANDS = ["eval", "grad", "hessian", "jacobian", "diff", "graph", "explain", "
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(command=st.sampled_from(COMMANDS), text=st.text(alphabet=ALPHABET, max_size=30),
-       value=st.sampled_from(["1", "-2.5", "[1, 2]", "[[1, 2], [3, 4]]", "0", "nan", "[1, [2]]",
-                              "abc", "inf"]))
+@given(
+    command=st.sampled_from(COMMANDS),
+    text=st.text(alphabet=ALPHABET, max_size=30),
+    value=st.sampled_from(
+        ["1", "-2.5", "[1, 2]", "[[1, 2], [3, 4]]", "0", "nan", "[1, [2]]", "abc", "inf"]
+    ),
+)
 def test_random_input_never_crashes(cli, command, text, value):
     r = cli(command, text, "--x", value, "--y", "2", "--json")
     assert r.code in (0, 1, 2), (command, text, value, r.out, r.err)

@@ -95,8 +95,9 @@ def test_nested_sin_chain():
 
 
 def test_program_of_many_statements():
-    lines = ["a1=x+1"] + [f"a{i}=a{i - 1}*1" if i % 2 else f"a{i}=a{i - 1}+x"
-                          for i in range(2, N + 1)]
+    lines = ["a1=x+1"] + [
+        f"a{i}=a{i - 1}*1" if i % 2 else f"a{i}=a{i - 1}+x" for i in range(2, N + 1)
+    ]
     program = parse(";".join(lines))
     assert len(program.statements) == N
     assert program.inputs == ["x"]
@@ -157,4 +158,4 @@ def test_dropped_graph_is_freed_without_the_cycle_collector():
     (g,) = grad(y, x)  # backward without retain_graph releases what it saved
     del y
     assert node() is None
-    assert g.item() == pytest.approx(1000 * 0.5 ** 999, rel=1e-12)
+    assert g.item() == pytest.approx(1000 * 0.5**999, rel=1e-12)

@@ -34,8 +34,10 @@ def _requirements(script: pathlib.Path):
     text = script.read_text(encoding="utf-8")
     programs = re.findall(r"^# requires: (.+)$", text, re.MULTILINE)
     commands = re.findall(r"^# requires-command: (.+)$", text, re.MULTILINE)
-    return ([p.strip() for line in programs for p in line.split(",")],
-            [c.strip() for line in commands for c in line.split(",")])
+    return (
+        [p.strip() for line in programs for p in line.split(",")],
+        [c.strip() for line in commands for c in line.split(",")],
+    )
 
 
 def _skip_unless_runnable(script: pathlib.Path, env: dict) -> str:
@@ -52,8 +54,10 @@ def _skip_unless_runnable(script: pathlib.Path, env: dict) -> str:
     for command in commands:
         probe = subprocess.run([cli, command, "--help"], capture_output=True, text=True, env=env)
         if probe.returncode != 0:
-            pytest.skip(f"{script.name} needs the '{command}' command, which this version of "
-                        f"autograd-cli does not have yet")
+            pytest.skip(
+                f"{script.name} needs the '{command}' command, which this version of "
+                f"autograd-cli does not have yet"
+            )
     return bash
 
 
@@ -67,8 +71,9 @@ def test_there_are_examples():
 def test_example_runs(script, tmp_path):
     env = _env()
     bash = _skip_unless_runnable(script, env)
-    proc = subprocess.run([bash, str(script)], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+    proc = subprocess.run(
+        [bash, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stdout}\n{proc.stderr}"
     assert proc.stdout.strip()
     assert "Traceback" not in proc.stderr
@@ -106,5 +111,9 @@ def _check_pipeline(out: str) -> None:
     assert [float(r[2]) for r in rows][4] == -2.0  # f'(0) = -2
 
 
-CHECKS = {"gradient_descent.sh": _check_gradient_descent, "batch_csv.sh": _check_batch_csv,
-          "jacobian.sh": _check_jacobian, "pipeline.sh": _check_pipeline}
+CHECKS = {
+    "gradient_descent.sh": _check_gradient_descent,
+    "batch_csv.sh": _check_batch_csv,
+    "jacobian.sh": _check_jacobian,
+    "pipeline.sh": _check_pipeline,
+}

@@ -42,7 +42,7 @@ from autograd_cli.grammar import parse
 
 NAN = math.nan
 INF = math.inf
-TINY = 5e-324            # the smallest subnormal
+TINY = 5e-324  # the smallest subnormal
 RTOL = 1e-14
 
 
@@ -50,15 +50,16 @@ RTOL = 1e-14
 # Cases
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class Case:
-    op: str                      # the op-table entry this case checks
-    expr: str | None             # the expression (None: an internal op, through core.apply)
-    values: dict                 # variable -> number or nested list (may hold nan, inf, -0.0)
-    expected: object             # the oracle's value (number or nested list)
+    op: str  # the op-table entry this case checks
+    expr: str | None  # the expression (None: an internal op, through core.apply)
+    values: dict  # variable -> number or nested list (may hold nan, inf, -0.0)
+    expected: object  # the oracle's value (number or nested list)
     exact: bool = True
-    zero_sign: bool = True       # the sign of each zero in `expected` must match too
-    attrs: dict = field(default_factory=dict)   # core.apply path only
+    zero_sign: bool = True  # the sign of each zero in `expected` must match too
+    attrs: dict = field(default_factory=dict)  # core.apply path only
     label: str = ""
     id: str = ""
 
@@ -90,6 +91,7 @@ def is_nan(x):
 
 
 # ---- scalar oracles (plain Python / math; NumPy is not consulted) -----------------------------
+
 
 def o_round(x):
     # Python's round() on a float rounds half to even (as NumPy's and PyTorch's round do);
@@ -176,52 +178,159 @@ UNARY = {
     "relu": (["relu(x)"], o_relu, True, GENERAL + [-TINY, TINY, 1e300]),
     "softplus": (["softplus(x)"], o_softplus, False, GENERAL + [-30.0, 30.0, 40.0, -700.0]),
     "sign": (["sign(x)"], o_sign, True, GENERAL + [TINY, -TINY, 1e300]),
-    "floor": (["floor(x)"], o_floor, True,
-              GENERAL + [-0.5, 0.5, 1.5, -2.5, 0.999, -0.001, 4503599627370497.0]),
-    "ceil": (["ceil(x)"], o_ceil, True,
-             GENERAL + [-0.5, 0.5, 1.5, -2.5, 0.001, -0.999, 4503599627370497.0]),
-    "round": (["round(x)"], o_round, True,
-              GENERAL + [0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, -0.4, 0.49999999999999994,
-                         2.4, 2.6, -2.6, 4503599627370497.0]),
+    "floor": (
+        ["floor(x)"],
+        o_floor,
+        True,
+        GENERAL + [-0.5, 0.5, 1.5, -2.5, 0.999, -0.001, 4503599627370497.0],
+    ),
+    "ceil": (
+        ["ceil(x)"],
+        o_ceil,
+        True,
+        GENERAL + [-0.5, 0.5, 1.5, -2.5, 0.001, -0.999, 4503599627370497.0],
+    ),
+    "round": (
+        ["round(x)"],
+        o_round,
+        True,
+        GENERAL
+        + [
+            0.5,
+            1.5,
+            2.5,
+            3.5,
+            -0.5,
+            -1.5,
+            -2.5,
+            -0.4,
+            0.49999999999999994,
+            2.4,
+            2.6,
+            -2.6,
+            4503599627370497.0,
+        ],
+    ),
     "neg": (["-x"], lambda x: -x, True, GENERAL + [-1e300]),
 }
 
 # (x, expected); "~" marks a value compared with rtol (irrational results).
 UNARY_SPECIAL = {
     "exp": [(-INF, 0.0), (INF, INF), (NAN, NAN), (-0.0, 1.0), (710.0, INF), (-746.0, 0.0)],
-    "log": [(0.0, -INF), (-0.0, -INF), (-1.0, NAN), (-TINY, NAN), (INF, INF), (-INF, NAN),
-            (NAN, NAN), (1.0, 0.0)],
-    "log2": [(0.0, -INF), (-0.0, -INF), (-1.0, NAN), (INF, INF), (NAN, NAN), (1.0, 0.0),
-             (8.0, 3.0), (0.5, -1.0)],
+    "log": [
+        (0.0, -INF),
+        (-0.0, -INF),
+        (-1.0, NAN),
+        (-TINY, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (NAN, NAN),
+        (1.0, 0.0),
+    ],
+    "log2": [
+        (0.0, -INF),
+        (-0.0, -INF),
+        (-1.0, NAN),
+        (INF, INF),
+        (NAN, NAN),
+        (1.0, 0.0),
+        (8.0, 3.0),
+        (0.5, -1.0),
+    ],
     "log10": [(0.0, -INF), (-0.0, -INF), (-1.0, NAN), (INF, INF), (NAN, NAN), (1.0, 0.0)],
-    "sqrt": [(-0.0, -0.0), (0.0, 0.0), (-1.0, NAN), (-TINY, NAN), (INF, INF), (-INF, NAN),
-             (NAN, NAN), (4.0, 2.0)],
+    "sqrt": [
+        (-0.0, -0.0),
+        (0.0, 0.0),
+        (-1.0, NAN),
+        (-TINY, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (NAN, NAN),
+        (4.0, 2.0),
+    ],
     "sin": [(-0.0, -0.0), (0.0, 0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "cos": [(-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "tan": [(-0.0, -0.0), (INF, NAN), (NAN, NAN)],
-    "asin": [(-0.0, -0.0), (1.5, NAN), (-1.0000000000000002, NAN), (INF, NAN), (NAN, NAN),
-             (1.0, "~", HALF_PI)],
+    "asin": [
+        (-0.0, -0.0),
+        (1.5, NAN),
+        (-1.0000000000000002, NAN),
+        (INF, NAN),
+        (NAN, NAN),
+        (1.0, "~", HALF_PI),
+    ],
     "acos": [(1.0, 0.0), (1.5, NAN), (-INF, NAN), (NAN, NAN), (-1.0, "~", math.pi)],
     "atan": [(-0.0, -0.0), (NAN, NAN), (INF, "~", HALF_PI), (-INF, "~", -HALF_PI)],
     "sinh": [(-0.0, -0.0), (INF, INF), (-INF, -INF), (1000.0, INF), (-1000.0, -INF), (NAN, NAN)],
     "cosh": [(-0.0, 1.0), (INF, INF), (-INF, INF), (1000.0, INF), (NAN, NAN)],
     "tanh": [(-0.0, -0.0), (INF, 1.0), (-INF, -1.0), (1000.0, 1.0), (NAN, NAN)],
     "abs": [(-0.0, 0.0), (-INF, INF), (INF, INF), (NAN, NAN), (-2.5, 2.5)],
-    "sigmoid": [(-INF, 0.0), (INF, 1.0), (NAN, NAN), (0.0, 0.5), (-0.0, 0.5), (1000.0, 1.0),
-                (-1000.0, 0.0)],
+    "sigmoid": [
+        (-INF, 0.0),
+        (INF, 1.0),
+        (NAN, NAN),
+        (0.0, 0.5),
+        (-0.0, 0.5),
+        (1000.0, 1.0),
+        (-1000.0, 0.0),
+    ],
     "relu": [(-INF, 0.0), (INF, INF), (NAN, NAN), (-1e-300, 0.0), (1e-300, 1e-300)],
-    "softplus": [(-INF, 0.0), (INF, INF), (NAN, NAN), (1000.0, 1000.0), (-1000.0, 0.0),
-                 (0.0, "~", math.log(2.0))],
-    "sign": [(-0.0, 0.0), (0.0, 0.0), (NAN, NAN), (INF, 1.0), (-INF, -1.0), (TINY, 1.0),
-             (-TINY, -1.0)],
-    "floor": [(-0.0, -0.0), (-0.5, -1.0), (0.5, 0.0), (-1e-300, -1.0), (INF, INF),
-              (-INF, -INF), (NAN, NAN), (-2.5, -3.0), (1e300, 1e300)],
-    "ceil": [(-0.0, -0.0), (-0.5, -0.0), (0.5, 1.0), (1e-300, 1.0), (INF, INF), (-INF, -INF),
-             (NAN, NAN), (-2.5, -2.0)],
+    "softplus": [
+        (-INF, 0.0),
+        (INF, INF),
+        (NAN, NAN),
+        (1000.0, 1000.0),
+        (-1000.0, 0.0),
+        (0.0, "~", math.log(2.0)),
+    ],
+    "sign": [
+        (-0.0, 0.0),
+        (0.0, 0.0),
+        (NAN, NAN),
+        (INF, 1.0),
+        (-INF, -1.0),
+        (TINY, 1.0),
+        (-TINY, -1.0),
+    ],
+    "floor": [
+        (-0.0, -0.0),
+        (-0.5, -1.0),
+        (0.5, 0.0),
+        (-1e-300, -1.0),
+        (INF, INF),
+        (-INF, -INF),
+        (NAN, NAN),
+        (-2.5, -3.0),
+        (1e300, 1e300),
+    ],
+    "ceil": [
+        (-0.0, -0.0),
+        (-0.5, -0.0),
+        (0.5, 1.0),
+        (1e-300, 1.0),
+        (INF, INF),
+        (-INF, -INF),
+        (NAN, NAN),
+        (-2.5, -2.0),
+    ],
     # NumPy/PyTorch round half to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0, -2.5 -> -2.
-    "round": [(0.5, 0.0), (1.5, 2.0), (2.5, 2.0), (3.5, 4.0), (-0.5, -0.0), (-1.5, -2.0),
-              (-2.5, -2.0), (-0.4, -0.0), (-0.0, -0.0), (0.49999999999999994, 0.0),
-              (2.6, 3.0), (-2.6, -3.0), (INF, INF), (-INF, -INF), (NAN, NAN)],
+    "round": [
+        (0.5, 0.0),
+        (1.5, 2.0),
+        (2.5, 2.0),
+        (3.5, 4.0),
+        (-0.5, -0.0),
+        (-1.5, -2.0),
+        (-2.5, -2.0),
+        (-0.4, -0.0),
+        (-0.0, -0.0),
+        (0.49999999999999994, 0.0),
+        (2.6, 3.0),
+        (-2.6, -3.0),
+        (INF, INF),
+        (-INF, -INF),
+        (NAN, NAN),
+    ],
     "neg": [(0.0, -0.0), (-0.0, 0.0), (INF, -INF), (-INF, INF), (NAN, NAN)],
 }
 
@@ -235,21 +344,41 @@ def _special_split(rows):
 def _build_unary():
     for op, (spellings, oracle, exact, points) in UNARY.items():
         main = spellings[0]
-        zero_sign = op != "relu"      # relu(-0.0): +0 or -0 is left open (PyTorch vs NumPy)
-        add(op, main, {"x": points}, [oracle(p) for p in points], exact=exact,
-            zero_sign=zero_sign, label="ordinary")
+        zero_sign = op != "relu"  # relu(-0.0): +0 or -0 is left open (PyTorch vs NumPy)
+        add(
+            op,
+            main,
+            {"x": points},
+            [oracle(p) for p in points],
+            exact=exact,
+            zero_sign=zero_sign,
+            label="ordinary",
+        )
         add(op, main, {"x": points[1]}, oracle(points[1]), exact=exact, label="scalar")
         grid = [points[:3], points[-3:]]
-        add(op, main, {"x": grid}, [[oracle(p) for p in row] for row in grid], exact=exact,
-            zero_sign=zero_sign, label="2-D")
+        add(
+            op,
+            main,
+            {"x": grid},
+            [[oracle(p) for p in row] for row in grid],
+            exact=exact,
+            zero_sign=zero_sign,
+            label="2-D",
+        )
         for alias in spellings[1:]:
             add(op, alias, {"x": points}, [oracle(p) for p in points], exact=exact, label="alias")
         ex, ap = _special_split(UNARY_SPECIAL[op])
         if ex:
             add(op, main, {"x": [x for x, _ in ex]}, [y for _, y in ex], label="special")
         if ap:
-            add(op, main, {"x": [x for x, _ in ap]}, [y for _, y in ap], exact=False,
-                label="special~")
+            add(
+                op,
+                main,
+                {"x": [x for x, _ in ap]},
+                [y for _, y in ap],
+                exact=False,
+                label="special~",
+            )
     # relu(-0.0) is a zero of either sign.
     add("relu", "relu(x)", {"x": [-0.0, 0.0]}, [0.0, 0.0], zero_sign=False, label="zeros")
 
@@ -258,93 +387,254 @@ def _build_unary():
 # Binary elementwise ops
 # ---------------------------------------------------------------------------
 
-PAIRS = [(1.5, -2.25), (0.1, 0.2), (-3.0, 7.0), (2.0, 2.0), (-0.5, -0.5), (1e300, 1e-300),
-         (5.0, 0.3), (-7.5, 2.0)]
+PAIRS = [
+    (1.5, -2.25),
+    (0.1, 0.2),
+    (-3.0, 7.0),
+    (2.0, 2.0),
+    (-0.5, -0.5),
+    (1e300, 1e-300),
+    (5.0, 0.3),
+    (-7.5, 2.0),
+]
 
 
 def _pairs_case(op, expr, fn, pairs, *, exact=True, zero_sign=True, label=""):
     a = [p[0] for p in pairs]
     b = [p[1] for p in pairs]
-    add(op, expr, {"a": a, "b": b}, [fn(x, y) for x, y in pairs], exact=exact,
-        zero_sign=zero_sign, label=label)
+    add(
+        op,
+        expr,
+        {"a": a, "b": b},
+        [fn(x, y) for x, y in pairs],
+        exact=exact,
+        zero_sign=zero_sign,
+        label=label,
+    )
 
 
 ARITH = {
-    "add": ("a + b", lambda a, b: a + b,
-            [(-0.0, -0.0, -0.0), (-0.0, 0.0, 0.0), (INF, -INF, NAN), (INF, 1.0, INF),
-             (NAN, 1.0, NAN), (1e308, 1e308, INF), (1.0, -1.0, 0.0)]),
-    "sub": ("a - b", lambda a, b: a - b,
-            [(0.0, 0.0, 0.0), (-0.0, 0.0, -0.0), (INF, INF, NAN), (-INF, INF, -INF),
-             (1.0, NAN, NAN), (-1e308, 1e308, -INF)]),
-    "mul": ("a * b", lambda a, b: a * b,
-            [(-0.0, 1.0, -0.0), (-1.0, 0.0, -0.0), (-0.0, -0.0, 0.0), (INF, 0.0, NAN),
-             (-INF, 2.0, -INF), (NAN, 0.0, NAN), (1e200, 1e200, INF), (1e-200, 1e-200, 0.0)]),
-    "div": ("a / b", lambda a, b: a / b,
-            [(1.0, -0.0, -INF), (1.0, 0.0, INF), (-1.0, 0.0, -INF), (-1.0, -0.0, INF),
-             (0.0, 0.0, NAN), (-0.0, 0.0, NAN), (INF, INF, NAN), (1.0, INF, 0.0),
-             (-1.0, INF, -0.0), (0.0, -1.0, -0.0), (NAN, 1.0, NAN), (INF, -0.0, -INF),
-             (1e300, 1e-300, INF)]),
+    "add": (
+        "a + b",
+        lambda a, b: a + b,
+        [
+            (-0.0, -0.0, -0.0),
+            (-0.0, 0.0, 0.0),
+            (INF, -INF, NAN),
+            (INF, 1.0, INF),
+            (NAN, 1.0, NAN),
+            (1e308, 1e308, INF),
+            (1.0, -1.0, 0.0),
+        ],
+    ),
+    "sub": (
+        "a - b",
+        lambda a, b: a - b,
+        [
+            (0.0, 0.0, 0.0),
+            (-0.0, 0.0, -0.0),
+            (INF, INF, NAN),
+            (-INF, INF, -INF),
+            (1.0, NAN, NAN),
+            (-1e308, 1e308, -INF),
+        ],
+    ),
+    "mul": (
+        "a * b",
+        lambda a, b: a * b,
+        [
+            (-0.0, 1.0, -0.0),
+            (-1.0, 0.0, -0.0),
+            (-0.0, -0.0, 0.0),
+            (INF, 0.0, NAN),
+            (-INF, 2.0, -INF),
+            (NAN, 0.0, NAN),
+            (1e200, 1e200, INF),
+            (1e-200, 1e-200, 0.0),
+        ],
+    ),
+    "div": (
+        "a / b",
+        lambda a, b: a / b,
+        [
+            (1.0, -0.0, -INF),
+            (1.0, 0.0, INF),
+            (-1.0, 0.0, -INF),
+            (-1.0, -0.0, INF),
+            (0.0, 0.0, NAN),
+            (-0.0, 0.0, NAN),
+            (INF, INF, NAN),
+            (1.0, INF, 0.0),
+            (-1.0, INF, -0.0),
+            (0.0, -1.0, -0.0),
+            (NAN, 1.0, NAN),
+            (INF, -0.0, -INF),
+            (1e300, 1e-300, INF),
+        ],
+    ),
 }
 
-POW_ORDINARY = [(2.0, 10.0), (2.0, -1.0), (9.0, 0.5), (0.5, 3.3), (3.7, -2.2), (-2.0, 3.0),
-                (-2.0, -2.0), (-1.5, 4.0), (10.0, 0.0), (7.0, 1.0), (1e-3, 0.25)]
+POW_ORDINARY = [
+    (2.0, 10.0),
+    (2.0, -1.0),
+    (9.0, 0.5),
+    (0.5, 3.3),
+    (3.7, -2.2),
+    (-2.0, 3.0),
+    (-2.0, -2.0),
+    (-1.5, 4.0),
+    (10.0, 0.0),
+    (7.0, 1.0),
+    (1e-3, 0.25),
+]
 # C99 Annex F.9.4.4 (pow) and NumPy/PyTorch: inf and nan, never an exception.
-POW_SPECIAL = [(0.0, -1.0, INF), (-0.0, -1.0, -INF), (-0.0, -2.0, INF), (0.0, -0.5, INF),
-               (0.0, 0.5, 0.0), (-0.0, 3.0, -0.0), (-0.0, 0.5, 0.0), (0.0, 0.0, 1.0),
-               (-8.0, 1 / 3, NAN), (-1.0, 0.5, NAN), (1.0, NAN, 1.0), (NAN, 0.0, 1.0),
-               (NAN, -0.0, 1.0), (NAN, 1.0, NAN), (2.0, NAN, NAN), (-1.0, INF, 1.0),
-               (-1.0, -INF, 1.0), (2.0, INF, INF), (0.5, INF, 0.0), (2.0, -INF, 0.0),
-               (0.5, -INF, INF), (INF, -1.0, 0.0), (INF, 0.5, INF), (-INF, 3.0, -INF),
-               (-INF, 2.0, INF), (-INF, -3.0, -0.0), (-INF, -2.0, 0.0), (10.0, 400.0, INF),
-               (10.0, -400.0, 0.0), (-2.0, 3.0, -8.0), (4.0, 0.5, 2.0)]
+POW_SPECIAL = [
+    (0.0, -1.0, INF),
+    (-0.0, -1.0, -INF),
+    (-0.0, -2.0, INF),
+    (0.0, -0.5, INF),
+    (0.0, 0.5, 0.0),
+    (-0.0, 3.0, -0.0),
+    (-0.0, 0.5, 0.0),
+    (0.0, 0.0, 1.0),
+    (-8.0, 1 / 3, NAN),
+    (-1.0, 0.5, NAN),
+    (1.0, NAN, 1.0),
+    (NAN, 0.0, 1.0),
+    (NAN, -0.0, 1.0),
+    (NAN, 1.0, NAN),
+    (2.0, NAN, NAN),
+    (-1.0, INF, 1.0),
+    (-1.0, -INF, 1.0),
+    (2.0, INF, INF),
+    (0.5, INF, 0.0),
+    (2.0, -INF, 0.0),
+    (0.5, -INF, INF),
+    (INF, -1.0, 0.0),
+    (INF, 0.5, INF),
+    (-INF, 3.0, -INF),
+    (-INF, 2.0, INF),
+    (-INF, -3.0, -0.0),
+    (-INF, -2.0, 0.0),
+    (10.0, 400.0, INF),
+    (10.0, -400.0, 0.0),
+    (-2.0, 3.0, -8.0),
+    (4.0, 0.5, 2.0),
+]
 
 # Ties, NaN in both argument orders, infinities.
-MAXMIN_PAIRS = [(1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (-3.0, -3.0), (NAN, 0.0), (0.0, NAN),
-                (NAN, NAN), (NAN, -INF), (INF, NAN), (INF, -INF), (-INF, 5.0), (1e-300, -1e-300),
-                (-1.0, 0.0), (0.0, -1.0)]
+MAXMIN_PAIRS = [
+    (1.0, 2.0),
+    (2.0, 1.0),
+    (2.0, 2.0),
+    (-3.0, -3.0),
+    (NAN, 0.0),
+    (0.0, NAN),
+    (NAN, NAN),
+    (NAN, -INF),
+    (INF, NAN),
+    (INF, -INF),
+    (-INF, 5.0),
+    (1e-300, -1e-300),
+    (-1.0, 0.0),
+    (0.0, -1.0),
+]
 
 COMPARISONS = {
-    "lt": ("<", lambda a, b: float(a < b)), "le": ("<=", lambda a, b: float(a <= b)),
-    "gt": (">", lambda a, b: float(a > b)), "ge": (">=", lambda a, b: float(a >= b)),
-    "eq": ("==", lambda a, b: float(a == b)), "ne": ("!=", lambda a, b: float(a != b)),
+    "lt": ("<", lambda a, b: float(a < b)),
+    "le": ("<=", lambda a, b: float(a <= b)),
+    "gt": (">", lambda a, b: float(a > b)),
+    "ge": (">=", lambda a, b: float(a >= b)),
+    "eq": ("==", lambda a, b: float(a == b)),
+    "ne": ("!=", lambda a, b: float(a != b)),
 }
 # Equal operands, both sides, zeros of both signs, the nearest neighbours, nan and inf.
-COMPARE_PAIRS = [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (-0.0, 0.0), (0.0, -0.0), (0.0, 0.0),
-                 (1.0, 1.0000000000000002), (1.0000000000000002, 1.0), (TINY, 0.0), (0.0, TINY),
-                 (-2.5, -2.5), (NAN, 1.0), (1.0, NAN), (NAN, NAN), (INF, INF), (-INF, INF),
-                 (INF, 1e308), (-INF, -INF)]
+COMPARE_PAIRS = [
+    (1.0, 1.0),
+    (1.0, 2.0),
+    (2.0, 1.0),
+    (-0.0, 0.0),
+    (0.0, -0.0),
+    (0.0, 0.0),
+    (1.0, 1.0000000000000002),
+    (1.0000000000000002, 1.0),
+    (TINY, 0.0),
+    (0.0, TINY),
+    (-2.5, -2.5),
+    (NAN, 1.0),
+    (1.0, NAN),
+    (NAN, NAN),
+    (INF, INF),
+    (-INF, INF),
+    (INF, 1e308),
+    (-INF, -INF),
+]
 
-BCAST_A = [[1.5], [-2.0], [0.0]]            # (3, 1)
-BCAST_B = [2.0, -2.0, 0.5, 1.5]            # (4,)
+BCAST_A = [[1.5], [-2.0], [0.0]]  # (3, 1)
+BCAST_B = [2.0, -2.0, 0.5, 1.5]  # (4,)
 
 
 def _build_binary():
     for op, (expr, fn, special) in ARITH.items():
         _pairs_case(op, expr, fn, PAIRS, label="ordinary")
-        add(op, expr, {"a": [r[0] for r in special], "b": [r[1] for r in special]},
-            [r[2] for r in special], label="special")
-        add(op, expr, {"a": BCAST_A, "b": BCAST_B}, elementwise(fn, BCAST_A, BCAST_B),
-            label="bcast (3,1)x(4,)")
-        add(op, expr, {"a": 2.5, "b": [[1.0, -2.0, 4.0], [0.5, 8.0, -0.25]]},
-            elementwise(fn, 2.5, [[1.0, -2.0, 4.0], [0.5, 8.0, -0.25]]), label="bcast ()x(2,3)")
+        add(
+            op,
+            expr,
+            {"a": [r[0] for r in special], "b": [r[1] for r in special]},
+            [r[2] for r in special],
+            label="special",
+        )
+        add(
+            op,
+            expr,
+            {"a": BCAST_A, "b": BCAST_B},
+            elementwise(fn, BCAST_A, BCAST_B),
+            label="bcast (3,1)x(4,)",
+        )
+        add(
+            op,
+            expr,
+            {"a": 2.5, "b": [[1.0, -2.0, 4.0], [0.5, 8.0, -0.25]]},
+            elementwise(fn, 2.5, [[1.0, -2.0, 4.0], [0.5, 8.0, -0.25]]),
+            label="bcast ()x(2,3)",
+        )
         add(op, expr, {"a": 3.0, "b": -0.75}, fn(3.0, -0.75), label="scalar")
 
     # pow: three spellings, ordinary points against math.pow, specials against C99.
     for expr in ("a ** b", "pow(a, b)", "a ^ b"):
         _pairs_case("pow", expr, math.pow, POW_ORDINARY, exact=False, label="ordinary")
-    add("pow", "a ** b", {"a": [p[0] for p in POW_SPECIAL], "b": [p[1] for p in POW_SPECIAL]},
-        [p[2] for p in POW_SPECIAL], label="special")
+    add(
+        "pow",
+        "a ** b",
+        {"a": [p[0] for p in POW_SPECIAL], "b": [p[1] for p in POW_SPECIAL]},
+        [p[2] for p in POW_SPECIAL],
+        label="special",
+    )
     base = [[0.5], [2.0], [9.0]]
     exps = [-1.0, 0.0, 0.5, 2.0]
-    add("pow", "a ** b", {"a": base, "b": exps}, elementwise(math.pow, base, exps), exact=False,
-        label="bcast (3,1)x(4,)")
+    add(
+        "pow",
+        "a ** b",
+        {"a": base, "b": exps},
+        elementwise(math.pow, base, exps),
+        exact=False,
+        label="bcast (3,1)x(4,)",
+    )
     add("pow", "x ** 3", {"x": [-2.0, 0.5, -0.0]}, [-8.0, 0.125, -0.0], label="const exponent")
-    add("pow", "2 ** x", {"x": [-1.0, 10.0, 0.5]}, [0.5, 1024.0, math.sqrt(2.0)], exact=False,
-        label="const base")
+    add(
+        "pow",
+        "2 ** x",
+        {"x": [-1.0, 10.0, 0.5]},
+        [0.5, 1024.0, math.sqrt(2.0)],
+        exact=False,
+        label="const base",
+    )
 
     # maximum/minimum: max(a, b)/min(a, b) of two variables, and the explicit spellings.
-    for op, fn, spellings in (("maximum", o_max, ("max(a, b)", "maximum(a, b)")),
-                              ("minimum", o_min, ("min(a, b)", "minimum(a, b)"))):
+    for op, fn, spellings in (
+        ("maximum", o_max, ("max(a, b)", "maximum(a, b)")),
+        ("minimum", o_min, ("min(a, b)", "minimum(a, b)")),
+    ):
         for expr in spellings:
             _pairs_case(op, expr, fn, MAXMIN_PAIRS, label="ties,nan,inf")
         a = [[1.0], [NAN], [2.0]]
@@ -354,28 +644,62 @@ def _build_binary():
         add(op, spellings[0], {"a": 0.0, "b": NAN}, NAN, label="scalar nan second")
         add(op, spellings[0], {"a": 4.0, "b": 4.0}, 4.0, label="scalar tie")
         # a tie of zeros of opposite signs is a zero; its sign is left open
-        add(op, spellings[0], {"a": [-0.0, 0.0], "b": [0.0, -0.0]}, [0.0, 0.0], zero_sign=False,
-            label="signed-zero tie")
+        add(
+            op,
+            spellings[0],
+            {"a": [-0.0, 0.0], "b": [0.0, -0.0]},
+            [0.0, 0.0],
+            zero_sign=False,
+            label="signed-zero tie",
+        )
 
     # max(x, c)/min(x, c) against a constant: the clamp ops.
     xs = [-1.0, 0.0, 1.0, NAN, INF, -INF, 1e-300, -1e-300, 2.0, 1.5]
-    for op, fn, exprs in (("clamp_min", o_max, (("max(x, 0)", 0.0), ("max(0, x)", 0.0),
-                                                ("max(x, 1.5)", 1.5), ("max(-1, x)", -1.0),
-                                                ("max(x, nan)", NAN))),
-                          ("clamp_max", o_min, (("min(x, 0)", 0.0), ("min(0, x)", 0.0),
-                                                ("min(x, 1.5)", 1.5), ("min(-1, x)", -1.0),
-                                                ("min(x, -inf)", -INF)))):
+    for op, fn, exprs in (
+        (
+            "clamp_min",
+            o_max,
+            (
+                ("max(x, 0)", 0.0),
+                ("max(0, x)", 0.0),
+                ("max(x, 1.5)", 1.5),
+                ("max(-1, x)", -1.0),
+                ("max(x, nan)", NAN),
+            ),
+        ),
+        (
+            "clamp_max",
+            o_min,
+            (
+                ("min(x, 0)", 0.0),
+                ("min(0, x)", 0.0),
+                ("min(x, 1.5)", 1.5),
+                ("min(-1, x)", -1.0),
+                ("min(x, -inf)", -INF),
+            ),
+        ),
+    ):
         for expr, c in exprs:
             add(op, expr, {"x": xs}, [fn(x, c) for x in xs], label="ties,nan,inf")
         add(op, exprs[0][0], {"x": NAN}, NAN, label="scalar nan")
-        add(op, exprs[0][0], {"x": [[-1.0, 2.0], [0.0, NAN]]},
-            [[fn(v, 0.0) for v in row] for row in [[-1.0, 2.0], [0.0, NAN]]], label="2-D")
+        add(
+            op,
+            exprs[0][0],
+            {"x": [[-1.0, 2.0], [0.0, NAN]]},
+            [[fn(v, 0.0) for v in row] for row in [[-1.0, 2.0], [0.0, NAN]]],
+            label="2-D",
+        )
         add(op, exprs[2][0], {"x": [-0.0]}, [fn(-0.0, 1.5)], label="-0.0")
 
     for op, (symbol, fn) in COMPARISONS.items():
         _pairs_case(op, f"a {symbol} b", fn, COMPARE_PAIRS, label="equality,both sides,nan")
-        add(op, f"a {symbol} b", {"a": BCAST_A, "b": BCAST_B}, elementwise(fn, BCAST_A, BCAST_B),
-            label="bcast")
+        add(
+            op,
+            f"a {symbol} b",
+            {"a": BCAST_A, "b": BCAST_B},
+            elementwise(fn, BCAST_A, BCAST_B),
+            label="bcast",
+        )
         for x in (0.9, 1.0, 1.1):
             add(op, f"x {symbol} 1", {"x": x}, fn(x, 1.0), label=f"scalar {x} vs const")
             add(op, f"1 {symbol} x", {"x": x}, fn(1.0, x), label=f"const vs scalar {x}")
@@ -384,30 +708,59 @@ def _build_binary():
     conds = [-2.0, 0.0, 0.5, 3.0, NAN, -0.0, INF, -INF, 1e-300, -TINY, 1.0]
     a = [10.0 + i for i in range(len(conds))]
     b = [-10.0 - i for i in range(len(conds))]
-    add("where", "where(c, a, b)", {"c": conds, "a": a, "b": b},
-        [o_where(c, x, y) for c, x, y in zip(conds, a, b)], label="conditions")
-    add("where", "where(c, a, b)", {"c": conds, "a": a, "b": b},
-        [10.0, -11.0, 12.0, 13.0, 14.0, -15.0, 16.0, 17.0, 18.0, 19.0, 20.0], label="literal")
+    add(
+        "where",
+        "where(c, a, b)",
+        {"c": conds, "a": a, "b": b},
+        [o_where(c, x, y) for c, x, y in zip(conds, a, b)],
+        label="conditions",
+    )
+    add(
+        "where",
+        "where(c, a, b)",
+        {"c": conds, "a": a, "b": b},
+        [10.0, -11.0, 12.0, 13.0, 14.0, -15.0, 16.0, 17.0, 18.0, 19.0, 20.0],
+        label="literal",
+    )
     for c, expected in ((-2.0, 1.0), (0.0, 2.0), (0.5, 1.0), (3.0, 1.0), (NAN, 1.0), (-0.0, 2.0)):
-        add("where", "where(c, a, b)", {"c": c, "a": 1.0, "b": 2.0}, expected,
-            label=f"scalar cond {c}")
+        add(
+            "where",
+            "where(c, a, b)",
+            {"c": c, "a": 1.0, "b": 2.0},
+            expected,
+            label=f"scalar cond {c}",
+        )
     # the untaken branch's nan/inf never leaks; signed zeros pass through unchanged
-    add("where", "where(c, a, b)", {"c": [0.0, 1.0, 1.0, 0.0], "a": [NAN, -0.0, INF, 1.0],
-                                    "b": [5.0, NAN, 0.0, -0.0]},
-        [5.0, -0.0, INF, -0.0], label="untaken nan, signed zeros")
+    add(
+        "where",
+        "where(c, a, b)",
+        {"c": [0.0, 1.0, 1.0, 0.0], "a": [NAN, -0.0, INF, 1.0], "b": [5.0, NAN, 0.0, -0.0]},
+        [5.0, -0.0, INF, -0.0],
+        label="untaken nan, signed zeros",
+    )
     cb = [[1.0], [0.0], [-1.0]]
     ab = [1.0, 2.0, 3.0, 4.0]
-    add("where", "where(c, a, b)", {"c": cb, "a": ab, "b": -5.0},
-        elementwise(o_where, cb, ab, -5.0), label="bcast (3,1),(4,),()")
-    add("where", "where(x > 0, x, -x)", {"x": [-2.0, 0.0, 3.0, NAN]}, [2.0, -0.0, 3.0, NAN],
-        label="composite")
-    add("where", "where(x >= 1, 1, 0)", {"x": [0.5, 1.0, 1.5]}, [0.0, 1.0, 1.0],
-        label="constants")
+    add(
+        "where",
+        "where(c, a, b)",
+        {"c": cb, "a": ab, "b": -5.0},
+        elementwise(o_where, cb, ab, -5.0),
+        label="bcast (3,1),(4,),()",
+    )
+    add(
+        "where",
+        "where(x > 0, x, -x)",
+        {"x": [-2.0, 0.0, 3.0, NAN]},
+        [2.0, -0.0, 3.0, NAN],
+        label="composite",
+    )
+    add("where", "where(x >= 1, 1, 0)", {"x": [0.5, 1.0, 1.5]}, [0.0, 1.0, 1.0], label="constants")
 
 
 # ---------------------------------------------------------------------------
 # Reductions (axis, keepdims, negative and tuple axes, ties, nan, empty)
 # ---------------------------------------------------------------------------
+
 
 def o_reduce(fn, x, axis=None, keepdims=False):
     """Reduce nested list ``x`` with the Python reducer ``fn`` (list of floats -> float)."""
@@ -454,18 +807,40 @@ def r_norm(xs):
     return math.sqrt(math.fsum(v * v for v in xs))
 
 
-REDUCERS = {"sum": r_sum, "mean": r_mean, "prod": r_prod, "amax": r_max, "amin": r_min,
-            "norm": r_norm}
-SPELLING = {"sum": "sum", "mean": "mean", "prod": "prod", "amax": "max", "amin": "min",
-            "norm": "norm"}
+REDUCERS = {
+    "sum": r_sum,
+    "mean": r_mean,
+    "prod": r_prod,
+    "amax": r_max,
+    "amin": r_min,
+    "norm": r_norm,
+}
+SPELLING = {
+    "sum": "sum",
+    "mean": "mean",
+    "prod": "prod",
+    "amax": "max",
+    "amin": "min",
+    "norm": "norm",
+}
 
 # Dyadic values (multiples of 1/4): sums, products and squares are exact in float64, so the
 # oracle is exact whatever the summation order; RANDOM data is compared with rtol.
 DYADIC = np.arange(24, dtype=np.float64).reshape(2, 3, 4) / 4 - 2.75
-DYADIC[0, 1, 2] = DYADIC[1, 0, 3] = 1.25       # ties for max/min
+DYADIC[0, 1, 2] = DYADIC[1, 0, 3] = 1.25  # ties for max/min
 RANDOM = np.random.default_rng(16).uniform(0.5, 2.0, size=(3, 5))
-AXES = [(None, False), (0, False), (1, False), (2, False), (-1, False), (0, True), (-2, True),
-        ((0, 2), False), ((1, 2), True), (None, True)]
+AXES = [
+    (None, False),
+    (0, False),
+    (1, False),
+    (2, False),
+    (-1, False),
+    (0, True),
+    (-2, True),
+    ((0, 2), False),
+    ((1, 2), True),
+    (None, True),
+]
 
 
 def _axis_text(axis, keepdims):
@@ -480,44 +855,98 @@ def _axis_text(axis, keepdims):
 def _build_reductions():
     for op, fn in REDUCERS.items():
         name = SPELLING[op]
-        exact_ok = op != "norm"   # sqrt of an exact sum of squares: compared with rtol anyway
+        exact_ok = op != "norm"  # sqrt of an exact sum of squares: compared with rtol anyway
         for axis, keepdims in AXES:
             extra = _axis_text(axis, keepdims)
             expr = f"{name}(A{', ' + extra if extra else ''})"
-            add(op, expr, {"A": DYADIC.tolist()}, o_reduce(fn, DYADIC.tolist(), axis, keepdims),
-                exact=exact_ok, label="dyadic")
+            add(
+                op,
+                expr,
+                {"A": DYADIC.tolist()},
+                o_reduce(fn, DYADIC.tolist(), axis, keepdims),
+                exact=exact_ok,
+                label="dyadic",
+            )
         for axis in (None, 0, 1):
             expr = f"{name}(A)" if axis is None else f"{name}(A, axis={axis})"
-            add(op, expr, {"A": RANDOM.tolist()}, o_reduce(fn, RANDOM.tolist(), axis),
-                exact=op in ("amax", "amin"), label="random")
+            add(
+                op,
+                expr,
+                {"A": RANDOM.tolist()},
+                o_reduce(fn, RANDOM.tolist(), axis),
+                exact=op in ("amax", "amin"),
+                label="random",
+            )
         add(op, f"{name}(x)", {"x": 2.5}, fn([2.5]), exact=exact_ok, label="scalar")
-        add(op, f"{name}(v)", {"v": [3.0, -1.0, 0.5]}, fn([3.0, -1.0, 0.5]), exact=exact_ok,
-            label="vector")
+        add(
+            op,
+            f"{name}(v)",
+            {"v": [3.0, -1.0, 0.5]},
+            fn([3.0, -1.0, 0.5]),
+            exact=exact_ok,
+            label="vector",
+        )
         if op in ("sum", "mean", "prod", "norm"):
             # the positional axis form, sum(A, 1)
-            add(op, f"{name}(A, 1)", {"A": DYADIC[0].tolist()}, o_reduce(fn, DYADIC[0].tolist(), 1),
-                exact=exact_ok, label="positional axis")
+            add(
+                op,
+                f"{name}(A, 1)",
+                {"A": DYADIC[0].tolist()},
+                o_reduce(fn, DYADIC[0].tolist(), 1),
+                exact=exact_ok,
+                label="positional axis",
+            )
 
     # max/min: NaN propagates wherever it stands, in full and axis reductions; ties.
     for op, name in (("amax", "max"), ("amin", "min")):
         fn = REDUCERS[op]
-        for v in ([NAN, 1.0, 2.0], [1.0, NAN, 2.0], [1.0, 2.0, NAN], [NAN, NAN], [NAN, -INF],
-                  [INF, NAN], [3.0, 1.0, 3.0], [-INF, INF, 0.0], [-2.0, -2.0]):
+        for v in (
+            [NAN, 1.0, 2.0],
+            [1.0, NAN, 2.0],
+            [1.0, 2.0, NAN],
+            [NAN, NAN],
+            [NAN, -INF],
+            [INF, NAN],
+            [3.0, 1.0, 3.0],
+            [-INF, INF, 0.0],
+            [-2.0, -2.0],
+        ):
             add(op, f"{name}(v)", {"v": v}, fn(v), label=f"{v}")
         m = [[1.0, NAN, 3.0], [4.0, 5.0, -INF]]
         for axis in (0, 1, -1):
             add(op, f"{name}(A, axis={axis})", {"A": m}, o_reduce(fn, m, axis), label="nan axis")
-        add(op, f"{name}(A, axis=1, keepdims=1)", {"A": m}, o_reduce(fn, m, 1, True),
-            label="nan keepdims")
+        add(
+            op,
+            f"{name}(A, axis=1, keepdims=1)",
+            {"A": m},
+            o_reduce(fn, m, 1, True),
+            label="nan keepdims",
+        )
 
     specials = {
-        "sum": [([INF, -INF], NAN), ([INF, 1.0], INF), ([NAN, 1.0], NAN), ([1e308, 1e308], INF),
-                ([], 0.0)],
+        "sum": [
+            ([INF, -INF], NAN),
+            ([INF, 1.0], INF),
+            ([NAN, 1.0], NAN),
+            ([1e308, 1e308], INF),
+            ([], 0.0),
+        ],
         "mean": [([INF, -INF], NAN), ([NAN, 1.0], NAN), ([-INF, 1.0], -INF), ([], NAN)],
-        "prod": [([0.0, INF], NAN), ([-1.0, 0.0], -0.0), ([1e200, 1e200], INF), ([NAN, 0.0], NAN),
-                 ([], 1.0)],
-        "norm": [([INF, 1.0], INF), ([-INF], INF), ([NAN, 1.0], NAN), ([3.0, -4.0], 5.0),
-                 ([0.0, -0.0], 0.0), ([], 0.0)],
+        "prod": [
+            ([0.0, INF], NAN),
+            ([-1.0, 0.0], -0.0),
+            ([1e200, 1e200], INF),
+            ([NAN, 0.0], NAN),
+            ([], 1.0),
+        ],
+        "norm": [
+            ([INF, 1.0], INF),
+            ([-INF], INF),
+            ([NAN, 1.0], NAN),
+            ([3.0, -4.0], 5.0),
+            ([0.0, -0.0], 0.0),
+            ([], 0.0),
+        ],
     }
     for op, rows in specials.items():
         for v, expected in rows:
@@ -533,6 +962,7 @@ def _build_reductions():
 # ---------------------------------------------------------------------------
 # Products, shapes, indexing, array literals
 # ---------------------------------------------------------------------------
+
 
 def o_matmul(a, b):
     """NumPy's matmul semantics (vector promotion, batch broadcasting) with fsum loops."""
@@ -551,8 +981,9 @@ def o_matmul(a, b):
     for bi in np.ndindex(batch):
         for i in range(n):
             for j in range(m):
-                out[bi + (i, j)] = math.fsum(float(A[bi + (i, t)]) * float(B[bi + (t, j)])
-                                             for t in range(k))
+                out[bi + (i, j)] = math.fsum(
+                    float(A[bi + (i, t)]) * float(B[bi + (t, j)]) for t in range(k)
+                )
     if va:
         out = out[..., 0, :]
     if vb:
@@ -575,13 +1006,21 @@ def _group(flat, shape):
     if not shape:
         return flat[0]
     step = len(flat) // shape[0] if shape[0] else 0
-    return [_group(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [_group(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def _build_products_and_shapes():
-    for sa, sb, seed in (((4,), (4,), 1), ((3, 4), (4,), 2), ((4,), (4, 3), 3),
-                         ((3, 4), (4, 2), 4), ((2, 3, 4), (4, 5), 5), ((2, 1, 2, 3), (3, 3, 2), 6),
-                         ((4,), (2, 4, 3), 7), ((2, 3, 4), (4,), 8), ((1, 1), (1, 1), 9)):
+    for sa, sb, seed in (
+        ((4,), (4,), 1),
+        ((3, 4), (4,), 2),
+        ((4,), (4, 3), 3),
+        ((3, 4), (4, 2), 4),
+        ((2, 3, 4), (4, 5), 5),
+        ((2, 1, 2, 3), (3, 3, 2), 6),
+        ((4,), (2, 4, 3), 7),
+        ((2, 3, 4), (4,), 8),
+        ((1, 1), (1, 1), 9),
+    ):
         a, b = _dyadic(sa, seed), _dyadic(sb, seed + 100)
         add("matmul", "A @ B", {"A": a, "B": b}, o_matmul(a, b), label=f"{sa}@{sb}")
     a, b = _dyadic((2, 3), 10), _dyadic((3, 2), 11)
@@ -592,9 +1031,13 @@ def _build_products_and_shapes():
     add("matmul", "A @ B", {"A": [[INF, 1.0]], "B": [[0.0], [1.0]]}, [[NAN]], label="inf*0")
     add("matmul", "u @ v", {"u": [], "v": []}, 0.0, label="empty")
 
-    for u, v, label in ((_dyadic((5,), 13), _dyadic((5,), 14), "dyadic"),
-                        ([1.0, INF], [1.0, 1.0], "inf"), ([INF, 1.0], [0.0, 1.0], "inf*0"),
-                        ([NAN, 1.0], [0.0, 1.0], "nan"), ([], [], "empty")):
+    for u, v, label in (
+        (_dyadic((5,), 13), _dyadic((5,), 14), "dyadic"),
+        ([1.0, INF], [1.0, 1.0], "inf"),
+        ([INF, 1.0], [0.0, 1.0], "inf*0"),
+        ([NAN, 1.0], [0.0, 1.0], "nan"),
+        ([], [], "empty"),
+    ):
         add("dot", "dot(u, v)", {"u": u, "v": v}, o_matmul(u, v) if u else 0.0, label=label)
     u, v = rng.uniform(0.5, 2, size=7).tolist(), rng.uniform(0.5, 2, size=7).tolist()
     add("dot", "dot(u, v)", {"u": u, "v": v}, o_matmul(u, v), exact=False, label="random")
@@ -602,46 +1045,86 @@ def _build_products_and_shapes():
     T = _dyadic((2, 3, 4), 15)
     M = _dyadic((3, 4), 16)
     add("transpose", "M.T", {"M": M}, [[M[i][j] for i in range(3)] for j in range(4)], label=".T")
-    add("transpose", "transpose(M)", {"M": M}, [[M[i][j] for i in range(3)] for j in range(4)],
-        label="call")
-    add("transpose", "T.T", {"T": T},
-        [[[T[i][j][k] for i in range(2)] for j in range(3)] for k in range(4)], label="3-D")
+    add(
+        "transpose",
+        "transpose(M)",
+        {"M": M},
+        [[M[i][j] for i in range(3)] for j in range(4)],
+        label="call",
+    )
+    add(
+        "transpose",
+        "T.T",
+        {"T": T},
+        [[[T[i][j][k] for i in range(2)] for j in range(3)] for k in range(4)],
+        label="3-D",
+    )
     add("transpose", "v.T", {"v": [1.0, NAN, -0.0]}, [1.0, NAN, -0.0], label="1-D")
     add("transpose", "x.T", {"x": 3.5}, 3.5, label="scalar")
 
     flat = _flatten(T)
     for shape in ((4, 6), (24,), (2, 12), (3, 2, 4), (-1,), (6, -1)):
         target = tuple(24 // -math.prod(shape) if s == -1 else s for s in shape)
-        add("reshape", f"reshape(T, {list(shape)})", {"T": T}, _group(flat, target),
-            label=str(shape))
+        add(
+            "reshape",
+            f"reshape(T, {list(shape)})",
+            {"T": T},
+            _group(flat, target),
+            label=str(shape),
+        )
     add("reshape", "reshape(x, [1, 1])", {"x": -0.0}, [[-0.0]], label="scalar")
     add("reshape", "reshape(v, [])", {"v": [NAN]}, NAN, label="to scalar")
 
     v = [10.0, 11.0, NAN, -0.0, 14.0]
-    for index, expected in (("2", v[2]), ("-1", v[-1]), ("3", v[3]), ("1:3", v[1:3]),
-                            (":2", v[:2]), ("3:", v[3:]), ("0:-1", v[0:-1]), ("-2:", v[-2:]),
-                            ("4:1", v[4:1])):
+    for index, expected in (
+        ("2", v[2]),
+        ("-1", v[-1]),
+        ("3", v[3]),
+        ("1:3", v[1:3]),
+        (":2", v[:2]),
+        ("3:", v[3:]),
+        ("0:-1", v[0:-1]),
+        ("-2:", v[-2:]),
+        ("4:1", v[4:1]),
+    ):
         add("getitem", f"v[{index}]", {"v": v}, expected, label=index)
-    for index, expected in (("1", M[1]), ("1, 2", M[1][2]), ("-1, -1", M[-1][-1]),
-                            ("1, 0:2", M[1][0:2]), (":, 1", [row[1] for row in M]),
-                            ("0:2", M[0:2]), ("1:, 2:", [row[2:] for row in M[1:]])):
+    for index, expected in (
+        ("1", M[1]),
+        ("1, 2", M[1][2]),
+        ("-1, -1", M[-1][-1]),
+        ("1, 0:2", M[1][0:2]),
+        (":, 1", [row[1] for row in M]),
+        ("0:2", M[0:2]),
+        ("1:, 2:", [row[2:] for row in M[1:]]),
+    ):
         add("getitem", f"M[{index}]", {"M": M}, expected, label=index)
     add("getitem", "T[1, 2, 3]", {"T": T}, T[1][2][3], label="3-D")
     add("getitem", "T[0][1]", {"T": T}, T[0][1], label="chained")
 
     add("stack", "[a, b]", {"a": 1.5, "b": NAN}, [1.5, NAN], label="scalars")
     add("stack", "[a * 2, b + 1, -a]", {"a": 1.5, "b": -0.5}, [3.0, 0.5, -1.5], label="exprs")
-    add("stack", "[[a, 1], [2, b]]", {"a": -0.0, "b": INF}, [[-0.0, 1.0], [2.0, INF]],
-        label="nested")
+    add(
+        "stack",
+        "[[a, 1], [2, b]]",
+        {"a": -0.0, "b": INF},
+        [[-0.0, 1.0], [2.0, INF]],
+        label="nested",
+    )
     add("stack", "[v, 1]", {"v": [2.0, 3.0]}, [[2.0, 3.0], [1.0, 1.0]], label="broadcast const")
-    add("stack", "[v, w]", {"v": [1.0, 2.0], "w": [3.0, NAN]}, [[1.0, 2.0], [3.0, NAN]],
-        label="vectors")
+    add(
+        "stack",
+        "[v, w]",
+        {"v": [1.0, 2.0], "w": [3.0, NAN]},
+        [[1.0, 2.0], [3.0, NAN]],
+        label="vectors",
+    )
     add("stack", "[a]", {"a": 4.0}, [4.0], label="one")
 
 
 # ---------------------------------------------------------------------------
 # Internal ops (no spelling in the language): through core.apply
 # ---------------------------------------------------------------------------
+
 
 def _build_internal():
     x = [[1.0, NAN], [INF, -0.0], [-3.0, 2.0]]
@@ -650,26 +1133,73 @@ def _build_internal():
     v = [1.0, NAN, -0.0]
     add("broadcast_to", None, {"x": v}, [v, v], attrs={"shape": (2, 3)}, label="(3,)->(2,3)")
     add("broadcast_to", None, {"x": 7.0}, [[7.0, 7.0]], attrs={"shape": (1, 2)}, label="()->(1,2)")
-    add("broadcast_to", None, {"x": [[1.0], [2.0]]}, [[[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]] * 2,
-        attrs={"shape": (2, 2, 3)}, label="(2,1)->(2,2,3)")
+    add(
+        "broadcast_to",
+        None,
+        {"x": [[1.0], [2.0]]},
+        [[[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]] * 2,
+        attrs={"shape": (2, 2, 3)},
+        label="(2,1)->(2,2,3)",
+    )
     T = DYADIC.tolist()
-    add("sum_to", None, {"x": T}, o_reduce(r_sum, T, (0, 2), True)[0],
-        attrs={"shape": (3, 1)}, label="(2,3,4)->(3,1)")
-    add("sum_to", None, {"x": T}, o_reduce(r_sum, T, (0, 1), False), attrs={"shape": (4,)},
-        label="(2,3,4)->(4,)")
+    add(
+        "sum_to",
+        None,
+        {"x": T},
+        o_reduce(r_sum, T, (0, 2), True)[0],
+        attrs={"shape": (3, 1)},
+        label="(2,3,4)->(3,1)",
+    )
+    add(
+        "sum_to",
+        None,
+        {"x": T},
+        o_reduce(r_sum, T, (0, 1), False),
+        attrs={"shape": (4,)},
+        label="(2,3,4)->(4,)",
+    )
     add("sum_to", None, {"x": T}, r_sum(_flatten(T)), attrs={"shape": ()}, label="->()")
-    add("sum_to", None, {"x": [[1.0, INF], [NAN, 2.0]]}, [[NAN, INF]], attrs={"shape": (1, 2)},
-        label="nan inf")
-    add("mT", None, {"x": T},
-        [[[T[b][i][j] for i in range(3)] for j in range(4)] for b in range(2)], label="(2,3,4)")
+    add(
+        "sum_to",
+        None,
+        {"x": [[1.0, INF], [NAN, 2.0]]},
+        [[NAN, INF]],
+        attrs={"shape": (1, 2)},
+        label="nan inf",
+    )
+    add(
+        "mT",
+        None,
+        {"x": T},
+        [[[T[b][i][j] for i in range(3)] for j in range(4)] for b in range(2)],
+        label="(2,3,4)",
+    )
     add("mT", None, {"x": [[1.0, NAN]]}, [[1.0], [NAN]], label="(1,2)")
-    add("scatter", None, {"x": [5.0, NAN]}, [0.0, 5.0, NAN, 0.0],
-        attrs={"index": (slice(1, 3),), "shape": (4,)}, label="slice")
+    add(
+        "scatter",
+        None,
+        {"x": [5.0, NAN]},
+        [0.0, 5.0, NAN, 0.0],
+        attrs={"index": (slice(1, 3),), "shape": (4,)},
+        label="slice",
+    )
     # scatter adds into zeros (the VJP of indexing accumulates): 0.0 + -0.0 is +0.0
-    add("scatter", None, {"x": [1.5, -0.0]}, [[0.0, 0.0], [0.0 + 1.5, 0.0 + -0.0], [0.0, 0.0]],
-        attrs={"index": (1, slice(None)), "shape": (3, 2)}, label="row")
-    add("scatter", None, {"x": 2.0}, [[0.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
-        attrs={"index": (1, 2), "shape": (2, 3)}, label="element")
+    add(
+        "scatter",
+        None,
+        {"x": [1.5, -0.0]},
+        [[0.0, 0.0], [0.0 + 1.5, 0.0 + -0.0], [0.0, 0.0]],
+        attrs={"index": (1, slice(None)), "shape": (3, 2)},
+        label="row",
+    )
+    add(
+        "scatter",
+        None,
+        {"x": 2.0},
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
+        attrs={"index": (1, 2), "shape": (2, 3)},
+        label="element",
+    )
 
 
 _build_unary()
@@ -687,6 +1217,7 @@ assert len({c.id for c in CASES}) == len(CASES)
 # Comparison
 # ---------------------------------------------------------------------------
 
+
 def check(actual, case: Case):
     expected = np.asarray(case.expected, dtype=np.float64)
     actual = np.asarray(actual)
@@ -698,8 +1229,11 @@ def check(actual, case: Case):
         np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=0, err_msg=case.id)
     if case.zero_sign:
         zeros = expected == 0
-        np.testing.assert_array_equal(np.signbit(actual[zeros]), np.signbit(expected[zeros]),
-                                      err_msg=f"{case.id}: sign of zero")
+        np.testing.assert_array_equal(
+            np.signbit(actual[zeros]),
+            np.signbit(expected[zeros]),
+            err_msg=f"{case.id}: sign of zero",
+        )
 
 
 def decode(value):
@@ -728,6 +1262,7 @@ def encode(value):
 # The tests
 # ---------------------------------------------------------------------------
 
+
 def test_every_op_has_an_oracle_case():
     covered = {c.op for c in CASES}
     missing = sorted(set(OPS) - covered)
@@ -740,8 +1275,9 @@ def test_every_elementwise_op_meets_nan_and_inf():
     for name, op in OPS.items():
         if op.kind not in ("elementwise", "comparison", "reduction"):
             continue
-        flat = [v for c in CASES if c.op == name for val in c.values.values()
-                for v in _flatten(val)]
+        flat = [
+            v for c in CASES if c.op == name for val in c.values.values() for v in _flatten(val)
+        ]
         assert any(math.isnan(v) for v in flat), f"{name}: no nan input"
         assert any(math.isinf(v) for v in flat), f"{name}: no inf input"
 
@@ -757,10 +1293,11 @@ def test_every_reduction_has_axis_and_keepdims_cases():
 @pytest.mark.parametrize("case", LANGUAGE, ids=[c.id for c in LANGUAGE])
 def test_value_through_the_api(case: Case):
     program = parse(case.expr)
-    assert case.op in {n.op for n in topological([program.output])}, \
+    assert case.op in {n.op for n in topological([program.output])}, (
         f"{case.expr!r} does not use {case.op}"
+    )
     with warnings.catch_warnings():
-        warnings.simplefilter("error")      # no Python warning may escape the engine
+        warnings.simplefilter("error")  # no Python warning may escape the engine
         result = api.eval_of(program, case.values)
     check(result.value, case)
 
@@ -796,8 +1333,7 @@ def test_values_through_the_command_line(cli):
 
 def test_values_through_batch(tmp_path, cli):
     """Every language case as one line of a single JSONL batch (vectorised groups)."""
-    lines = [json.dumps({"expr": c.expr, "vars": encode(c.values), "op": "eval"})
-             for c in LANGUAGE]
+    lines = [json.dumps({"expr": c.expr, "vars": encode(c.values), "op": "eval"}) for c in LANGUAGE]
     # each expression twice more with the same shapes, so groups of rows are evaluated together
     lines += lines[::-1]
     cases = LANGUAGE + LANGUAGE[::-1]
@@ -824,24 +1360,33 @@ def test_values_through_batch(tmp_path, cli):
 # The named edges, spelled out (the same points are in the table above)
 # ---------------------------------------------------------------------------
 
+
 def _value(expr, **values):
     return np.asarray(api.eval_of(parse(expr), values).value)
 
 
 def test_round_is_half_to_even_not_truncation():
     xs = [0.5, 1.5, 2.5, -0.5, -2.5, 2.7, -2.7, 0.4]
-    np.testing.assert_array_equal(_value("round(x)", x=xs),
-                                  [0.0, 2.0, 2.0, -0.0, -2.0, 3.0, -3.0, 0.0], strict=True)
+    np.testing.assert_array_equal(
+        _value("round(x)", x=xs), [0.0, 2.0, 2.0, -0.0, -2.0, 3.0, -3.0, 0.0], strict=True
+    )
     assert np.signbit(_value("round(x)", x=-0.5))
 
 
 def test_every_comparison_at_equality_and_on_both_sides():
-    table = {"<": (0, 1, 0), "<=": (1, 1, 0), ">": (0, 0, 1), ">=": (1, 0, 1),
-             "==": (1, 0, 0), "!=": (0, 1, 1)}
+    table = {
+        "<": (0, 1, 0),
+        "<=": (1, 1, 0),
+        ">": (0, 0, 1),
+        ">=": (1, 0, 1),
+        "==": (1, 0, 0),
+        "!=": (0, 1, 1),
+    }
     for symbol, (equal, below, above) in table.items():
         got = _value(f"a {symbol} b", a=[2.0, 1.0, 3.0], b=[2.0, 2.0, 2.0])
-        np.testing.assert_array_equal(got, np.array([equal, below, above], dtype=np.float64),
-                                      err_msg=symbol, strict=True)
+        np.testing.assert_array_equal(
+            got, np.array([equal, below, above], dtype=np.float64), err_msg=symbol, strict=True
+        )
         # every comparison with nan is false, except !=
         got = _value(f"a {symbol} b", a=[NAN, 1.0], b=[1.0, NAN])
         expected = 1.0 if symbol == "!=" else 0.0
@@ -854,16 +1399,21 @@ def test_where_takes_every_nonzero_condition():
 
 
 def test_max_min_propagate_nan():
-    for expr in ("max(a, b)", "max(b, a)", "min(a, b)", "min(b, a)", "maximum(a, b)",
-                 "minimum(b, a)"):
+    for expr in (
+        "max(a, b)",
+        "max(b, a)",
+        "min(a, b)",
+        "min(b, a)",
+        "maximum(a, b)",
+        "minimum(b, a)",
+    ):
         assert np.isnan(_value(expr, a=NAN, b=0.0)), expr
     for expr in ("max(x, 0)", "max(0, x)", "min(x, 0)", "min(0, x)", "relu(x)"):
         assert np.isnan(_value(expr, x=NAN)), expr
     for expr in ("max(v)", "min(v)"):
         for v in ([NAN, 0.0], [0.0, NAN]):
             assert np.isnan(_value(expr, v=v)), (expr, v)
-    np.testing.assert_array_equal(_value("max(A, axis=0)", A=[[0.0, NAN], [1.0, 2.0]]),
-                                  [1.0, NAN])
+    np.testing.assert_array_equal(_value("max(A, axis=0)", A=[[0.0, NAN], [1.0, 2.0]]), [1.0, NAN])
 
 
 def test_signed_zeros():

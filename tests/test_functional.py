@@ -14,12 +14,26 @@ import sympy as sp
 
 from autograd_cli.core import Tensor, grad, tensor
 from autograd_cli.core.errors import GradError, NonScalarOutputError, UnknownVariableError
-from autograd_cli.core.forward import jvp_program, propagate
 from autograd_cli.core.forward import jvp as forward_jvp
-from autograd_cli.core.functional import (derivative, derivatives, gradcheck, hessian, hvp,
-                                          jacobian, jvp, program_derivatives, program_gradcheck,
-                                          program_hessian, program_hvp, program_jacobian,
-                                          program_jvp, program_vjp, vhp, vjp)
+from autograd_cli.core.forward import jvp_program, propagate
+from autograd_cli.core.functional import (
+    derivative,
+    derivatives,
+    gradcheck,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    program_derivatives,
+    program_gradcheck,
+    program_hessian,
+    program_hvp,
+    program_jacobian,
+    program_jvp,
+    program_vjp,
+    vhp,
+    vjp,
+)
 from autograd_cli.core.ops import Op, call
 from autograd_cli.core.tensor import apply
 from autograd_cli.grammar import parse
@@ -48,10 +62,11 @@ def sym_jacobian(exprs, symbols, point):
 # Against SymPy
 # ---------------------------------------------------------------------------
 
+
 def test_hessian_two_scalars_against_sympy():
     X, Y = sp.symbols("x y")
-    expected = sym_hessian(X ** 2 * Y + sp.sin(X * Y), [X, Y], [1, 2])
-    H = hessian(lambda x, y: x ** 2 * y + (x * y).sin(), (tensor(1.0), tensor(2.0)))
+    expected = sym_hessian(X**2 * Y + sp.sin(X * Y), [X, Y], [1, 2])
+    H = hessian(lambda x, y: x**2 * y + (x * y).sin(), (tensor(1.0), tensor(2.0)))
     assert isinstance(H, tuple) and len(H) == 2 and all(len(row) == 2 for row in H)
     for i in range(2):
         for j in range(2):
@@ -96,8 +111,10 @@ def test_derivatives_of_sin_up_to_order_6():
     close(derivative(lambda x: x.sin(), tensor(x0), 6), -math.sin(x0))
 
 
-@pytest.mark.parametrize("source", ["exp(x)*sin(x)/(1 + x**2)", "log(1 + x**2)*sqrt(x)",
-                                    "tanh(x)**3 - x**5", "atan(x)*cosh(x)"])
+@pytest.mark.parametrize(
+    "source",
+    ["exp(x)*sin(x)/(1 + x**2)", "log(1 + x**2)*sqrt(x)", "tanh(x)**3 - x**5", "atan(x)*cosh(x)"],
+)
 def test_derivatives_up_to_order_6_against_sympy(source):
     X = sp.Symbol("x")
     expr = sp.sympify(source)
@@ -118,10 +135,10 @@ def test_second_derivative_of_3_x_plus_2_squared_is_6():
 
 def test_mixed_partials_against_sympy_and_symmetric():
     X, Y = sp.symbols("x y")
-    expr = sp.exp(X * Y) + X ** 3 * Y ** 2 - sp.cos(X) / Y
+    expr = sp.exp(X * Y) + X**3 * Y**2 - sp.cos(X) / Y
     point = (0.7, -0.3)
     expected = sym_hessian(expr, [X, Y], point)
-    f = lambda x, y: (x * y).exp() + x ** 3 * y ** 2 - x.cos() / y  # noqa: E731
+    f = lambda x, y: (x * y).exp() + x**3 * y**2 - x.cos() / y  # noqa: E731
     inputs = (tensor(point[0]), tensor(point[1]))
     for strategy in ("forward-mode", "reverse-mode"):
         H = hessian(f, inputs, outer_jacobian_strategy=strategy)
@@ -137,10 +154,10 @@ def test_mixed_partials_against_sympy_and_symmetric():
 
 def test_vector_input_hessian_shape_and_values():
     xs = sp.symbols("x0:3")
-    expr = sum(v ** 2 * sp.sin(v) for v in xs) + xs[0] * xs[1] * xs[2]
+    expr = sum(v**2 * sp.sin(v) for v in xs) + xs[0] * xs[1] * xs[2]
     point = [0.3, -1.2, 2.0]
     expected = sym_hessian(expr, list(xs), point)
-    f = lambda x: (x ** 2 * x.sin()).sum() + x.prod()  # noqa: E731
+    f = lambda x: (x**2 * x.sin()).sum() + x.prod()  # noqa: E731
     H = hessian(f, tensor(point))
     assert H.shape == (3, 3)
     close(H, expected)
@@ -153,12 +170,12 @@ def test_matrix_and_mixed_tensor_inputs_hessian_shapes_against_sympy():
     xs = sp.symbols("x0:3")
     ws = sp.symbols("w0:6")
     W = sp.Matrix(2, 3, ws)
-    expr = sum(sp.sin(e) for e in W * sp.Matrix(xs)) + sum(v ** 3 for v in xs)
+    expr = sum(sp.sin(e) for e in W * sp.Matrix(xs)) + sum(v**3 for v in xs)
     x0 = np.array([0.5, -0.4, 1.1])
     w0 = np.array([[0.2, -0.3, 0.7], [1.0, 0.1, -0.5]])
     symbols = list(xs) + list(ws)
     full = sym_hessian(expr, symbols, list(x0) + list(w0.reshape(-1)))
-    f = lambda x, w: (w @ x).sin().sum() + (x ** 3).sum()  # noqa: E731
+    f = lambda x, w: (w @ x).sin().sum() + (x**3).sum()  # noqa: E731
     H = hessian(f, (tensor(x0), tensor(w0)))
     assert H[0][0].shape == (3, 3)
     assert H[0][1].shape == (3, 2, 3)
@@ -200,12 +217,12 @@ def test_scalar_shapes():
 def test_higher_order_through_create_graph_against_sympy():
     X = sp.Symbol("x")
     x0 = 0.4
-    f = lambda x: (x ** 2 * x.sin()).sum()  # noqa: E731
+    f = lambda x: (x**2 * x.sin()).sum()  # noqa: E731
     x = tensor([x0], requires_grad=True)
-    H = hessian(f, x, create_graph=True)          # (1, 1), differentiable
+    H = hessian(f, x, create_graph=True)  # (1, 1), differentiable
     assert H.requires_grad
     (third,) = grad(H.sum(), x)
-    close(third, [float(sp.diff(X ** 2 * sp.sin(X), X, 3).subs(X, x0))])
+    close(third, [float(sp.diff(X**2 * sp.sin(X), X, 3).subs(X, x0))])
     J = jacobian(lambda v: v.exp() * v, x, create_graph=True, strategy="forward")
     (dJ,) = grad(J.sum(), x)
     close(dJ, [float(sp.diff(sp.exp(X) * X, X, 2).subs(X, x0))])
@@ -223,15 +240,24 @@ def _t(*shape):
 
 
 FUNCTIONS = {
-    "elementwise": (lambda x: x.exp() * x.log() + x.sqrt() / x.cosh() - x.atan() ** 2
-                    + x.sigmoid() * x.tanh(), (_t(4),)),
-    "broadcasting": (lambda a, b: a * b - b / a + b ** a + call("maximum", a, b), (_t(), _t(3))),
+    "elementwise": (
+        lambda x: x.exp() * x.log() + x.sqrt() / x.cosh() - x.atan() ** 2 + x.sigmoid() * x.tanh(),
+        (_t(4),),
+    ),
+    "broadcasting": (lambda a, b: a * b - b / a + b**a + call("maximum", a, b), (_t(), _t(3))),
     "where": (lambda a, b: call("where", a > 0.5, a * b, b.sin()), (_t(5), _t(5))),
     "shapes": (lambda a: (a.reshape(3, 2).T * 2).reshape(6)[1:4] + a.T[0, 1], (_t(2, 3),)),
     "transpose3d": (lambda a: a.T.sin() + a.mT.sum(), (_t(2, 3, 4),)),
     "stack": (lambda a, b: call("stack", a * b, a.exp(), b), (_t(3), _t(3))),
-    "reductions": (lambda a: a.sum(axis=1) * a.mean(axis=0).sum() + a.prod(axis=0).sum()
-                   + a.max(axis=1) + a.norm(axis=1), (_t(3, 4),)),
+    "reductions": (
+        lambda a: (
+            a.sum(axis=1) * a.mean(axis=0).sum()
+            + a.prod(axis=0).sum()
+            + a.max(axis=1)
+            + a.norm(axis=1)
+        ),
+        (_t(3, 4),),
+    ),
     "products": (lambda a, b, c: a @ b @ c + (b @ c).dot(a[0]), (_t(2, 3), _t(3, 4), _t(4))),
     "batched_matmul": (lambda a, b: (a @ b).sin(), (_t(2, 2, 3), _t(3, 4))),
     "tuple_outputs": (lambda a, b: (a * b, (a + b).sum()), (_t(3), _t(3))),
@@ -248,8 +274,11 @@ def _flatten(x):
 def test_forward_and_reverse_jacobians_agree(name):
     f, xs = FUNCTIONS[name]
     reverse = jacobian(f, xs, strategy="reverse")
-    for kwargs in ({"strategy": "forward"}, {"strategy": "forward", "vectorize": False},
-                   {"strategy": "forward", "chunk_size": 2}):
+    for kwargs in (
+        {"strategy": "forward"},
+        {"strategy": "forward", "vectorize": False},
+        {"strategy": "forward", "chunk_size": 2},
+    ):
         other = jacobian(f, xs, **kwargs)
         for a, b in zip(_flatten(reverse), _flatten(other)):
             close(a, b, rtol=1e-11, atol=1e-12)
@@ -290,15 +319,18 @@ def test_products_match_jacobian_and_hessian():
     H = hessian(s, (x, w))
     _, (hx, hw) = hvp(s, (x, w), (tx, tw))
     close(hx, H[0][0].numpy() @ tx.numpy() + np.einsum("iab,ab->i", H[0][1].numpy(), tw.numpy()))
-    close(hw, np.einsum("abi,i->ab", H[1][0].numpy(), tx.numpy())
-          + np.einsum("abcd,cd->ab", H[1][1].numpy(), tw.numpy()))
+    close(
+        hw,
+        np.einsum("abi,i->ab", H[1][0].numpy(), tx.numpy())
+        + np.einsum("abcd,cd->ab", H[1][1].numpy(), tw.numpy()),
+    )
     _, (vx, vw) = vhp(s, (x, w), (tx, tw))
     close(vx, hx)
     close(vw, hw)
 
 
 def test_forward_mode_is_a_forward_sweep_with_batched_tangents():
-    f = lambda x: (x ** 3 * x.sin()).sum(axis=0)  # noqa: E731
+    f = lambda x: (x**3 * x.sin()).sum(axis=0)  # noqa: E731
     x = _t(2, 3)
     basis = tensor(np.eye(6).reshape(6, 2, 3))
     out, tb = forward_jvp(f, x, basis, batch=6)
@@ -320,7 +352,7 @@ def test_tangents_that_require_grad_stay_differentiable():
     v = tensor([0.5, -1.0, 2.0], requires_grad=True)
     _, t = forward_jvp(f, x, v, create_graph=True)
     assert t.requires_grad
-    (gv,) = grad(t.sum(), v)                      # d/dv of 1^T J v = J^T 1
+    (gv,) = grad(t.sum(), v)  # d/dv of 1^T J v = J^T 1
     close(gv, jacobian(f, x).numpy().sum(axis=0))
 
 
@@ -337,7 +369,7 @@ def test_jvp_program_dual_evaluation():
     out, t = jvp_program(program, values, {"x": 1.0})
     X = 0.5
     ys = np.array([1.0, -2.0])
-    close(out, np.sum((np.sin(X * ys) + X ** 2) * [1, 2]))
+    close(out, np.sum((np.sin(X * ys) + X**2) * [1, 2]))
     close(t, np.sum((np.cos(X * ys) * ys + 2 * X) * [1, 2]))
     _, t2 = jvp_program(program, values, {"y": np.eye(2)}, batch=2)
     close(t2, np.cos(X * ys) * X * [1, 2])
@@ -389,8 +421,8 @@ def test_independent_outputs_give_zero_blocks_and_strict_raises():
 
 def test_inputs_are_not_modified_and_results_are_detached():
     x = tensor([1.0, 2.0], requires_grad=True)
-    H = hessian(lambda v: (v ** 3).sum(), x)
-    J = jacobian(lambda v: v ** 2, x)
+    H = hessian(lambda v: (v**3).sum(), x)
+    J = jacobian(lambda v: v**2, x)
     assert not H.requires_grad and not J.requires_grad
     assert x.grad is None and x.is_leaf
 
@@ -398,14 +430,15 @@ def test_inputs_are_not_modified_and_results_are_detached():
 def test_larger_hessian_is_exact():
     n = 300
     xv = np.linspace(-1, 1, n)
-    H = hessian(lambda x: (x ** 2 * x.sin()).sum() + x.sum() ** 2, tensor(xv))
-    expected = np.diag(2 * np.sin(xv) + 4 * xv * np.cos(xv) - xv ** 2 * np.sin(xv)) + 2.0
+    H = hessian(lambda x: (x**2 * x.sin()).sum() + x.sum() ** 2, tensor(xv))
+    expected = np.diag(2 * np.sin(xv) + 4 * xv * np.cos(xv) - xv**2 * np.sin(xv)) + 2.0
     close(H, expected, rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------
 # gradcheck
 # ---------------------------------------------------------------------------
+
 
 def test_gradcheck_passes_on_correct_functions():
     r = gradcheck(lambda x, w: (w @ x).tanh() * x.sum(), (_t(3), _t(2, 3)), check_forward_ad=True)
@@ -421,7 +454,7 @@ def _wrong_sin():
         return (g * (x.cos() + x),)
 
     def jvp_rule(n, ts):
-        return ts[0] * n.inputs[0].cos()        # the forward rule is right
+        return ts[0] * n.inputs[0].cos()  # the forward rule is right
 
     return Op("wrong_sin", "WrongSinBackward0", lambda a: np.sin(a), vjp_rule, jvp_rule)
 
@@ -446,6 +479,7 @@ def test_gradcheck_fails_on_a_wrong_derivative_and_reports_the_worst_element():
 def test_gradcheck_checks_forward_mode_when_asked():
     def jvp_wrong(n, ts):
         return ts[0] * 2.0
+
     op = Op("wrong_fwd", "WrongFwdBackward0", lambda a: a * 1.0, lambda n, g: (g,), jvp_wrong)
     x = tensor([0.5, 1.5])
     assert gradcheck(lambda v: apply(op, v), x).passed
@@ -467,11 +501,18 @@ def _both(torch, f, *arrays):
 
 
 TORCH_CASES = {
-    "poly_trig": (lambda x, y: (x ** 2 * y).sum() + (x * y).sin().sum(),
-                  [np.array([1.0, 0.5]), np.array([2.0, -1.0])]),
-    "matrix": (lambda w, x: ((w @ x).tanh() * (w @ x).exp()).sum(),
-               [np.array([[0.2, -0.3, 0.7], [1.0, 0.1, -0.5]]), np.array([0.5, -0.4, 1.1])]),
-    "sigmoid_log": (lambda x: ((x.sigmoid() + 1).log() * x.sqrt()).sum(), [np.array([0.3, 1.7, 2.2])]),
+    "poly_trig": (
+        lambda x, y: (x**2 * y).sum() + (x * y).sin().sum(),
+        [np.array([1.0, 0.5]), np.array([2.0, -1.0])],
+    ),
+    "matrix": (
+        lambda w, x: ((w @ x).tanh() * (w @ x).exp()).sum(),
+        [np.array([[0.2, -0.3, 0.7], [1.0, 0.1, -0.5]]), np.array([0.5, -0.4, 1.1])],
+    ),
+    "sigmoid_log": (
+        lambda x: ((x.sigmoid() + 1).log() * x.sqrt()).sum(),
+        [np.array([0.3, 1.7, 2.2])],
+    ),
 }
 
 

@@ -11,17 +11,40 @@ except Exception:  # noqa: BLE001 - no driver or no device
     pytest.skip("no CUDA device", allow_module_level=True)
 
 
-@pytest.mark.parametrize("command, argv", [
-    ("grad", ["3*a**3-b**2", "--a", "2", "--b", "6"]),
-    ("grad", ["output = W @ x + b; sum(output)", "--W", "[[1,2,3,4],[1,2,3,4],[1,2,3,4]]",
-              "--x", "[3,2,4,5]", "--b", "[4,5,8]"]),
-    ("grad", ["y = x + 2; z = y * y * 3", "--x", "[[1,2,3],[4,5,6]]",
-              "--grad-output", "[[1,1,1],[1,1,1]]"]),
-    ("hessian", ["x**2*y + sin(x*y)", "--x", "1", "--y", "2"]),
-    ("jacobian", ["[x*y, x+y, sin(x)]", "--x", "1", "--y", "2"]),
-    ("grad", ["where(x > 0, sqrt(x), 0) + max([x, 1]) + prod([x, 2]) + norm([x, 3])",
-              "--x", "-1"]),
-])
+@pytest.mark.parametrize(
+    "command, argv",
+    [
+        ("grad", ["3*a**3-b**2", "--a", "2", "--b", "6"]),
+        (
+            "grad",
+            [
+                "output = W @ x + b; sum(output)",
+                "--W",
+                "[[1,2,3,4],[1,2,3,4],[1,2,3,4]]",
+                "--x",
+                "[3,2,4,5]",
+                "--b",
+                "[4,5,8]",
+            ],
+        ),
+        (
+            "grad",
+            [
+                "y = x + 2; z = y * y * 3",
+                "--x",
+                "[[1,2,3],[4,5,6]]",
+                "--grad-output",
+                "[[1,1,1],[1,1,1]]",
+            ],
+        ),
+        ("hessian", ["x**2*y + sin(x*y)", "--x", "1", "--y", "2"]),
+        ("jacobian", ["[x*y, x+y, sin(x)]", "--x", "1", "--y", "2"]),
+        (
+            "grad",
+            ["where(x > 0, sqrt(x), 0) + max([x, 1]) + prod([x, 2]) + norm([x, 3])", "--x", "-1"],
+        ),
+    ],
+)
 def test_gpu_matches_cpu(cli, command, argv):
     cpu = cli(command, *argv, "--json")
     gpu = cli(command, *argv, "--json", "--device", "gpu")

@@ -18,8 +18,16 @@ def test_graph_json_seed_chain_rule(cli):
 
 
 def test_graph_tree_and_dot(cli):
-    r = cli("graph", "output = W @ x + b; y = sum(output)", "--W", "[[1,2],[3,4]]",
-            "--x", "[1, 1]", "--b", "[0, 0]")
+    r = cli(
+        "graph",
+        "output = W @ x + b; y = sum(output)",
+        "--W",
+        "[[1,2],[3,4]]",
+        "--x",
+        "[1, 1]",
+        "--b",
+        "[0, 0]",
+    )
     assert r.code == 0
     assert "SumBackward0 y" in r.out and "AddBackward0 output" in r.out
     assert "MvBackward0" in r.out and "leaf W" in r.out

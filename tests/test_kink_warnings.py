@@ -31,18 +31,18 @@ import pytest
 from autograd_cli.core import OPS
 
 TINY = 5e-324
-NEXT = 1.0000000000000002       # the float after 1.0
-DOMAIN = re.compile(r"^\S+ gave (nan|inf) \(")     # core.expr's warning for a nan/inf value
+NEXT = 1.0000000000000002  # the float after 1.0
+DOMAIN = re.compile(r"^\S+ gave (nan|inf) \(")  # core.expr's warning for a nan/inf value
 
 
 @dataclass
 class Kink:
-    op: str                  # the op-table entry whose kink rule is checked
+    op: str  # the op-table entry whose kink rule is checked
     expr: str
-    names: tuple             # the variables, in CSV column order
-    at: list                 # points at the kink (tuples, one value per name)
-    away: list               # points close to it, not at it
-    mention: tuple           # what the message must contain (the op as the language spells it)
+    names: tuple  # the variables, in CSV column order
+    at: list  # points at the kink (tuples, one value per name)
+    away: list  # points close to it, not at it
+    mention: tuple  # what the message must contain (the op as the language spells it)
 
     @property
     def id(self):
@@ -65,60 +65,141 @@ KINKS = [
     Kink("log2", "log2(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("log2",)),
     Kink("log10", "log10(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("log10",)),
     # x**p at x = 0 for p < 1, p != 0 (p = 0: x**0 has gradient 0; p >= 1: finite).
-    Kink("pow", "x**p", ("x", "p"),
-         [(0.0, 0.5), (0.0, -1.0), (0.0, 0.999), (-0.0, 0.5), (0.0, -0.5), (0.0, 1 / NEXT)],
-         [(0.0, 1.0), (0.0, 2.0), (0.0, 0.0), (0.0, 1.001), (0.0, NEXT), (1e-3, 0.5),
-          (-1e-3, 2.0), (1.0, 0.5), (1e-300, 0.5), (TINY, -1.0), (1e-3, -1.0), (-1.0, -1.0),
-          (-1e-3, 0.5)],
-         ("**",)),
-    Kink("pow", "x**0.5", ("x",), scalar([0.0, -0.0]), scalar([1e-3, 1.0, 1e-300, -1e-3]),
-         ("**",)),
+    Kink(
+        "pow",
+        "x**p",
+        ("x", "p"),
+        [(0.0, 0.5), (0.0, -1.0), (0.0, 0.999), (-0.0, 0.5), (0.0, -0.5), (0.0, 1 / NEXT)],
+        [
+            (0.0, 1.0),
+            (0.0, 2.0),
+            (0.0, 0.0),
+            (0.0, 1.001),
+            (0.0, NEXT),
+            (1e-3, 0.5),
+            (-1e-3, 2.0),
+            (1.0, 0.5),
+            (1e-300, 0.5),
+            (TINY, -1.0),
+            (1e-3, -1.0),
+            (-1.0, -1.0),
+            (-1e-3, 0.5),
+        ],
+        ("**",),
+    ),
+    Kink("pow", "x**0.5", ("x",), scalar([0.0, -0.0]), scalar([1e-3, 1.0, 1e-300, -1e-3]), ("**",)),
     Kink("pow", "x**-1", ("x",), scalar([0.0]), scalar([1e-3, -1e-3, 1.0, -1.0]), ("**",)),
-    Kink("maximum", "max(x, y)", ("x", "y"),
-         [(1.0, 1.0), (0.0, 0.0), (-2.5, -2.5), (0.0, -0.0), (1e-300, 1e-300)],
-         [(1.0, 1.001), (1.001, 1.0), (1.0, 2.0), (2.0, 1.0), (1.0, NEXT), (NEXT, 1.0),
-          (0.0, TINY), (-1.0, 0.0), (-2.5, -3.5)],
-         ("max",)),
-    Kink("minimum", "min(x, y)", ("x", "y"),
-         [(1.0, 1.0), (0.0, 0.0), (-2.5, -2.5), (-0.0, 0.0)],
-         [(1.0, 1.001), (1.001, 1.0), (1.0, 2.0), (2.0, 1.0), (1.0, NEXT), (NEXT, 1.0),
-          (0.0, -TINY), (-1.0, 0.0)],
-         ("min",)),
+    Kink(
+        "maximum",
+        "max(x, y)",
+        ("x", "y"),
+        [(1.0, 1.0), (0.0, 0.0), (-2.5, -2.5), (0.0, -0.0), (1e-300, 1e-300)],
+        [
+            (1.0, 1.001),
+            (1.001, 1.0),
+            (1.0, 2.0),
+            (2.0, 1.0),
+            (1.0, NEXT),
+            (NEXT, 1.0),
+            (0.0, TINY),
+            (-1.0, 0.0),
+            (-2.5, -3.5),
+        ],
+        ("max",),
+    ),
+    Kink(
+        "minimum",
+        "min(x, y)",
+        ("x", "y"),
+        [(1.0, 1.0), (0.0, 0.0), (-2.5, -2.5), (-0.0, 0.0)],
+        [
+            (1.0, 1.001),
+            (1.001, 1.0),
+            (1.0, 2.0),
+            (2.0, 1.0),
+            (1.0, NEXT),
+            (NEXT, 1.0),
+            (0.0, -TINY),
+            (-1.0, 0.0),
+        ],
+        ("min",),
+    ),
     Kink("clamp_min", "max(x, 0)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("max",)),
-    Kink("clamp_min", "max(1.5, x)", ("x",), scalar([1.5]),
-         scalar([1.499, 1.501, 0.5, 2.5, 1.5 * NEXT, -1.5]), ("max",)),
+    Kink(
+        "clamp_min",
+        "max(1.5, x)",
+        ("x",),
+        scalar([1.5]),
+        scalar([1.499, 1.501, 0.5, 2.5, 1.5 * NEXT, -1.5]),
+        ("max",),
+    ),
     Kink("clamp_max", "min(x, 0)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("min",)),
-    Kink("clamp_max", "min(-2, x)", ("x",), scalar([-2.0]),
-         scalar([-2.001, -1.999, -3.0, -1.0, -2.0 * NEXT, 2.0]), ("min",)),
-    Kink("amax", "max(v)", ("v",),
-         scalar([[1.0, 3.0, 3.0], [2.0, 2.0], [0.0, 0.0, -1.0], [-0.0, 0.0]]),
-         scalar([[1.0, 3.0, 2.999], [1.0, 3.0, 2.0], [2.0, 2.001], [3.0, 1.0, 1.0],
-                 [1.0, NEXT], [5.0]]),
-         ("max(x)", "maximal")),
-    Kink("amin", "min(v)", ("v",),
-         scalar([[1.0, 1.0, 3.0], [2.0, 2.0], [0.0, 0.0, 1.0]]),
-         scalar([[1.0, 1.001, 3.0], [1.0, 2.0, 3.0], [1.0, 3.0, 3.0], [1.0, NEXT], [5.0]]),
-         ("min(x)", "minimal")),
-    Kink("amax", "sum(max(A, axis=1))", ("A",),
-         scalar([[[1.0, 1.0], [2.0, 3.0]], [[1.0, 0.0], [4.0, 4.0]]]),
-         scalar([[[1.0, 1.001], [2.0, 3.0]], [[1.0, 2.0], [2.0, 3.0]], [[2.0, 2.0 * NEXT],
-                                                                        [0.0, 1.0]]]),
-         ("max(x)",)),
-    Kink("amin", "sum(min(A, axis=0))", ("A",),
-         scalar([[[1.0, 2.0], [1.0, 3.0]]]),
-         scalar([[[1.0, 1.0], [2.0, 3.0]], [[1.0, 2.0], [1.001, 3.0]]]),
-         ("min(x)",)),
-    Kink("norm", "norm(v)", ("v",), scalar([[0.0, 0.0], [-0.0, 0.0], [0.0]]),
-         scalar([[1e-3, 0.0], [0.0, -1.0], [1e-150, 0.0], [-1e-3, 1e-3], [1.0]]), ("norm",)),
+    Kink(
+        "clamp_max",
+        "min(-2, x)",
+        ("x",),
+        scalar([-2.0]),
+        scalar([-2.001, -1.999, -3.0, -1.0, -2.0 * NEXT, 2.0]),
+        ("min",),
+    ),
+    Kink(
+        "amax",
+        "max(v)",
+        ("v",),
+        scalar([[1.0, 3.0, 3.0], [2.0, 2.0], [0.0, 0.0, -1.0], [-0.0, 0.0]]),
+        scalar(
+            [[1.0, 3.0, 2.999], [1.0, 3.0, 2.0], [2.0, 2.001], [3.0, 1.0, 1.0], [1.0, NEXT], [5.0]]
+        ),
+        ("max(x)", "maximal"),
+    ),
+    Kink(
+        "amin",
+        "min(v)",
+        ("v",),
+        scalar([[1.0, 1.0, 3.0], [2.0, 2.0], [0.0, 0.0, 1.0]]),
+        scalar([[1.0, 1.001, 3.0], [1.0, 2.0, 3.0], [1.0, 3.0, 3.0], [1.0, NEXT], [5.0]]),
+        ("min(x)", "minimal"),
+    ),
+    Kink(
+        "amax",
+        "sum(max(A, axis=1))",
+        ("A",),
+        scalar([[[1.0, 1.0], [2.0, 3.0]], [[1.0, 0.0], [4.0, 4.0]]]),
+        scalar(
+            [[[1.0, 1.001], [2.0, 3.0]], [[1.0, 2.0], [2.0, 3.0]], [[2.0, 2.0 * NEXT], [0.0, 1.0]]]
+        ),
+        ("max(x)",),
+    ),
+    Kink(
+        "amin",
+        "sum(min(A, axis=0))",
+        ("A",),
+        scalar([[[1.0, 2.0], [1.0, 3.0]]]),
+        scalar([[[1.0, 1.0], [2.0, 3.0]], [[1.0, 2.0], [1.001, 3.0]]]),
+        ("min(x)",),
+    ),
+    Kink(
+        "norm",
+        "norm(v)",
+        ("v",),
+        scalar([[0.0, 0.0], [-0.0, 0.0], [0.0]]),
+        scalar([[1e-3, 0.0], [0.0, -1.0], [1e-150, 0.0], [-1e-3, 1e-3], [1.0]]),
+        ("norm",),
+    ),
 ]
 
 # Ops whose gradient is zero almost everywhere: the warning does not depend on the point.
 ZERO_GRAD = {
-    "sign": ("sign(x) * x", "sign"), "floor": ("floor(x) * x", "floor"),
-    "ceil": ("ceil(x) * x", "ceil"), "round": ("round(x) * x", "round"),
-    "lt": ("(x < 1) * x", "comparison"), "le": ("(x <= 1) * x", "comparison"),
-    "gt": ("(x > 1) * x", "comparison"), "ge": ("(x >= 1) * x", "comparison"),
-    "eq": ("(x == 1) * x", "comparison"), "ne": ("(x != 1) * x", "comparison"),
+    "sign": ("sign(x) * x", "sign"),
+    "floor": ("floor(x) * x", "floor"),
+    "ceil": ("ceil(x) * x", "ceil"),
+    "round": ("round(x) * x", "round"),
+    "lt": ("(x < 1) * x", "comparison"),
+    "le": ("(x <= 1) * x", "comparison"),
+    "gt": ("(x > 1) * x", "comparison"),
+    "ge": ("(x >= 1) * x", "comparison"),
+    "eq": ("(x == 1) * x", "comparison"),
+    "ne": ("(x != 1) * x", "comparison"),
 }
 ZERO_GRAD_POINTS = [0.0, 1.0, -1.0, 0.5, 2.5, 1e-3, 1.001]
 
@@ -128,6 +209,7 @@ KINK_IDS = [k.id + f"#{i}" for i, k in enumerate(KINKS)]
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
 
 def kink_warnings(doc) -> list:
     """The document's warnings other than domain warnings (nan/inf values)."""
@@ -174,13 +256,15 @@ def interleave(at, away):
 # Coverage: every kink rule of the op table has cases
 # ---------------------------------------------------------------------------
 
+
 def test_every_kink_rule_has_cases():
     with_rule = {name for name, op in OPS.items() if op.kink is not None}
     data_dependent = {k.op for k in KINKS}
     zero_grad = set(ZERO_GRAD)
     assert with_rule == data_dependent | zero_grad, (
-        sorted(with_rule - data_dependent - zero_grad), sorted((data_dependent | zero_grad)
-                                                               - with_rule))
+        sorted(with_rule - data_dependent - zero_grad),
+        sorted((data_dependent | zero_grad) - with_rule),
+    )
     # the zero-gradient ones are exactly the piecewise-constant ops and the comparisons
     assert zero_grad == {n for n, op in OPS.items() if op.zero_grad or op.kind == "comparison"}
 
@@ -189,6 +273,7 @@ def test_every_kink_rule_has_cases():
 # Single line: grad --json
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kink", KINKS, ids=KINK_IDS)
 def test_single_line_warns_exactly_at_the_kink(cli, kink: Kink):
     messages = set()
@@ -196,7 +281,7 @@ def test_single_line_warns_exactly_at_the_kink(cli, kink: Kink):
         got = kink_warnings(grad_doc(cli, kink.expr, kink.names, point))
         assert len(got) == 1, (kink.id, point, got)
         messages.add(got[0])
-    (message,) = messages          # one text for the op, whichever kink point
+    (message,) = messages  # one text for the op, whichever kink point
     for word in kink.mention:
         assert word in message, (kink.id, message, word)
     for point in kink.away:
@@ -232,7 +317,7 @@ def test_batch_mixed_kinks_in_one_expression(cli, tmp_path):
     docs = [json.loads(line) for line in r.out.splitlines()]
     got = [[("abs" if w.startswith("abs") else "sqrt") for w in kink_warnings(d)] for d in docs]
     assert got == [["abs"], ["sqrt"], ["abs", "sqrt"], [], ["abs"], []]
-    for doc, row in zip(docs, rows):   # and each record is the single command's warnings
+    for doc, row in zip(docs, rows):  # and each record is the single command's warnings
         single = grad_doc(cli, expr, ("x", "y"), row)
         assert doc.get("warnings") == single.get("warnings"), (row, doc, single)
 
@@ -240,6 +325,7 @@ def test_batch_mixed_kinks_in_one_expression(cli, tmp_path):
 # ---------------------------------------------------------------------------
 # No derivative, no kink warning
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kink", KINKS, ids=KINK_IDS)
 def test_eval_never_carries_kink_warnings(cli, kink: Kink):
@@ -250,8 +336,12 @@ def test_eval_never_carries_kink_warnings(cli, kink: Kink):
 
 
 def test_no_warning_when_the_kinked_variable_is_not_differentiated(cli):
-    for expr, point, wrt in (("abs(x) + y", (0.0, 1.0), "y"), ("max(x, 0) * y", (0.0, 2.0), "y"),
-                             ("sqrt(x) + y", (0.0, 1.0), "y"), ("x**p + y", (0.0, 0.5), "y")):
+    for expr, point, wrt in (
+        ("abs(x) + y", (0.0, 1.0), "y"),
+        ("max(x, 0) * y", (0.0, 2.0), "y"),
+        ("sqrt(x) + y", (0.0, 1.0), "y"),
+        ("x**p + y", (0.0, 0.5), "y"),
+    ):
         names = ("x", "p") if "p" in expr else ("x",)
         values = dict(zip(names, point))
         values["y"] = 3.0
@@ -261,13 +351,14 @@ def test_no_warning_when_the_kinked_variable_is_not_differentiated(cli):
         r = cli("grad", expr, *args, "--wrt", wrt, "--json")
         assert r.code == 0, r.out
         assert kink_warnings(r.json) == [], (expr, r.json)
-        r = cli("grad", expr, *args, "--json")      # every variable: now it warns
+        r = cli("grad", expr, *args, "--json")  # every variable: now it warns
         assert len(kink_warnings(r.json)) == 1, (expr, r.json)
 
 
 # ---------------------------------------------------------------------------
 # Zero-gradient ops: the warning wherever they cut a gradient path, and only there
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("op", sorted(ZERO_GRAD))
 def test_zero_gradient_ops_warn_on_the_gradient_path_at_every_point(cli, tmp_path, op):
@@ -283,27 +374,31 @@ def test_zero_gradient_ops_warn_on_the_gradient_path_at_every_point(cli, tmp_pat
     write_csv(path, ("x",), scalar(ZERO_GRAD_POINTS))
     r = cli("batch", str(path), "--expr", expr, "--no-progress", "--chunk-size", "3")
     assert r.code == 0
-    assert [kink_warnings(json.loads(line)) for line in r.out.splitlines()] == \
-        [[message]] * len(ZERO_GRAD_POINTS)
+    assert [kink_warnings(json.loads(line)) for line in r.out.splitlines()] == [[message]] * len(
+        ZERO_GRAD_POINTS
+    )
 
 
-@pytest.mark.parametrize("expr,wrt", [
-    ("where(x > 0, x, -x)", None),          # a condition is not a gradient path
-    ("where(x <= 1, x, 2 * x)", None),
-    ("floor(c) * x", "x"),                   # floor's input is not differentiated
-    ("round(c) + sign(c) + x", "x"),
-    ("(c == 1) * x", "x"),
-])
+@pytest.mark.parametrize(
+    "expr,wrt",
+    [
+        ("where(x > 0, x, -x)", None),  # a condition is not a gradient path
+        ("where(x <= 1, x, 2 * x)", None),
+        ("floor(c) * x", "x"),  # floor's input is not differentiated
+        ("round(c) + sign(c) + x", "x"),
+        ("(c == 1) * x", "x"),
+    ],
+)
 def test_zero_gradient_ops_off_the_gradient_path_do_not_warn(cli, tmp_path, expr, wrt):
     points = [(v, v) for v in ZERO_GRAD_POINTS]
     names = ("x", "c") if "c" in expr else ("x",)
     extra = ("--wrt", wrt) if wrt else ()
     for p in points:
-        doc = grad_doc(cli, expr, names, p[:len(names)], *extra)
+        doc = grad_doc(cli, expr, names, p[: len(names)], *extra)
         assert kink_warnings(doc) == [], (expr, p, doc)
     if wrt is None:
         path = tmp_path / "w.csv"
-        write_csv(path, names, [p[:len(names)] for p in points])
+        write_csv(path, names, [p[: len(names)] for p in points])
         r = cli("batch", str(path), "--expr", expr, "--no-progress")
         assert r.code == 0
         assert all(kink_warnings(json.loads(line)) == [] for line in r.out.splitlines())

@@ -29,8 +29,8 @@ from autograd_cli.core.expr import evaluate
 from autograd_cli.core.ops import FUNCTIONS
 from autograd_cli.grammar import parse
 
-H = 1e-6          # finite-difference step
-RTOL = 1e-6       # finite differences vs analytic
+H = 1e-6  # finite-difference step
+RTOL = 1e-6  # finite differences vs analytic
 ATOL = 1e-7
 
 
@@ -39,6 +39,7 @@ ATOL = 1e-7
 # away from kinks and discontinuities by much more than H.
 # ---------------------------------------------------------------------------
 
+
 def uniform(lo, hi):
     return lambda rng, shape: rng.uniform(lo, hi, size=shape)
 
@@ -46,6 +47,7 @@ def uniform(lo, hi):
 def away_from_zero(lo=0.1, hi=2.0):
     def sample(rng, shape):
         return rng.uniform(lo, hi, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
     return sample
 
 
@@ -80,9 +82,9 @@ class Case:
     op: str
     shapes: tuple
     attrs: dict = field(default_factory=dict)
-    samplers: tuple | None = None      # one per input (default: DEFAULT)
-    diff: tuple | None = None          # which inputs require grad (default: the op's own)
-    separate: bool = False             # resample until broadcast inputs differ by > 0.05
+    samplers: tuple | None = None  # one per input (default: DEFAULT)
+    diff: tuple | None = None  # which inputs require grad (default: the op's own)
+    separate: bool = False  # resample until broadcast inputs differ by > 0.05
     label: str = ""
 
     @property
@@ -101,8 +103,10 @@ class Case:
         rng = np.random.default_rng(zlib.crc32(self.id.encode()))
         samplers = self.samplers or (DEFAULT,) * len(self.shapes)
         for _ in range(1000):
-            arrays = [np.asarray(s(rng, shape), dtype=np.float64)
-                      for s, shape in zip(samplers, self.shapes)]
+            arrays = [
+                np.asarray(s(rng, shape), dtype=np.float64)
+                for s, shape in zip(samplers, self.shapes)
+            ]
             if not self.separate:
                 return arrays
             a, b = np.broadcast_arrays(*arrays)
@@ -116,30 +120,72 @@ class Case:
 # ---------------------------------------------------------------------------
 
 UNARY_SAMPLERS = {
-    "exp": DEFAULT, "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "sqrt": POSITIVE,
-    "sin": uniform(-3, 3), "cos": uniform(-3, 3), "tan": uniform(-1.2, 1.2),
-    "asin": uniform(-0.9, 0.9), "acos": uniform(-0.9, 0.9), "atan": uniform(-3, 3),
-    "sinh": DEFAULT, "cosh": DEFAULT, "tanh": DEFAULT, "abs": away_from_zero(),
-    "sigmoid": uniform(-4, 4), "relu": away_from_zero(), "softplus": uniform(-4, 4),
-    "sign": away_from_zero(), "floor": between_half_integers, "ceil": between_half_integers,
-    "round": between_half_integers, "neg": DEFAULT,
+    "exp": DEFAULT,
+    "log": POSITIVE,
+    "log2": POSITIVE,
+    "log10": POSITIVE,
+    "sqrt": POSITIVE,
+    "sin": uniform(-3, 3),
+    "cos": uniform(-3, 3),
+    "tan": uniform(-1.2, 1.2),
+    "asin": uniform(-0.9, 0.9),
+    "acos": uniform(-0.9, 0.9),
+    "atan": uniform(-3, 3),
+    "sinh": DEFAULT,
+    "cosh": DEFAULT,
+    "tanh": DEFAULT,
+    "abs": away_from_zero(),
+    "sigmoid": uniform(-4, 4),
+    "relu": away_from_zero(),
+    "softplus": uniform(-4, 4),
+    "sign": away_from_zero(),
+    "floor": between_half_integers,
+    "ceil": between_half_integers,
+    "round": between_half_integers,
+    "neg": DEFAULT,
 }
 UNARY_SHAPES = [(), (4,), (3, 2)]
 
-BINARY_SHAPES = [((), ()), ((4,), (4,)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
-                 ((2, 3), ()), ((2, 1, 3), (4, 1))]
+BINARY_SHAPES = [
+    ((), ()),
+    ((4,), (4,)),
+    ((3, 4), (4,)),
+    ((3, 1), (1, 4)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((2, 1, 3), (4, 1)),
+]
 BINARY_SAMPLERS = {
-    "add": (DEFAULT, DEFAULT), "sub": (DEFAULT, DEFAULT), "mul": (DEFAULT, DEFAULT),
-    "div": (DEFAULT, away_from_zero(0.5, 2.0)), "pow": (uniform(0.5, 2.0), uniform(-2.0, 2.0)),
-    "maximum": (DEFAULT, DEFAULT), "minimum": (DEFAULT, DEFAULT),
+    "add": (DEFAULT, DEFAULT),
+    "sub": (DEFAULT, DEFAULT),
+    "mul": (DEFAULT, DEFAULT),
+    "div": (DEFAULT, away_from_zero(0.5, 2.0)),
+    "pow": (uniform(0.5, 2.0), uniform(-2.0, 2.0)),
+    "maximum": (DEFAULT, DEFAULT),
+    "minimum": (DEFAULT, DEFAULT),
 }
 
-REDUCTION_SAMPLERS = {"sum": DEFAULT, "mean": DEFAULT, "prod": away_from_zero(0.5, 1.5),
-                      "amax": distinct, "amin": distinct, "norm": DEFAULT}
-REDUCTION_CASES = [((), None, False), ((4,), None, False), ((4,), 0, False), ((3, 4), None, True),
-                   ((3, 4), 0, False), ((3, 4), 1, False), ((3, 4), -1, True),
-                   ((3, 4), 0, True), ((2, 3, 4), (0, 2), False), ((2, 3, 4), (1,), True),
-                   ((2, 3, 4), None, False)]
+REDUCTION_SAMPLERS = {
+    "sum": DEFAULT,
+    "mean": DEFAULT,
+    "prod": away_from_zero(0.5, 1.5),
+    "amax": distinct,
+    "amin": distinct,
+    "norm": DEFAULT,
+}
+REDUCTION_CASES = [
+    ((), None, False),
+    ((4,), None, False),
+    ((4,), 0, False),
+    ((3, 4), None, True),
+    ((3, 4), 0, False),
+    ((3, 4), 1, False),
+    ((3, 4), -1, True),
+    ((3, 4), 0, True),
+    ((2, 3, 4), (0, 2), False),
+    ((2, 3, 4), (1,), True),
+    ((2, 3, 4), None, False),
+]
 
 
 def _build_cases() -> dict[str, list[Case]]:
@@ -155,47 +201,109 @@ def _build_cases() -> dict[str, list[Case]]:
         for shapes in BINARY_SHAPES:
             add(Case(name, shapes, samplers=samplers, separate=name in ("maximum", "minimum")))
         # One side a constant (no grad): the other side alone.
-        add(Case(name, ((3,), (2, 3)), samplers=samplers, diff=(True, False), label="a-only",
-                 separate=name in ("maximum", "minimum")))
-        add(Case(name, ((2, 3), (3,)), samplers=samplers, diff=(False, True), label="b-only",
-                 separate=name in ("maximum", "minimum")))
+        add(
+            Case(
+                name,
+                ((3,), (2, 3)),
+                samplers=samplers,
+                diff=(True, False),
+                label="a-only",
+                separate=name in ("maximum", "minimum"),
+            )
+        )
+        add(
+            Case(
+                name,
+                ((2, 3), (3,)),
+                samplers=samplers,
+                diff=(False, True),
+                label="b-only",
+                separate=name in ("maximum", "minimum"),
+            )
+        )
     # max(x, c) / min(x, c) against a constant c: the clamp ops (c takes no gradient).
     for name in ("clamp_min", "clamp_max"):
         for shapes in (((), ()), ((4,), ()), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3))):
             add(Case(name, shapes, separate=True))
     # pow with a negative base and a constant integer exponent (PowBackward0).
     for k in (2.0, 3.0, -1.0):
-        add(Case("pow", ((5,), ()), samplers=(away_from_zero(0.3, 2.0), constant(k)),
-                 diff=(True, False), label=f"int{k:g}"))
+        add(
+            Case(
+                "pow",
+                ((5,), ()),
+                samplers=(away_from_zero(0.3, 2.0), constant(k)),
+                diff=(True, False),
+                label=f"int{k:g}",
+            )
+        )
     # pow with a constant base (PowBackward2).
-    add(Case("pow", ((), (4,)), samplers=(uniform(0.5, 3.0), DEFAULT), diff=(False, True),
-             label="const-base"))
+    add(
+        Case(
+            "pow",
+            ((), (4,)),
+            samplers=(uniform(0.5, 3.0), DEFAULT),
+            diff=(False, True),
+            label="const-base",
+        )
+    )
 
-    for shapes in (((3, 4), (3, 4), (3, 4)), ((3, 1), (), (4,)), ((), (2,), (2,)),
-                   ((2, 3), (2, 3), ())):
+    for shapes in (
+        ((3, 4), (3, 4), (3, 4)),
+        ((3, 1), (), (4,)),
+        ((), (2,), (2,)),
+        ((2, 3), (2, 3), ()),
+    ):
         add(Case("where", shapes, samplers=(zeros_and_ones, DEFAULT, DEFAULT)))
-    add(Case("where", ((4,), (4,), (4,)), samplers=(zeros_and_ones, DEFAULT, DEFAULT),
-             diff=(False, True, False), label="a-only"))
+    add(
+        Case(
+            "where",
+            ((4,), (4,), (4,)),
+            samplers=(zeros_and_ones, DEFAULT, DEFAULT),
+            diff=(False, True, False),
+            label="a-only",
+        )
+    )
 
     for shape, target in (((3,), (2, 3)), ((), (2, 2)), ((3, 1), (2, 3, 4)), ((1, 4), (3, 4))):
         add(Case("broadcast_to", (shape,), {"shape": target}))
-    for shape, target in (((2, 3, 4), (3, 1)), ((2, 3), ()), ((4, 3), (1, 3)), ((2, 3), (2, 3)),
-                          ((2, 3, 4), (4,))):
+    for shape, target in (
+        ((2, 3, 4), (3, 1)),
+        ((2, 3), ()),
+        ((4, 3), (1, 3)),
+        ((2, 3), (2, 3)),
+        ((2, 3, 4), (4,)),
+    ):
         add(Case("sum_to", (shape,), {"shape": target}))
-    for shape, target in (((2, 3), (3, 2)), ((6,), (2, 3)), ((), (1,)), ((2, 3, 4), (4, 6)),
-                          ((1,), ())):
+    for shape, target in (
+        ((2, 3), (3, 2)),
+        ((6,), (2, 3)),
+        ((), (1,)),
+        ((2, 3, 4), (4, 6)),
+        ((1,), ()),
+    ):
         add(Case("reshape", (shape,), {"shape": target}))
     for shape in ((2, 3), (4,), (2, 3, 4), ()):
         add(Case("transpose", (shape,)))
     for shape in ((3, 2), (2, 3, 4)):
         add(Case("mT", (shape,)))
-    for shape, index in (((3, 4), (1,)), ((3, 4), (slice(0, 2),)), ((3, 4), (1, slice(None))),
-                         ((3, 4), (slice(None), 0)), ((3, 4), (Ellipsis, -1)),
-                         ((3, 4), (None, 1)), ((4,), (2,)), ((2, 3, 4), (1, slice(1, 3), -2)),
-                         ((4,), (slice(1, None),))):
+    for shape, index in (
+        ((3, 4), (1,)),
+        ((3, 4), (slice(0, 2),)),
+        ((3, 4), (1, slice(None))),
+        ((3, 4), (slice(None), 0)),
+        ((3, 4), (Ellipsis, -1)),
+        ((3, 4), (None, 1)),
+        ((4,), (2,)),
+        ((2, 3, 4), (1, slice(1, 3), -2)),
+        ((4,), (slice(1, None),)),
+    ):
         add(Case("getitem", (shape,), {"index": index}))
-    for shape, index, target in (((4,), (1,), (3, 4)), ((2, 4), (slice(0, 2),), (3, 4)),
-                                 ((), (1, 2), (3, 4)), ((3,), (slice(None), 1), (3, 4))):
+    for shape, index, target in (
+        ((4,), (1,), (3, 4)),
+        ((2, 4), (slice(0, 2),), (3, 4)),
+        ((), (1, 2), (3, 4)),
+        ((3,), (slice(None), 1), (3, 4)),
+    ):
         add(Case("scatter", (shape,), {"index": index, "shape": target}))
     for shapes in (((3,), (3,), (3,)), ((), (3,)), ((2, 2), (2, 2)), ((4,),), ((), ())):
         add(Case("stack", shapes))
@@ -206,9 +314,17 @@ def _build_cases() -> dict[str, list[Case]]:
 
     add(Case("dot", ((4,), (4,))))
     add(Case("dot", ((3,), (3,)), diff=(False, True), label="b-only"))
-    for shapes in (((3, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((3, 4), (4, 2)),
-                   ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)),
-                   ((2, 3, 4), (4,)), ((1, 1), (1, 1))):
+    for shapes in (
+        ((3, 4), (4,)),
+        ((4,), (4, 3)),
+        ((4,), (4,)),
+        ((3, 4), (4, 2)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (4,)),
+        ((1, 1), (1, 1)),
+    ):
         add(Case("matmul", shapes))
     add(Case("matmul", ((3, 4), (4, 2)), diff=(True, False), label="a-only"))
     return cases
@@ -234,7 +350,7 @@ def test_every_op_with_a_jvp_has_cases():
 
 
 def test_non_differentiable_ops_pass_no_gradient():
-    x = tensor([1., 2., 3.], requires_grad=True)
+    x = tensor([1.0, 2.0, 3.0], requires_grad=True)
     for name, op in OPS.items():
         if op.vjp is not None:
             continue
@@ -253,6 +369,7 @@ def test_language_functions_map_to_ops():
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
 
 def forward(case: Case, arrays) -> np.ndarray:
     with no_grad():
@@ -302,6 +419,7 @@ def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
 # Reverse mode against finite differences
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
 def test_vjp_matches_finite_differences(case: Case):
     arrays = case.sample()
@@ -324,6 +442,7 @@ def test_vjp_matches_finite_differences(case: Case):
 # Forward mode: the op's jvp rule
 # ---------------------------------------------------------------------------
 
+
 def _jvp(case: Case, arrays, tangents_np):
     inputs, out, wrt = build(case, arrays)
     tangents = tuple(tensor(t) if f else None for t, f in zip(tangents_np, case.requires()))
@@ -334,12 +453,17 @@ def _jvp(case: Case, arrays, tangents_np):
 
 def _tangents(case: Case, arrays):
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 2)
-    return [rng.standard_normal(a.shape) if f else np.zeros(a.shape)
-            for a, f in zip(arrays, case.requires())]
+    return [
+        rng.standard_normal(a.shape) if f else np.zeros(a.shape)
+        for a, f in zip(arrays, case.requires())
+    ]
 
 
-@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.op in JVP_OPS],
-                         ids=[c.id for c in ALL_CASES if c.op in JVP_OPS])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in ALL_CASES if c.op in JVP_OPS],
+    ids=[c.id for c in ALL_CASES if c.op in JVP_OPS],
+)
 def test_jvp_dot_product_test(case: Case):
     arrays = case.sample()
     t = _tangents(case, arrays)
@@ -349,16 +473,23 @@ def test_jvp_dot_product_test(case: Case):
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 3)
     u = rng.standard_normal(out.shape)
     vjps = grad(out, wrt, grad_outputs=tensor(u))
-    lhs = float(np.sum(u * jt.numpy()))                          # <u, J t>
+    lhs = float(np.sum(u * jt.numpy()))  # <u, J t>
     flags = case.requires()
-    rhs = float(sum(np.sum(g.numpy() * ti)                       # <J^T u, t>
-                    for g, ti in zip(vjps, [ti for ti, f in zip(t, flags) if f])))
+    rhs = float(
+        sum(
+            np.sum(g.numpy() * ti)  # <J^T u, t>
+            for g, ti in zip(vjps, [ti for ti, f in zip(t, flags) if f])
+        )
+    )
     scale = max(1.0, float(np.sum(np.abs(u) * np.abs(jt.numpy()))))
     assert abs(lhs - rhs) <= 1e-12 * scale
 
 
-@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.op in JVP_OPS],
-                         ids=[c.id for c in ALL_CASES if c.op in JVP_OPS])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in ALL_CASES if c.op in JVP_OPS],
+    ids=[c.id for c in ALL_CASES if c.op in JVP_OPS],
+)
 def test_jvp_matches_finite_differences(case: Case):
     arrays = case.sample()
     t = _tangents(case, arrays)
@@ -381,6 +512,7 @@ def _op_name(t: Tensor) -> str:
 # Second order: grad(create_graph=True), then grad again
 # ---------------------------------------------------------------------------
 
+
 def _first_grad(case: Case, arrays, u, create_graph: bool):
     inputs, out, wrt = build(case, arrays)
     g = grad(out, wrt, grad_outputs=tensor(u), create_graph=create_graph)
@@ -394,8 +526,7 @@ def test_second_order_hvp_matches_finite_differences(case: Case):
     out_shape = forward(case, arrays).shape
     u = rng.standard_normal(out_shape)
     flags = case.requires()
-    v = [rng.standard_normal(a.shape) if f else np.zeros(a.shape)
-         for a, f in zip(arrays, flags)]
+    v = [rng.standard_normal(a.shape) if f else np.zeros(a.shape) for a, f in zip(arrays, flags)]
     v_wrt = [vi for vi, f in zip(v, flags) if f]
 
     wrt, g = _first_grad(case, arrays, u, create_graph=True)
@@ -421,8 +552,8 @@ def test_second_order_hvp_matches_finite_differences(case: Case):
 SECOND_ORDER_UNARY = {
     # op: (sampler, f'' as a function of x)
     "exp": (DEFAULT, np.exp),
-    "log": (POSITIVE, lambda x: -1 / x ** 2),
-    "sqrt": (POSITIVE, lambda x: -0.25 * x ** -1.5),
+    "log": (POSITIVE, lambda x: -1 / x**2),
+    "sqrt": (POSITIVE, lambda x: -0.25 * x**-1.5),
     "sin": (uniform(-3, 3), lambda x: -np.sin(x)),
     "cos": (uniform(-3, 3), lambda x: -np.cos(x)),
     "tan": (uniform(-1.2, 1.2), lambda x: 2 * np.tan(x) / np.cos(x) ** 2),
@@ -465,18 +596,19 @@ def test_second_derivative_of_unary_ops(name):
 def test_third_derivative_chain():
     # d^3/dx^3 of x**4 * sin(x) at 0.7, by three nested grads.
     x = tensor(0.7, requires_grad=True)
-    y = x ** 4 * x.sin()
+    y = x**4 * x.sin()
     (d1,) = grad(y, x, create_graph=True)
     (d2,) = grad(d1, x, create_graph=True)
     (d3,) = grad(d2, x)
     s, c, v = math.sin(0.7), math.cos(0.7), 0.7
-    expected = 24 * v * s + 36 * v ** 2 * c - 12 * v ** 3 * s - v ** 4 * c
+    expected = 24 * v * s + 36 * v**2 * c - 12 * v**3 * s - v**4 * c
     assert d3.item() == pytest.approx(expected, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------
 # PyTorch's conventions at kinks
 # ---------------------------------------------------------------------------
+
 
 def g1(fn, value):
     x = tensor(value, requires_grad=True)
@@ -499,12 +631,12 @@ def test_sqrt_at_zero_is_inf():
 
 
 def test_half_power_at_zero_is_inf():
-    assert g1(lambda x: x ** 0.5, 0.0) == np.inf
+    assert g1(lambda x: x**0.5, 0.0) == np.inf
 
 
 def test_zero_power_at_zero():
     # d(x**0)/dx = 0 at x = 0 (PyTorch masks the 0 * inf); d(0**y)/dy = 0 for y >= 0.
-    assert g1(lambda x: x ** 0, 0.0) == 0.0
+    assert g1(lambda x: x**0, 0.0) == 0.0
     assert g1(lambda y: tensor(0.0) ** y, 2.0) == 0.0
     assert g1(lambda y: tensor(0.0) ** y, 0.0) == 0.0
 
@@ -516,8 +648,9 @@ def test_maximum_minimum_tie_split_evenly():
         ga, gb = grad(apply(OPS[name], a, b), (a, b))
         assert (ga.item(), gb.item()) == (0.5, 0.5)
     # and through the language: max(a, b) is the elementwise maximum
-    ev = evaluate(parse("max(a, b)"), {"a": [1.0, 3.0, 2.0], "b": [2.0, 3.0, 1.0]},
-                  requires_grad=["a", "b"])
+    ev = evaluate(
+        parse("max(a, b)"), {"a": [1.0, 3.0, 2.0], "b": [2.0, 3.0, 1.0]}, requires_grad=["a", "b"]
+    )
     ga, gb = grad(ev.output.sum(), (ev.leaves["a"], ev.leaves["b"]))
     np.testing.assert_array_equal(ga.numpy(), [0.0, 0.5, 1.0])
     np.testing.assert_array_equal(gb.numpy(), [1.0, 0.5, 0.0])
@@ -527,9 +660,11 @@ def test_max_min_against_a_constant_follow_relu_at_the_tie():
     # max(x, c) with a constant c parses to clamp_min, whose tie gives x no gradient,
     # so max(x, 0) matches relu(x) at 0.  (PyTorch differs here: torch.clamp(x, min=0)
     # gives 1 at the tie and torch.maximum(x, zeros) gives 0.5.)
-    for src, op, expected in (("max(x, 0)", "clamp_min", [0.0, 0.0, 1.0]),
-                              ("max(0, x)", "clamp_min", [0.0, 0.0, 1.0]),
-                              ("min(x, 0)", "clamp_max", [1.0, 0.0, 0.0])):
+    for src, op, expected in (
+        ("max(x, 0)", "clamp_min", [0.0, 0.0, 1.0]),
+        ("max(0, x)", "clamp_min", [0.0, 0.0, 1.0]),
+        ("min(x, 0)", "clamp_max", [1.0, 0.0, 0.0]),
+    ):
         program = parse(src)
         assert program.output.op == op
         ev = evaluate(program, {"x": [-1.0, 0.0, 2.0]}, requires_grad=["x"])
@@ -542,26 +677,32 @@ def test_max_min_against_a_constant_follow_relu_at_the_tie():
 
 def test_max_min_reduction_ties_split_evenly():
     np.testing.assert_array_equal(g1(lambda x: x.max(), [1.0, 3.0, 3.0]), [0.0, 0.5, 0.5])
-    np.testing.assert_array_equal(g1(lambda x: x.min(), [1.0, 1.0, 1.0, 3.0]),
-                                  [1 / 3, 1 / 3, 1 / 3, 0.0])
-    np.testing.assert_array_equal(g1(lambda x: x.max(axis=1), [[2.0, 2.0], [1.0, 5.0]]),
-                                  [[0.5, 0.5], [0.0, 1.0]])
+    np.testing.assert_array_equal(
+        g1(lambda x: x.min(), [1.0, 1.0, 1.0, 3.0]), [1 / 3, 1 / 3, 1 / 3, 0.0]
+    )
+    np.testing.assert_array_equal(
+        g1(lambda x: x.max(axis=1), [[2.0, 2.0], [1.0, 5.0]]), [[0.5, 0.5], [0.0, 1.0]]
+    )
     np.testing.assert_array_equal(
         g1(lambda x: x.max(axis=0, keepdims=True), [[2.0, 2.0], [2.0, 5.0]]),
-        [[0.5, 0.0], [0.5, 1.0]])
+        [[0.5, 0.0], [0.5, 1.0]],
+    )
 
 
 def test_norm_at_zero():
     np.testing.assert_array_equal(g1(lambda x: x.norm(), [0.0, 0.0, 0.0]), [0.0, 0.0, 0.0])
-    np.testing.assert_array_equal(g1(lambda x: x.norm(axis=1), [[0.0, 0.0], [3.0, 4.0]]),
-                                  [[0.0, 0.0], [0.6, 0.8]])
+    np.testing.assert_array_equal(
+        g1(lambda x: x.norm(axis=1), [[0.0, 0.0], [3.0, 4.0]]), [[0.0, 0.0], [0.6, 0.8]]
+    )
 
 
 def test_prod_with_zeros():
     np.testing.assert_array_equal(g1(lambda x: x.prod(), [2.0, 0.0, 3.0]), [0.0, 6.0, 0.0])
     np.testing.assert_array_equal(g1(lambda x: x.prod(), [0.0, 2.0, 0.0]), [0.0, 0.0, 0.0])
-    np.testing.assert_array_equal(g1(lambda x: x.prod(axis=1), [[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]]),
-                                  [[0.0, 6.0, 0.0], [6.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(
+        g1(lambda x: x.prod(axis=1), [[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]]),
+        [[0.0, 6.0, 0.0], [6.0, 3.0, 2.0]],
+    )
 
 
 def test_prod_with_zero_second_order():
@@ -583,8 +724,9 @@ def test_where_is_nan_safe():
     (g,) = grad(y.sum(), x)
     np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.25])
     # the same through the language, with log and 1/x in the untaken branch
-    ev = evaluate(parse("where(x > 0, log(x) + 1/x, x)"), {"x": [-2.0, 0.0, 1.0]},
-                  requires_grad=["x"])
+    ev = evaluate(
+        parse("where(x > 0, log(x) + 1/x, x)"), {"x": [-2.0, 0.0, 1.0]}, requires_grad=["x"]
+    )
     (g,) = grad(ev.output.sum(), ev.leaves["x"])
     np.testing.assert_array_equal(g.numpy(), [1.0, 1.0, 0.0])
 
@@ -606,8 +748,10 @@ def test_comparisons_pass_no_gradient():
 
 def test_piecewise_constant_ops_have_zero_gradient():
     for name in ("sign", "floor", "ceil", "round"):
-        np.testing.assert_array_equal(g1(lambda x: apply(OPS[name], x), [-1.5, 0.0, 0.3, 2.0]),
-                                      [0.0, 0.0, 0.0, 0.0])
+        np.testing.assert_array_equal(
+            g1(lambda x, name=name: apply(OPS[name], x), [-1.5, 0.0, 0.3, 2.0]),
+            [0.0, 0.0, 0.0, 0.0],
+        )
 
 
 def test_saturated_functions_have_finite_gradients():
@@ -622,6 +766,7 @@ def test_saturated_functions_have_finite_gradients():
 # ---------------------------------------------------------------------------
 # IEEE domain errors: values, not exceptions
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def strict_floats():
@@ -666,27 +811,45 @@ def test_domain_errors_through_the_language(strict_floats):
 
 TORCH_CASES = [
     # (engine fn, torch fn, inputs)
-    ("sin*exp", lambda x: (x.sin() * x.exp()).sum(), lambda t, x: (t.sin(x) * t.exp(x)).sum(),
-     [0.3, -1.2, 2.0]),
-    ("sigmoid/tanh", lambda x: (x.sigmoid() / (x.tanh() + 2)).sum(),
-     lambda t, x: (t.sigmoid(x) / (t.tanh(x) + 2)).sum(), [0.3, -1.2, 2.0]),
+    (
+        "sin*exp",
+        lambda x: (x.sin() * x.exp()).sum(),
+        lambda t, x: (t.sin(x) * t.exp(x)).sum(),
+        [0.3, -1.2, 2.0],
+    ),
+    (
+        "sigmoid/tanh",
+        lambda x: (x.sigmoid() / (x.tanh() + 2)).sum(),
+        lambda t, x: (t.sigmoid(x) / (t.tanh(x) + 2)).sum(),
+        [0.3, -1.2, 2.0],
+    ),
     ("abs-kink", lambda x: x.abs().sum(), lambda t, x: x.abs().sum(), [-1.0, 0.0, 2.0]),
     ("relu-kink", lambda x: x.relu().sum(), lambda t, x: t.relu(x).sum(), [-1.0, 0.0, 2.0]),
     ("sqrt-zero", lambda x: x.sqrt().sum(), lambda t, x: t.sqrt(x).sum(), [0.0, 4.0]),
     ("max-ties", lambda x: x.max(), lambda t, x: x.max(), [1.0, 3.0, 3.0]),
-    ("amax-axis", lambda x: (x.max(axis=1) * tensor([1.0, 2.0])).sum(),
-     lambda t, x: (t.amax(x, dim=1) * t.tensor([1.0, 2.0], dtype=t.float64)).sum(),
-     [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]]),
+    (
+        "amax-axis",
+        lambda x: (x.max(axis=1) * tensor([1.0, 2.0])).sum(),
+        lambda t, x: (t.amax(x, dim=1) * t.tensor([1.0, 2.0], dtype=t.float64)).sum(),
+        [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]],
+    ),
     ("norm-zero", lambda x: x.norm(), lambda t, x: t.linalg.vector_norm(x), [0.0, 0.0]),
     ("prod-one-zero", lambda x: x.prod(), lambda t, x: x.prod(), [2.0, 0.0, 3.0]),
     ("prod-two-zeros", lambda x: x.prod(), lambda t, x: x.prod(), [0.0, 2.0, 0.0]),
-    ("pow-half-zero", lambda x: (x ** 0.5).sum(), lambda t, x: (x ** 0.5).sum(), [0.0, 1.0]),
-    ("pow-zero-zero", lambda x: (x ** 0).sum(), lambda t, x: (x ** 0).sum(), [0.0, 1.0]),
-    ("softplus", lambda x: x.softplus().sum(), lambda t, x: t.nn.functional.softplus(x).sum(),
-     [-30.0, 0.5, 30.0]),
-    ("matmul", lambda x: (x @ tensor([[1.0, -2.0], [0.5, 3.0]]) @ x).sum(),
-     lambda t, x: (x @ t.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=t.float64) @ x).sum(),
-     [0.7, -1.1]),
+    ("pow-half-zero", lambda x: (x**0.5).sum(), lambda t, x: (x**0.5).sum(), [0.0, 1.0]),
+    ("pow-zero-zero", lambda x: (x**0).sum(), lambda t, x: (x**0).sum(), [0.0, 1.0]),
+    (
+        "softplus",
+        lambda x: x.softplus().sum(),
+        lambda t, x: t.nn.functional.softplus(x).sum(),
+        [-30.0, 0.5, 30.0],
+    ),
+    (
+        "matmul",
+        lambda x: (x @ tensor([[1.0, -2.0], [0.5, 3.0]]) @ x).sum(),
+        lambda t, x: (x @ t.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=t.float64) @ x).sum(),
+        [0.7, -1.1],
+    ),
 ]
 
 
@@ -715,9 +878,15 @@ def test_against_torch_grad_fn_names(torch):
     x = tensor([1.0, 2.0], requires_grad=True)
     W = [[1.0, 2.0], [3.0, 4.0]]
     pairs = [
-        (x * 2, tx * 2), (x + 1, tx + 1), (x.sin(), tx.sin()), (x.sum(), tx.sum()),
-        (x ** 2, tx ** 2), (tensor(W) @ x, torch.tensor(W, dtype=torch.float64) @ tx),
-        (x.exp(), tx.exp()), (x / 3, tx / 3), (-x, -tx),
+        (x * 2, tx * 2),
+        (x + 1, tx + 1),
+        (x.sin(), tx.sin()),
+        (x.sum(), tx.sum()),
+        (x**2, tx**2),
+        (tensor(W) @ x, torch.tensor(W, dtype=torch.float64) @ tx),
+        (x.exp(), tx.exp()),
+        (x / 3, tx / 3),
+        (-x, -tx),
     ]
     for ours, theirs in pairs:
         assert ours.grad_fn.name() == type(theirs.grad_fn).__name__

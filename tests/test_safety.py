@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -73,6 +72,7 @@ def one_json_document(out: bytes) -> dict:
 
 # ---- 2. output is complete or the exit code says it is not ----------------------------------
 
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this platform")
 @pytest.mark.parametrize("args", RENDERERS, ids=lambda a: " ".join(a[:3] + a[-1:]))
 def test_dev_full_is_exit_1_with_a_message(args):
@@ -102,8 +102,9 @@ def full_tmpfs(tmp_path):
     mnt.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root and mount(8)")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                       capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
     try:
@@ -135,8 +136,13 @@ def _closed_reader_run(args):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        p = subprocess.Popen(_command() + list(args), stdout=write_end, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, env=_env())
+        p = subprocess.Popen(
+            _command() + list(args),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+        )
     finally:
         os.close(write_end)
     err = p.stderr.read()
@@ -155,8 +161,12 @@ def test_head_reads_one_line_then_the_tool_ends_quietly(tmp_path):
     """`| head -1` with more output than a pipe holds."""
     values = tmp_path / "big.json"
     values.write_text(json.dumps({"x": list(range(200_000))}))
-    p = subprocess.Popen(_command() + ["eval", "x*2", "--vars", f"@{values}", "--format", "plain"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    p = subprocess.Popen(
+        _command() + ["eval", "x*2", "--vars", f"@{values}", "--format", "plain"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
     first = p.stdout.readline()
     p.stdout.close()
     err = p.stderr.read()
@@ -184,19 +194,31 @@ def test_closed_stdin_and_stderr_are_survivable():
 
 # ---- 4. interrupts --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("signum, code, words", [
-    (signal.SIGINT, 130, "interrupted"),
-    (signal.SIGTERM, 143, "interrupted (SIGTERM)"),
-    (getattr(signal, "SIGHUP", signal.SIGTERM), 129 if hasattr(signal, "SIGHUP") else 143,
-     "interrupted (SIGHUP)" if hasattr(signal, "SIGHUP") else "interrupted (SIGTERM)"),
-])
+
+@pytest.mark.parametrize(
+    "signum, code, words",
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "interrupted (SIGTERM)"),
+        (
+            getattr(signal, "SIGHUP", signal.SIGTERM),
+            129 if hasattr(signal, "SIGHUP") else 143,
+            "interrupted (SIGHUP)" if hasattr(signal, "SIGHUP") else "interrupted (SIGTERM)",
+        ),
+    ],
+)
 @pytest.mark.parametrize("json_out", [False, True])
 def test_signal_during_a_command(signum, code, words, json_out):
     """The command waits for its expression on stdin; the signal arrives meanwhile."""
     args = ["grad", "-", "--x", "1"] + (["--json"] if json_out else [])
-    p = subprocess.Popen(_command() + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=_env(),
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = subprocess.Popen(
+        _command() + args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(1.5)  # past start-up, blocked reading stdin
     p.send_signal(signum)
     out, err = p.communicate(timeout=60)
@@ -211,12 +233,18 @@ def test_signal_during_a_command(signum, code, words, json_out):
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
 def test_an_ignored_hangup_stays_ignored():
     """`nohup autograd-cli ...`: SIGHUP was ignored when the tool started, so it goes on."""
+
     def ignore_hup():
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    p = subprocess.Popen(_command() + ["grad", "-", "--x", "3", "--json"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
-                         preexec_fn=ignore_hup)
+    p = subprocess.Popen(
+        _command() + ["grad", "-", "--x", "3", "--json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        preexec_fn=ignore_hup,
+    )
     time.sleep(1.5)
     p.send_signal(signal.SIGHUP)
     out, err = p.communicate(b"x**2", timeout=60)
@@ -225,6 +253,7 @@ def test_an_ignored_hangup_stays_ignored():
 
 
 # ---- 5. never a traceback, whatever the environment -----------------------------------------
+
 
 def test_non_utf8_argument_gives_one_utf8_json_document():
     r = run_cli([b"grad", b"x\xff\xfe+1", b"--x", b"1", b"--json"])
@@ -251,12 +280,16 @@ def test_non_utf8_value_in_a_good_expression_still_works():
     assert r.returncode == 0 and one_json_document(r.stdout)["grad"] == {"x": 6.0}
 
 
-@pytest.mark.parametrize("env", [
-    {"PYTHONIOENCODING": "ascii:strict"},
-    {"PYTHONIOENCODING": "latin-1:strict"},
-    {"LANG": "C", "LC_ALL": "C"},
-    {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
-], ids=["ascii", "latin-1", "C", "C-no-coercion"])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"PYTHONIOENCODING": "ascii:strict"},
+        {"PYTHONIOENCODING": "latin-1:strict"},
+        {"LANG": "C", "LC_ALL": "C"},
+        {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+    ],
+    ids=["ascii", "latin-1", "C", "C-no-coercion"],
+)
 def test_any_locale_prints_the_table_and_utf8_json(env):
     r = run_cli(HEADLINE, env=_env(**env))
     assert r.returncode == 0, r.stderr
@@ -283,9 +316,23 @@ def test_stdin_fifo(tmp_path):
     fifo = tmp_path / "expr.fifo"
     os.mkfifo(fifo)
     # the writer opens the FIFO in the background; the tool reads it as its stdin
-    r = subprocess.run(["sh", "-c", f'printf "x**2" > "{fifo}" & exec "$@" < "{fifo}"', "sh",
-                        *_command(), "grad", "-", "--x", "3", "--json"],
-                       capture_output=True, timeout=60, env=_env())
+    r = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'printf "x**2" > "{fifo}" & exec "$@" < "{fifo}"',
+            "sh",
+            *_command(),
+            "grad",
+            "-",
+            "--x",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        timeout=60,
+        env=_env(),
+    )
     assert r.returncode == 0, r.stderr
     assert one_json_document(r.stdout)["grad"] == {"x": 6.0}
 
@@ -323,21 +370,24 @@ def assert_no_raw_controls(data: bytes) -> None:
         assert raw not in data, (raw, data[:500])
 
 
-@pytest.mark.parametrize("args", [
-    ["grad", "x*2 # " + HOSTILE, "--x", "1"],              # table title (a comment)
-    ["graph", "x*2 # " + HOSTILE, "--x", "1", "--dot"],      # DOT label
-    ["graph", "x*2 # " + HOSTILE, "--x", "1"],               # tree
-    ["diff", "x**2 # " + HOSTILE],                           # diff table title
-    ["check", "x**2 # " + HOSTILE, "--x", "1"],              # check title
-    ["explain", "x*y # " + HOSTILE, "--x", "1", "--y", "2"],
-    ["grad", "x" + HOSTILE, "--x", "1"],                     # syntax error + caret line
-    ["grad", "x", "--x", HOSTILE],                           # bad value
-    ["grad", "x", "--var", HOSTILE],                         # bad --var
-    ["grad", "x", "--x", "1", "--wrt", HOSTILE],             # bad --wrt
-    ["grad", "x", "--vars", json.dumps({HOSTILE: 1})],       # bad name in --vars
-    ["grad", "x", "--x", "1", "--" + HOSTILE, "1"],          # bad --NAME
-    [HOSTILE],                                               # unknown command
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grad", "x*2 # " + HOSTILE, "--x", "1"],  # table title (a comment)
+        ["graph", "x*2 # " + HOSTILE, "--x", "1", "--dot"],  # DOT label
+        ["graph", "x*2 # " + HOSTILE, "--x", "1"],  # tree
+        ["diff", "x**2 # " + HOSTILE],  # diff table title
+        ["check", "x**2 # " + HOSTILE, "--x", "1"],  # check title
+        ["explain", "x*y # " + HOSTILE, "--x", "1", "--y", "2"],
+        ["grad", "x" + HOSTILE, "--x", "1"],  # syntax error + caret line
+        ["grad", "x", "--x", HOSTILE],  # bad value
+        ["grad", "x", "--var", HOSTILE],  # bad --var
+        ["grad", "x", "--x", "1", "--wrt", HOSTILE],  # bad --wrt
+        ["grad", "x", "--vars", json.dumps({HOSTILE: 1})],  # bad name in --vars
+        ["grad", "x", "--x", "1", "--" + HOSTILE, "1"],  # bad --NAME
+        [HOSTILE],  # unknown command
+    ],
+)
 def test_user_text_is_never_echoed_raw(args):
     r = run_cli(args)
     assert_no_raw_controls(r.stdout)

@@ -20,8 +20,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_cli.core import (GradError, NonScalarOutputError, Tensor, backward, grad, no_grad,
-                               tensor)
+from autograd_cli.core import (
+    GradError,
+    NonScalarOutputError,
+    Tensor,
+    backward,
+    grad,
+    no_grad,
+    tensor,
+)
 from autograd_cli.core.expr import evaluate
 from autograd_cli.grammar import parse
 
@@ -37,9 +44,10 @@ def ones_like(t: Tensor) -> Tensor:
 # seeds/000, section 1: leaves and the dynamic graph
 # ---------------------------------------------------------------------------
 
+
 def test_seed000_is_leaf():
-    a = tensor([1.])
-    b = tensor([2.])
+    a = tensor([1.0])
+    b = tensor([2.0])
     c = a.add(b)
     assert a.is_leaf
     # The seed claims c.is_leaf is False; in PyTorch every tensor that does not
@@ -55,8 +63,8 @@ def test_seed000_is_leaf():
 
 def test_seed000_dynamic_graph_loop():
     # while first_counter[0] < second_counter[0]: first += 2; second += 1
-    first_counter = tensor([0.])
-    second_counter = tensor([10.])
+    first_counter = tensor([0.0])
+    second_counter = tensor([10.0])
     steps = 0
     while first_counter[0] < second_counter[0]:
         first_counter = first_counter + 2
@@ -75,16 +83,17 @@ def test_seed000_dynamic_graph_loop_is_differentiable():
         y = y * x
     # 1.5**k: the loop stops at k = 6 (11.39...), so dy/dx = 6 * 1.5**5.
     (dx,) = grad(y, x)
-    assert dx.item() == pytest.approx(6 * 1.5 ** 5, rel=1e-15)
+    assert dx.item() == pytest.approx(6 * 1.5**5, rel=1e-15)
 
 
 # ---------------------------------------------------------------------------
 # seeds/000, section 1.3: y = (x + w) * (w + 1) at x = 2, w = 1  ->  dy/dw = 5
 # ---------------------------------------------------------------------------
 
+
 def test_seed000_graph_example_methods():
-    x = tensor([2.], requires_grad=True)
-    w = tensor([1.], requires_grad=True)
+    x = tensor([2.0], requires_grad=True)
+    w = tensor([1.0], requires_grad=True)
     a = w.add(x)
     b = w.add(1)
     y = a.mul(b)
@@ -96,8 +105,8 @@ def test_seed000_graph_example_methods():
 
 
 def test_seed000_graph_example_operators():
-    x = tensor(2., requires_grad=True)
-    w = tensor(1., requires_grad=True)
+    x = tensor(2.0, requires_grad=True)
+    w = tensor(1.0, requires_grad=True)
     y = (x + w) * (w + 1)
     assert repr(y) == "tensor(6., grad_fn=<MulBackward0>)"
     y.backward()
@@ -134,24 +143,25 @@ def test_seed000_graph_example_binding_as_output():
 # seeds/000, section 4.1: backward of a 0-d result
 # ---------------------------------------------------------------------------
 
+
 def test_seed000_requires_grad_default_and_propagation():
-    a = tensor(2.)
+    a = tensor(2.0)
     assert a.requires_grad is False
     # The seed prints this tensor as tensor(1.); that is a typo: it holds 2.
     assert repr(a) == "tensor(2.)"
-    b = a ** 2 + 1
+    b = a**2 + 1
     assert b.requires_grad is False
     assert repr(b) == "tensor(5.)"
 
 
 def test_seed000_requires_grad_set_later():
-    a = tensor(2.)
+    a = tensor(2.0)
     assert a.requires_grad_(True) is a
     assert repr(a) == "tensor(2., requires_grad=True)"
-    a2 = tensor(2.)
+    a2 = tensor(2.0)
     a2.requires_grad = True  # "another way to write it"
     assert repr(a2) == "tensor(2., requires_grad=True)"
-    b = a ** 2 + 1
+    b = a**2 + 1
     assert repr(b) == "tensor(5., grad_fn=<AddBackward0>)"
     assert b.requires_grad
     b.backward()
@@ -159,7 +169,7 @@ def test_seed000_requires_grad_set_later():
 
 
 def test_requires_grad_only_on_leaves():
-    a = tensor(2., requires_grad=True)
+    a = tensor(2.0, requires_grad=True)
     b = a * 3
     with pytest.raises(GradError, match="leaf"):
         b.requires_grad_(False)
@@ -171,9 +181,10 @@ def test_requires_grad_only_on_leaves():
 # seeds/000, section 4.2: backward of a 1-d result
 # ---------------------------------------------------------------------------
 
+
 def test_seed000_vector_output_needs_gradient():
-    a = tensor([1., 2.], requires_grad=True)
-    b = a ** 2 + 1
+    a = tensor([1.0, 2.0], requires_grad=True)
+    b = a**2 + 1
     # The seed prints tensor([2., 3.], grad_fn=<AddBackward0>): a typo in the seed,
     # since [1, 2]**2 + 1 = [2, 5] (PyTorch prints tensor([2., 5.], ...)).
     assert repr(b) == "tensor([2., 5.], grad_fn=<AddBackward0>)"
@@ -182,14 +193,14 @@ def test_seed000_vector_output_needs_gradient():
     assert str(info.value) == NON_SCALAR
     assert isinstance(info.value, NonScalarOutputError)
     assert a.grad is None  # the failed call accumulated nothing
-    b.backward(gradient=tensor([1., 1.]))
+    b.backward(gradient=tensor([1.0, 1.0]))
     assert repr(a.grad) == "tensor([2., 4.])"
 
 
 def test_seed000_vector_output_ones_like():
     # The seed's alternative spelling, gradient=torch.ones_like(...), on a fresh graph.
-    a = tensor([1., 2.], requires_grad=True)
-    b = a ** 2 + 1
+    a = tensor([1.0, 2.0], requires_grad=True)
+    b = a**2 + 1
     b.backward(gradient=ones_like(b))
     assert repr(a.grad) == "tensor([2., 4.])"
     # The seed runs both spellings one after the other; in PyTorch the second call
@@ -200,26 +211,27 @@ def test_seed000_vector_output_ones_like():
 
 
 def test_seed000_backward_accumulates_with_retain_graph():
-    a = tensor([1., 2.], requires_grad=True)
-    b = a ** 2 + 1
-    b.backward(gradient=tensor([1., 1.]), retain_graph=True)
-    b.backward(gradient=tensor([1., 1.]))
+    a = tensor([1.0, 2.0], requires_grad=True)
+    b = a**2 + 1
+    b.backward(gradient=tensor([1.0, 1.0]), retain_graph=True)
+    b.backward(gradient=tensor([1.0, 1.0]))
     assert repr(a.grad) == "tensor([4., 8.])"
 
 
 def test_grad_output_of_wrong_shape():
-    a = tensor([1., 2.], requires_grad=True)
-    b = a ** 2 + 1
+    a = tensor([1.0, 2.0], requires_grad=True)
+    b = a**2 + 1
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
-        b.backward(gradient=tensor([1., 1., 1.]))
+        b.backward(gradient=tensor([1.0, 1.0, 1.0]))
 
 
 # ---------------------------------------------------------------------------
 # seeds/000, section 5: torch.autograd.grad
 # ---------------------------------------------------------------------------
 
+
 def _seed000_xyz():
-    x = tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     y = x + 2
     z = y * y * 3
     return x, y, z
@@ -254,7 +266,7 @@ def test_seed000_second_derivative():
     x, y, z = _seed000_xyz()
     dzdx = grad(inputs=x, outputs=z, grad_outputs=ones_like(x), create_graph=True)
     assert dzdx[0].requires_grad and dzdx[0].grad_fn is not None
-    np.testing.assert_array_equal(dzdx[0].numpy(), [[18., 24., 30.], [36., 42., 48.]])
+    np.testing.assert_array_equal(dzdx[0].numpy(), [[18.0, 24.0, 30.0], [36.0, 42.0, 48.0]])
     dz2dx2 = grad(inputs=x, outputs=dzdx, grad_outputs=ones_like(x))
     assert repr(dz2dx2) == "(tensor([[6., 6., 6.],\n        [6., 6., 6.]]),)"
     # create_graph implies retain_graph: the first-order graph is still usable.
@@ -265,7 +277,7 @@ def test_seed000_second_derivative():
 def test_seed000_grad_of_scalar_needs_no_grad_outputs():
     x, y, z = _seed000_xyz()
     (g,) = grad(z.sum(), x)
-    np.testing.assert_array_equal(g.numpy(), [[18., 24., 30.], [36., 42., 48.]])
+    np.testing.assert_array_equal(g.numpy(), [[18.0, 24.0, 30.0], [36.0, 42.0, 48.0]])
 
 
 def test_seed000_grad_of_vector_needs_grad_outputs():
@@ -279,16 +291,17 @@ def test_seed000_grad_of_vector_needs_grad_outputs():
 # seeds/000, section 6: torch.autograd.backward
 # ---------------------------------------------------------------------------
 
+
 def test_seed000_autograd_backward_equals_method():
-    a = tensor(2., requires_grad=True)
-    backward(a ** 2 + 1)
+    a = tensor(2.0, requires_grad=True)
+    backward(a**2 + 1)
     assert repr(a.grad) == "tensor(4.)"
-    a2 = tensor([1., 2.], requires_grad=True)
-    backward(a2 ** 2 + 1, grad_tensors=tensor([1., 1.]))
+    a2 = tensor([1.0, 2.0], requires_grad=True)
+    backward(a2**2 + 1, grad_tensors=tensor([1.0, 1.0]))
     assert repr(a2.grad) == "tensor([2., 4.])"
-    a3 = tensor([1., 2.], requires_grad=True)
+    a3 = tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError) as info:
-        backward(a3 ** 2 + 1)
+        backward(a3**2 + 1)
     assert str(info.value) == NON_SCALAR
 
 
@@ -296,10 +309,11 @@ def test_seed000_autograd_backward_equals_method():
 # seeds/002: y = 2*x**2 + b, and a linear layer W @ x + b
 # ---------------------------------------------------------------------------
 
+
 def test_seed002_scalar_function():
-    x = tensor(2., requires_grad=True)
-    b = tensor(1.)
-    y = 2 * x ** 2 + b
+    x = tensor(2.0, requires_grad=True)
+    b = tensor(1.0)
+    y = 2 * x**2 + b
     y.backward()
     assert repr(y) == "tensor(9., grad_fn=<AddBackward0>)"
     assert repr(x.grad) == "tensor(8.)"
@@ -333,8 +347,9 @@ def test_seed002_linear_layer():
     # output has 3 elements, so PyTorch would raise there.  y.backward() is meant.
     y.backward()
     assert x.grad is None
-    assert repr(W.grad) == ("tensor([[3., 2., 4., 5.],\n        [3., 2., 4., 5.],\n"
-                            "        [3., 2., 4., 5.]])")
+    assert repr(W.grad) == (
+        "tensor([[3., 2., 4., 5.],\n        [3., 2., 4., 5.],\n        [3., 2., 4., 5.]])"
+    )
     assert repr(b.grad) == "tensor([1., 1., 1.])"
 
 
@@ -350,14 +365,18 @@ def test_seed002_linear_layer_matmul_spelling_and_program():
     x, W, b = _seed002_layer()
     y = (W.matmul(x) + b).sum()
     y.backward()
-    np.testing.assert_array_equal(W.grad.numpy(), np.tile([3., 2., 4., 5.], (3, 1)))
-    ev = evaluate(parse("output = W @ x + b; sum(output)"),
-                  {"W": [[1, 2, 3, 4]] * 3, "x": [3, 2, 4, 5], "b": [4, 5, 8]},
-                  requires_grad=["W", "b"])
+    np.testing.assert_array_equal(W.grad.numpy(), np.tile([3.0, 2.0, 4.0, 5.0], (3, 1)))
+    ev = evaluate(
+        parse("output = W @ x + b; sum(output)"),
+        {"W": [[1, 2, 3, 4]] * 3, "x": [3, 2, 4, 5], "b": [4, 5, 8]},
+        requires_grad=["W", "b"],
+    )
     assert repr(ev.output) == "tensor(134., grad_fn=<SumBackward0>)"
     ev.output.backward()
     assert ev.leaves["x"].grad is None
-    np.testing.assert_array_equal(ev.leaves["W"].grad.numpy(), np.tile([3., 2., 4., 5.], (3, 1)))
+    np.testing.assert_array_equal(
+        ev.leaves["W"].grad.numpy(), np.tile([3.0, 2.0, 4.0, 5.0], (3, 1))
+    )
     assert repr(ev.leaves["b"].grad) == "tensor([1., 1., 1.])"
 
 
@@ -365,45 +384,46 @@ def test_seed002_linear_layer_matmul_spelling_and_program():
 # seeds/003: Q = 3a**3 - b**2
 # ---------------------------------------------------------------------------
 
+
 def _seed003_ab():
-    a = tensor([2., 3.], requires_grad=True)
-    b = tensor([6., 4.], requires_grad=True)
+    a = tensor([2.0, 3.0], requires_grad=True)
+    b = tensor([6.0, 4.0], requires_grad=True)
     return a, b
 
 
 def test_seed003_external_grad():
     a, b = _seed003_ab()
-    Q = 3 * a ** 3 - b ** 2
+    Q = 3 * a**3 - b**2
     assert repr(Q) == "tensor([-12.,  65.], grad_fn=<SubBackward0>)"
-    external_grad = tensor([1., 1.])
+    external_grad = tensor([1.0, 1.0])
     Q.backward(gradient=external_grad)
     assert repr(a.grad) == "tensor([36., 81.])"
     assert repr(b.grad) == "tensor([-12.,  -8.])"
     # "check if collected gradients are correct": 9*a**2 == a.grad, -2*b == b.grad
-    assert bool((9 * a ** 2).eq(a.grad).min())
+    assert bool((9 * a**2).eq(a.grad).min())
     assert bool((-2 * b).eq(b.grad).min())
-    assert (9 * a ** 2).eq(a.grad).tolist() == [1.0, 1.0]
+    assert (9 * a**2).eq(a.grad).tolist() == [1.0, 1.0]
 
 
 def test_seed003_sum_backward():
     a, b = _seed003_ab()
-    Q = 3 * a ** 3 - b ** 2
+    Q = 3 * a**3 - b**2
     Q.sum().backward()
-    assert a.grad.tolist() == [36., 81.]
-    assert b.grad.tolist() == [-12., -8.]
+    assert a.grad.tolist() == [36.0, 81.0]
+    assert b.grad.tolist() == [-12.0, -8.0]
 
 
 def test_seed003_as_expression():
     ev = evaluate(parse("3*a**3 - b**2"), {"a": [2, 3], "b": [6, 4]}, requires_grad=["a", "b"])
-    ev.output.backward(gradient=tensor([1., 1.]))
-    assert ev.leaves["a"].grad.tolist() == [36., 81.]
-    assert ev.leaves["b"].grad.tolist() == [-12., -8.]
+    ev.output.backward(gradient=tensor([1.0, 1.0]))
+    assert ev.leaves["a"].grad.tolist() == [36.0, 81.0]
+    assert ev.leaves["b"].grad.tolist() == [-12.0, -8.0]
 
 
 def test_seed003_vector_jacobian_product():
     # torch.autograd computes J^T v: check it against the explicit Jacobian of Q.
     a, b = _seed003_ab()
-    Q = 3 * a ** 3 - b ** 2
+    Q = 3 * a**3 - b**2
     v = tensor([0.5, -2.0])
     ga, gb = grad(Q, (a, b), grad_outputs=v)
     J_a = np.diag(9 * a.numpy() ** 2)
@@ -414,7 +434,7 @@ def test_seed003_vector_jacobian_product():
 
 def test_seed003_graph_structure():
     a, b = _seed003_ab()
-    Q = 3 * a ** 3 - b ** 2
+    Q = 3 * a**3 - b**2
     assert Q.grad_fn.name() == "SubBackward0"
     mul, pow_b = (f for f, _ in Q.grad_fn.next_functions)
     assert mul.name() == "MulBackward0" and pow_b.name() == "PowBackward0"
@@ -427,6 +447,7 @@ def test_seed003_graph_structure():
 # ---------------------------------------------------------------------------
 # seeds/003: exclusion from the DAG
 # ---------------------------------------------------------------------------
+
 
 def test_seed003_requires_grad_of_results():
     rng = np.random.default_rng(0)
@@ -460,10 +481,10 @@ def test_seed003_frozen_parameters():
 
 
 def test_seed003_no_grad():
-    x = tensor(2., requires_grad=True)
+    x = tensor(2.0, requires_grad=True)
     with no_grad():
         y = x * 2
-        z = (x ** 2).sin()
+        z = (x**2).sin()
     assert y.requires_grad is False and y.grad_fn is None
     assert z.requires_grad is False and z.grad_fn is None
     with pytest.raises(RuntimeError, match="does not require grad"):
@@ -473,7 +494,7 @@ def test_seed003_no_grad():
 
 
 def test_no_grad_mixed_with_tracked_ops():
-    x = tensor(3., requires_grad=True)
+    x = tensor(3.0, requires_grad=True)
     with no_grad():
         c = x * x  # a constant 9 as far as the graph knows
     y = c * x
@@ -482,7 +503,7 @@ def test_no_grad_mixed_with_tracked_ops():
 
 
 def test_detach_cuts_the_graph():
-    x = tensor(3., requires_grad=True)
+    x = tensor(3.0, requires_grad=True)
     y = (x * x).detach() * x
     (g,) = grad(y, x)
     assert g.item() == 9.0

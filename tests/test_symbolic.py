@@ -23,7 +23,7 @@ from autograd_cli.core.errors import InputError, MissingValueError, UnknownVaria
 from autograd_cli.core.explain import explain
 from autograd_cli.core.expr import Expr, evaluate, topological
 from autograd_cli.core.printing import count_tokens, to_latex, to_text
-from autograd_cli.core.symbolic import (Builder, UnsupportedDiffError, diff, grad_exprs, simplify)
+from autograd_cli.core.symbolic import Builder, UnsupportedDiffError, diff, grad_exprs, simplify
 from autograd_cli.grammar import parse
 
 sympy = pytest.importorskip("sympy")
@@ -38,6 +38,7 @@ CORPUS = bench.CORPUS
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
 
 def value_of(program_or_expr, point: dict) -> float:
     """Evaluate with the engine, giving only the variables the expression uses."""
@@ -78,16 +79,36 @@ def random_point(names, rng) -> dict:
 
 # Beyond the bench corpus: every kind of op the differentiator handles.
 EXTRA = [
-    ("where(x > 0.5, x**2, -x)", "x"), ("max(x, y)", "x"), ("min(x**2, y)", "y"),
-    ("relu(x - 0.5)**2", "x"), ("abs(x - 0.5)", "x"), ("sign(x)*x**2", "x"),
-    ("(x > 0.3)*x**3", "x"), ("log2(x) + log10(x**2)", "x"), ("softplus(3*x)", "x"),
-    ("acos(x)", "x"), ("cosh(x)**2 - sinh(x)**2", "x"), ("pi*x**2 + e**x", "x"),
-    ("x^y", "y"), ("x**y", "x"), ("y**x", "x"), ("a = x*y; b = a + y; a*b", "y"),
-    ("x - -y - (x - y)", "y"), ("-x**2 - (-x)**3", "x"), ("2**-x", "x"),
-    ("x/y/(x - y - 3)", "y"), ("sqrt(x)*sqrt(x)", "x"), ("x**0.5*x**1.5", "x"),
-    ("(x*y)**0.5", "x"), ("exp(log(x)*y)", "y"), ("sigmoid(x*y)*tanh(y)", "y"),
-    ("atan(y/x)", "x"), ("1/(1 + 1/(1 + 1/x))", "x"), ("floor(x) + round(y)*x", "x"),
-    ("where(x < y, sin(x), cos(y))", "y"), ("x*0 + y*1 + 0", "y"),
+    ("where(x > 0.5, x**2, -x)", "x"),
+    ("max(x, y)", "x"),
+    ("min(x**2, y)", "y"),
+    ("relu(x - 0.5)**2", "x"),
+    ("abs(x - 0.5)", "x"),
+    ("sign(x)*x**2", "x"),
+    ("(x > 0.3)*x**3", "x"),
+    ("log2(x) + log10(x**2)", "x"),
+    ("softplus(3*x)", "x"),
+    ("acos(x)", "x"),
+    ("cosh(x)**2 - sinh(x)**2", "x"),
+    ("pi*x**2 + e**x", "x"),
+    ("x^y", "y"),
+    ("x**y", "x"),
+    ("y**x", "x"),
+    ("a = x*y; b = a + y; a*b", "y"),
+    ("x - -y - (x - y)", "y"),
+    ("-x**2 - (-x)**3", "x"),
+    ("2**-x", "x"),
+    ("x/y/(x - y - 3)", "y"),
+    ("sqrt(x)*sqrt(x)", "x"),
+    ("x**0.5*x**1.5", "x"),
+    ("(x*y)**0.5", "x"),
+    ("exp(log(x)*y)", "y"),
+    ("sigmoid(x*y)*tanh(y)", "y"),
+    ("atan(y/x)", "x"),
+    ("1/(1 + 1/(1 + 1/x))", "x"),
+    ("floor(x) + round(y)*x", "x"),
+    ("where(x < y, sin(x), cos(y))", "y"),
+    ("x*0 + y*1 + 0", "y"),
 ]
 
 
@@ -95,14 +116,18 @@ EXTRA = [
 # The issue's examples (the seeds)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, wrt, expected", [
-    ("3*a**3-b**2", None, {"a": "9*a**2", "b": "-2*b"}),       # seed 003: Q = 3a^3 - b^2
-    ("3*a**3-b**2", "a", {"a": "9*a**2"}),
-    ("2*x**2+b", "x", {"x": "4*x"}),                             # seed 002
-    ("3*(x+2)**2", "x", {"x": "6*(x + 2)"}),                     # seed 000: z = 3*(x + 2)**2
-    ("y = (x + w) * (w + 1)", "w", {"w": "2*w + x + 1"}),        # seed 000's worked example
-    ("a = x + w; b = w + 1; a * b", "w", {"w": "2*w + x + 1"}),
-])
+
+@pytest.mark.parametrize(
+    "text, wrt, expected",
+    [
+        ("3*a**3-b**2", None, {"a": "9*a**2", "b": "-2*b"}),  # seed 003: Q = 3a^3 - b^2
+        ("3*a**3-b**2", "a", {"a": "9*a**2"}),
+        ("2*x**2+b", "x", {"x": "4*x"}),  # seed 002
+        ("3*(x+2)**2", "x", {"x": "6*(x + 2)"}),  # seed 000: z = 3*(x + 2)**2
+        ("y = (x + w) * (w + 1)", "w", {"w": "2*w + x + 1"}),  # seed 000's worked example
+        ("a = x + w; b = w + 1; a * b", "w", {"w": "2*w + x + 1"}),
+    ],
+)
 def test_seed_derivatives(text, wrt, expected):
     assert diff(text, wrt).texts() == expected
 
@@ -141,6 +166,7 @@ def test_as_dict_follows_the_spec():
 # Round trip: diff -> parse -> evaluate equals the engine's grad
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize("text, var", CORPUS + EXTRA)
 def test_round_trip_matches_engine_grad(text, var, order):
@@ -163,6 +189,7 @@ def test_every_variable_by_default_and_wrt_lists():
 # ---------------------------------------------------------------------------
 # SymPy: equal values, and printed no longer
 # ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bench_rows():
@@ -187,11 +214,21 @@ def test_printed_no_longer_than_sympy(bench_rows):
     assert sum(r["ours_tokens"] for r in bench_rows) <= sum(r["sympy_tokens"] for r in bench_rows)
 
 
-@pytest.mark.parametrize("text, var, order", [
-    ("x**x", "x", 3), ("exp(-x**2)", "x", 4), ("sin(x)/x", "x", 3), ("atan(x)", "x", 5),
-    ("log(x**2 + 1)", "x", 3), ("x*y/(x + y)", "x", 3), ("sqrt(1 - x**2)", "x", 4),
-    ("sigmoid(x)", "x", 3), ("tan(x)", "x", 4), ("(x + 1)**2*(x - 1)", "x", 4),
-])
+@pytest.mark.parametrize(
+    "text, var, order",
+    [
+        ("x**x", "x", 3),
+        ("exp(-x**2)", "x", 4),
+        ("sin(x)/x", "x", 3),
+        ("atan(x)", "x", 5),
+        ("log(x**2 + 1)", "x", 3),
+        ("x*y/(x + y)", "x", 3),
+        ("sqrt(1 - x**2)", "x", 4),
+        ("sigmoid(x)", "x", 3),
+        ("tan(x)", "x", 4),
+        ("(x + 1)**2*(x - 1)", "x", 4),
+    ],
+)
 def test_higher_orders_match_sympy(text, var, order):
     rng = random.Random(7)
     names = parse(text).inputs
@@ -208,8 +245,12 @@ def test_tenth_derivatives():
     r = diff("sin(x)*exp(x)", "x", order=10).derivatives["x"]
     assert (r.text, r.simplified) == ("32*cos(x)*exp(x)", True)
     x = sympy.Symbol("x", real=True)
-    for text, f in [("exp(x**2)", sympy.exp(x**2)), ("atan(x)", sympy.atan(x)),
-                    ("tan(x)", sympy.tan(x)), ("sigmoid(x)", 1 / (1 + sympy.exp(-x)))]:
+    for text, f in [
+        ("exp(x**2)", sympy.exp(x**2)),
+        ("atan(x)", sympy.atan(x)),
+        ("tan(x)", sympy.tan(x)),
+        ("sigmoid(x)", 1 / (1 + sympy.exp(-x))),
+    ]:
         d = diff(text, "x", order=10).derivatives["x"]
         assert d.simplified, text
         expected = float(sympy.diff(f, x, 10).evalf(30, subs={x: sympy.Rational(3, 10)}))
@@ -220,19 +261,42 @@ def test_tenth_derivatives():
 # Simplification: the rules, and value preservation on random expressions
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, expected", [
-    ("x*1", "x"), ("x + 0", "x"), ("x*0", "0"), ("x**1", "x"), ("x**0", "1"),
-    ("x*x", "x**2"), ("2*x + 3*x", "5*x"), ("x*2", "2*x"), ("a - -b", "a + b"),
-    ("2*3 + x", "x + 6"), ("x/x", "1"), ("x**2*x**3", "x**5"), ("(x*y)**2", "x**2*y**2"),
-    ("exp(0) + sqrt(4)", "3"), ("sqrt(2)", "sqrt(2)"), ("1/3 + 1/3", "2/3"), ("-(-x)", "x"),
-    ("x - x", "0"), ("2*(x + 1) + x", "3*x + 2"), ("3*(x + 2)", "3*(x + 2)"),
-    ("where(1 > 0, x, y)", "x"), ("(x + 1)*(x + 1)", "(x + 1)**2"), ("x/2 - x/3", "x/6"),
-    ("-x*y/2", "-x*y/2"), ("1 - x**2", "1 - x**2"), ("x**-1*y", "y/x"),
-    ("(x**2)**0.5", "(x**2)**(1/2)"),          # not x: (x**2)**0.5 is |x|
-    ("x**0.5*x**0.5", "x**(1/2)*x**(1/2)"),    # not x: nan for x < 0
-    ("log(2)*x + 2*pi", "x*log(2) + 2*pi"),
-    ("where(x > 0, 2*x, 0) + where(x > 0, 0, -1)", "where(x > 0, 2*x, -1)"),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("x*1", "x"),
+        ("x + 0", "x"),
+        ("x*0", "0"),
+        ("x**1", "x"),
+        ("x**0", "1"),
+        ("x*x", "x**2"),
+        ("2*x + 3*x", "5*x"),
+        ("x*2", "2*x"),
+        ("a - -b", "a + b"),
+        ("2*3 + x", "x + 6"),
+        ("x/x", "1"),
+        ("x**2*x**3", "x**5"),
+        ("(x*y)**2", "x**2*y**2"),
+        ("exp(0) + sqrt(4)", "3"),
+        ("sqrt(2)", "sqrt(2)"),
+        ("1/3 + 1/3", "2/3"),
+        ("-(-x)", "x"),
+        ("x - x", "0"),
+        ("2*(x + 1) + x", "3*x + 2"),
+        ("3*(x + 2)", "3*(x + 2)"),
+        ("where(1 > 0, x, y)", "x"),
+        ("(x + 1)*(x + 1)", "(x + 1)**2"),
+        ("x/2 - x/3", "x/6"),
+        ("-x*y/2", "-x*y/2"),
+        ("1 - x**2", "1 - x**2"),
+        ("x**-1*y", "y/x"),
+        ("(x**2)**0.5", "(x**2)**(1/2)"),  # not x: (x**2)**0.5 is |x|
+        ("x**0.5*x**0.5", "x**(1/2)*x**(1/2)"),  # not x: nan for x < 0
+        ("log(2)*x + 2*pi", "x*log(2) + 2*pi"),
+        ("where(x > 0, 2*x, 0) + where(x > 0, 0, -1)", "where(x > 0, 2*x, -1)"),
+    ],
+)
 def test_simplification_rules(text, expected):
     assert to_text(simplify(parse(text).output)) == expected
 
@@ -250,8 +314,10 @@ def _trees():
             st.tuples(st.sampled_from(UNARY), kids),
             st.tuples(st.sampled_from(BINARY), kids, kids),
             st.tuples(st.just("pow"), kids, st.sampled_from([2.0, 3.0, -1.0, 0.5, -2.0, 0.0])),
-            st.tuples(st.just("where"), st.tuples(st.just("gt"), kids, kids), kids, kids)),
-        max_leaves=10)
+            st.tuples(st.just("where"), st.tuples(st.just("gt"), kids, kids), kids, kids),
+        ),
+        max_leaves=10,
+    )
 
 
 def _to_expr(tree) -> Expr:
@@ -274,8 +340,9 @@ def _to_expr(tree) -> Expr:
 
 def _magnitude(expr: Expr, point: dict) -> float:
     """The largest finite intermediate value: the scale of rounding differences."""
-    from autograd_cli.core.tensor import OPS
     import numpy as np
+
+    from autograd_cli.core.tensor import OPS
 
     vals, scale = {}, 1.0
     with np.errstate(all="ignore"):
@@ -293,8 +360,9 @@ def _magnitude(expr: Expr, point: dict) -> float:
 
 
 POINTS = st.fixed_dictionaries({"x": st.floats(-3, 3), "y": st.floats(0.05, 3)})
-SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -307,8 +375,11 @@ def test_simplify_preserves_value(tree, points):
         if not math.isfinite(before):
             continue  # where the input is undefined, nothing is promised
         after = value_of(simple, point)
-        assert math.isclose(after, before, rel_tol=1e-7, abs_tol=1e-9 * _magnitude(expr, point)), \
-            (to_text(expr), to_text(simple), point)
+        assert math.isclose(after, before, rel_tol=1e-7, abs_tol=1e-9 * _magnitude(expr, point)), (
+            to_text(expr),
+            to_text(simple),
+            point,
+        )
 
 
 @SETTINGS
@@ -331,8 +402,12 @@ def test_random_derivatives_match_engine(tree, points):
                 # e.g. sqrt(min(0, x)): the engine's chain() masks 0*inf at run time.
                 continue
             scale = _magnitude(expr, point)
-            assert math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-8 * scale * scale), \
-                (to_text(expr), name, result.derivatives[name].text, point)
+            assert math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-8 * scale * scale), (
+                to_text(expr),
+                name,
+                result.derivatives[name].text,
+                point,
+            )
 
 
 @SETTINGS
@@ -349,14 +424,30 @@ def test_printer_round_trip_is_exact(tree, point):
 # Printing
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, expected", [
-    ("-x**2", "-x**2"), ("(-x)**2", "(-x)**2"), ("a - (b - c)", "a - (b - c)"),
-    ("a - b - c", "a - b - c"), ("2**-1", "2**-1"), ("x**y**z", "x**y**z"),
-    ("(x**y)**z", "(x**y)**z"), ("(a + b)*c", "(a + b)*c"), ("a*(b*c)", "a*(b*c)"),
-    ("a/(b*c)", "a/(b*c)"), ("a/b/c", "a/b/c"), ("-(a + b)", "-(a + b)"), ("x - -y", "x - -y"),
-    ("(x > 0)*y", "(x > 0)*y"), ("x^-y", "x**-y"), ("pi*e", "pi*e"), ("1e-5*x", "1e-05*x"),
-    ("max(a, b) + where(x <= 1, sin(x), 0.5)", "max(a, b) + where(x <= 1, sin(x), 0.5)"),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("-x**2", "-x**2"),
+        ("(-x)**2", "(-x)**2"),
+        ("a - (b - c)", "a - (b - c)"),
+        ("a - b - c", "a - b - c"),
+        ("2**-1", "2**-1"),
+        ("x**y**z", "x**y**z"),
+        ("(x**y)**z", "(x**y)**z"),
+        ("(a + b)*c", "(a + b)*c"),
+        ("a*(b*c)", "a*(b*c)"),
+        ("a/(b*c)", "a/(b*c)"),
+        ("a/b/c", "a/b/c"),
+        ("-(a + b)", "-(a + b)"),
+        ("x - -y", "x - -y"),
+        ("(x > 0)*y", "(x > 0)*y"),
+        ("x^-y", "x**-y"),
+        ("pi*e", "pi*e"),
+        ("1e-5*x", "1e-05*x"),
+        ("max(a, b) + where(x <= 1, sin(x), 0.5)", "max(a, b) + where(x <= 1, sin(x), 0.5)"),
+    ],
+)
 def test_printer_precedence(text, expected):
     assert to_text(parse(text).output) == expected
 
@@ -365,10 +456,14 @@ def test_printer_on_hand_built_graphs():
     x = Expr.var("x")
     c = Expr.const
     cases = [
-        (Expr("neg", (c(-2.0),)), "-(-2)"), (Expr("pow", (c(-2.0), x)), "(-2)**x"),
-        (Expr("pow", (x, c(-1.0))), "x**-1"), (Expr("mul", (x, c(-2.0))), "x*(-2)"),
-        (Expr("neg", (Expr("neg", (x,)),)), "-(-x)"), (c(math.inf), "inf"),
-        (Expr("pow", (c(-math.inf), x)), "(-inf)**x"), (c(0.1), "0.1"),
+        (Expr("neg", (c(-2.0),)), "-(-2)"),
+        (Expr("pow", (c(-2.0), x)), "(-2)**x"),
+        (Expr("pow", (x, c(-1.0))), "x**-1"),
+        (Expr("mul", (x, c(-2.0))), "x*(-2)"),
+        (Expr("neg", (Expr("neg", (x,)),)), "-(-x)"),
+        (c(math.inf), "inf"),
+        (Expr("pow", (c(-math.inf), x)), "(-inf)**x"),
+        (c(0.1), "0.1"),
         (Expr("add", (x, Expr("add", (x, x)))), "x + (x + x)"),
     ]
     for expr, expected in cases:
@@ -379,16 +474,24 @@ def test_printer_on_hand_built_graphs():
             assert a == b or (math.isnan(a) and math.isnan(b))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("3*a**3-b**2", {"a": "9 a^{2}", "b": "-2 b"}),
-    ("3*(x+2)**2", {"x": "6 \\left(x + 2\\right)"}),
-    ("sqrt(x)", {"x": "\\frac{1}{2 \\sqrt{x}}"}),
-    ("exp(-x**2)", {"x": "-2 x e^{-x^{2}}"}),
-    ("log2(x)", {"x": "\\frac{1}{x \\log\\left(2\\right)}"}),
-    ("x**(1/3)", {"x": "\\frac{1}{3 x^{\\frac{2}{3}}}"}),
-    ("abs(x1)*alpha", {"x1": "\\alpha \\operatorname{sign}\\left(x_{1}\\right)",
-                       "alpha": "\\left|x_{1}\\right|"}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("3*a**3-b**2", {"a": "9 a^{2}", "b": "-2 b"}),
+        ("3*(x+2)**2", {"x": "6 \\left(x + 2\\right)"}),
+        ("sqrt(x)", {"x": "\\frac{1}{2 \\sqrt{x}}"}),
+        ("exp(-x**2)", {"x": "-2 x e^{-x^{2}}"}),
+        ("log2(x)", {"x": "\\frac{1}{x \\log\\left(2\\right)}"}),
+        ("x**(1/3)", {"x": "\\frac{1}{3 x^{\\frac{2}{3}}}"}),
+        (
+            "abs(x1)*alpha",
+            {
+                "x1": "\\alpha \\operatorname{sign}\\left(x_{1}\\right)",
+                "alpha": "\\left|x_{1}\\right|",
+            },
+        ),
+    ],
+)
 def test_latex(text, expected):
     assert {k: d.latex for k, d in diff(text).derivatives.items()} == expected
 
@@ -409,20 +512,27 @@ def test_shared_subexpressions_are_one_node_and_print_once():
     assert d.text.startswith("t1 = ")
     program = parse(d.text)
     assert program.inputs == ["x"]
-    assert close(value_of(program, {"x": 0.3}), engine_derivative("sigmoid(x)", "x", {"x": 0.3}, 10),
-                 rel=1e-7)
+    assert close(
+        value_of(program, {"x": 0.3}),
+        engine_derivative("sigmoid(x)", "x", {"x": 0.3}, 10),
+        rel=1e-7,
+    )
 
 
 # ---------------------------------------------------------------------------
 # Budget, guards, errors
 # ---------------------------------------------------------------------------
 
+
 def test_budget_exhausted_prints_unsimplified_with_a_note():
     r = diff("x**2*exp(x)*sin(x)", "x", order=3, step_budget=50)
     d = r.derivatives["x"]
     assert not d.simplified and "unsimplified" in d.note and r.notes
-    assert close(value_of(parse(d.text), {"x": 0.7}),
-                 engine_derivative("x**2*exp(x)*sin(x)", "x", {"x": 0.7}, 3), rel=1e-9)
+    assert close(
+        value_of(parse(d.text), {"x": 0.7}),
+        engine_derivative("x**2*exp(x)*sin(x)", "x", {"x": 0.7}, 3),
+        rel=1e-9,
+    )
     r = diff("sin(x)*exp(x)", "x", order=2, time_budget=0.0, step_budget=10)
     assert not r.derivatives["x"].simplified
 
@@ -442,10 +552,18 @@ def test_sym_reports_maybe_zero_for_the_rules():
     assert Builder(guards=True).wrap(Expr.var("x")).maybe_zero
 
 
-@pytest.mark.parametrize("text, what", [
-    ("sum(x)", "sum"), ("x @ y", "matmul"), ("[x, 1]", "array literals"), ("x[0]", "indexing"),
-    ("reshape(x, [1])", "reshape"), ("max(x)", "max"), ("x*[1, 2]", "array literals"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("sum(x)", "sum"),
+        ("x @ y", "matmul"),
+        ("[x, 1]", "array literals"),
+        ("x[0]", "indexing"),
+        ("reshape(x, [1])", "reshape"),
+        ("max(x)", "max"),
+        ("x*[1, 2]", "array literals"),
+    ],
+)
 def test_tensor_ops_are_refused_clearly(text, what):
     with pytest.raises(UnsupportedDiffError, match=f"use grad for {what}"):
         diff(text, "x")
@@ -481,10 +599,10 @@ def test_deep_nesting_through_each_stage():
     e = x
     for i in range(DEEP):
         e = Expr("sin", (e,)) if i % 2 else Expr("add", (e, Expr.const(1.0)))
-    raw = grad_exprs(e, ["x"])["x"]                      # the differentiator
+    raw = grad_exprs(e, ["x"])["x"]  # the differentiator
     assert raw.op == "mul"
-    simple = simplify(e)                                 # the simplifier
-    text = to_text(simple)                               # the printer
+    simple = simplify(e)  # the simplifier
+    text = to_text(simple)  # the printer
     assert text.startswith("sin(sin(") and text.count("sin(") == DEEP // 2
     assert "sin(x + 1) + 1) + 1)" in text and text.endswith(") + 1)")
     assert to_latex(simple).startswith("\\sin\\left(")
@@ -494,8 +612,11 @@ def test_deep_printed_text_parses_back():
     x = Expr.var("x")
     e = x
     for i in range(2000):
-        e = Expr("sub", (Expr.const(1.0), Expr("pow", (e, Expr.const(1.0))))) if i % 2 else \
-            Expr("neg", (Expr("div", (e, Expr.const(2.0))),))
+        e = (
+            Expr("sub", (Expr.const(1.0), Expr("pow", (e, Expr.const(1.0)))))
+            if i % 2
+            else Expr("neg", (Expr("div", (e, Expr.const(2.0))),))
+        )
     back = parse(to_text(e)).output
     assert value_of(back, {"x": 0.3}) == value_of(e, {"x": 0.3})
 
@@ -504,6 +625,7 @@ def test_deep_printed_text_parses_back():
 # explain
 # ---------------------------------------------------------------------------
 
+
 def _steps(ex, kind):
     return [s for s in ex.steps if s["kind"] == kind]
 
@@ -511,9 +633,16 @@ def _steps(ex, kind):
 def test_explain_the_seed():
     ex = explain("y = (x + w) * (w + 1)", {"x": 2, "w": 1}, "w")
     assert [(s["name"], s["expr"], s["value"], s["auto"]) for s in _steps(ex, "define")] == [
-        ("a", "x + w", 3.0, True), ("b", "w + 1", 2.0, True), ("y", "a*b", 6.0, False)]
+        ("a", "x + w", 3.0, True),
+        ("b", "w + 1", 2.0, True),
+        ("y", "a*b", 6.0, False),
+    ]
     assert [(s["of"], s["wrt"], s["expr"], s["value"]) for s in _steps(ex, "local")] == [
-        ("y", "a", "b", 2.0), ("y", "b", "a", 3.0), ("a", "w", "1", 1.0), ("b", "w", "1", 1.0)]
+        ("y", "a", "b", 2.0),
+        ("y", "b", "a", 3.0),
+        ("a", "w", "1", 1.0),
+        ("b", "w", "1", 1.0),
+    ]
     (acc,) = _steps(ex, "accumulate")
     assert acc["text"] == "dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5"
     assert ex.gradient == {"w": 5.0}
@@ -524,7 +653,10 @@ def test_explain_the_seed():
 def test_explain_keeps_user_names_and_names_the_rest():
     ex = explain("a = x + w; b = w + 1; a * b", {"x": 2, "w": 1}, "w")
     assert [(s["name"], s["auto"]) for s in _steps(ex, "define")] == [
-        ("a", False), ("b", False), ("y", True)]
+        ("a", False),
+        ("b", False),
+        ("y", True),
+    ]
     assert ex.gradient == {"w": 5.0}
     ex = explain("x*y + sin(x)", {"x": 1, "y": 2})
     assert ex.output == "f"  # y is taken by a variable

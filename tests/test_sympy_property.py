@@ -39,9 +39,15 @@ EXAMPLES = int(os.environ.get("SYMPY_PROPERTY_EXAMPLES", "100"))
 # Expressions as (text, sympy) pairs
 # ---------------------------------------------------------------------------
 
-CONSTANTS = [("1", sympy.Integer(1)), ("2", sympy.Integer(2)), ("3", sympy.Integer(3)),
-             ("0.5", sympy.Rational(1, 2)), ("2.5", sympy.Rational(5, 2)),
-             ("1e-1", sympy.Rational(1, 10)), ("pi", sympy.pi)]
+CONSTANTS = [
+    ("1", sympy.Integer(1)),
+    ("2", sympy.Integer(2)),
+    ("3", sympy.Integer(3)),
+    ("0.5", sympy.Rational(1, 2)),
+    ("2.5", sympy.Rational(5, 2)),
+    ("1e-1", sympy.Rational(1, 10)),
+    ("pi", sympy.pi),
+]
 
 leaves = st.one_of(
     st.sampled_from([(n, SYM[n]) for n in NAMES]),
@@ -80,13 +86,19 @@ BINARY = {
 
 def _extend(children):
     unary = st.tuples(st.sampled_from(sorted(UNARY)), children).map(
-        lambda t: (UNARY[t[0]][0].format(t[1][0]), UNARY[t[0]][1](t[1][1])))
+        lambda t: (UNARY[t[0]][0].format(t[1][0]), UNARY[t[0]][1](t[1][1]))
+    )
     binary = st.tuples(st.sampled_from(sorted(BINARY)), children, children).map(
-        lambda t: (f"({t[1][0]}) {t[0]} ({t[2][0]})", BINARY[t[0]](t[1][1], t[2][1])))
-    power = st.tuples(children, st.sampled_from([2, 3, -1, 0, 1]),
-                      st.sampled_from(["**", "^"])).map(
-        lambda t: (f"({t[0][0]}){t[2]}{t[1]}" if t[1] >= 0 else f"({t[0][0]}){t[2]}({t[1]})",
-                   t[0][1] ** t[1]))
+        lambda t: (f"({t[1][0]}) {t[0]} ({t[2][0]})", BINARY[t[0]](t[1][1], t[2][1]))
+    )
+    power = st.tuples(
+        children, st.sampled_from([2, 3, -1, 0, 1]), st.sampled_from(["**", "^"])
+    ).map(
+        lambda t: (
+            f"({t[0][0]}){t[2]}{t[1]}" if t[1] >= 0 else f"({t[0][0]}){t[2]}({t[1]})",
+            t[0][1] ** t[1],
+        )
+    )
     return st.one_of(unary, binary, power)
 
 
@@ -96,7 +108,8 @@ expressions = st.recursive(leaves, _extend, max_leaves=8)
 points = st.one_of(
     st.just(0.0),
     st.tuples(st.floats(min_value=0.01, max_value=3.0), st.sampled_from([-1.0, 1.0])).map(
-        lambda t: t[0] * t[1]),
+        lambda t: t[0] * t[1]
+    ),
 )
 
 
@@ -104,17 +117,23 @@ points = st.one_of(
 # Evaluation on both sides
 # ---------------------------------------------------------------------------
 
+
 def _sympy_numbers(expr, values):
     """Value and gradient (x, y, z) of a SymPy expression in float64, via lambdify."""
     derivatives = [sympy.diff(expr, s) for s in SYMBOLS]
     # sign(u)' = 2 DiracDelta(u): zero wherever it is defined, as the engine has it.
     # SymPy leaves d/dx sign(x/y) unevaluated; it is zero wherever defined too.
-    derivatives = [d.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
-                   .replace(lambda e: isinstance(e, sympy.Derivative)
-                            and isinstance(e.expr, sympy.sign), lambda e: sympy.Integer(0))
-                   for d in derivatives]
-    if any(e.has(sympy.zoo, sympy.oo, sympy.nan, sympy.Derivative, sympy.AccumBounds)
-           for e in [expr] + derivatives):
+    derivatives = [
+        d.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0)).replace(
+            lambda e: isinstance(e, sympy.Derivative) and isinstance(e.expr, sympy.sign),
+            lambda e: sympy.Integer(0),
+        )
+        for d in derivatives
+    ]
+    if any(
+        e.has(sympy.zoo, sympy.oo, sympy.nan, sympy.Derivative, sympy.AccumBounds)
+        for e in [expr] + derivatives
+    ):
         # 1/(x - x) folds to zoo, atan(zoo) to AccumBounds: nothing to compare
         return [math.nan] * 4
     try:
@@ -169,8 +188,12 @@ def _check(text, expr, values, skip=assume):
 # The properties
 # ---------------------------------------------------------------------------
 
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(expressions, points, points, points)
 def test_value_and_gradient_match_sympy(pair, x, y, z):
     text, expr = pair
@@ -188,8 +211,11 @@ def _to_language(expr) -> str:
 PRINTABLE = ("zoo", "oo", "nan", "I", "Heaviside", "Piecewise", "DiracDelta", "re(", "im(")
 
 
-@settings(max_examples=max(1, EXAMPLES // 2), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=max(1, EXAMPLES // 2),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(expressions, points, points, points)
 def test_sympy_printing_parses_to_the_same_function(pair, x, y, z):
     _, expr = pair
@@ -207,22 +233,29 @@ def test_sympy_printing_parses_to_the_same_function(pair, x, y, z):
 
 
 # A few fixed cases, so the precedence rules are pinned even without hypothesis luck.
-@pytest.mark.parametrize("text,expr", [
-    ("-x**2", -SYM["x"] ** 2),
-    ("-x^2", -SYM["x"] ** 2),
-    ("2**-1 * x", SYM["x"] / 2),
-    ("x**-y", SYM["x"] ** -SYM["y"]),
-    ("x**y**2", SYM["x"] ** (SYM["y"] ** 2)),
-    ("x/y/z", SYM["x"] / SYM["y"] / SYM["z"]),
-    ("x - y - z", SYM["x"] - SYM["y"] - SYM["z"]),
-    ("x/y*z", SYM["x"] / SYM["y"] * SYM["z"]),
-    ("-x*y", -SYM["x"] * SYM["y"]),
-    ("1/x**2", 1 / SYM["x"] ** 2),
-    ("sigmoid(x)*tanh(y) + sqrt(z*z + 1)",
-     _sigmoid(SYM["x"]) * sympy.tanh(SYM["y"]) + sympy.sqrt(SYM["z"] ** 2 + 1)),
-    ("log(abs(x*y) + 1)/exp(z)",
-     sympy.log(sympy.Abs(SYM["x"] * SYM["y"]) + 1) / sympy.exp(SYM["z"])),
-])
+@pytest.mark.parametrize(
+    "text,expr",
+    [
+        ("-x**2", -(SYM["x"] ** 2)),
+        ("-x^2", -(SYM["x"] ** 2)),
+        ("2**-1 * x", SYM["x"] / 2),
+        ("x**-y", SYM["x"] ** -SYM["y"]),
+        ("x**y**2", SYM["x"] ** (SYM["y"] ** 2)),
+        ("x/y/z", SYM["x"] / SYM["y"] / SYM["z"]),
+        ("x - y - z", SYM["x"] - SYM["y"] - SYM["z"]),
+        ("x/y*z", SYM["x"] / SYM["y"] * SYM["z"]),
+        ("-x*y", -SYM["x"] * SYM["y"]),
+        ("1/x**2", 1 / SYM["x"] ** 2),
+        (
+            "sigmoid(x)*tanh(y) + sqrt(z*z + 1)",
+            _sigmoid(SYM["x"]) * sympy.tanh(SYM["y"]) + sympy.sqrt(SYM["z"] ** 2 + 1),
+        ),
+        (
+            "log(abs(x*y) + 1)/exp(z)",
+            sympy.log(sympy.Abs(SYM["x"] * SYM["y"]) + 1) / sympy.exp(SYM["z"]),
+        ),
+    ],
+)
 def test_fixed_expressions(text, expr):
     def finite(ok):
         assert ok

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import operator
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -37,9 +37,9 @@ from autograd_cli.grammar import parse
 
 N_GRAPHS = 400
 LEAF_SHAPES = [(), (3,), (2, 3), (3, 3)]
-MARGIN = 1e-2       # distance kept from kinks, ties and domain edges
-BOUND = 1e3         # |value| of every node stays below this
-CANCEL = 0.05       # a sum keeps at least this fraction of the sum of its terms' magnitudes
+MARGIN = 1e-2  # distance kept from kinks, ties and domain edges
+BOUND = 1e3  # |value| of every node stays below this
+CANCEL = 0.05  # a sum keeps at least this fraction of the sum of its terms' magnitudes
 
 # Tolerances (float64).  The engines use different libm/SIMD kernels (NumPy vs SLEEF), so
 # each op may differ in the last bit or two; the cancellation guard keeps the amplification of
@@ -60,6 +60,7 @@ RTOL_HVP = 1e-12
 # grad_fn names are meant to agree (the exceptions are listed above _reshape_names_match).
 # ---------------------------------------------------------------------------
 
+
 def _always(step, targs):
     return True
 
@@ -73,8 +74,9 @@ class Spec:
 
 
 def _unary(name, torch_fn=None):
-    return Spec("unary", lambda x: apply(OPS[name], x),
-                torch_fn or (lambda t, x: getattr(t, name)(x)))
+    return Spec(
+        "unary", lambda x: apply(OPS[name], x), torch_fn or (lambda t, x: getattr(t, name)(x))
+    )
 
 
 def _const_first(step):
@@ -88,6 +90,7 @@ def _reduce_ours(name):
 def _reduction(name, full, partial, names_match=_always):
     """Ours: the op with ``axis``/``keepdims``; torch: ``full(t, x)`` without an axis, else
     ``partial(t, x, dim, keepdim)``."""
+
     def theirs(t, x, axis=None, keepdims=False):
         return full(t, x) if axis is None else partial(t, x, axis, keepdims)
 
@@ -136,52 +139,94 @@ def _matmul_names_match(step, targs):
 
 
 SPECS: dict[str, Spec] = {
-    **{name: _unary(name) for name in (
-        "sin", "cos", "tan", "tanh", "sigmoid", "exp", "log", "log2", "log10", "sqrt", "abs",
-        "relu", "asin", "acos", "atan", "sinh", "cosh", "sign", "floor", "ceil", "round")},
+    **{
+        name: _unary(name)
+        for name in (
+            "sin",
+            "cos",
+            "tan",
+            "tanh",
+            "sigmoid",
+            "exp",
+            "log",
+            "log2",
+            "log10",
+            "sqrt",
+            "abs",
+            "relu",
+            "asin",
+            "acos",
+            "atan",
+            "sinh",
+            "cosh",
+            "sign",
+            "floor",
+            "ceil",
+            "round",
+        )
+    },
     "softplus": _unary("softplus", lambda t, x: t.nn.functional.softplus(x)),
     "neg": Spec("unary", lambda x: -x, lambda t, x: -x),
     "add": Spec("binary", operator.add, lambda t, a, b: a + b),
-    "sub": Spec("binary", operator.sub, lambda t, a, b: a - b,
-                lambda step, targs: not _const_first(step)),
+    "sub": Spec(
+        "binary", operator.sub, lambda t, a, b: a - b, lambda step, targs: not _const_first(step)
+    ),
     "mul": Spec("binary", operator.mul, lambda t, a, b: a * b),
-    "div": Spec("binary", operator.truediv, lambda t, a, b: a / b,
-                lambda step, targs: not _const_first(step)),
-    "pow": Spec("binary", operator.pow, lambda t, a, b: a ** b),
-    "maximum": Spec("binary", lambda a, b: apply(OPS["maximum"], a, b),
-                    lambda t, a, b: t.maximum(a, b)),
-    "minimum": Spec("binary", lambda a, b: apply(OPS["minimum"], a, b),
-                    lambda t, a, b: t.minimum(a, b)),
+    "div": Spec(
+        "binary",
+        operator.truediv,
+        lambda t, a, b: a / b,
+        lambda step, targs: not _const_first(step),
+    ),
+    "pow": Spec("binary", operator.pow, lambda t, a, b: a**b),
+    "maximum": Spec(
+        "binary", lambda a, b: apply(OPS["maximum"], a, b), lambda t, a, b: t.maximum(a, b)
+    ),
+    "minimum": Spec(
+        "binary", lambda a, b: apply(OPS["minimum"], a, b), lambda t, a, b: t.minimum(a, b)
+    ),
     # max(x, c)/min(x, c) against a constant: torch.clamp_min/clamp_max (away from the bound;
     # at the bound see test_kink_clamp_at_the_bound).
-    "clamp_min": Spec("clamp", lambda a, c: apply(OPS["clamp_min"], a, c),
-                      lambda t, a, c: t.clamp_min(a, c)),
-    "clamp_max": Spec("clamp", lambda a, c: apply(OPS["clamp_max"], a, c),
-                      lambda t, a, c: t.clamp_max(a, c)),
+    "clamp_min": Spec(
+        "clamp", lambda a, c: apply(OPS["clamp_min"], a, c), lambda t, a, c: t.clamp_min(a, c)
+    ),
+    "clamp_max": Spec(
+        "clamp", lambda a, c: apply(OPS["clamp_max"], a, c), lambda t, a, c: t.clamp_max(a, c)
+    ),
     "matmul": Spec("matmul", operator.matmul, lambda t, a, b: a @ b, _matmul_names_match),
     "dot": Spec("dot", lambda a, b: apply(OPS["dot"], a, b), lambda t, a, b: t.dot(a, b)),
     "sum": _reduction("sum", lambda t, x: x.sum(), lambda t, x, d, k: x.sum(dim=d, keepdim=k)),
-    "mean": _reduction("mean", lambda t, x: x.mean(),
-                       lambda t, x, d, k: x.mean(dim=d, keepdim=k)),
-    "prod": _reduction("prod", lambda t, x: x.prod(),
-                       lambda t, x, d, k: x.prod(dim=d, keepdim=k)),
+    "mean": _reduction("mean", lambda t, x: x.mean(), lambda t, x, d, k: x.mean(dim=d, keepdim=k)),
+    "prod": _reduction("prod", lambda t, x: x.prod(), lambda t, x, d, k: x.prod(dim=d, keepdim=k)),
     # Full max/min: torch.max(x) (MaxBackward1, as ours); along an axis torch.amax.
-    "amax": _reduction("amax", lambda t, x: x.max(),
-                       lambda t, x, d, k: t.amax(x, dim=d, keepdim=k)),
-    "amin": _reduction("amin", lambda t, x: x.min(),
-                       lambda t, x, d, k: t.amin(x, dim=d, keepdim=k)),
-    "norm": _reduction("norm", lambda t, x: t.linalg.vector_norm(x),
-                       lambda t, x, d, k: t.linalg.vector_norm(x, dim=d, keepdim=k),
-                       names_match=lambda step, targs: False),
+    "amax": _reduction(
+        "amax", lambda t, x: x.max(), lambda t, x, d, k: t.amax(x, dim=d, keepdim=k)
+    ),
+    "amin": _reduction(
+        "amin", lambda t, x: x.min(), lambda t, x, d, k: t.amin(x, dim=d, keepdim=k)
+    ),
+    "norm": _reduction(
+        "norm",
+        lambda t, x: t.linalg.vector_norm(x),
+        lambda t, x, d, k: t.linalg.vector_norm(x, dim=d, keepdim=k),
+        names_match=lambda step, targs: False,
+    ),
     "transpose": Spec("transpose", lambda x: x.T, lambda t, x: x.T),
     "mT": Spec("mT", lambda x: x.mT, lambda t, x: x.mT),
-    "reshape": Spec("reshape", lambda x, shape: x.reshape(shape),
-                    lambda t, x, shape: x.reshape(shape), _reshape_names_match),
-    "broadcast_to": Spec("broadcast_to",
-                         lambda x, shape: apply(OPS["broadcast_to"], x, shape=shape),
-                         lambda t, x, shape: t.broadcast_to(x, shape)),
-    "getitem": Spec("getitem", lambda x, index: x[index], lambda t, x, index: x[index],
-                    _getitem_names_match),
+    "reshape": Spec(
+        "reshape",
+        lambda x, shape: x.reshape(shape),
+        lambda t, x, shape: x.reshape(shape),
+        _reshape_names_match,
+    ),
+    "broadcast_to": Spec(
+        "broadcast_to",
+        lambda x, shape: apply(OPS["broadcast_to"], x, shape=shape),
+        lambda t, x, shape: t.broadcast_to(x, shape),
+    ),
+    "getitem": Spec(
+        "getitem", lambda x, index: x[index], lambda t, x, index: x[index], _getitem_names_match
+    ),
     "stack": Spec("stack", lambda *xs: apply(OPS["stack"], *xs), lambda t, *xs: t.stack(xs)),
     "where_gt": Spec("where", _where_ours(operator.gt), _where_theirs(operator.gt)),
     "where_lt": Spec("where", _where_ours(operator.lt), _where_theirs(operator.lt)),
@@ -190,15 +235,31 @@ SPECS: dict[str, Spec] = {
 }
 
 # How often each kind is drawn (relative weights).
-KIND_WEIGHTS = {"unary": 8, "binary": 7, "clamp": 1, "matmul": 2, "dot": 0.5, "reduce": 3,
-                "transpose": 0.7, "mT": 0.5, "reshape": 1, "broadcast_to": 0.5, "getitem": 1.5,
-                "stack": 0.5, "where": 1.5}
+KIND_WEIGHTS = {
+    "unary": 8,
+    "binary": 7,
+    "clamp": 1,
+    "matmul": 2,
+    "dot": 0.5,
+    "reduce": 3,
+    "transpose": 0.7,
+    "mT": 0.5,
+    "reshape": 1,
+    "broadcast_to": 0.5,
+    "getitem": 1.5,
+    "stack": 0.5,
+    "where": 1.5,
+}
 CONSTANTS = {
-    "add": (0.5, -1.5, 3.0), "sub": (0.5, -1.5, 3.0), "mul": (2.0, -0.5, 1.5),
+    "add": (0.5, -1.5, 3.0),
+    "sub": (0.5, -1.5, 3.0),
+    "mul": (2.0, -0.5, 1.5),
     "div": (2.0, -3.0, 0.5),
     # exponents (x ** c) and bases (c ** x)
-    "pow_exp": (2, 3, 2.0, 0.5, -1.0, 1.5, -0.5), "pow_base": (2.0, 0.5, 1.5),
-    "clamp": (0.0, 0.5, -1.0, 1.0), "where": (0.0, 1.0, -0.5),
+    "pow_exp": (2, 3, 2.0, 0.5, -1.0, 1.5, -0.5),
+    "pow_base": (2.0, 0.5, 1.5),
+    "clamp": (0.0, 0.5, -1.0, 1.0),
+    "where": (0.0, 1.0, -0.5),
 }
 
 
@@ -206,10 +267,11 @@ CONSTANTS = {
 # The generator
 # ---------------------------------------------------------------------------
 
+
 @dataclass
 class Graph:
     seed: int
-    leaves: list                      # float64 arrays
+    leaves: list  # float64 arrays
     steps: list = field(default_factory=list)  # (key, args, attrs)
 
     def describe(self) -> str:
@@ -299,9 +361,16 @@ def _admissible(key, args, attrs, inputs, out) -> bool:
 
 def _reshape_targets(shape):
     size = int(np.prod(shape))
-    targets = {1: [(), (1,), (1, 1)], 2: [(2,), (1, 2), (2, 1)], 3: [(3,), (1, 3), (3, 1)],
-               4: [(4,), (2, 2)], 6: [(6,), (2, 3), (3, 2), (1, 6)], 9: [(9,), (3, 3), (1, 9)],
-               12: [(12,), (3, 4), (2, 6), (2, 2, 3)], 18: [(18,), (2, 9), (3, 6), (2, 3, 3)]}
+    targets = {
+        1: [(), (1,), (1, 1)],
+        2: [(2,), (1, 2), (2, 1)],
+        3: [(3,), (1, 3), (3, 1)],
+        4: [(4,), (2, 2)],
+        6: [(6,), (2, 3), (3, 2), (1, 6)],
+        9: [(9,), (3, 3), (1, 9)],
+        12: [(12,), (3, 4), (2, 6), (2, 2, 3)],
+        18: [(18,), (2, 9), (3, 6), (2, 3, 3)],
+    }
     return [t for t in targets.get(size, [(size,)]) if t != tuple(shape)]
 
 
@@ -316,6 +385,7 @@ def _index_for(rng, shape):
             return slice(None)
         a = rng.randrange(0, n)
         return slice(a, rng.randrange(a + 1, n + 1))
+
     if len(shape) == 1:
         return (one(shape[0]),)
     if len(shape) == 2 and rng.random() < 0.3:
@@ -324,14 +394,21 @@ def _index_for(rng, shape):
 
 
 def _broadcast_targets(shape):
-    options = {(): [(3,), (2, 3)], (1,): [(3,), (2, 3)], (3,): [(2, 3), (3, 3)],
-               (1, 3): [(3, 3), (2, 3)], (3, 1): [(3, 3), (3, 2)], (2, 1): [(2, 3)],
-               (1, 1): [(2, 3)]}
+    options = {
+        (): [(3,), (2, 3)],
+        (1,): [(3,), (2, 3)],
+        (3,): [(2, 3), (3, 3)],
+        (1, 3): [(3, 3), (2, 3)],
+        (3, 1): [(3, 3), (3, 2)],
+        (2, 1): [(2, 3)],
+        (1, 1): [(2, 3)],
+    }
     return options.get(tuple(shape), [])
 
 
 def _propose(rng, kind, values, nleaves):
     """One candidate step of ``kind``: (key, args, attrs), or None."""
+
     def pick():
         # Mostly build on the newest nodes, so the graph grows deep rather than wide.
         n = len(values)
@@ -454,18 +531,21 @@ def build(graph: Graph, leaves, call):
 # Comparison helpers
 # ---------------------------------------------------------------------------
 
+
 def _close(ours, theirs, rtol, what, graph):
     ours = np.asarray(ours, dtype=np.float64)
     theirs = np.asarray(theirs, dtype=np.float64)
     assert ours.shape == theirs.shape, (
-        f"{what}: shape {ours.shape} != torch {theirs.shape}\n{graph.describe()}")
+        f"{what}: shape {ours.shape} != torch {theirs.shape}\n{graph.describe()}"
+    )
     scale = max(1.0, float(np.abs(theirs).max())) if theirs.size else 1.0
     err = np.abs(ours - theirs)
     bad = ~(err <= rtol * (np.abs(theirs) + scale))
     if bad.any():
         raise AssertionError(
             f"{what} differs from torch (rtol {rtol}):\n ours  = {ours.tolist()!r}\n torch = "
-            f"{theirs.tolist()!r}\n max abs err {float(err.max()):.3e}\n{graph.describe()}")
+            f"{theirs.tolist()!r}\n max abs err {float(err.max()):.3e}\n{graph.describe()}"
+        )
 
 
 def _torch_leaves(torch, graph):
@@ -480,7 +560,8 @@ def _check_grads(ours, theirs, rtol, what, graph):
     for i, (g, tg) in enumerate(zip(ours, theirs)):
         assert (g is None) == (tg is None), (
             f"{what} w.r.t. v{i}: ours {'None' if g is None else 'a tensor'}, torch "
-            f"{'None' if tg is None else 'a tensor'}\n{graph.describe()}")
+            f"{'None' if tg is None else 'a tensor'}\n{graph.describe()}"
+        )
         if g is not None:
             _close(g.numpy(), tg.detach().numpy(force=True), rtol, f"{what} w.r.t. v{i}", graph)
 
@@ -518,8 +599,9 @@ def test_random_graph_against_torch(seed, torch):
     # grad_fn names: the root's, and every other node's too (where they are meant to agree)
     for j, step in enumerate(graph.steps):
         node = len(graph.leaves) + j
-        t_inputs = [a for a in (_arg_value(theirs, arg) for arg in step[1])
-                    if isinstance(a, torch.Tensor)]
+        t_inputs = [
+            a for a in (_arg_value(theirs, arg) for arg in step[1]) if isinstance(a, torch.Tensor)
+        ]
         if SPECS[step[0]].names_match(step, t_inputs):
             ours_name = ours[node].grad_fn.name()
             torch_name = type(theirs[node].grad_fn).__name__
@@ -536,23 +618,39 @@ def test_random_graph_against_torch(seed, torch):
     u = rs.uniform(-1.0, 1.0, size=y.shape)
     if not scalar:
         g = grad(y, x, grad_outputs=tensor(u), retain_graph=True, allow_unused=True)
-        tg = torch.autograd.grad(ty, tx, grad_outputs=torch.tensor(u, dtype=torch.float64),
-                                 retain_graph=True, allow_unused=True)
+        tg = torch.autograd.grad(
+            ty,
+            tx,
+            grad_outputs=torch.tensor(u, dtype=torch.float64),
+            retain_graph=True,
+            allow_unused=True,
+        )
         _check_grads(g, tg, RTOL_GRAD, "vjp", graph)
 
     # second order: grad(create_graph=True), then the grad of <grad, v> (a Hessian-vector product)
     vs = [rs.uniform(-1.0, 1.0, size=leaf.shape) for leaf in graph.leaves]
     seed_out = None if scalar else tensor(u)
     first = grad(y, x, grad_outputs=seed_out, create_graph=True, allow_unused=True)
-    h = _hvp(lambda out, ins: grad(out, ins, allow_unused=True), x, first, [tensor(v) for v in vs],
-             lambda leaf: tensor(np.zeros(leaf.shape)), lambda t: t.requires_grad,
-             lambda a, b: (a * b).sum())
+    h = _hvp(
+        lambda out, ins: grad(out, ins, allow_unused=True),
+        x,
+        first,
+        [tensor(v) for v in vs],
+        lambda leaf: tensor(np.zeros(leaf.shape)),
+        lambda t: t.requires_grad,
+        lambda a, b: (a * b).sum(),
+    )
     tseed = None if scalar else torch.tensor(u, dtype=torch.float64)
     tfirst = torch.autograd.grad(ty, tx, grad_outputs=tseed, create_graph=True, allow_unused=True)
-    th = _hvp(lambda out, ins: torch.autograd.grad(out, ins, allow_unused=True), tx, tfirst,
-              [torch.tensor(v, dtype=torch.float64) for v in vs],
-              lambda leaf: torch.zeros(leaf.shape, dtype=torch.float64), lambda t: t.requires_grad,
-              lambda a, b: (a * b).sum())
+    th = _hvp(
+        lambda out, ins: torch.autograd.grad(out, ins, allow_unused=True),
+        tx,
+        tfirst,
+        [torch.tensor(v, dtype=torch.float64) for v in vs],
+        lambda leaf: torch.zeros(leaf.shape, dtype=torch.float64),
+        lambda t: t.requires_grad,
+        lambda a, b: (a * b).sum(),
+    )
     for i, (hi, thi) in enumerate(zip(h, th)):
         _close(hi.numpy(), thi.detach().numpy(force=True), RTOL_HVP, f"hvp w.r.t. v{i}", graph)
 
@@ -567,6 +665,7 @@ def test_graphs_cover_the_mapping_table(torch):
 # Kinks and domain edges: compared with torch exactly, nan and inf positions included.
 # ---------------------------------------------------------------------------
 
+
 def _exact(ours, theirs, what):
     """nan, +inf and -inf in the same places, finite values equal to 2 ulp.
 
@@ -575,11 +674,14 @@ def _exact(ours, theirs, what):
     ours = np.asarray(ours, dtype=np.float64)
     theirs = np.asarray(theirs, dtype=np.float64)
     assert ours.shape == theirs.shape, what
-    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs),
-                                  err_msg=what + " (nan positions)")
-    np.testing.assert_array_equal(np.where(np.isinf(ours), ours, 0),
-                                  np.where(np.isinf(theirs), theirs, 0),
-                                  err_msg=what + " (inf positions)")
+    np.testing.assert_array_equal(
+        np.isnan(ours), np.isnan(theirs), err_msg=what + " (nan positions)"
+    )
+    np.testing.assert_array_equal(
+        np.where(np.isinf(ours), ours, 0),
+        np.where(np.isinf(theirs), theirs, 0),
+        err_msg=what + " (inf positions)",
+    )
     np.testing.assert_allclose(ours, theirs, rtol=4.5e-16, atol=0, equal_nan=True, err_msg=what)
 
 
@@ -594,14 +696,24 @@ def _both(torch, fn, tfn, *values, second=True):
     for i, (a, b) in enumerate(zip(g, tg)):
         out[f"grad{i}"] = (a.numpy(), b.detach().numpy(force=True))
     if second:
-        h = _hvp(lambda o, ins: grad(o, ins, allow_unused=True), xs, g,
-                 [tensor(np.ones(np.shape(v))) for v in values],
-                 lambda leaf: tensor(np.zeros(leaf.shape)), lambda t: t.requires_grad,
-                 lambda a, b: (a * b).sum())
-        th = _hvp(lambda o, ins: torch.autograd.grad(o, ins, allow_unused=True), txs, tg,
-                  [torch.ones(np.shape(v), dtype=torch.float64) for v in values],
-                  lambda leaf: torch.zeros(leaf.shape, dtype=torch.float64),
-                  lambda t: t.requires_grad, lambda a, b: (a * b).sum())
+        h = _hvp(
+            lambda o, ins: grad(o, ins, allow_unused=True),
+            xs,
+            g,
+            [tensor(np.ones(np.shape(v))) for v in values],
+            lambda leaf: tensor(np.zeros(leaf.shape)),
+            lambda t: t.requires_grad,
+            lambda a, b: (a * b).sum(),
+        )
+        th = _hvp(
+            lambda o, ins: torch.autograd.grad(o, ins, allow_unused=True),
+            txs,
+            tg,
+            [torch.ones(np.shape(v), dtype=torch.float64) for v in values],
+            lambda leaf: torch.zeros(leaf.shape, dtype=torch.float64),
+            lambda t: t.requires_grad,
+            lambda a, b: (a * b).sum(),
+        )
         for i, (a, b) in enumerate(zip(h, th)):
             out[f"second{i}"] = (a.numpy(), b.detach().numpy(force=True))
     return out
@@ -620,32 +732,51 @@ KINK_CASES = [
     ("relu'(0)=0", lambda x: x.relu(), lambda x: x.relu(), [-1.0, 0.0, 2.0]),
     ("sqrt'(0)=inf", lambda x: x.sqrt(), lambda x: x.sqrt(), [0.0, 4.0]),
     ("sign'=0", lambda x: x.sign(), lambda x: x.sign(), [-2.0, 0.0, 3.0]),
-    ("floor/ceil/round'=0",
-     lambda x: apply(OPS["floor"], x) + apply(OPS["ceil"], x) + apply(OPS["round"], x),
-     lambda x: x.floor() + x.ceil() + x.round(), [-1.0, 0.5, 2.0, 2.5]),
+    (
+        "floor/ceil/round'=0",
+        lambda x: apply(OPS["floor"], x) + apply(OPS["ceil"], x) + apply(OPS["round"], x),
+        lambda x: x.floor() + x.ceil() + x.round(),
+        [-1.0, 0.5, 2.0, 2.5],
+    ),
     ("log(0)=-inf, log(-1)=nan", lambda x: x.log(), lambda x: x.log(), [-1.0, 0.0, 1.0]),
-    ("log2/log10 at 0 and -1", lambda x: x.log2() * 3 + x.log10(),
-     lambda x: x.log2() * 3 + x.log10(), [-1.0, 0.0, 4.0]),
+    (
+        "log2/log10 at 0 and -1",
+        lambda x: x.log2() * 3 + x.log10(),
+        lambda x: x.log2() * 3 + x.log10(),
+        [-1.0, 0.0, 4.0],
+    ),
     ("sqrt(-1)=nan", lambda x: x.sqrt(), lambda x: x.sqrt(), [-1.0, 1.0]),
     ("1/0=inf", lambda x: 1 / x, lambda x: 1 / x, [0.0, 2.0]),
     ("-1/0=-inf", lambda x: -1.0 / x, lambda x: -1.0 / x, [0.0, -2.0]),
-    ("x**0.5 at 0", lambda x: x ** 0.5, lambda x: x ** 0.5, [0.0, 1.0]),
-    ("x**0 at 0", lambda x: x ** 0, lambda x: x ** 0, [0.0, 1.0]),
-    ("x**2 at 0", lambda x: x ** 2, lambda x: x ** 2, [0.0, -1.0]),
-    ("x**-1 at 0", lambda x: x ** -1.0, lambda x: x ** -1.0, [0.0, 2.0]),
-    ("0**y", lambda y: 0.0 ** y, lambda y: 0.0 ** y, [0.0, 2.0, 0.5]),
+    ("x**0.5 at 0", lambda x: x**0.5, lambda x: x**0.5, [0.0, 1.0]),
+    ("x**0 at 0", lambda x: x**0, lambda x: x**0, [0.0, 1.0]),
+    ("x**2 at 0", lambda x: x**2, lambda x: x**2, [0.0, -1.0]),
+    ("x**-1 at 0", lambda x: x**-1.0, lambda x: x**-1.0, [0.0, 2.0]),
+    ("0**y", lambda y: 0.0**y, lambda y: 0.0**y, [0.0, 2.0, 0.5]),
     ("amax ties", lambda x: x.max(), lambda x: x.max(), [1.0, 3.0, 3.0]),
     ("amin ties", lambda x: x.min(), lambda x: x.min(), [1.0, 1.0, 1.0, 3.0]),
-    ("amax axis ties", lambda x: x.max(axis=1), lambda x: x.amax(dim=1),
-     [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]]),
-    ("amin axis ties keepdims", lambda x: x.min(axis=0, keepdims=True),
-     lambda x: x.amin(dim=0, keepdim=True), [[2.0, 2.0], [2.0, 5.0]]),
+    (
+        "amax axis ties",
+        lambda x: x.max(axis=1),
+        lambda x: x.amax(dim=1),
+        [[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]],
+    ),
+    (
+        "amin axis ties keepdims",
+        lambda x: x.min(axis=0, keepdims=True),
+        lambda x: x.amin(dim=0, keepdim=True),
+        [[2.0, 2.0], [2.0, 5.0]],
+    ),
     ("norm at 0", lambda x: x.norm(), lambda x: x.norm(), [0.0, 0.0, 0.0]),
     ("prod with one zero", lambda x: x.prod(), lambda x: x.prod(), [2.0, 0.0, 3.0]),
     ("prod with two zeros", lambda x: x.prod(), lambda x: x.prod(), [0.0, 2.0, 0.0]),
     ("prod with three zeros", lambda x: x.prod(), lambda x: x.prod(), [0.0, 0.0, 0.0, 4.0]),
-    ("prod along an axis with zeros", lambda x: x.prod(1).sum(), lambda x: x.prod(1).sum(),
-     [[2.0, 0.0, 3.0], [0.0, 5.0, 0.0]]),
+    (
+        "prod along an axis with zeros",
+        lambda x: x.prod(1).sum(),
+        lambda x: x.prod(1).sum(),
+        [[2.0, 0.0, 3.0], [0.0, 5.0, 0.0]],
+    ),
 ]
 
 
@@ -666,11 +797,13 @@ SECOND_ORDER_DEPARTURES = {
     "norm at 0": (([0.0, 0.0, 0.0],), ([0.0, 0.0, 0.0],), ([True, True, True],)),
     # x**y at (0, 0), (0, 2), (0, 0.5), (2, 0), (-2, 2): at (0, 2) the true H @ 1 is
     # d2/dx2 x**2 + d2/dxdy x**y = 2 + 0 (ours 2); at (0, 0.5) d2/dx2 sqrt(x) = -inf.
-    "x**y": (([0.0, 0.0, 0.0, 2.0, -2.0], [0.0, 2.0, 0.5, 0.0, 2.0]),
-             ([0.0, 2.0, -np.inf, 0.5, np.nan], [0.0, 0.0, np.nan, 0.4804530139182014, np.nan]),
-             ([True, True, True, False, True], [True, True, True, False, True])),
+    "x**y": (
+        ([0.0, 0.0, 0.0, 2.0, -2.0], [0.0, 2.0, 0.5, 0.0, 2.0]),
+        ([0.0, 2.0, -np.inf, 0.5, np.nan], [0.0, 0.0, np.nan, 0.4804530139182014, np.nan]),
+        ([True, True, True, False, True], [True, True, True, False, True]),
+    ),
 }
-KINK_CASES.append(("x**y", lambda a, b: a ** b, lambda a, b: a ** b, None))
+KINK_CASES.append(("x**y", lambda a, b: a**b, lambda a, b: a**b, None))
 
 # Genuine disagreements (not a documented choice): the engine's second derivative of prod at
 # a point with zeros.  prod's Hessian is H_ij = prod_{k != i, j} x_k (i != j), so at x = [2, 0, 3]
@@ -699,8 +832,11 @@ def test_kink_second_order_zero_cotangent_stays_zero(label, torch):
     for i, (want, nan_at) in enumerate(zip(expected, torch_nan)):
         ours, theirs = got[f"second{i}"]
         np.testing.assert_array_equal(ours, want, err_msg=f"{label}: ours, second{i}")
-        np.testing.assert_array_equal(np.isnan(theirs), np.isnan(want) | np.array(nan_at),
-                                      err_msg=f"{label}: torch's nan positions, second{i}")
+        np.testing.assert_array_equal(
+            np.isnan(theirs),
+            np.isnan(want) | np.array(nan_at),
+            err_msg=f"{label}: torch's nan positions, second{i}",
+        )
         finite = ~np.array(nan_at) & ~np.isnan(want)
         _exact(ours[finite], theirs[finite], f"{label}: where both are numbers, second{i}")
 
@@ -718,22 +854,45 @@ def test_kink_prod_with_zeros_second_order(label, torch):
 def test_kink_maximum_minimum_ties_split_like_torch(torch):
     # two tensors: the even split of torch.maximum/minimum, with broadcasting
     for name, tname in (("maximum", "maximum"), ("minimum", "minimum")):
-        _assert_same(torch, name, lambda a, b: apply(OPS[name], a, b),
-                     lambda a, b: getattr(torch, tname)(a, b), [1.0, 2.0, 3.0], 2.0)
-        _assert_same(torch, name + " all tied", lambda a, b: apply(OPS[name], a, b),
-                     lambda a, b: getattr(torch, tname)(a, b), [[2.0, 2.0]], [[2.0], [2.0]])
+        _assert_same(
+            torch,
+            name,
+            lambda a, b, name=name: apply(OPS[name], a, b),
+            lambda a, b, tname=tname: getattr(torch, tname)(a, b),
+            [1.0, 2.0, 3.0],
+            2.0,
+        )
+        _assert_same(
+            torch,
+            name + " all tied",
+            lambda a, b, name=name: apply(OPS[name], a, b),
+            lambda a, b, tname=tname: getattr(torch, tname)(a, b),
+            [[2.0, 2.0]],
+            [[2.0], [2.0]],
+        )
 
 
 def test_kink_division_edges(torch):
     # x/y at y = 0: inf, -inf, and 0/0 = nan, with both partials.
-    _assert_same(torch, "x/y", lambda a, b: a / b, lambda a, b: a / b,
-                 [1.0, -1.0, 0.0, 2.0], [0.0, 0.0, 0.0, 4.0])
+    _assert_same(
+        torch,
+        "x/y",
+        lambda a, b: a / b,
+        lambda a, b: a / b,
+        [1.0, -1.0, 0.0, 2.0],
+        [0.0, 0.0, 0.0, 4.0],
+    )
 
 
 def test_kink_clamp_away_from_the_bound_matches_torch(torch):
     for name in ("clamp_min", "clamp_max"):
-        _assert_same(torch, name, lambda x: apply(OPS[name], x, 0.5),
-                     lambda x: getattr(torch, name)(x, 0.5), [-1.0, 0.25, 2.0])
+        _assert_same(
+            torch,
+            name,
+            lambda x, name=name: apply(OPS[name], x, 0.5),
+            lambda x, name=name: getattr(torch, name)(x, 0.5),
+            [-1.0, 0.25, 2.0],
+        )
 
 
 def test_kink_clamp_at_the_bound(torch):
@@ -742,9 +901,13 @@ def test_kink_clamp_at_the_bound(torch):
     # `where(x > 0, x, 0)` all have derivative 0 at 0"): torch.clamp_min(x, 0) gives 1 at the
     # bound and torch.maximum(x, tensor(0.)) gives 0.5; ours gives x nothing, as relu does.
     value = [-1.0, 0.0, 2.0]
-    for src, expected in (("max(x, 0)", [0.0, 0.0, 1.0]), ("max(0, x)", [0.0, 0.0, 1.0]),
-                          ("min(x, 0)", [1.0, 0.0, 0.0]), ("relu(x)", [0.0, 0.0, 1.0]),
-                          ("where(x > 0, x, 0)", [0.0, 0.0, 1.0])):
+    for src, expected in (
+        ("max(x, 0)", [0.0, 0.0, 1.0]),
+        ("max(0, x)", [0.0, 0.0, 1.0]),
+        ("min(x, 0)", [1.0, 0.0, 0.0]),
+        ("relu(x)", [0.0, 0.0, 1.0]),
+        ("where(x > 0, x, 0)", [0.0, 0.0, 1.0]),
+    ):
         ev = evaluate(parse(src), {"x": value}, requires_grad=["x"])
         (g,) = grad(ev.output.sum(), ev.leaves["x"])
         np.testing.assert_array_equal(g.numpy(), expected, err_msg=src)
@@ -762,8 +925,11 @@ def test_kink_clamp_at_the_bound(torch):
     # the values agree everywhere
     x = tensor(value, requires_grad=True)
     for name in ("clamp_min", "clamp_max"):
-        _exact(apply(OPS[name], x, 0.0).numpy(),
-               getattr(torch, name)(tx, 0.0).detach().numpy(force=True), name)
+        _exact(
+            apply(OPS[name], x, 0.0).numpy(),
+            getattr(torch, name)(tx, 0.0).detach().numpy(force=True),
+            name,
+        )
 
 
 def test_kink_where_keeps_the_untaken_branch_out(torch):
