@@ -78,6 +78,8 @@ TARGETS: dict[str, dict] = {
             "tests/test_forward_oracles.py",
             "tests/test_functional.py",
             "tests/test_seeds_api.py",
+            "tests/test_op_edges.py",
+            "tests/test_cli_derivatives.py",
             # grad_fn names and kink conventions against PyTorch: skips (in about a
             # second) where torch is not installed, kills mutants where it is.
             "tests/test_torch_oracle.py",
@@ -85,16 +87,21 @@ TARGETS: dict[str, dict] = {
     },
     "batch": {
         "files": ["core/batch.py"],
-        "tests": ["tests/test_batch.py", "tests/test_batch_property.py"],
+        "tests": [
+            "tests/test_batch_guards.py",
+            "tests/test_batch.py",
+            "tests/test_batch_property.py",
+        ],
     },
     "jsonout": {
         "files": ["cli/jsonout.py"],
-        "tests": ["tests/test_cli.py", "tests/test_batch.py"],
+        "tests": ["tests/test_jsonout.py", "tests/test_cli.py", "tests/test_batch.py"],
     },
     "symbolic": {
         "files": ["core/symbolic.py"],
         "tests": [
             "tests/test_symbolic.py",
+            "tests/test_simplify_forms.py",
             "tests/test_simplify_property.py",
             "tests/test_sympy_property.py",
         ],

@@ -13,6 +13,7 @@ variables' values and options, and returns a result object holding host
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import backend
 from .autograd import grad as _grad
@@ -20,12 +21,15 @@ from .errors import NonScalarOutputError, ShapeError, UnknownVariableError
 from .expr import Program, derivative_warnings, evaluate, parse_value
 from .tensor import Tensor
 
+if TYPE_CHECKING:
+    import numpy  # for annotations only: backend.py stays the one module importing NumPy
+
 
 @dataclass
 class Result:
     """Value of the output and whatever derivatives were asked for (host arrays)."""
 
-    value: object
+    value: numpy.ndarray
     warnings: list = field(default_factory=list)
     grad: dict | None = None
     hessian: dict | None = None  # name_i -> name_j -> block of shape(x_i) + shape(x_j)

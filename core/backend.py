@@ -8,6 +8,8 @@ new tensors get (float64 unless told otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy
 
 from .errors import DeviceError
@@ -15,9 +17,9 @@ from .errors import DeviceError
 host = numpy  # host-side NumPy, for printing and I/O
 xp = numpy  # the array module of the current device
 device = "cpu"
-default_dtype = numpy.float64
+default_dtype: type[numpy.floating[Any]] = numpy.float64
 
-_DTYPES = {"float64": numpy.float64, "float32": numpy.float32}
+_DTYPES: dict[str, type[numpy.floating[Any]]] = {"float64": numpy.float64, "float32": numpy.float32}
 
 
 def use_device(name: str) -> None:

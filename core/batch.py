@@ -616,6 +616,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
         if op == "const":
             v = _V(Tensor._wrap(backend.asarray(node.value)), False)
         elif op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             t = leaves.get(node.name)
             if t is None:
                 if node.name not in columns:

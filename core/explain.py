@@ -133,6 +133,7 @@ def _names(order: list[Expr], output: Expr, inputs: Sequence[str]) -> tuple[dict
     auto: set[int] = set()
     for node in order:
         if node.op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             names[id(node)] = node.name
         elif node.label and node.label not in taken:
             names[id(node)] = node.label
@@ -208,6 +209,7 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             if node.op == "const":
                 t = Tensor(float(node.value))
             elif node.op == "var":
+                assert node.name is not None  # a "var" node always has a name (Expr.var)
                 if node.name not in values:
                     raise MissingValueError(
                         f"no value for variable {node.name!r} (give --{node.name} VALUE, "
@@ -437,7 +439,7 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
     if count.get(id(output), 0) > MAX_PATHS:
         return None
     found = []
-    stack = [(output, [output], [])]
+    stack: list[tuple[Expr, list[Expr], list[float]]] = [(output, [output], [])]
     while stack:
         node, path, factors = stack.pop()
         if node is leaf:
@@ -453,7 +455,7 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
 
 
 def _unique(args) -> list:
-    out = []
+    out: list[Expr] = []
     for a in args:
         if all(a is not b for b in out):
             out.append(a)

@@ -165,12 +165,14 @@ def evaluate(
     computed: dict[int, Tensor] = {}
     finite: dict[int, bool] = {}
     wrap = Tensor._wrap
+    t: Tensor | None
     for node in topological([output]):
         op = node.op
         key = id(node)
         if op == "const":
             t = wrap(backend.asarray(node.value))
         elif op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             t = leaves.get(node.name)
             if t is None:
                 if node.name not in values:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from . import backend
 
 np = backend.host  # printing always happens on the host, with NumPy
 
 
-def format_array(array, floatmode: str = "unique") -> str:
+def format_array(
+    array, floatmode: Literal["fixed", "unique", "maxprec", "maxprec_equal"] = "unique"
+) -> str:
     """NumPy's own printing with PyTorch's comma separators: ``5.``, ``[2., 4.]``."""
     a = np.asarray(array)
     return np.array2string(

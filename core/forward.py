@@ -447,7 +447,7 @@ def basis(sizes: Sequence[int], shapes: Sequence[tuple], start: int, stop: int, 
     None where the chunk does not touch that input.
     """
     xp = backend.xp
-    out = []
+    out: list[Tensor | None] = []
     offset = 0
     for n, shape in zip(sizes, shapes):
         lo, hi = max(start, offset), min(stop, offset + n)
@@ -572,6 +572,7 @@ def jvp_program(
             primal[key] = Tensor._wrap(backend.asarray(node.value))
             continue
         if op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             x = leaves.get(node.name)
             if x is None:
                 x = leaves[node.name] = _leaf_value(node.name, values)

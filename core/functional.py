@@ -31,7 +31,7 @@ results (the value, and dicts keyed by variable name) for the command line.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import backend
@@ -136,6 +136,7 @@ def _concat_rows(chunks: list, create_graph: bool) -> Tensor:
         placed = c._call("scatter", c, index=(slice(start, stop),), shape=shape)
         result = placed if result is None else result + placed
         start = stop
+    assert result is not None  # chunks is not empty: chunks[0] was read above
     return result
 
 
@@ -445,7 +446,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         out = func(*xs)
     outputs_tuple = isinstance(out, (list, tuple))
-    outs = _check_outputs(out, "vjp")
+    outs: Sequence[Tensor] = _check_outputs(out, "vjp")
     vs = _match(v, outs, "vjp", "output")
     live = [(o, vi) for o, vi in zip(outs, vs) if o.requires_grad]
     if live:
@@ -485,7 +486,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         out = func(*xs)
     outputs_tuple = isinstance(out, (list, tuple))
-    outs = _check_outputs(out, "jvp")
+    outs: Sequence[Tensor] = _check_outputs(out, "jvp")
     mode = enable_grad() if create_graph else no_grad()
     with mode:
         ts = Tape(outs, xs).run(vs)

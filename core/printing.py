@@ -491,6 +491,7 @@ class LatexPrinter(_Printer):
                 return ["\\left[" + _format_list(node.value)[1:-1] + "\\right]"]
             return [latex_number(node.value)]
         if op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             return [latex_name(node.name)]
         if op == "div":
             return ["\\frac{", node.args[0], "}{", node.args[1], "}"]

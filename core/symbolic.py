@@ -764,6 +764,7 @@ class Algebra:
             if op == "const":
                 t = self.const(node.value)
             elif op == "var":
+                assert node.name is not None  # a "var" node always has a name (Expr.var)
                 t = self.var(node.name)
             elif _FAMILY.get(op) == "sum":
                 items = []
@@ -783,19 +784,20 @@ class Algebra:
                         items.append((c, terms[id(n)]))
                 t = self.add(items)
             elif _FAMILY.get(op) == "prod":
-                items = []
+                # Not `items`/`stack`: the sum branch above types those with Fraction coefficients.
+                factors = []
                 one, minus_one = self.num(ONE), self.num(-ONE)
-                stack = [(node, one)]
-                while stack:
-                    n, e = stack.pop()
+                pending = [(node, one)]
+                while pending:
+                    n, e = pending.pop()
                     if n is node or id(n) in inner:
-                        stack.append(
+                        pending.append(
                             (n.args[1], e if n.op == "mul" else (minus_one if e is one else one))
                         )
-                        stack.append((n.args[0], e))
+                        pending.append((n.args[0], e))
                     else:
-                        items.append((terms[id(n)], e))
-                t = self.mul(ONE, items)
+                        factors.append((terms[id(n)], e))
+                t = self.mul(ONE, factors)
             elif op == "pow":
                 t = self.pow(terms[id(node.args[0])], terms[id(node.args[1])])
             elif op == "zeros_like":
@@ -1219,8 +1221,8 @@ def _present(t: Term, built: dict) -> Expr:
     # ADD: descending degree, a positive term first where there is one, the constant last.
     const, coefs = t.data
     parts = sorted(zip(coefs, t.args), key=lambda ct: (-ct[1].degree, ct[1].label, ct[1].uid))
-    exprs = []
-    traces = []  # cancelled terms that can be nan, as 0*t (see Algebra.may_nan): last
+    exprs: list[Expr] = []
+    traces: list[Expr] = []  # cancelled terms that can be nan, as 0*t (see Algebra.may_nan): last
     for c, term in parts:
         if term.kind == MUL:  # terms of a sum have coefficient 1
             e = _product_expr(c, term.args, term.data[1], built)
@@ -1512,6 +1514,7 @@ def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str,
         if g is None:
             continue
         if node.op == "var":
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
             prev = results.get(node.name)
             results[node.name] = g if prev is None else builder.apply("add", (prev, g))
             continue

@@ -118,18 +118,24 @@ class Node:
         # The output is kept as its array (plus a weak reference), never as the Tensor
         # itself: out.grad_fn is this Node, so a strong reference would make every
         # recorded op a reference cycle, freed only by the cyclic garbage collector.
-        self.saved = (inputs, out.data, weakref.ref(out))
+        self.saved: tuple[tuple, Any, weakref.ref[Tensor]] | None = (
+            inputs,
+            out.data,
+            weakref.ref(out),
+        )
         self.released = False
 
     # The op rules read these -------------------------------------------------
     @property
     def inputs(self) -> tuple:
         self._check_saved()
+        assert self.saved is not None  # not released, so release() has not cleared it
         return self.saved[0]
 
     @property
     def out(self) -> Tensor:
         self._check_saved()
+        assert self.saved is not None  # not released, so release() has not cleared it
         out = self.saved[2]()
         if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
             out = Tensor._wrap(self.saved[1], grad_fn=self)
@@ -191,7 +197,8 @@ class Tensor:
             data = data.data
         if dtype is None and hasattr(data, "dtype") and data.dtype.kind == "f":
             dtype = data.dtype
-        self.data = backend.asarray(data, dtype=dtype)
+        # An ndarray of the backend (NumPy, or CuPy on the GPU), hence Any.
+        self.data: Any = backend.asarray(data, dtype=dtype)
         self.requires_grad = bool(requires_grad)
         self.grad: Tensor | None = None
         self.grad_fn: Node | None = None

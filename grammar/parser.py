@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+from typing import cast
 
 import lark
 from lark import Lark, Token, Transformer, v_args
@@ -412,6 +413,7 @@ def _parser() -> tuple[Lark, Builder]:
         if parser is None:
             parser = build_from_grammar(grammar, builder, _NewlinesInBrackets())
         _PARSER, _BUILDER = parser, builder
+    assert _BUILDER is not None  # set together with _PARSER, just above or on an earlier call
     return _PARSER, _BUILDER
 
 
@@ -450,7 +452,10 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
     elif isinstance(exc, UnexpectedToken):
         found = repr(str(exc.token)) if exc.token.type != "_NL" else "a newline"
     elif isinstance(exc, UnexpectedCharacters):
-        found = repr(text[exc.pos_in_stream]) if 0 <= exc.pos_in_stream < len(text) else "?"
+        # Lark declares `UnexpectedInput.pos_in_stream = None`, so it types as None;
+        # UnexpectedCharacters sets it to the lexer's position, an int.
+        pos = cast(int, exc.pos_in_stream)
+        found = repr(text[pos]) if 0 <= pos < len(text) else "?"
     else:
         found = "input"
     line = max(line, 1)
@@ -477,7 +482,9 @@ def parse_with(parser: Lark, builder: Builder, text: str) -> Program:
     """:func:`parse` with a given parser and its :class:`Builder` (the tests compare two)."""
     builder.reset(text)
     try:
-        return parser.parse(text)
+        # Lark types parse() as returning a Tree; with the Builder as its (LALR inline)
+        # transformer it returns what Builder.program returns: a Program.
+        return cast(Program, parser.parse(text))
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
     except RecursionError:  # pragma: no cover - the build is iterative; kept as a guard

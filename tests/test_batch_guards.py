@@ -1,0 +1,116 @@
+"""Lines the vectorised evaluator must refuse: the same answer as one line at a time.
+
+A batching rule in core/batch.py turns a per-row op into one op over a leading batch axis.
+Some per-row shapes have no such rewrite (a reshape target that does not fit the row, an
+index with more entries than the row has axes, a matmul with a scalar, rows that do not
+stack); for those the rule raises ``Unbatchable`` and the batch command evaluates the rows
+one by one, so each line gets the error its single command prints.  Without the guard the
+batched op can *succeed* on the stacked array where every row fails: ``reshape(x, [-1, -1])``
+of a batch of vectors is a valid NumPy reshape of the (B, 6) array once the rule has filled
+in one of the two unknowns.  Mutation testing (bench/mutate.py) showed no test built these
+shapes.
+
+Each case is checked twice: ``evaluate_batch`` raises ``Unbatchable`` itself (not some other
+exception that the batch command happens to catch), and the batch command's output lines
+are, as text, what the single command prints with ``--json``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_batch_property import assert_same_as_single_lines, reference_line, run_batch_file
+
+from autograd_cli.cli import jsonout, render
+from autograd_cli.core import batch as core_batch
+from autograd_cli.core.errors import AutogradCliError
+from autograd_cli.grammar import parse
+
+ROWS = [
+    {"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "u": [1.0, 2.0], "w": [1.0, 2.0, 3.0], "s": 2.0},
+    {"x": [0.5, -1.0, 2.0, 0.0, 3.0, -2.0], "u": [-1.0, 0.5], "w": [3.0, 0.0, 1.0], "s": -1.5},
+    {"x": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0], "u": [2.0, 2.0], "w": [0.0, 1.0, -1.0], "s": 0.25},
+]
+
+#: (expression, the reason its rows cannot be batched).  Every row of every case fails
+#: on its own with a ``shape`` error.
+REFUSED = [
+    ("sum(reshape(x, [-1, -1]))", "two unknown dimensions"),
+    ("sum(reshape(x, [0, -1]))", "a zero-sized known part"),
+    ("sum(reshape(x, [4, -1]))", "a known part that does not divide the row"),
+    ("sum(reshape(x, [4]))", "a target of another size"),
+    ("sum(reshape(x, [5, 2]))", "a target of another size, two dimensions"),
+    ("x[0, 1]", "more indices than the row has axes"),
+    ("x[1:, 0]", "a slice and an index on a vector"),
+    ("sum([u, w])", "rows that do not stack"),
+    ("sum([[u], [w]])", "nested rows that do not stack"),
+    ("sum(s @ u)", "a scalar on the left of @"),
+    ("sum(u @ s)", "a scalar on the right of @"),
+    ("sum(u, 1)", "an axis beyond the row's rank"),
+    ("dot(u, w)", "dot of vectors of different lengths"),
+]
+
+
+def _columns(expr: str) -> tuple:
+    program = parse(expr)
+    columns = {n: np.array([r[n] for r in ROWS], dtype=np.float64) for n in program.inputs}
+    return program, columns
+
+
+def _records(expr: str, op: str) -> list:
+    program, columns = _columns(expr)
+    return [
+        {"op": op, "expr": expr, "vars": {n: ROWS[i][n] for n in columns}} for i in range(len(ROWS))
+    ]
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["eval", "grad"])
+@pytest.mark.parametrize("expr, why", REFUSED, ids=[e for e, _ in REFUSED])
+def test_the_vectorised_evaluator_refuses(expr, why, grad):
+    program, columns = _columns(expr)
+    with pytest.raises(core_batch.Unbatchable):
+        core_batch.evaluate_batch(program, columns, len(ROWS), grad=grad)
+
+
+def _single_line_error(line: int, record: dict) -> str:
+    """What the single command prints with --json for a record that fails, plus "line"."""
+    with pytest.raises(AutogradCliError) as info:
+        reference_line(line, record)
+    exc = info.value
+    return jsonout.dumps({"line": line, **render.error_json(exc.kind, str(exc), **exc.details)})
+
+
+@pytest.mark.parametrize("op", ["eval", "grad"])
+@pytest.mark.parametrize(
+    "expr, why", REFUSED + [("sum(u @ x)", "vectors of different lengths")], ids=str
+)
+def test_refused_lines_get_their_single_line_errors(expr, why, op):
+    records = _records(expr, op)
+    lines, code, _ = run_batch_file(records)
+    expected = [_single_line_error(i + 1, r) for i, r in enumerate(records)]
+    assert lines == expected
+    assert all('"kind": "shape"' in line for line in lines), lines
+    assert code == 1
+
+
+#: Near misses: shapes the rules do batch, with the per-row answer.
+BATCHED = [
+    ("sum(reshape(x, [-1, 2]) ** 2)", lambda r: float(np.sum(np.square(r["x"])))),
+    ("sum(reshape(x, [2, 3]) @ w)", lambda r: float(np.sum(np.reshape(r["x"], (2, 3)) @ r["w"]))),
+    ("x[1] * s", lambda r: r["x"][1] * r["s"]),
+    ("sum([u, u * s])", lambda r: float(np.sum(r["u"]) * (1 + r["s"]))),
+    ("sum([s, u[0]])", lambda r: r["s"] + r["u"][0]),
+    ("dot(u, u * s)", lambda r: float(np.dot(r["u"], np.multiply(r["u"], r["s"])))),
+    ("u @ u", lambda r: float(np.dot(r["u"], r["u"]))),
+]
+
+
+@pytest.mark.parametrize("expr, expected", BATCHED, ids=[e for e, _ in BATCHED])
+def test_near_misses_are_batched_and_exact(expr, expected):
+    program, columns = _columns(expr)
+    result = core_batch.evaluate_batch(program, columns, len(ROWS), grad=True)
+    assert result.value.tolist() == [expected(r) for r in ROWS]
+    records = _records(expr, "grad")
+    lines, code, spy = run_batch_file(records)
+    assert code == 0
+    assert_same_as_single_lines(records, lines, spy)
