@@ -946,3 +946,118 @@ def test_kink_where_keeps_the_untaken_branch_out(torch):
     (tg,) = torch.autograd.grad(ty.sum(), tx)
     np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.25])
     np.testing.assert_array_equal(tg.numpy(), [np.nan, np.nan, 0.25])  # torch: 0 * nan, 0 * inf
+
+
+# ---------------------------------------------------------------------------
+# Edges of the op table (tests/test_op_edges.py asserts the same without torch).
+# ---------------------------------------------------------------------------
+
+MATMUL_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((3,), (3, 2)),
+    ((2, 3), (3, 2)),
+    ((4, 2, 3), (3,)),
+    ((3,), (4, 3, 2)),
+    ((4, 2, 3), (3, 2)),
+    ((4, 2, 3), (4, 3, 2)),
+    # (2, 3) @ (4, 3, 2) is left out: torch says CloneBackward0 there (stride layout), ours
+    # UnsafeViewBackward0 (see _matmul_names_match)
+]
+
+
+@pytest.mark.parametrize("sa, sb", MATMUL_SHAPES, ids=[f"{a}@{b}" for a, b in MATMUL_SHAPES])
+def test_matmul_grad_fn_names_match_torch(sa, sb, torch):
+    a = tensor(np.ones(sa), requires_grad=True)
+    b = tensor(np.ones(sb), requires_grad=True)
+    ta = torch.ones(sa, dtype=torch.float64, requires_grad=True)
+    tb = torch.ones(sb, dtype=torch.float64, requires_grad=True)
+    assert (a @ b).grad_fn.name() == (ta @ tb).grad_fn.name()
+
+
+def test_dot_of_non_vectors_raises_like_torch(torch):
+    a, b = np.ones((2, 3)), np.ones((3, 2))
+    with pytest.raises(RuntimeError, match="1D tensors expected, but got 2D and 2D tensors"):
+        torch.dot(torch.tensor(a), torch.tensor(b))
+    with pytest.raises(ShapeError, match="dot needs two 1-D vectors, got 2-D and 2-D"):
+        apply(OPS["dot"], tensor(a), tensor(b))
+
+
+@pytest.mark.parametrize(
+    "label, make, saves",
+    [
+        ("sub", lambda x: (x - 1.0).sum(), False),
+        ("rsub", lambda x: (1.0 - x).sum(), False),
+        ("x.T", lambda x: x.T.sum(), False),
+        ("x.mT", lambda x: x.mT.sum(), False),
+        ("add, neg", lambda x: (-(x + x)).sum(), False),
+        ("mul", lambda x: (x * x).sum(), True),
+        ("mul of transposes", lambda x: (x.T * x.mT).sum(), True),
+    ],
+)
+def test_second_backward_without_retain_graph_like_torch(label, make, saves, torch):
+    # torch frees only saved tensors: a graph of ops that save none can be run twice.
+    from autograd_cli.core import GradError
+
+    value = [[1.0, 2.0], [3.0, 4.0]]
+    for leaf, error in (
+        (tensor(value, requires_grad=True), GradError),
+        (torch.tensor(value, dtype=torch.float64, requires_grad=True), RuntimeError),
+    ):
+        out = make(leaf)
+        out.backward()
+        first = np.array(leaf.grad.tolist())
+        if saves:
+            with pytest.raises(error, match="backward through the graph a second time"):
+                out.backward()
+        else:
+            out.backward()
+            np.testing.assert_array_equal(np.array(leaf.grad.tolist()), 2 * first, err_msg=label)
+
+
+def test_kink_zero_tangent_through_infinite_derivative(torch):
+    # A documented departure (README: "a cotangent that is exactly zero stays zero through
+    # every rule, even against an infinite local derivative"), in forward mode: along
+    # v = [0, 1], sqrt(x + t v) at x = [0, 4] has a constant first entry, derivative 0 (ours);
+    # torch.func.jvp gives 0 * inf = nan there.
+    from autograd_cli.core import jvp
+
+    x, v = [0.0, 4.0], [0.0, 1.0]
+    _, dout = jvp(lambda t: t.sqrt(), tensor(x), tensor(v))
+    _, tdout = torch.func.jvp(
+        torch.sqrt, (torch.tensor(x, dtype=torch.float64),), (torch.tensor(v, dtype=torch.float64),)
+    )
+    np.testing.assert_array_equal(dout.numpy(), [0.0, 0.25])
+    np.testing.assert_array_equal(tdout.numpy(), [np.nan, 0.25])
+
+
+def test_kink_where_division_by_zero_branch(torch):
+    # The same departure for a binary op: where(y > 0, x / y, 0) at y = 0 is 0 for every x,
+    # so d/dx = 0 (ours); torch's DivBackward0 computes 0 / 0 = nan for the untaken branch.
+    xv, yv = [1.0, 2.0], [0.0, 4.0]
+    x, y = tensor(xv, requires_grad=True), tensor(yv, requires_grad=True)
+    tx = torch.tensor(xv, dtype=torch.float64, requires_grad=True)
+    ty = torch.tensor(yv, dtype=torch.float64, requires_grad=True)
+    g = grad(apply(OPS["where"], y > 0, x / y, 0.0).sum(), (x, y))
+    tg = torch.autograd.grad(torch.where(ty > 0, tx / ty, 0.0).sum(), (tx, ty))
+    np.testing.assert_array_equal(g[0].numpy(), [0.0, 0.25])
+    np.testing.assert_array_equal(g[1].numpy(), [0.0, -0.125])
+    np.testing.assert_array_equal(tg[0].numpy(), [np.nan, 0.25])
+    np.testing.assert_array_equal(tg[1].numpy(), [np.nan, -0.125])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[2.0, 0.0, 3.0, -5.0], [0.0, 3.0, 0.0, 5.0], [0.0, 0.0, 0.0, 4.0], [0.0, 0.0, 0.0]],
+    ids=["one zero", "two zeros", "three zeros", "all zero"],
+)
+def test_kink_prod_full_hessian_at_zeros_matches_torch(value, torch):
+    from autograd_cli.core import hessian
+
+    tv = torch.tensor(value, dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(tv.prod(), tv)
+    th = torch.autograd.functional.hessian(lambda t: t.prod(), tv.detach())
+    x = tensor(value, requires_grad=True)
+    (g,) = grad(x.prod(), x)
+    _exact(g.numpy(), tg.numpy(), "prod gradient")
+    _exact(hessian(lambda t: t.prod(), tensor(value)).numpy(), th.numpy(), "prod Hessian")
