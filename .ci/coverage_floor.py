@@ -14,7 +14,7 @@ import sys
 
 #: A ratchet: raised as tests land, never lowered.  The target (issue 16) is 95/90 for core/
 #: and grammar/ and 90/90 for cli/.
-FLOORS = {"core/": (88.0, 75.0), "grammar/": (90.0, 84.0), "cli/": (90.0, 85.0)}
+FLOORS = {"core/": (93.5, 86.5), "grammar/": (91.0, 85.0), "cli/": (91.0, 85.5)}
 LEFT_OUT = {"grammar/_tables.py"}
 
 
