@@ -53,8 +53,8 @@ def main(argv: list[str]) -> int:
         ok = lines >= lines_floor and branch >= branch_floor
         failed |= not ok
         print(
-            f"{folder:9} lines {lines:5.1f}% (floor {lines_floor:.0f})  "
-            f"branches {branch:5.1f}% (floor {branch_floor:.0f})  {'ok' if ok else 'UNDER'}"
+            f"{folder:9} lines {lines:5.1f}% (floor {lines_floor:.1f})  "
+            f"branches {branch:5.1f}% (floor {branch_floor:.1f})  {'ok' if ok else 'UNDER'}"
         )
     return 1 if failed else 0
 

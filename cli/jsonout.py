@@ -34,7 +34,10 @@ def plain(obj):
         # Iterative for deep nesting is unnecessary here: arrays are at most a few dims deep.
         return [plain(v) for v in obj]
     if hasattr(obj, "item"):
-        return plain(obj.item())
+        item = obj.item()
+        if type(item) is type(obj):  # np.longdouble.item() is itself: as a double
+            return _number(float(item))
+        return plain(item)
     return obj
 
 

@@ -418,7 +418,12 @@ def _match(v, xs, what: str, name: str) -> tuple:
     if len(vs) != len(xs):
         raise ShapeError(f"{what}: v has {len(vs)} entries but there are {len(xs)} {name}s")
     out = []
-    for vi, x in zip(vs, xs):
+    for i, (vi, x) in enumerate(zip(vs, xs)):
+        if vi is None:  # PyTorch's check: a missing entry is not a zero (nor a nan)
+            raise TypeError(
+                f"The v given to {what} must be either a Tensor or a tuple of Tensors but the "
+                f"value at index {i} has type NoneType"
+            )
         vi = vi if isinstance(vi, Tensor) else Tensor(vi, dtype=x.data.dtype)
         if tuple(vi.shape) != tuple(x.shape):
             raise ShapeError(

@@ -177,6 +177,18 @@ def _is_tensor_like(x) -> bool:
     return isinstance(x, Tensor)
 
 
+def _element_type(data) -> str:
+    """The type name of the first entry of ``data`` that is not a number (PyTorch's wording)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif not isinstance(item, (bool, int, float)):
+            return type(item).__name__
+    return type(data).__name__
+
+
 class Tensor:
     """An array with autograd metadata, modelled on ``torch.Tensor``.
 
@@ -195,6 +207,12 @@ class Tensor:
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
         if isinstance(data, Tensor):
             data = data.data
+        elif not hasattr(data, "dtype"):
+            probe = backend.host.asarray(data)
+            if probe.dtype.kind not in "biuf":  # None, strings: not numbers (as torch.tensor)
+                kind = _element_type(data)
+                error = RuntimeError if kind == "NoneType" else TypeError
+                raise error(f"Could not infer dtype of {kind}")
         if dtype is None and hasattr(data, "dtype") and data.dtype.kind == "f":
             dtype = data.dtype
         # An ndarray of the backend (NumPy, or CuPy on the GPU), hence Any.
