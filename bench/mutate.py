@@ -1089,6 +1089,12 @@ def main(argv=None) -> int:
                             ),
                         )
                         picked[m.index] = m
+                    elif want["file"] in spec["files"]:
+                        print(
+                            f"warning: {want['file']}:{want['line']}: {want['text_key']} is not in "
+                            "the code any more (edited or reformatted): run it with --lines",
+                            file=sys.stderr,
+                        )
                 tr.mutants = [picked[i] for i in sorted(picked)]
             else:
                 tr.mutants = sample(pool, n_sample, args.seed)
