@@ -75,13 +75,30 @@ TangentContext = RuleContext
 # ---------------------------------------------------------------------------
 
 
+def _no_forward_rule(op, tangents: Sequence):
+    """An op without a jvp rule: a zero tangent only where it is not differentiable at all.
+
+    An op with a reverse rule but no forward one has a non-zero derivative that forward mode
+    cannot compute: PyTorch raises NotImplementedError rather than return a wrong zero.
+    """
+    if op.vjp is None:  # comparisons and the like: no derivative, a zero tangent
+        return None
+    flags = op.differentiable or (True,) * len(tangents)
+    if any(t is not None and d for t, d in zip(tangents, flags)):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op.name} that does not support it because it has "
+            "not been implemented yet."
+        )
+    return None
+
+
 def tangent_rule(op, ctx, tangents: Sequence, batch: int | None = None):
     """The output tangent of one op application: ``op.jvp`` itself, or its batched form."""
     if all(t is None for t in tangents):
         return None
     if batch is None:
         if op.jvp is None:
-            return None
+            return _no_forward_rule(op, tangents)
         flags = op.differentiable or (True,) * len(tangents)
         tangents = tuple(t if d else None for t, d in zip(tangents, flags))
         if all(t is None for t in tangents):
@@ -121,8 +138,7 @@ def _elementwise(op, ctx, ts, batch):
         else:
             term = chain(t, d)
         total = add_tangents(total, term)
-    if total is None:
-        return None
+    assert total is not None  # batched_rule returned before when every tangent was None
     return broadcast_to(total, (batch,) + tuple(out.shape))
 
 
@@ -289,8 +305,6 @@ def _matmul_2d(a, b, ta, tb, sa, sb, batch, out_shape):
 
 def _loop(op, ctx, ts, batch):
     """Any op: its own unbatched jvp rule once per direction, stacked."""
-    if op.jvp is None:
-        return None
     rows = []
     for i in range(batch):
         ti = tuple(None if t is None else call("getitem", t, index=(i,)) for t in ts)
@@ -324,8 +338,10 @@ _BATCHED = {
 
 def batched_rule(op, ctx, tangents: Sequence, batch: int):
     """The output tangent for B directions at once (each tangent shaped (B, *input shape))."""
-    if op.jvp is None or getattr(op, "zero_grad", False):
+    if getattr(op, "zero_grad", False):
         return None
+    if op.jvp is None:
+        return _no_forward_rule(op, tangents)
     flags = op.differentiable or (True,) * len(tangents)
     ts = tuple(t if d else None for t, d in zip(tangents, flags))
     if all(t is None for t in ts):

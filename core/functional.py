@@ -212,6 +212,9 @@ def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
                     per_output[i].append(r.reshape((1,) + tuple(o.shape)))
         blocks = []
         for i, o in enumerate(outs):
+            if total == 0:  # no input entries: no sweeps, every block is empty
+                blocks.append([_zeros(tuple(o.shape) + tuple(x.shape), x) for x in xs])
+                continue
             rows = _concat_rows(per_output[i], create_graph)
             row_blocks = []
             offset = 0
@@ -229,7 +232,7 @@ def _reverse_blocks(outs, xs, create_graph):
     xp = backend.xp
     for o in outs:
         m = o.size
-        if not o.requires_grad:
+        if not o.requires_grad or m == 0:  # no entries to seed: the blocks are zeros (or empty)
             blocks.append([_zeros(tuple(o.shape) + tuple(x.shape), x) for x in xs])
             continue
         rows: list[list] = [[] for _ in xs]
@@ -505,6 +508,16 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return _shape_like(outs, outputs_tuple), _shape_like(ts, outputs_tuple)
 
 
+def _strict_hessian(products, what: str) -> None:
+    """PyTorch's strict check: no input's Hessian product may be identically zero."""
+    for i, t in enumerate(products):
+        if t is None:
+            raise GradError(
+                f"{what}: the Hessian of the user-provided function with respect to input {i} "
+                "is independent of the input, which is not allowed in strict mode."
+            )
+
+
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), H v)``, forward-over-reverse (``torch.autograd.functional.hvp``).
 
@@ -521,11 +534,8 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     mode = enable_grad() if create_graph else no_grad()
     with mode:
         ts = Tape(gs, xs).run(vs)
-    if strict and all(t is None for t in ts):
-        raise GradError(
-            "hvp: the Hessian of the user-provided function is zero, which is not "
-            "allowed in strict mode."
-        )
+    if strict:
+        _strict_hessian(ts, "hvp")
     ts = [_finish(zeros_tangent(x) if t is None else t, create_graph) for x, t in zip(xs, ts)]
     return _finish(y, create_graph), _shape_like(ts, inputs_tuple)
 
@@ -551,11 +561,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             )
     else:
         hs = (None,) * len(xs)
-    if strict and all(h is None for h in hs):
-        raise GradError(
-            "vhp: the Hessian of the user-provided function is zero, which is not "
-            "allowed in strict mode."
-        )
+    if strict:
+        _strict_hessian(hs, "vhp")
     hs = [_finish(_zeros(x.shape, x) if h is None else h, create_graph) for h, x in zip(hs, xs)]
     return _finish(y, create_graph), _shape_like(hs, inputs_tuple)
 
