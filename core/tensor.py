@@ -12,6 +12,7 @@ this module only knows how to apply one.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import threading
 import weakref
 from typing import Any
@@ -173,20 +174,16 @@ class Node:
         return f"<{self.name()}>"
 
 
-def _is_tensor_like(x) -> bool:
-    return isinstance(x, Tensor)
-
-
-def _element_type(data) -> str:
-    """The type name of the first entry of ``data`` that is not a number (PyTorch's wording)."""
+def _not_a_number(data) -> str | None:
+    """The type name of the first entry of ``data`` that is not a real number, else None."""
     stack = [data]
     while stack:
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(reversed(item))
-        elif not isinstance(item, (bool, int, float)):
+        elif not isinstance(item, numbers.Real):
             return type(item).__name__
-    return type(data).__name__
+    return None
 
 
 class Tensor:
@@ -209,8 +206,10 @@ class Tensor:
             data = data.data
         elif not hasattr(data, "dtype"):
             probe = backend.host.asarray(data)
-            if probe.dtype.kind not in "biuf":  # None, strings: not numbers (as torch.tensor)
-                kind = _element_type(data)
+            # None and strings are not numbers (as torch.tensor); ints beyond int64 make an
+            # object array too, but they are numbers and become floats.
+            kind = _not_a_number(data) if probe.dtype.kind not in "biuf" else None
+            if kind is not None:
                 error = RuntimeError if kind == "NoneType" else TypeError
                 raise error(f"Could not infer dtype of {kind}")
         if dtype is None and hasattr(data, "dtype") and data.dtype.kind == "f":
@@ -282,7 +281,7 @@ class Tensor:
         return self
 
     def zero_(self) -> Tensor:
-        self.data = self.data * 0
+        self.data = backend.xp.zeros_like(self.data)  # not data * 0: inf * 0 is nan
         return self
 
     def __float__(self) -> float:
