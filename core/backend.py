@@ -39,7 +39,7 @@ def use_device(name: str) -> None:
             f"GPU unavailable: {exc.__class__.__name__}: {exc}".rstrip(": ")
             + " (install the [gpu] extra with CuPy on a machine with CUDA, or use --device cpu)"
         ) from None
-    xp, device = cupy, "gpu"
+    xp, device = cupy, "gpu"  # pragma: no cover - CuPy with a GPU: tests/test_gpu.py
 
 
 def use_dtype(name: str) -> None:
@@ -58,7 +58,7 @@ def asarray(value, dtype=None):
 
 def to_numpy(array):
     """A NumPy array (host memory) holding ``array``."""
-    if xp is not numpy and hasattr(array, "get"):
+    if xp is not numpy and hasattr(array, "get"):  # pragma: no cover - CuPy with a GPU
         return array.get()
     return numpy.asarray(array)
 

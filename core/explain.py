@@ -283,8 +283,6 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
         for a in node.args:
             if depends[id(a)] and a not in children:
                 children.append(a)
-        if not children:
-            continue
         args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
         needs = tuple(depends[id(a)] for a in node.args)
         sym = local_vjp(

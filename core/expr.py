@@ -250,7 +250,7 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
         if op.kink is None:
             continue
         t = by_node.get(id(node))
-        if t is None:
+        if t is None:  # pragma: no cover - an evaluation of another graph than the program's
             continue
         inputs = [by_node[id(a)] for a in node.args]
         if op.zero_grad or op.kind == "comparison":

@@ -829,7 +829,7 @@ def _locate(row: int, sizes: list) -> tuple:
         if row < s:
             return i, row
         row -= s
-    return len(sizes) - 1, row
+    raise AssertionError(f"row {row} beyond the inputs' {sum(sizes)} entries")
 
 
 # ---------------------------------------------------------------------------
@@ -923,7 +923,8 @@ def program_jacobian(
                 ts = basis(sizes, shapes, start, stop, out.data.dtype)
                 _, t = jvp_program(program, env, dict(zip(names, ts)), batch=stop - start)
                 chunks.append(zeros_tangent(out, stop - start) if t is None else t)
-            rows = _concat_rows(chunks, False)
+            # no chunks when every input is empty: zero rows
+            rows = _concat_rows(chunks, False) if chunks else _zeros((0, *out.shape), out)
             jac = {}
             offset = 0
             for n, x in zip(names, xs):

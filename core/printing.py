@@ -105,7 +105,7 @@ def format_number(value) -> str:
     v = float(value)
     if v != v:
         return "nan"
-    sign = "-" if v < 0 else ""
+    sign = "-" if math.copysign(1.0, v) < 0 else ""  # -0.0 prints as -0: 1/-0 is -inf
     a = abs(v)
     if a == math.inf:
         return sign + "inf"
