@@ -70,7 +70,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import AutogradCliError, BadValueError, MissingValueError, ParseError
+from ..core.errors import (
+    AutogradCliError,
+    BadValueError,
+    EvaluationError,
+    MissingValueError,
+    ParseError,
+)
 from . import jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, exit_code_for_signal
 
@@ -90,6 +96,9 @@ MAX_CHUNK_BYTES = 16 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
 _RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+# A CSV cell may be as long as a line (the csv module's own default is 128 KiB).
+csv.field_size_limit(MAX_LINE_BYTES)
 _GOOD_NAMES: set = set()  # variable names already checked against _NAME
 
 
@@ -597,9 +606,10 @@ class _Runner:
             for pos in positions:
                 chunk.fail(pos, exc.error)
             return
-        except _STOPS:
-            raise
-        except Exception:  # noqa: BLE001 - no exact batched result: evaluate row by row
+        except (batch.Unbatchable, EvaluationError, MemoryError):
+            # Named reasons only: a rule that cannot batch these shapes, an engine error whose
+            # message each row must get in its own words, or a batch too big for memory at
+            # once.  Any other exception is a bug and surfaces as one.
             for j, pos in enumerate(positions):
                 self.check()
                 values = (

@@ -218,10 +218,11 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
                 inputs=[index[id(a)] for a in node.args],
             )
         )
+    kinks = derivative_warnings(program.output, ev) if grads_computed else []
     return GraphResult(
         value=backend.to_numpy(out.data),
         nodes=nodes,
-        warnings=ev.warnings,
+        warnings=ev.warnings + kinks,
         grads_computed=grads_computed,
     )
 

@@ -118,6 +118,12 @@ def parse_value(name: str, value, dtype=None):
         return value.data
     try:
         host = backend.host.asarray(value, dtype=dtype or backend.default_dtype)
+    except OverflowError:  # a JSON integer beyond float range (1e400 written out)
+        raise BadValueError(
+            f"bad value for {name!r}: an integer too large for a floating-point number "
+            "(write it as 1e400 for inf, or scale it)",
+            variable=name,
+        ) from None
     except (ValueError, TypeError) as exc:
         raise BadValueError(
             f"bad value for {name!r}: {value!r} is not a number or a "
