@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import sys
 
-#: A ratchet: raised as tests land, never lowered.  The target (issue 16) is 95/90 for core/
-#: and grammar/ and 90/90 for cli/.
-FLOORS = {"core/": (93.5, 86.5), "grammar/": (91.0, 85.0), "cli/": (91.0, 85.5)}
+#: Lines and branches in per cent (issue 16).  Measured 2026-12-03 with torch installed, as CI
+#: has it: core 98.0/95.8, grammar 99.2/96.9, cli 97.3/96.9.
+FLOORS = {"core/": (95.0, 90.0), "grammar/": (95.0, 90.0), "cli/": (90.0, 90.0)}
 LEFT_OUT = {"grammar/_tables.py"}
 
 
