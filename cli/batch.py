@@ -750,12 +750,17 @@ def _batchable(op: str, extra: dict) -> bool:
 
 def _stack(members: list, shapes) -> dict:
     """The group's values as columns: name -> array (B,) + shape."""
+    from ..core.batch import Unbatchable
+
     columns = {}
-    for name, shape in shapes:
-        if shape == ():
-            columns[name] = np.array([t.values[name] for t in members], dtype=np.float64)
-        else:
-            columns[name] = np.stack([t.values[name] for t in members])
+    try:
+        for name, shape in shapes:
+            if shape == ():
+                columns[name] = np.array([t.values[name] for t in members], dtype=np.float64)
+            else:
+                columns[name] = np.stack([t.values[name] for t in members])
+    except OverflowError:  # a JSON integer beyond float range: each row gets its bad_value
+        raise Unbatchable("a value does not fit a float") from None
     return columns
 
 
