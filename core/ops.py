@@ -19,6 +19,12 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``deriv``
     for elementwise ops, the local partial derivatives; vjp and jvp are both
     made from them, so each calculus rule is written exactly once.
+``printing``
+    how the op is spelled in the language and printed as text and LaTeX (a
+    :class:`Printing`): the printers and the parser read it, nothing else says it.
+``internal``
+    True for ops only the rules and the batch path make (``broadcast_to``,
+    ``sum_to``, ``scatter``, ``mT``, ``zeros_like``): the language has no spelling for them.
 
 The rules are written with the engine's own differentiable ops (operators and
 the functions at the bottom of this file), never with raw arrays: the same rule
@@ -36,9 +42,99 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from . import backend
 from .tensor import OPS, Tensor, apply, as_tensor
+
+# ---------------------------------------------------------------------------
+# How an op is spelled and printed
+# ---------------------------------------------------------------------------
+
+# How tightly a printed form binds: the grammar's levels (grammar/expr.lark), loosest to
+# tightest.  A child is parenthesized when it binds more loosely than its place requires.
+BOTTOM, COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = 0, 10, 20, 30, 40, 50, 60
+
+
+@dataclass(frozen=True)
+class Printing:
+    """How an op is written in the expression language and in LaTeX.
+
+    ``form``
+        ``"call"`` ``f(x, axis=0)`` (the default), ``"infix"`` ``a + b``, ``"prefix"``
+        ``-x``, ``"array"`` ``[a, b]`` or ``"subscript"`` ``x[i, 1:2]``.
+    ``symbol``, ``spaced``
+        the operator's token in the language (``"+"``, ``"<="``; ``"-"`` for neg), and
+        whether the text puts spaces around it (``a + b`` but ``a*b``).
+    ``level``, ``operands``
+        how tightly the form binds (``ATOM`` for calls), and the level each operand
+        needs: a looser operand is parenthesized.  Left-associative operators accept
+        their own level on the left only; ``**`` is right-associative and its exponent
+        may be unary (``2**-1``); the right operand of ``*`` and ``/`` must be tighter
+        than unary, so ``x*(-y)`` keeps its parentheses although the grammar reads ``x*-y``.
+    ``names``
+        the functions of the language that build the op (``max`` and ``maximum``): the
+        first is how a call prints; ``()`` for an op written only with its symbol or
+        built by a rewrite.
+    ``call``
+        the function name a call prints with, for an op without ``names`` (``clamp_min``
+        prints as ``max``); neither: the op's own name.
+    ``with_constant``
+        the op a call builds instead when exactly one of its two arguments is a
+        constant: ``max(x, 0)`` is ``clamp_min``, whose tie convention is relu's.
+    ``attr_args``
+        attributes printed as extra positional arguments (``reshape(x, [2, 3])``).
+    ``latex``, ``latex_level``
+        the LaTeX: an infix operator with its spacing (``" \\leq "``; ``" "`` is
+        juxtaposition, which becomes ``\\cdot`` before a digit), a function
+        (``"\\sin"``, followed by its arguments in ``\\left(...\\right)``), or a
+        layout of strings and argument positions, where a position with a level is
+        parenthesized when looser (``("\\frac{", 0, "}{", 1, "}")``); and how tightly
+        that LaTeX binds when it is not ``level`` (``\\frac`` groups itself).
+    """
+
+    form: str = "call"
+    symbol: str | None = None
+    spaced: bool = False
+    level: int = ATOM
+    operands: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    call: str | None = None
+    with_constant: str | None = None
+    attr_args: tuple[str, ...] = ()
+    latex: str | tuple | None = None
+    latex_level: int | None = None
+
+    @property
+    def text_symbol(self) -> str | None:
+        """The operator as the text prints it: ``" + "``, ``"*"``."""
+        if self.symbol is None:
+            return None
+        return f" {self.symbol} " if self.spaced else self.symbol
+
+
+def infix(
+    symbol: str, level: int, operands: tuple[int, int], latex: str | tuple, *, spaced=True, **more
+) -> Printing:
+    """The :class:`Printing` of a binary operator."""
+    return Printing(
+        form="infix",
+        symbol=symbol,
+        spaced=spaced,
+        level=level,
+        operands=operands,
+        latex=latex,
+        **more,
+    )
+
+
+def function(*names: str, latex: str | tuple, **more) -> Printing:
+    """The :class:`Printing` of a function of the language, called by ``names`` (the
+    first is how it prints)."""
+    return Printing(names=names, latex=latex, **more)
+
+
+CALL = Printing()  # an op printed as a call of its own name (the internal ops)
 
 
 class Op:
@@ -53,10 +149,11 @@ class Op:
         "differentiable",
         "differentiable_any",
         "kind",
-        "symbol",
         "deriv",
         "zero_grad",
         "kink",
+        "printing",
+        "internal",
     )
 
     def __init__(
@@ -71,9 +168,10 @@ class Op:
         saves=True,
         differentiable=None,
         kind="elementwise",
-        symbol=None,
         deriv=None,
         zero_grad=False,
+        printing: Printing = CALL,
+        internal=False,
     ):
         self.name = name
         self.node = node
@@ -88,12 +186,13 @@ class Op:
         # Variadic ops (arity None) have differentiable == (): every input is differentiable.
         self.differentiable_any = vjp is not None and (any(self.differentiable) or arity is None)
         self.kind = kind
-        self.symbol = symbol
         self.deriv = deriv
         self.zero_grad = zero_grad
         # kink(input arrays, output array, attrs) -> a warning when the derivative is taken
         # where it is undefined and a convention was used (set below, "Conventions at kinks").
         self.kink = None
+        self.printing = printing
+        self.internal = internal
 
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
@@ -261,8 +360,10 @@ def _xp():
 # ---------------------------------------------------------------------------
 
 
-def _unary(name, node, forward, deriv, *, saves=True, zero_grad=False):
-    """deriv(x, out) -> dout/dx, written with engine ops."""
+def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, zero_grad=False):
+    """deriv(x, out) -> dout/dx, written with engine ops.  The op is a function of the
+    language called ``name`` (or one of ``aliases``), in LaTeX the function ``latex``,
+    unless ``printing`` says otherwise."""
 
     def vjp(n, g):
         x = n.inputs[0]
@@ -275,11 +376,20 @@ def _unary(name, node, forward, deriv, *, saves=True, zero_grad=False):
         return chain(t, deriv(n.inputs[0], n.out))
 
     return register(
-        Op(name, node, forward, vjp, jvp, saves=saves, deriv=(deriv,), zero_grad=zero_grad)
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            jvp,
+            deriv=(deriv,),
+            zero_grad=zero_grad,
+            printing=printing or function(name, *aliases, latex=latex),
+        )
     )
 
 
-def _binary(name, node, forward, deriv_a, deriv_b, *, symbol=None):
+def _binary(name, node, forward, deriv_a, deriv_b, *, printing):
     """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops."""
 
     def vjp(n, g):
@@ -300,42 +410,110 @@ def _binary(name, node, forward, deriv_a, deriv_b, *, symbol=None):
         return None if r is None else broadcast_to(r, out.shape)
 
     return register(
-        Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b), symbol=symbol)
+        Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b), printing=printing)
     )
 
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
 
-_unary("exp", "ExpBackward0", lambda a: _xp().exp(a), lambda x, out: out)
-_unary("log", "LogBackward0", lambda a: _xp().log(a), lambda x, out: 1 / x)
-_unary("log2", "Log2Backward0", lambda a: _xp().log2(a), lambda x, out: 1 / (x * LN2))
-_unary("log10", "Log10Backward0", lambda a: _xp().log10(a), lambda x, out: 1 / (x * LN10))
+_unary(
+    "exp",
+    "ExpBackward0",
+    lambda a: _xp().exp(a),
+    lambda x, out: out,
+    printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),
+)
+_unary("log", "LogBackward0", lambda a: _xp().log(a), lambda x, out: 1 / x, latex="\\log")
+_unary(
+    "log2",
+    "Log2Backward0",
+    lambda a: _xp().log2(a),
+    lambda x, out: 1 / (x * LN2),
+    latex="\\log_{2}",
+)
+_unary(
+    "log10",
+    "Log10Backward0",
+    lambda a: _xp().log10(a),
+    lambda x, out: 1 / (x * LN10),
+    latex="\\log_{10}",
+)
 # sqrt'(0) = 1/(2*0) = inf, as in PyTorch.
-_unary("sqrt", "SqrtBackward0", lambda a: _xp().sqrt(a), lambda x, out: 1 / (2 * out))
-_unary("sin", "SinBackward0", lambda a: _xp().sin(a), lambda x, out: call("cos", x))
-_unary("cos", "CosBackward0", lambda a: _xp().cos(a), lambda x, out: -call("sin", x))
-_unary("tan", "TanBackward0", lambda a: _xp().tan(a), lambda x, out: 1 + out * out)
-_unary("asin", "AsinBackward0", lambda a: _xp().arcsin(a), lambda x, out: 1 / sqrt(1 - x * x))
-_unary("acos", "AcosBackward0", lambda a: _xp().arccos(a), lambda x, out: -(1 / sqrt(1 - x * x)))
-_unary("atan", "AtanBackward0", lambda a: _xp().arctan(a), lambda x, out: 1 / (1 + x * x))
-_unary("sinh", "SinhBackward0", lambda a: _xp().sinh(a), lambda x, out: call("cosh", x))
-_unary("cosh", "CoshBackward0", lambda a: _xp().cosh(a), lambda x, out: call("sinh", x))
-_unary("tanh", "TanhBackward0", lambda a: _xp().tanh(a), lambda x, out: 1 - out * out)
+_unary(
+    "sqrt",
+    "SqrtBackward0",
+    lambda a: _xp().sqrt(a),
+    lambda x, out: 1 / (2 * out),
+    printing=function("sqrt", latex=("\\sqrt{", 0, "}"), latex_level=ATOM),
+)
+_unary("sin", "SinBackward0", lambda a: _xp().sin(a), lambda x, out: call("cos", x), latex="\\sin")
+_unary("cos", "CosBackward0", lambda a: _xp().cos(a), lambda x, out: -call("sin", x), latex="\\cos")
+_unary("tan", "TanBackward0", lambda a: _xp().tan(a), lambda x, out: 1 + out * out, latex="\\tan")
+_unary(
+    "asin",
+    "AsinBackward0",
+    lambda a: _xp().arcsin(a),
+    lambda x, out: 1 / sqrt(1 - x * x),
+    latex="\\arcsin",
+    aliases=("arcsin",),
+)
+_unary(
+    "acos",
+    "AcosBackward0",
+    lambda a: _xp().arccos(a),
+    lambda x, out: -(1 / sqrt(1 - x * x)),
+    latex="\\arccos",
+    aliases=("arccos",),
+)
+_unary(
+    "atan",
+    "AtanBackward0",
+    lambda a: _xp().arctan(a),
+    lambda x, out: 1 / (1 + x * x),
+    latex="\\arctan",
+    aliases=("arctan",),
+)
+_unary(
+    "sinh", "SinhBackward0", lambda a: _xp().sinh(a), lambda x, out: call("cosh", x), latex="\\sinh"
+)
+_unary(
+    "cosh", "CoshBackward0", lambda a: _xp().cosh(a), lambda x, out: call("sinh", x), latex="\\cosh"
+)
+_unary(
+    "tanh", "TanhBackward0", lambda a: _xp().tanh(a), lambda x, out: 1 - out * out, latex="\\tanh"
+)
 # abs'(0) = sign(0) = 0, as in PyTorch.
-_unary("abs", "AbsBackward0", lambda a: _xp().abs(a), lambda x, out: sign(x))
+_unary(
+    "abs",
+    "AbsBackward0",
+    lambda a: _xp().abs(a),
+    lambda x, out: sign(x),
+    printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),
+)
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
 _unary(
-    "sigmoid", "SigmoidBackward0", lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out)
+    "sigmoid",
+    "SigmoidBackward0",
+    lambda a: 1 / (1 + _xp().exp(-a)),
+    lambda x, out: out * (1 - out),
+    latex="\\sigma",
 )
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
-_unary("relu", "ReluBackward0", lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0))
+_unary(
+    "relu",
+    "ReluBackward0",
+    lambda a: _xp().maximum(a, 0),
+    lambda x, out: gt(x, 0),
+    latex="\\operatorname{relu}",
+)
 # log(1 + exp(x)) computed without overflow.
 _unary(
     "softplus",
     "SoftplusBackward0",
     lambda a: _xp().logaddexp(0, a),
     lambda x, out: call("sigmoid", x),
+    latex="\\operatorname{softplus}",
 )
 # Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
 for _name, _node, _fn in (
@@ -350,6 +528,7 @@ for _name, _node, _fn in (
         (lambda f: lambda a: getattr(_xp(), f)(a))(_fn),
         lambda x, out: zeros_like(x),
         zero_grad=True,
+        latex="\\operatorname{" + _name + "}",
     )
 
 
@@ -365,8 +544,8 @@ register(
         _neg_vjp,
         lambda n, ts: None if ts[0] is None else -ts[0],
         saves=False,
-        symbol="-",
         deriv=(lambda x, out: -1.0,),
+        printing=Printing(form="prefix", symbol="-", level=UNARY, operands=(POWER,), latex="-"),
     )
 )
 
@@ -405,8 +584,8 @@ register(
         _add_jvp,
         arity=2,
         saves=False,
-        symbol="+",
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0),
+        printing=infix("+", SUM, (SUM, PRODUCT), " + "),
     )
 )
 register(
@@ -418,12 +597,17 @@ register(
         _sub_jvp,
         arity=2,
         saves=False,
-        symbol="-",
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0),
+        printing=infix("-", SUM, (SUM, PRODUCT), " - "),
     )
 )
 _binary(
-    "mul", "MulBackward0", lambda a, b: a * b, lambda a, b, out: b, lambda a, b, out: a, symbol="*"
+    "mul",
+    "MulBackward0",
+    lambda a, b: a * b,
+    lambda a, b, out: b,
+    lambda a, b, out: a,
+    printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False),
 )
 _binary(
     "div",
@@ -431,7 +615,14 @@ _binary(
     lambda a, b: a / b,
     lambda a, b, out: 1 / b,
     lambda a, b, out: -(out / b),
-    symbol="/",
+    printing=infix(
+        "/",
+        PRODUCT,
+        (PRODUCT, POWER),
+        ("\\frac{", 0, "}{", 1, "}"),
+        spaced=False,
+        latex_level=POWER,
+    ),
 )
 
 
@@ -460,7 +651,16 @@ def _pow_node(n):
 # np.power, not a ** b: on NumPy scalars ** calls C pow(), which can differ in the last bit
 # from the ufunc loop that arrays (and batch rows) use; one kernel for both keeps single
 # lines and batch identical.
-_binary("pow", _pow_node, lambda a, b: _xp().power(a, b), _pow_da, _pow_db, symbol="**")
+_binary(
+    "pow",
+    _pow_node,
+    lambda a, b: _xp().power(a, b),
+    _pow_da,
+    _pow_db,
+    printing=infix(
+        "**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)
+    ),
+)
 # max/min of two arguments: ties split the gradient evenly between them (PyTorch's maximum/minimum).
 _binary(
     "maximum",
@@ -468,6 +668,7 @@ _binary(
     lambda a, b: _xp().maximum(a, b),
     lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
     lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
+    printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"),
 )
 _binary(
     "minimum",
@@ -475,6 +676,7 @@ _binary(
     lambda a, b: _xp().minimum(a, b),
     lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
     lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
+    printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"),
 )
 
 # max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
@@ -485,6 +687,7 @@ _binary(
     lambda a, b: _xp().maximum(a, b),
     lambda a, b, out: gt(a, b),
     lambda a, b, out: None,
+    printing=Printing(call="max", latex="\\operatorname{max}"),  # max(x, c): see maximum
 )
 _binary(
     "clamp_max",
@@ -492,12 +695,13 @@ _binary(
     lambda a, b: _xp().minimum(a, b),
     lambda a, b, out: lt(a, b),
     lambda a, b, out: None,
+    printing=Printing(call="min", latex="\\operatorname{min}"),  # min(x, c): see minimum
 )
 OPS["clamp_min"].differentiable = OPS["clamp_max"].differentiable = (True, False)
 
 
 # Comparisons: 0/1 values of the inputs' dtype; no gradient flows through them.
-def _comparison(name, symbol, fn):
+def _comparison(name, symbol, fn, latex):
     def forward(a, b):
         r = getattr(_xp(), fn)(a, b)
         return r.astype(a.dtype if a.dtype.kind == "f" else b.dtype)
@@ -512,20 +716,20 @@ def _comparison(name, symbol, fn):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
-            symbol=symbol,
+            printing=infix(symbol, COMPARE, (COMPARE, SUM), latex),
         )
     )
 
 
-for _name, _symbol, _fn in (
-    ("lt", "<", "less"),
-    ("le", "<=", "less_equal"),
-    ("gt", ">", "greater"),
-    ("ge", ">=", "greater_equal"),
-    ("eq", "==", "equal"),
-    ("ne", "!=", "not_equal"),
+for _name, _symbol, _fn, _latex in (
+    ("lt", "<", "less", " < "),
+    ("le", "<=", "less_equal", " \\leq "),
+    ("gt", ">", "greater", " > "),
+    ("ge", ">=", "greater_equal", " \\geq "),
+    ("eq", "==", "equal", " = "),
+    ("ne", "!=", "not_equal", " \\neq "),
 ):
-    _comparison(_name, _symbol, _fn)
+    _comparison(_name, _symbol, _fn, _latex)
 
 
 def _where_vjp(n, g):
@@ -554,6 +758,7 @@ register(
         _where_jvp,
         arity=3,
         differentiable=(False, True, True),
+        printing=function("where", latex="\\operatorname{where}"),
     )
 )
 
@@ -571,6 +776,7 @@ register(
         None,
         differentiable=(False,),
         kind="constant",
+        internal=True,
     )
 )
 
@@ -602,6 +808,7 @@ register(
         lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
         saves=False,
         kind="shape",
+        internal=True,
     )
 )
 register(
@@ -613,6 +820,7 @@ register(
         lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
         saves=False,
         kind="shape",
+        internal=True,
     )
 )
 register(
@@ -624,6 +832,7 @@ register(
         lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
         saves=False,
         kind="shape",
+        printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
     )
 )
 register(
@@ -635,6 +844,7 @@ register(
         lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
         saves=False,
         kind="shape",
+        printing=function("transpose", latex="\\operatorname{transpose}"),
     )
 )
 register(
@@ -646,6 +856,7 @@ register(
         lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
         saves=False,
         kind="shape",
+        internal=True,
     )
 )
 
@@ -680,6 +891,7 @@ register(
         lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
         saves=False,
         kind="shape",
+        printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
     )
 )
 register(
@@ -695,6 +907,7 @@ register(
         ),
         saves=False,
         kind="shape",
+        internal=True,
     )
 )
 
@@ -725,7 +938,16 @@ def _stack_jvp(n, ts):
 
 
 register(
-    Op("stack", "StackBackward0", _stack_forward, _stack_vjp, _stack_jvp, arity=None, kind="shape")
+    Op(
+        "stack",
+        "StackBackward0",
+        _stack_forward,
+        _stack_vjp,
+        _stack_jvp,
+        arity=None,
+        kind="shape",
+        printing=Printing(form="array", latex="\\operatorname{stack}"),
+    )
 )
 
 
@@ -757,6 +979,7 @@ register(
         lambda n, ts: None if ts[0] is None else call("sum", ts[0], **n.attrs),
         saves=False,
         kind="reduction",
+        printing=function("sum", latex="\\operatorname{sum}"),
     )
 )
 
@@ -780,6 +1003,7 @@ register(
         lambda n, ts: None if ts[0] is None else call("mean", ts[0], **n.attrs),
         saves=False,
         kind="reduction",
+        printing=function("mean", latex="\\operatorname{mean}"),
     )
 )
 
@@ -837,6 +1061,7 @@ register(
             )
         ),
         kind="reduction",
+        printing=function("prod", latex="\\operatorname{prod}"),
     )
 )
 
@@ -848,7 +1073,7 @@ def _extreme_weights(x, out, axis, keepdims):
     return hit / count
 
 
-def _extreme(name, fn, full, partial):
+def _extreme(name, fn, full, partial, printing):
     register(
         Op(
             name,
@@ -875,12 +1100,13 @@ def _extreme(name, fn, full, partial):
                 )
             ),
             kind="reduction",
+            printing=printing,
         )
     )
 
 
-_extreme("amax", "max", "MaxBackward1", "AmaxBackward0")
-_extreme("amin", "min", "MinBackward1", "AminBackward0")
+_extreme("amax", "max", "MaxBackward1", "AmaxBackward0", function("max", latex="\\max"))
+_extreme("amin", "min", "MinBackward1", "AminBackward0", function("min", latex="\\min"))
 
 
 def _norm_forward(a, axis=None, keepdims=False):
@@ -916,6 +1142,7 @@ register(
             )
         ),
         kind="reduction",
+        printing=function("norm", latex="\\operatorname{norm}"),
     )
 )
 
@@ -946,6 +1173,7 @@ register(
         ),
         arity=2,
         kind="product",
+        printing=function("dot", latex="\\operatorname{dot}"),
     )
 )
 
@@ -1009,7 +1237,7 @@ register(
         _matmul_jvp,
         arity=2,
         kind="product",
-        symbol="@",
+        printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
     )
 )
 
@@ -1017,6 +1245,7 @@ register(
 __all__ = [
     "OPS",
     "Op",
+    "Printing",
     "register",
     "chain",
     "sum_to",
@@ -1070,66 +1299,38 @@ class Function:
         return " or ".join(str(c) for c in sorted(set(counts)))
 
 
-FUNCTIONS: dict[str, Function] = {}
+def language_functions() -> dict[str, Function]:
+    """The functions of the language, from the ``names`` each op's :class:`Printing` gives.
 
-for _name in (
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "sqrt",
-    "abs",
-    "sign",
-    "sigmoid",
-    "relu",
-    "softplus",
-    "floor",
-    "ceil",
-    "round",
-    "transpose",
-):
-    FUNCTIONS[_name] = Function(_name, unary=_name)
-FUNCTIONS["arcsin"] = Function("arcsin", unary="asin")
-FUNCTIONS["arccos"] = Function("arccos", unary="acos")
-FUNCTIONS["arctan"] = Function("arctan", unary="atan")
-FUNCTIONS["pow"] = Function("pow", binary="pow")
-FUNCTIONS["dot"] = Function("dot", binary="dot")
-FUNCTIONS["matmul"] = Function("matmul", binary="matmul")
-FUNCTIONS["maximum"] = Function("maximum", binary="maximum")
-FUNCTIONS["minimum"] = Function("minimum", binary="minimum")
-FUNCTIONS["where"] = Function("where", ternary="where")
-for _name in ("sum", "mean", "prod", "norm"):
-    FUNCTIONS[_name] = Function(_name, reduce=_name)
-FUNCTIONS["max"] = Function("max", reduce="amax", binary="maximum", positional_axis=False)
-FUNCTIONS["min"] = Function("min", reduce="amin", binary="minimum", positional_axis=False)
-FUNCTIONS["reshape"] = Function("reshape")
+    A name's role follows from the op: a reduction is ``reduce``, otherwise the arity
+    picks ``unary``/``binary``/``ternary``; an op with attribute arguments (``reshape``)
+    is parsed by its own rule.  Two ops may share a name in different roles only
+    (``max``: the reduction ``amax`` and the binary ``maximum``).
+    """
+    table: dict[str, Function] = {}
+    for op in OPS.values():
+        if op.internal:
+            continue
+        if op.kind == "reduction":
+            role = "reduce"
+        elif op.printing.attr_args:
+            role = None
+        else:
+            role = {1: "unary", 2: "binary", 3: "ternary"}.get(op.arity)
+        for name in op.printing.names:
+            fn = table.setdefault(name, Function(name))
+            if role is None:
+                continue
+            if getattr(fn, role) is not None:
+                raise ValueError(f"{name}(): both {getattr(fn, role)} and {op.name} are its {role}")
+            setattr(fn, role, op.name)
+    for fn in table.values():
+        # max(x, 1) is the binary op, so such a reduction takes its axis by keyword only.
+        fn.positional_axis = not (fn.reduce and fn.binary)
+    return table
 
-# How each op is written back in the language (used by printers and messages).
-OP_SPELLING = {name: name for name in OPS}
-OP_SPELLING.update(
-    {
-        "amax": "max",
-        "amin": "min",
-        "clamp_min": "max",
-        "clamp_max": "min",
-        "add": "+",
-        "sub": "-",
-        "mul": "*",
-        "div": "/",
-        "pow": "**",
-        "matmul": "@",
-        "neg": "-",
-    }
-)
+
+FUNCTIONS: dict[str, Function] = language_functions()
 
 
 # ---------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """Printing expression graphs: the tool's own language (it parses back) and LaTeX.
 
-Both printers dispatch on the node kind and take their parentheses from one
-precedence table (the grammar's levels, loosest to tightest), in the manner of
-SymPy's ``printing/precedence.py``: a child is wrapped in parentheses only when
-it binds more loosely than its place in the parent requires, so ``-x**2`` and
-``(-x)**2``, ``a - (b - c)`` and ``2**-1`` all come out as the grammar reads
-them.
+Both printers read how each op is written from its entry in the op table (its
+:class:`~.ops.Printing`: form, symbol, call name, LaTeX) and take their
+parentheses from its binding level (the grammar's levels, loosest to tightest),
+in the manner of SymPy's ``printing/precedence.py``: a child is wrapped in
+parentheses only when it binds more loosely than its place in the parent
+requires, so ``-x**2`` and ``(-x)**2``, ``a - (b - c)`` and ``2**-1`` all come
+out as the grammar reads them.
 
 Nothing recurses: a node is turned into a list of pieces (strings and child
 nodes) and an explicit stack expands them, so a 100,000-deep graph prints like
@@ -30,70 +31,25 @@ import re
 from collections.abc import Callable
 
 from .expr import Expr, topological
-from .ops import OP_SPELLING
+from .ops import ATOM, BOTTOM, CALL, OPS, UNARY, Printing
 
-# ---------------------------------------------------------------------------
-# Precedence: the grammar's levels (grammar/expr.lark), loosest to tightest.
-# ---------------------------------------------------------------------------
+# The binding levels (ATOM, POWER, ...) are the grammar's, declared with the op table.
 
-BOTTOM, COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = 0, 10, 20, 30, 40, 50, 60
 
-PRECEDENCE = {
-    "lt": COMPARE,
-    "le": COMPARE,
-    "gt": COMPARE,
-    "ge": COMPARE,
-    "eq": COMPARE,
-    "ne": COMPARE,
-    "add": SUM,
-    "sub": SUM,
-    "mul": PRODUCT,
-    "div": PRODUCT,
-    "matmul": PRODUCT,
-    "neg": UNARY,
-    "pow": POWER,
-}
+def printing_of(op: str) -> Printing:
+    """How ``op`` is written (an op the table does not know prints as a call of its name)."""
+    entry = OPS.get(op)
+    return CALL if entry is None else entry.printing
 
-# What each side of a binary operator requires of its operand (a looser operand
-# is parenthesized).  Left-associative operators accept their own level on the
-# left only; ** is right-associative and its exponent may be unary (2**-1).
-# The right operand of * and / must be tighter than unary, so x*(-y) keeps its
-# parentheses although the grammar would read x*-y.
-OPERAND_LEVELS = {
-    "add": (SUM, PRODUCT),
-    "sub": (SUM, PRODUCT),
-    "mul": (PRODUCT, POWER),
-    "div": (PRODUCT, POWER),
-    "matmul": (PRODUCT, POWER),
-    "pow": (ATOM, UNARY),
-    "lt": (COMPARE, SUM),
-    "le": (COMPARE, SUM),
-    "gt": (COMPARE, SUM),
-    "ge": (COMPARE, SUM),
-    "eq": (COMPARE, SUM),
-    "ne": (COMPARE, SUM),
-}
 
-TEXT_SYMBOLS = {
-    "add": " + ",
-    "sub": " - ",
-    "mul": "*",
-    "div": "/",
-    "matmul": " @ ",
-    "pow": "**",
-    "lt": " < ",
-    "le": " <= ",
-    "gt": " > ",
-    "ge": " >= ",
-    "eq": " == ",
-    "ne": " != ",
-}
+def call_name(op: str) -> str:
+    """The function name a call of ``op`` prints with: ``max`` for ``maximum``."""
+    p = printing_of(op)
+    return p.names[0] if p.names else (p.call or op)
+
 
 # Numbers that print as the language's names for them (they evaluate to the same float).
 NAMED_NUMBERS = {math.pi: "pi", math.e: "e", math.log(2.0): "log(2)", math.log(10.0): "log(10)"}
-
-# Ops printed as a call of another name than their own (the parser maps them back).
-CALL_NAMES = {"maximum": "max", "minimum": "min", "amax": "max", "amin": "min"}
 
 
 def format_number(value) -> str:
@@ -146,10 +102,10 @@ def _is_negative_number(node: Expr) -> bool:
 
 
 def precedence(node: Expr) -> int:
-    """How tightly ``node`` binds when printed (one of the levels above)."""
+    """How tightly ``node`` binds when printed (a level of the op table: ``ATOM``, ``POWER``...)."""
     if node.op == "const":
-        return UNARY if _is_negative_number(node) else ATOM
-    return PRECEDENCE.get(node.op, ATOM)
+        return UNARY if _is_negative_number(node) else ATOM  # -2 binds like -x
+    return printing_of(node.op).level
 
 
 # ---------------------------------------------------------------------------
@@ -165,7 +121,7 @@ def _inline_tokens(order: list[Expr]) -> dict[int, int]:
     size: dict[int, int] = {}
     for node in order:
         n = 1 + sum(size[id(a)] for a in node.args)
-        if node.args and node.op not in PRECEDENCE:
+        if node.args and printing_of(node.op).symbol is None:
             n += 1 + len(node.args)  # call parentheses and commas
         elif node.args:
             n += 2  # parentheses it may need
@@ -238,7 +194,6 @@ def _emit(top: Expr, layout: Callable[[Expr], list], names: dict[int, str]) -> s
 class _Printer:
     """Common machinery: precedence-driven wrapping, bindings, statements."""
 
-    symbols = TEXT_SYMBOLS
     open_paren, close_paren = "(", ")"
 
     def __init__(self, names: dict[int, str]):
@@ -257,14 +212,24 @@ class _Printer:
     def layout(self, node: Expr) -> list:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def binary(self, node: Expr) -> list:
+    def symbol(self, p: Printing) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def operator(self, node: Expr, p: Printing) -> list:
+        """An infix (``a + b``) or prefix (``-x``) operator, its operands wrapped as they need."""
+        if p.form == "prefix":
+            return [self.symbol(p)] + self.wrap(node.args[0], p.operands[0])
         left, right = node.args
-        lreq, rreq = OPERAND_LEVELS[node.op]
-        return self.wrap(left, lreq) + [self.symbols[node.op]] + self.wrap(right, rreq)
+        lreq, rreq = p.operands
+        return self.wrap(left, lreq) + [self.symbol(p)] + self.wrap(right, rreq)
 
 
 class TextPrinter(_Printer):
     """The tool's own language; the output parses back to the same values."""
+
+    def symbol(self, p: Printing) -> str:
+        assert p.text_symbol is not None  # an operator's Printing has its symbol
+        return p.text_symbol
 
     def layout(self, node: Expr) -> list:
         op = node.op
@@ -274,17 +239,14 @@ class TextPrinter(_Printer):
             return [format_number(node.value)]
         if op == "var":
             return [node.name]
-        if op in OPERAND_LEVELS:
-            return self.binary(node)
-        if op == "neg":
-            return ["-"] + self.wrap(node.args[0], POWER)
-        if op == "stack":
+        p = printing_of(op)
+        if p.form in ("infix", "prefix"):
+            return self.operator(node, p)
+        if p.form == "array":
             return self.call_pieces("", node.args, (), brackets="[]")
-        if op == "getitem":
+        if p.form == "subscript":
             return self.wrap(node.args[0], ATOM) + ["[" + _format_index(node.attrs["index"]) + "]"]
-        if op == "reshape":
-            return self.call_pieces("reshape", node.args, [_format_list(list(node.attrs["shape"]))])
-        extra = []
+        extra = [_format_list(list(node.attrs[a])) for a in p.attr_args]
         if "axis" in node.attrs and node.attrs["axis"] is not None:
             axis = node.attrs["axis"]
             extra.append(
@@ -292,8 +254,7 @@ class TextPrinter(_Printer):
             )
         if node.attrs.get("keepdims"):
             extra.append("keepdims=1")
-        name = CALL_NAMES.get(op) or OP_SPELLING.get(op, op)
-        return self.call_pieces(name, node.args, extra)
+        return self.call_pieces(call_name(op), node.args, extra)
 
     def call_pieces(self, name: str, args, extra, brackets: str = "()") -> list:
         pieces: list = [name + brackets[0]]
@@ -344,39 +305,6 @@ def to_text(expr: Expr, *, share="auto") -> str:
 # ---------------------------------------------------------------------------
 # LaTeX
 # ---------------------------------------------------------------------------
-
-LATEX_SYMBOLS = {
-    "add": " + ",
-    "sub": " - ",
-    "mul": " ",
-    "matmul": " ",
-    "lt": " < ",
-    "le": " \\leq ",
-    "gt": " > ",
-    "ge": " \\geq ",
-    "eq": " = ",
-    "ne": " \\neq ",
-}
-
-LATEX_FUNCTIONS = {
-    "sin": "\\sin",
-    "cos": "\\cos",
-    "tan": "\\tan",
-    "asin": "\\arcsin",
-    "acos": "\\arccos",
-    "atan": "\\arctan",
-    "sinh": "\\sinh",
-    "cosh": "\\cosh",
-    "tanh": "\\tanh",
-    "log": "\\log",
-    "log2": "\\log_{2}",
-    "log10": "\\log_{10}",
-    "maximum": "\\max",
-    "minimum": "\\min",
-    "amax": "\\max",
-    "amin": "\\min",
-    "sigmoid": "\\sigma",
-}
 
 _GREEK = {
     "alpha",
@@ -456,18 +384,29 @@ def latex_number(value) -> str:
 class LatexPrinter(_Printer):
     """LaTeX for display (not meant to be parsed back)."""
 
-    symbols = LATEX_SYMBOLS
     open_paren, close_paren = "\\left(", "\\right)"
 
     def level(self, node: Expr) -> int:
         if id(node) in self.names:
             return ATOM
-        # \frac and e^{x} group themselves except as the base of a power.
-        if node.op == "div" or node.op == "exp":
-            return POWER
-        if node.op in ("sqrt", "abs"):
-            return ATOM
-        return precedence(node)
+        # \frac and e^{x} group themselves except as the base of a power; \sqrt{x}, |x| always.
+        latex_level = printing_of(node.op).latex_level
+        return precedence(node) if latex_level is None else latex_level
+
+    def symbol(self, p: Printing) -> str:
+        assert isinstance(p.latex, str)  # an operator's LaTeX is a string
+        return p.latex
+
+    @staticmethod
+    def leading_level(p: Printing) -> int | None:
+        """The level the first argument needs when the LaTeX starts with it (``x^{2}``,
+        ``x y``), else None (``\\frac{...}``, ``\\sin``, ``-x``)."""
+        if isinstance(p.latex, tuple):
+            first = p.latex[0]
+            if isinstance(first, tuple):
+                return first[1]
+            return BOTTOM if isinstance(first, int) else None
+        return p.operands[0] if p.form == "infix" else None
 
     def starts_with_digit(self, node: Expr) -> bool:
         # The leftmost leaf decides whether juxtaposition would merge two numbers.
@@ -475,11 +414,11 @@ class LatexPrinter(_Printer):
             if id(node) in self.names:
                 return False
             if node.op == "const":
+                if isinstance(node.value, (list, tuple)):  # an array literal starts with "["
+                    return False
                 return not _is_negative_number(node) and format_number(node.value)[:1].isdigit()
-            if (
-                node.op in ("pow", "mul", "matmul")
-                and self.level(node.args[0]) >= OPERAND_LEVELS[node.op][0]
-            ):
+            need = self.leading_level(printing_of(node.op))
+            if need is not None and self.level(node.args[0]) >= need:
                 node = node.args[0]
                 continue
             return False
@@ -493,33 +432,37 @@ class LatexPrinter(_Printer):
         if op == "var":
             assert node.name is not None  # a "var" node always has a name (Expr.var)
             return [latex_name(node.name)]
-        if op == "div":
-            return ["\\frac{", node.args[0], "}{", node.args[1], "}"]
-        if op == "pow":
-            return self.wrap(node.args[0], ATOM) + ["^{", node.args[1], "}"]
-        if op in ("mul", "matmul"):
+        p = printing_of(op)
+        if isinstance(p.latex, tuple):
+            return self.template(node, p.latex)
+        if p.form == "infix" and p.latex == " ":
+            # juxtaposition: "2 x", but "x \\cdot 2" so that two numbers do not merge
             left, right = node.args
-            lreq, rreq = OPERAND_LEVELS[op]
+            lreq, rreq = p.operands
             r = self.wrap(right, rreq)
             sep = " \\cdot " if (len(r) == 1 and self.starts_with_digit(right)) else " "
             return self.wrap(left, lreq) + [sep] + r
-        if op in OPERAND_LEVELS:
-            return self.binary(node)
-        if op == "neg":
-            return ["-"] + self.wrap(node.args[0], POWER)
-        if op == "exp":
-            return ["e^{", node.args[0], "}"]
-        if op == "sqrt":
-            return ["\\sqrt{", node.args[0], "}"]
-        if op == "abs":
-            return ["\\left|", node.args[0], "\\right|"]
-        name = LATEX_FUNCTIONS.get(op) or ("\\operatorname{" + OP_SPELLING.get(op, op) + "}")
+        if p.form in ("infix", "prefix"):
+            return self.operator(node, p)
+        name = p.latex if isinstance(p.latex, str) else "\\operatorname{" + call_name(op) + "}"
         pieces: list = [name + "\\left("]
         for i, a in enumerate(node.args):
             if i:
                 pieces.append(", ")
             pieces.append(a)
         pieces.append("\\right)")
+        return pieces
+
+    def template(self, node: Expr, layout: tuple) -> list:
+        """A LaTeX layout: strings, argument positions, (position, level) wrapped when looser."""
+        pieces: list = []
+        for item in layout:
+            if isinstance(item, str):
+                pieces.append(item)
+            elif isinstance(item, tuple):
+                pieces.extend(self.wrap(node.args[item[0]], item[1]))
+            else:
+                pieces.append(node.args[item])
         return pieces
 
 
@@ -557,8 +500,8 @@ def count_tokens(text: str) -> int:
 
 
 __all__ = [
-    "PRECEDENCE",
-    "OPERAND_LEVELS",
+    "printing_of",
+    "call_name",
     "precedence",
     "format_number",
     "to_text",

@@ -30,7 +30,7 @@ from lark.exceptions import (
 
 from ..core.errors import ArityError, BadValueError, InputError, ParseError, UnknownFunctionError
 from ..core.expr import CONSTANTS, Expr, Program
-from ..core.ops import FUNCTIONS
+from ..core.ops import FUNCTIONS, OPS
 from ..core.safetext import WINDOW, visible
 
 _READABLE = {
@@ -134,6 +134,10 @@ def _rectangular(values: list) -> bool:
     return True
 
 
+# A comparison's token names its op: "<=" builds le (the op table's spelling, read once).
+_COMPARISONS = {op.printing.symbol: name for name, op in OPS.items() if op.kind == "comparison"}
+
+
 @v_args(inline=True)
 class Builder(Transformer):
     """Callbacks run by the LALR parser: each returns a graph node (an :class:`Expr`)."""
@@ -202,10 +206,8 @@ class Builder(Transformer):
     def pos(self, a):
         return a
 
-    _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-
     def compare(self, a, tok, b):
-        return Expr(self._COMPARE[str(tok)], (a, b))
+        return Expr(_COMPARISONS[str(tok)], (a, b))
 
     def dot_t(self, a, _tok):
         return Expr("transpose", (a,))
@@ -303,14 +305,11 @@ class Builder(Transformer):
             return Expr(fn.unary, tuple(positional))
         if fn.binary and n == 2:
             a, b = positional
-            if (
-                fn.binary in ("maximum", "minimum")
-                and (a.is_const or b.is_const)
-                and not (a.is_const and b.is_const)
-            ):
+            variant = OPS[fn.binary].printing.with_constant
+            if variant and a.is_const != b.is_const:
                 # max(x, c) with a constant c: the clamp op, whose tie convention matches relu.
                 x, c = (b, a) if a.is_const else (a, b)
-                return Expr("clamp_min" if fn.binary == "maximum" else "clamp_max", (x, c))
+                return Expr(variant, (x, c))
             return Expr(fn.binary, tuple(positional))
         if fn.ternary and n == 3:
             return Expr(fn.ternary, tuple(positional))

@@ -1,0 +1,550 @@
+"""Every op of the op table has every interpretation, and a new op cannot miss one.
+
+For each op the language can produce, :func:`gaps` builds a small sample
+expression from the op's own entry (its arity, its forward's attributes, which
+arguments are differentiable) and checks, by running them, that it has
+
+* ``forward``: a value at the sample point;
+* ``reverse``: a vjp rule that agrees with central differences, or a declaration
+  that it is not differentiable (``differentiable`` all False) or piecewise
+  constant (``zero_grad``);
+* ``forward-mode``: a jvp rule that agrees with central differences along a
+  tangent, or the same declarations;
+* ``batching``: a rule in ``core/batch.py`` (``BATCHABLE_OPS``: its elementwise
+  ops batch by broadcasting);
+* ``text``: a printing in the language that parses back to the same value;
+* ``latex``: a declared LaTeX form whose output is well formed (and, where
+  SymPy's LaTeX parser reads it, has the same value);
+* ``symbolic``: a symbolic derivative (``grad_exprs``) that agrees with the
+  engine's gradient, or a declaration that ``diff`` does not support it (an op
+  kind outside the symbolic differentiator's: it raises UnsupportedDiffError);
+* ``grammar``: some source text parses to it (the printed text does).
+
+Internal ops (``internal=True``: broadcast_to, sum_to, scatter, mT, zeros_like)
+are exempt.  The last tests register a dummy op (monkeypatching ``OPS``) with
+everything, then without each interpretation in turn, and check that each
+omission is caught.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from autograd_cli.core import OPS, apply, grad, no_grad, symbolic, tensor
+from autograd_cli.core import batch as batch_module
+from autograd_cli.core.expr import Expr
+from autograd_cli.core.ops import (
+    FUNCTIONS,
+    POWER,
+    UNARY,
+    Op,
+    Printing,
+    RuleContext,
+    chain,
+    function,
+    language_functions,
+)
+from autograd_cli.core.printing import to_latex, to_text
+from autograd_cli.grammar import parse
+
+H = 1e-6
+RTOL = 1e-5
+ATOL = 1e-8
+
+SCALARS = {"x": 0.3, "y": 0.7, "z": 0.2}
+VECTORS = {"x": [0.3, 0.7, 0.2], "y": [0.6, 0.4, 0.9], "z": [0.5, 0.8, 0.1]}
+CONSTANT = 0.5  # the value of an argument the op does not differentiate (max(x, c))
+# Values for the attributes an op's forward takes beyond its array arguments.
+SAMPLE_ATTRS = {"axis": 0, "keepdims": False, "index": (1,), "shape": (3, 1)}
+# Op kinds whose sample is scalars; the others (reductions, products, shapes) get vectors.
+SCALAR_KINDS = ("elementwise", "comparison", "constant")
+# The kinds the symbolic differentiator handles; any other kind declares "no diff".
+SYMBOLIC_KINDS = ("elementwise", "comparison", "constant")
+
+
+@dataclass
+class Sample:
+    expr: Expr
+    values: dict  # variable -> float64 array
+    args: list  # the argument arrays, in order (constants included)
+    attrs: dict
+    wrt: list  # argument positions that are differentiated (variables)
+
+
+def _order(root: Expr) -> list[Expr]:
+    """The nodes under ``root``, children first (iteratively)."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((a, False) for a in node.args)
+    return order
+
+
+def run(root: Expr, values: dict) -> np.ndarray:
+    """Evaluate an expression graph with the ops' forwards (no engine, no evaluator)."""
+    out: dict[int, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for node in _order(root):
+            if node.op == "const":
+                v = np.asarray(node.value, dtype=np.float64)
+            elif node.op == "var":
+                v = values[node.name]
+            else:
+                v = OPS[node.op].forward(*[out[id(a)] for a in node.args], **node.attrs)
+            out[id(node)] = np.asarray(v, dtype=np.float64)
+    return out[id(root)]
+
+
+def _differentiable(op: Op, n: int) -> tuple[bool, ...]:
+    return op.differentiable if op.arity is not None else (True,) * n
+
+
+def declared_not_differentiable(op: Op) -> bool:
+    return op.zero_grad or (op.arity is not None and not any(op.differentiable))
+
+
+def sample(name: str) -> Sample:
+    """A small expression applying ``name`` to variables (a constant where the op takes
+    no derivative but does in another argument: ``max(x, 0.5)`` is the clamp op)."""
+    op = OPS[name]
+    n = op.arity if op.arity is not None else 2
+    flags = _differentiable(op, n)
+    pool = SCALARS if op.kind in SCALAR_KINDS else VECTORS
+    names = iter(pool)
+    args, values, arrays, wrt = [], {}, [], []
+    for i in range(n):
+        if not flags[i] and any(flags):
+            args.append(Expr.const(CONSTANT))
+            arrays.append(np.float64(CONSTANT))
+            continue
+        var = next(names)
+        values[var] = np.asarray(pool[var], dtype=np.float64)
+        args.append(Expr.var(var))
+        arrays.append(values[var])
+        if flags[i]:
+            wrt.append(i)
+    params = list(inspect.signature(op.forward).parameters.values())
+    attrs = {}
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or params.index(p) < n:
+            continue
+        if p.name in SAMPLE_ATTRS:
+            attrs[p.name] = SAMPLE_ATTRS[p.name]
+        elif p.default is p.empty:
+            raise AssertionError(f"{name}: no sample value for the attribute {p.name!r}")
+    return Sample(Expr(name, tuple(args), attrs), values, arrays, attrs, wrt)
+
+
+def _value(name: str, arrays, attrs) -> np.ndarray:
+    with no_grad(), np.errstate(all="ignore"):
+        out = apply(OPS[name], *[tensor(a) for a in arrays], **attrs)
+    return np.asarray(out.numpy(), dtype=np.float64)
+
+
+def _central(name: str, s: Sample, i: int, t: np.ndarray) -> np.ndarray:
+    """(f(x + h t) - f(x - h t)) / 2h along argument ``i``."""
+    hi = list(s.args)
+    lo = list(s.args)
+    hi[i] = s.args[i] + H * t
+    lo[i] = s.args[i] - H * t
+    return (_value(name, hi, s.attrs) - _value(name, lo, s.attrs)) / (2 * H)
+
+
+def _close(a, b) -> bool:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
+
+
+# ---------------------------------------------------------------------------
+# The checks: each returns None when the interpretation is there, else why not.
+# ---------------------------------------------------------------------------
+
+
+def check_forward(name, op, s):
+    value = _value(name, s.args, s.attrs)
+    if not np.isfinite(value).all():
+        return f"forward gives {value} at the sample point"
+    return None
+
+
+def _engine_grads(name, s) -> list:
+    inputs = [tensor(a, requires_grad=(i in s.wrt)) for i, a in enumerate(s.args)]
+    out = apply(OPS[name], *inputs, **s.attrs)
+    return [g.numpy() for g in grad(out.sum(), [inputs[i] for i in s.wrt])]
+
+
+def check_reverse(name, op, s):
+    if op.vjp is None:
+        return None if declared_not_differentiable(op) else "no vjp rule and no declaration"
+    if not s.wrt:
+        return None
+    for i, g in zip(s.wrt, _engine_grads(name, s)):
+        fd = np.zeros_like(s.args[i])
+        for j in np.ndindex(fd.shape):
+            t = np.zeros_like(s.args[i])
+            t[j] = 1.0
+            fd[j] = _central(name, s, i, t).sum()
+        if not _close(g, fd):
+            return f"vjp gives {g} for argument {i}, finite differences {fd}"
+    return None
+
+
+def check_forward_mode(name, op, s):
+    if op.jvp is None:
+        return None if declared_not_differentiable(op) else "no jvp rule and no declaration"
+    if not s.wrt:
+        return None
+    rng = np.random.default_rng(7)
+    inputs = tuple(tensor(a) for a in s.args)
+    with no_grad():
+        out = apply(op, *inputs, **s.attrs)
+    for i in s.wrt:
+        t = rng.uniform(0.5, 1.5, size=np.shape(s.args[i]))
+        tangents = tuple(tensor(t) if k == i else None for k in range(len(inputs)))
+        needs = tuple(k == i for k in range(len(inputs)))
+        with no_grad():
+            jt = op.jvp(RuleContext(op, inputs, out, s.attrs, needs), tangents)
+        got = np.zeros(out.shape) if jt is None else jt.numpy()
+        if not _close(got, _central(name, s, i, t)):
+            return f"jvp gives {got} along argument {i}, finite differences differ"
+    return None
+
+
+def check_batching(name, op, s):
+    if name in batch_module.BATCHABLE_OPS:
+        return None
+    return "no batching rule in core/batch.py (BATCHABLE_OPS)"
+
+
+def _parse_output(text: str) -> Expr:
+    return parse(text).output
+
+
+def _round_trip(expr: Expr, values: dict, want) -> str | None:
+    text = to_text(expr)
+    try:
+        back = _parse_output(text)
+    except Exception as exc:  # noqa: BLE001 - any failure to read it back is the finding
+        return f"{text!r} does not parse: {exc}"
+    got = run(back, values)
+    if not np.array_equal(got, want, equal_nan=True):
+        return f"{text!r} parses back to the value {got}, not {want}"
+    return None
+
+
+NESTED = {"u": [1.7, 0.4, 1.1], "v": [0.4, 0.9, 1.3]}  # the operands of an inner operator
+
+
+def _operators() -> list[str]:
+    return [
+        n
+        for n, o in OPS.items()
+        if o.printing.form in ("infix", "prefix") and o.kind in SCALAR_KINDS and not o.internal
+    ]
+
+
+def check_text(name, op, s):
+    why = _round_trip(s.expr, s.values, _value(name, s.args, s.attrs))
+    if why is not None or op.printing.form not in ("infix", "prefix"):
+        return why
+    # An operator's parentheses: each operand in turn is every other operator.
+    scalar = op.kind in SCALAR_KINDS
+    values = dict(s.values)
+    values.update({k: np.float64(v[0]) if scalar else np.asarray(v) for k, v in NESTED.items()})
+    for inner in _operators():
+        arity = OPS[inner].arity
+        child = Expr(inner, tuple(Expr.var(v) for v in list(NESTED)[:arity]))
+        for i, arg in enumerate(s.expr.args):
+            if arg.op != "var":
+                continue
+            args = s.expr.args[:i] + (child,) + s.expr.args[i + 1 :]
+            nested = Expr(name, args, s.attrs)
+            why = _round_trip(nested, values, run(nested, values))
+            if why is not None:
+                return why
+    return None
+
+
+def _balanced(latex: str) -> bool:
+    depth = 0
+    for ch in latex.replace("\\{", "").replace("\\}", ""):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0 and latex.count("\\left") == latex.count("\\right")
+
+
+def _sympy_value(latex: str, values: dict):
+    """The value of ``latex`` read by SymPy's LaTeX parser, or None where it cannot read it."""
+    try:
+        import sympy
+        from sympy.parsing.latex import parse_latex
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e = parse_latex(latex, backend="lark")
+        e = e.subs(sympy.Symbol("e"), sympy.E)
+        if not {str(v) for v in e.free_symbols} <= set(values):
+            return None
+        r = e.subs({sympy.Symbol(k): float(v) for k, v in values.items()})
+        if r in (sympy.true, sympy.false):
+            return float(bool(r))
+        return float(r)
+    except Exception:  # noqa: BLE001 - SymPy without the lark backend, or a form it lacks
+        return None
+
+
+def check_latex(name, op, s):
+    if op.printing.latex is None:
+        return "no LaTeX declared (Printing.latex)"
+    latex = to_latex(s.expr)
+    if not _balanced(latex):
+        return f"{latex!r} is not balanced"
+    for var in s.values:
+        if not re.search(rf"(?<![A-Za-z\\]){var}(?![A-Za-z])", latex):
+            return f"{latex!r} drops the argument {var}"
+    if op.kind in SCALAR_KINDS:
+        theirs = _sympy_value(latex, s.values)
+        ours = float(_value(name, s.args, s.attrs))
+        if theirs is not None and not math.isclose(theirs, ours, rel_tol=1e-9, abs_tol=1e-12):
+            return f"{latex!r} reads (SymPy) as {theirs}, not {ours}"
+    return None
+
+
+def check_symbolic(name, op, s):
+    wrt = [str(s.expr.args[i].name) for i in s.wrt]
+    if op.kind not in SYMBOLIC_KINDS:  # declared: diff does not support this kind of op
+        try:
+            symbolic.grad_exprs(s.expr, wrt)
+        except symbolic.UnsupportedDiffError:
+            return None
+        return f"diff does not refuse the {op.kind} op {name} (UnsupportedDiffError)"
+    try:
+        derivatives = symbolic.grad_exprs(s.expr, wrt)
+    except Exception as exc:  # noqa: BLE001
+        return f"no symbolic derivative: {type(exc).__name__}: {exc}"
+    engine = _engine_grads(name, s) if op.vjp is not None and s.wrt else [0.0] * len(wrt)
+    for var, want in zip(wrt, engine):
+        got = run(derivatives[var], s.values)
+        if not _close(got, want):
+            return f"symbolic d/d{var} = {to_text(derivatives[var])} gives {got}, grad {want}"
+    return None
+
+
+def check_grammar(name, op, s):
+    """The printed text builds the op, or a call of one of its declared names does."""
+    args = ", ".join(to_text(a) for a in s.expr.args)
+    sources = [to_text(s.expr)] + [f"{f}({args})" for f in op.printing.names]
+    for text in sources:
+        try:
+            if _parse_output(text).op == name:
+                return None
+        except Exception:  # noqa: BLE001 - try the next spelling
+            continue
+    return f"none of {sources} parses to {name}"
+
+
+CHECKS = {
+    "forward": check_forward,
+    "reverse": check_reverse,
+    "forward-mode": check_forward_mode,
+    "batching": check_batching,
+    "text": check_text,
+    "latex": check_latex,
+    "symbolic": check_symbolic,
+    "grammar": check_grammar,
+}
+
+
+def gaps(name: str) -> dict[str, str]:
+    """The interpretations ``name`` lacks, each with the reason (empty: it has them all)."""
+    op = OPS[name]
+    if op.internal:
+        return {}
+    s = sample(name)
+    found = {}
+    for label, check in CHECKS.items():
+        try:
+            why = check(name, op, s)
+        except Exception as exc:  # noqa: BLE001 - a check that crashes is a missing piece
+            why = f"{type(exc).__name__}: {exc}"
+        if why is not None:
+            found[label] = why
+    return found
+
+
+# ---------------------------------------------------------------------------
+# The table itself
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_every_op_has_every_interpretation(name):
+    assert gaps(name) == {}
+
+
+def test_internal_ops_are_the_expected_ones_and_unspelled():
+    internal = {name for name, op in OPS.items() if op.internal}
+    assert internal == {"broadcast_to", "sum_to", "scatter", "mT", "zeros_like"}
+    for name in internal:
+        assert OPS[name].printing.names == (), name
+        assert all(name not in (f.unary, f.binary, f.ternary, f.reduce) for f in FUNCTIONS.values())
+
+
+def test_language_functions_are_derived_from_the_table():
+    assert language_functions().keys() == FUNCTIONS.keys()
+    for name, fn in language_functions().items():
+        old = FUNCTIONS[name]
+        assert (fn.unary, fn.binary, fn.ternary, fn.reduce, fn.positional_axis) == (
+            old.unary,
+            old.binary,
+            old.ternary,
+            old.reduce,
+            old.positional_axis,
+        )
+
+
+def test_operators_declare_their_levels():
+    for name, op in OPS.items():
+        p = op.printing
+        if p.form == "infix":
+            assert p.symbol and len(p.operands) == 2 and op.arity == 2, name
+        elif p.form == "prefix":
+            assert p.symbol and len(p.operands) == 1 and op.arity == 1, name
+        else:
+            assert p.symbol is None and p.operands == (), name
+
+
+# ---------------------------------------------------------------------------
+# A new op: complete, then missing each interpretation in turn
+# ---------------------------------------------------------------------------
+
+
+def _cube_partial(n):
+    x = n.inputs[0]
+    return 3 * x * x
+
+
+def _raw_partial(n):  # with raw arrays: fine on tensors, no symbolic form
+    return tensor(3 * n.inputs[0].data ** 2)
+
+
+COMPLETE = {
+    "forward": lambda a: a * a * a,
+    "vjp": lambda n, g: (chain(g, _cube_partial(n)),),
+    "jvp": lambda n, ts: None if ts[0] is None else chain(ts[0], _cube_partial(n)),
+    "differentiable": None,
+    "printing": function("cube", latex="\\operatorname{cube}"),
+    "internal": False,
+}
+
+
+def _install(monkeypatch, batchable=True, **changes) -> None:
+    fields = dict(COMPLETE, **changes)
+    op = Op(
+        "cube",
+        "CubeBackward0",
+        fields["forward"],
+        fields["vjp"],
+        fields["jvp"],
+        differentiable=fields["differentiable"],
+        printing=fields["printing"],
+        internal=fields["internal"],
+    )
+    monkeypatch.setitem(OPS, "cube", op)
+    for fname, fn in language_functions().items():
+        monkeypatch.setitem(FUNCTIONS, fname, fn)
+    if batchable:  # what a rule in core/batch.py would do
+        monkeypatch.setattr(batch_module, "BATCHABLE_OPS", batch_module.BATCHABLE_OPS | {"cube"})
+
+
+def _broken(a):
+    raise ValueError("no forward")
+
+
+def test_a_complete_new_op_passes(monkeypatch):
+    _install(monkeypatch)
+    assert gaps("cube") == {}
+
+
+VARIANTS = {
+    "forward": {"forward": _broken},
+    "reverse": {"vjp": None},
+    "forward-mode": {"jvp": None},
+    "batching": {"batchable": False},
+    # prints as "-x", which parses (to neg) but not to the same value
+    "text": {
+        "printing": Printing(
+            form="prefix",
+            symbol="-",
+            level=UNARY,
+            operands=(POWER,),
+            names=("cube",),
+            latex="\\operatorname{cube}",
+        )
+    },
+    "latex": {"printing": Printing(names=("cube",))},
+    "symbolic": {
+        "vjp": lambda n, g: (g * _raw_partial(n),),
+        "jvp": lambda n, ts: None if ts[0] is None else ts[0] * _raw_partial(n),
+    },
+    # no function of the language builds it
+    "grammar": {"printing": Printing(call="cube", latex="\\operatorname{cube}")},
+}
+
+
+@pytest.mark.parametrize("missing", list(VARIANTS))
+def test_a_new_op_missing_an_interpretation_fails(monkeypatch, missing):
+    assert set(VARIANTS) == set(CHECKS)
+    _install(monkeypatch, **VARIANTS[missing])
+    found = set(gaps("cube"))
+    if missing == "forward":  # nothing else can run without a value
+        assert "forward" in found
+    elif missing == "grammar":  # what cannot be parsed cannot be printed and read back
+        assert found == {"grammar", "text"}
+    else:
+        assert found == {missing}
+
+
+def test_wrong_rules_are_caught_not_only_missing_ones(monkeypatch):
+    _install(
+        monkeypatch,
+        vjp=lambda n, g: (chain(g, 2 * n.inputs[0]),),
+        jvp=lambda n, ts: None if ts[0] is None else chain(ts[0], 2 * n.inputs[0]),
+    )
+    assert {"reverse", "forward-mode"} <= set(gaps("cube"))
+
+
+def test_declarations_stand_in_for_rules(monkeypatch):
+    # not differentiable: no vjp/jvp needed (a comparison-like op)
+    _install(monkeypatch, vjp=None, jvp=None, differentiable=(False,))
+    assert gaps("cube") == {}
+
+
+def test_internal_ops_are_exempt(monkeypatch):
+    _install(
+        monkeypatch,
+        batchable=False,
+        vjp=None,
+        jvp=None,
+        printing=Printing(),
+        internal=True,
+    )
+    assert gaps("cube") == {}
