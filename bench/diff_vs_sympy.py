@@ -1,7 +1,7 @@
 """diff vs SymPy: printed length (tokens) and value on 50 everyday expressions.
 
 For each expression of :data:`CORPUS`, the derivative printed by
-``autograd_cli.core.symbolic.diff`` is compared with ``str(sympy.diff(expr, var))``,
+``autograd_cli.diff`` is compared with ``str(sympy.diff(expr, var))``,
 SymPy's derivative printed without ``simplify()`` (its automatic evaluation
 only).  Both are counted in lexical tokens (numbers, names, operators,
 brackets) by the same tokenizer, and both are evaluated at random points in
@@ -24,8 +24,8 @@ import time
 
 import sympy
 
+from autograd_cli import diff
 from autograd_cli.core.printing import count_tokens
-from autograd_cli.core.symbolic import diff
 
 # (expression, variable).  Everyday calculus: polynomials, products, quotients,
 # the chain rule, exponentials and logarithms, trigonometric and hyperbolic

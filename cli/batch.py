@@ -74,9 +74,9 @@ from ..core.errors import (
     AutogradCliError,
     BadValueError,
     EvaluationError,
-    MissingValueError,
     ParseError,
 )
+from ..core.program import missing_value
 from . import jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, exit_code_for_signal
 
@@ -389,9 +389,7 @@ def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task
     for name, cell in zip(names, fields):
         cell = cell.strip()
         if not cell:
-            raise MissingValueError(
-                f"no value for variable {name!r} (an empty field)", variable=name
-            )
+            raise missing_value(name, " (an empty field)")
         value = options.parse_literal(cell, f"column {name!r}")
         if isinstance(value, list):
             value, shape = _value_shape(name, value, f"column {name!r}")
@@ -1461,19 +1459,17 @@ def _check_options(opts: BatchOptions) -> None:
 
 def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
     """Problems of the command itself (header against expression, --wrt): exit 2, not N errors."""
-    from ..core import api
-    from ..core.expr import topological
+    from ..core.program import check_values, resolve_wrt, topological
 
-    api.check_values(program, dict.fromkeys(names))
+    check_values(program, dict.fromkeys(names))
     for node in topological([program.output]):
         if node.op == "var" and node.name not in names:
-            raise MissingValueError(
-                f"no value for variable {node.name!r}: the CSV header has no "
-                f"column {node.name!r} (columns: {', '.join(names)})",
-                variable=node.name,
+            raise missing_value(
+                node.name,
+                f": the CSV header has no column {node.name!r} (columns: {', '.join(names)})",
             )
     if opts.op != "eval" and opts.wrt:
-        api.resolve_wrt(program, opts.wrt)
+        resolve_wrt(program, opts.wrt)
 
 
 def run_batch(opts: BatchOptions) -> Summary:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import NonScalarOutputError, ShapeError, UnknownVariableError
-from .expr import Program, derivative_warnings, evaluate, parse_value
-from .tensor import Tensor
+from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
+from .expr import derivative_warnings, evaluate, parse_value
+from .program import Program, check_values, non_scalar_message, resolve_wrt, topological
+from .tensor import Tensor, no_grad
 
 if TYPE_CHECKING:
     import numpy  # for annotations only: backend.py stays the one module importing NumPy
@@ -42,62 +43,12 @@ class Result:
         return list(self.value.shape)
 
 
-def check_values(program: Program, values: dict) -> None:
-    """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
-
-    This catches typos like ``--xx`` and values given to ``name = expr`` intermediates.
-    """
-    known = set(program.inputs)
-    for name in values:
-        if name in known:
-            continue
-        where = (
-            f"the expression's variables are {', '.join(program.inputs)}"
-            if program.inputs
-            else "the expression has no variables"
-        )
-        hint = ""
-        if name in program.bindings:
-            hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
-        raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
-
-
-def resolve_wrt(program: Program, wrt) -> list[str]:
-    """The variables to differentiate with respect to: ``wrt`` checked, or every input."""
-    if not wrt:
-        return list(program.inputs)
-    names = []
-    for name in wrt:
-        if name not in program.inputs:
-            if name in program.bindings:
-                reason = f"{name!r} is an intermediate ('{name} = ...'), not an input variable"
-            else:
-                reason = f"{name!r} is not a variable of the expression"
-            raise UnknownVariableError(
-                f"--wrt: {reason}; the variables are {', '.join(program.inputs) or '(none)'}",
-                variable=name,
-            )
-        if name not in names:
-            names.append(name)
-    return names
-
-
 def eval_of(program: Program, values: dict) -> Result:
     """The forward value of ``program`` at ``values``."""
     check_values(program, values)
-    from .tensor import no_grad
-
     with no_grad():
         ev = evaluate(program, values)
     return Result(value=backend.to_numpy(ev.output.data), warnings=ev.warnings)
-
-
-def non_scalar_message(shape) -> str:
-    return (
-        f"grad can be implicitly created only for scalar outputs: the output has shape "
-        f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
-        f"vector-Jacobian product), use the jacobian command, or wrap the expression in sum(...)"
-    )
 
 
 def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Result:
@@ -169,8 +120,6 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
     Gradients (of the output w.r.t. each node) need a scalar output or ``grad_output``;
     otherwise only values are filled in.
     """
-    from .expr import topological
-
     check_values(program, values)
     names = list(program.inputs)
     order = topological([program.output])
@@ -271,8 +220,6 @@ def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) 
     check_values(program, values)
     names = resolve_wrt(program, wrt)
     if len(names) != 1:
-        from .errors import InputError
-
         raise InputError(
             f"--order {order} needs one variable to differentiate with respect to; "
             f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)"
@@ -407,7 +354,6 @@ def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
 
     Returns :class:`~autograd_cli.core.symbolic.DiffResult` (``as_dict()`` is SPEC's JSON).
     """
-    from .errors import InputError
     from .symbolic import diff
 
     if order < 1:

@@ -1,18 +1,181 @@
-"""Reverse mode: ``backward`` and ``grad`` with PyTorch's semantics.
+"""Reverse mode: grad mode, the graph's Nodes, and ``backward`` and ``grad`` with PyTorch's semantics.
 
 The graph is walked without recursion: one iterative pass counts, for every
 Node reachable from the outputs, how many consumers it has; a second pass
 processes a Node once all its consumers have handed it their cotangents
 (Kahn's algorithm).  Each cotangent is dropped as soon as it is used, and a
 gradient that never arrives stays absent (None) instead of becoming a zero.
+
+This module sits below :mod:`.tensor` and never imports it (``Tensor.backward``
+calls :func:`backward` here): the tensors it makes (seeds, reshaped gradients)
+are of the class of the tensors it is given.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+from . import backend
 from .errors import GradError, NonScalarOutputError, ShapeError
-from .tensor import Node, Tensor, as_tensor, enable_grad, no_grad
+
+# A core.tensor.Tensor: not imported, as tensor.py imports this module.
+TensorLike = Any
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "grad_enabled", True)
+
+
+def set_grad_enabled(mode: bool) -> None:
+    _state.grad_enabled = bool(mode)
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Context manager: ops inside record no graph (like ``torch.no_grad()``).
+
+    >>> from autograd_cli.core import tensor
+    >>> x = tensor(2.0, requires_grad=True)
+    >>> with no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+    previous = is_grad_enabled()
+    set_grad_enabled(False)
+    try:
+        yield
+    finally:
+        set_grad_enabled(previous)
+
+
+@contextlib.contextmanager
+def enable_grad():
+    """Context manager: turn grad mode back on inside a ``no_grad`` block."""
+    previous = is_grad_enabled()
+    set_grad_enabled(True)
+    try:
+        yield
+    finally:
+        set_grad_enabled(previous)
+
+
+class AccumulateGrad:
+    """The graph node standing for a leaf that requires grad (as in PyTorch)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: TensorLike):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+class Node:
+    """One recorded op application: the ``grad_fn`` of the tensor it produced.
+
+    ``edges[i]`` says where the gradient for input i goes: the input's own Node,
+    the input tensor itself when it is a leaf that requires grad, or None.
+    ``saved`` holds the input and output tensors the op's rules read; backward
+    without ``retain_graph`` releases them.
+    """
+
+    __slots__ = ("op", "attrs", "edges", "saved", "shapes", "needs", "released", "__weakref__")
+
+    def __init__(self, op, inputs: tuple, out: TensorLike, attrs: dict):
+        self.op = op
+        self.attrs = attrs
+        edges = []
+        needs = []
+        for t in inputs:
+            if t.grad_fn is not None:
+                edges.append(t.grad_fn)
+                needs.append(True)
+            elif t.requires_grad:
+                edges.append(t)
+                needs.append(True)
+            else:
+                edges.append(None)
+                needs.append(False)
+        for i, differentiable in enumerate(op.differentiable):
+            if not differentiable:
+                edges[i] = None
+                needs[i] = False
+        self.edges = tuple(edges)
+        self.needs = tuple(needs)
+        self.shapes = tuple(t.shape for t in inputs)
+        # The output is kept as its array (plus a weak reference), never as the Tensor
+        # itself: out.grad_fn is this Node, so a strong reference would make every
+        # recorded op a reference cycle, freed only by the cyclic garbage collector.
+        self.saved: tuple[tuple, Any, weakref.ref[TensorLike]] | None = (
+            inputs,
+            out.data,
+            weakref.ref(out),
+        )
+        self.released = False
+
+    # The op rules read these -------------------------------------------------
+    @property
+    def inputs(self) -> tuple:
+        self._check_saved()
+        assert self.saved is not None  # not released, so release() has not cleared it
+        return self.saved[0]
+
+    @property
+    def out(self) -> TensorLike:
+        self._check_saved()
+        assert self.saved is not None  # not released, so release() has not cleared it
+        out = self.saved[2]()
+        if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
+            # A Node always has inputs (apply records one only when an input requires grad),
+            # and they are of the output's class.
+            out = type(self.saved[0][0])._wrap(self.saved[1], grad_fn=self)
+        return out
+
+    def _check_saved(self) -> None:
+        if self.released:
+            raise GradError(
+                "Trying to backward through the graph a second time, but the buffers have "
+                "already been freed. Specify retain_graph=True when calling backward the first time."
+            )
+
+    def release(self) -> None:
+        if self.op.saves:
+            self.saved = None
+            self.released = True
+
+    # PyTorch-like introspection ---------------------------------------------
+    def name(self) -> str:
+        return self.op.node_name(self)
+
+    @property
+    def next_functions(self):
+        result = []
+        for e in self.edges:
+            if e is None:
+                result.append((None, 0))
+            elif isinstance(e, Node):
+                result.append((e, 0))
+            else:
+                result.append((AccumulateGrad(e), 0))
+        return tuple(result)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
 
 
 def _as_tuple(x) -> tuple:
@@ -23,7 +186,22 @@ def _as_tuple(x) -> tuple:
     return (x,)
 
 
-def _make_seeds(outputs: Sequence[Tensor], grad_outputs, create_graph: bool) -> list[Tensor]:
+def _as_tensor(value, like: TensorLike) -> TensorLike:
+    """``value`` as a tensor of ``like``'s class, a number taking its dtype (``tensor.as_tensor``)."""
+    cls = type(like)
+    if isinstance(value, cls):
+        return value
+    return cls._wrap(backend.asarray(value, dtype=like.data.dtype))
+
+
+def _single(tensors) -> bool:
+    """One tensor rather than a list or tuple of them (see ``_as_tuple``)."""
+    return tensors is not None and not isinstance(tensors, (list, tuple))
+
+
+def _make_seeds(
+    outputs: Sequence[TensorLike], grad_outputs, create_graph: bool
+) -> list[TensorLike]:
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise GradError(
@@ -36,10 +214,10 @@ def _make_seeds(outputs: Sequence[Tensor], grad_outputs, create_graph: bool) -> 
                 raise NonScalarOutputError(
                     "grad can be implicitly created only for scalar outputs", shape=list(out.shape)
                 )
-            g = as_tensor(1.0, like=out)
-            g = Tensor._wrap(g.data.reshape(out.data.shape))
+            g = _as_tensor(1.0, like=out)
+            g = type(out)._wrap(g.data.reshape(out.data.shape))
         else:
-            g = as_tensor(g, like=out)
+            g = _as_tensor(g, like=out)
             if tuple(g.shape) != tuple(out.shape):
                 raise ShapeError(
                     f"Mismatch in shape: grad_output has shape {tuple(g.shape)} and output has "
@@ -83,8 +261,8 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                     deps[edge] = 1
                     stack.append(edge)
 
-    buffers: dict[Node, Tensor] = {}
-    leaves: dict[Tensor, Tensor] = {}
+    buffers: dict[Node, TensorLike] = {}
+    leaves: dict[TensorLike, TensorLike] = {}
     for out, g in zip(outputs, seeds):
         if out.grad_fn is not None:
             _accumulate(buffers, out.grad_fn, g)
@@ -137,7 +315,7 @@ def backward(
     >>> a.grad
     tensor([2., 4.])
     """
-    if isinstance(tensors, Tensor):
+    if _single(tensors):
         grad_tensors = None if grad_tensors is None else (grad_tensors,)
     outputs = _as_tuple(tensors)
     if retain_graph is None:
@@ -154,7 +332,7 @@ def backward(
         if wanted is not None and id(leaf) not in wanted:
             continue
         if g.shape != leaf.shape:
-            g = Tensor._wrap(g.data.reshape(leaf.data.shape))
+            g = type(leaf)._wrap(g.data.reshape(leaf.data.shape))
         leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
@@ -177,7 +355,7 @@ def grad(
     >>> dx, grad(dx, x)[0]
     (tensor(24., grad_fn=<MulBackward0>), tensor(6.))
     """
-    if isinstance(outputs, Tensor):
+    if _single(outputs):
         grad_outputs = None if grad_outputs is None else (grad_outputs,)
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
@@ -203,12 +381,12 @@ def grad(
                 "Set allow_unused=True if this is the desired behavior."
             )
         if g is not None and g.shape != t.shape:
-            g = g.reshape(t.shape) if create_graph else Tensor._wrap(g.data.reshape(t.data.shape))
+            g = g.reshape(t.shape) if create_graph else type(t)._wrap(g.data.reshape(t.data.shape))
         result.append(g)
     return tuple(result)
 
 
-def topological_nodes(outputs: Iterable[Tensor], stop: Iterable[Node] = ()) -> list[Node]:
+def topological_nodes(outputs: Iterable[TensorLike], stop: Iterable[Node] = ()) -> list[Node]:
     """Every Node reachable from ``outputs``, each after all of its inputs (iterative post-order).
 
     The walk does not enter the Nodes in ``stop`` (nor what lies behind them).

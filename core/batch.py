@@ -47,15 +47,18 @@ from dataclasses import dataclass
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import (
-    AutogradCliError,
-    InputError,
-    MissingValueError,
-    NonScalarOutputError,
-    UnknownVariableError,
-)
-from .expr import Program, _describe_nonfinite, topological
+from .errors import AutogradCliError, InputError, NonScalarOutputError
+from .expr import _describe_nonfinite
 from .ops import Op, RuleContext, chain, sum_to
+from .program import (
+    Program,
+    check_values,
+    missing_value,
+    non_scalar_message,
+    resolve_wrt,
+    topological,
+    unknown_wrt,
+)
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = ["BatchResult", "GroupError", "Unbatchable", "evaluate_batch", "BATCHABLE_OPS"]
@@ -583,11 +586,9 @@ def evaluate_batch(
     Raises :class:`GroupError` (every row gets the same error),
     :class:`Unbatchable` or any engine error (evaluate the rows one by one).
     """
-    from . import api
-
     try:
-        api.check_values(program, columns)
-        names = api.resolve_wrt(program, wrt) if grad else []
+        check_values(program, columns)
+        names = resolve_wrt(program, wrt) if grad else []
     except InputError as exc:
         raise GroupError(exc) from None
     bad = unbatchable_ops(program)
@@ -599,8 +600,6 @@ def evaluate_batch(
 
 
 def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
-    from .api import non_scalar_message
-
     xp = backend.xp
     np = backend.host
     wanted = set(names)
@@ -620,13 +619,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
             t = leaves.get(node.name)
             if t is None:
                 if node.name not in columns:
-                    raise GroupError(
-                        MissingValueError(
-                            f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                            f"--var {node.name}=VALUE or --vars JSON)",
-                            variable=node.name,
-                        )
-                    )
+                    raise GroupError(missing_value(node.name))
                 data = xp.asarray(columns[node.name], dtype=backend.default_dtype)
                 if data.ndim == 0 or data.shape[0] != B:
                     raise Unbatchable(f"column {node.name!r} has no batch axis of size {B}")
@@ -657,12 +650,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
         computed[id(node)] = v
     for name in names:
         if name not in leaves:
-            raise GroupError(
-                UnknownVariableError(
-                    f"--wrt names {name!r}, which is not a variable of the expression",
-                    variable=name,
-                )
-            )
+            raise GroupError(unknown_wrt(name))
     out = computed[id(output)]
     rowshape = out.rowshape
     value = backend.to_numpy(out.t.data)

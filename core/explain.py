@@ -30,7 +30,8 @@ the local partial and is written ``∂y/∂c``.
 of dicts of strings and numbers), a text rendering and a JSON-able dict.
 Scalar expressions of elementwise ops, as for ``diff``.
 
->>> ex = explain("y = (x + w) * (w + 1)", {"x": 2, "w": 1}, "w")
+>>> from autograd_cli.grammar import parse
+>>> ex = explain(parse("y = (x + w) * (w + 1)"), {"x": 2, "w": 1}, "w")
 >>> ex.gradient
 {'w': 5.0}
 >>> print(ex.text.splitlines()[-2].strip())
@@ -43,10 +44,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .errors import MissingValueError, UnknownVariableError
-from .expr import CONSTANTS, Expr, Program, parse_value, topological
+from .expr import parse_value
 from .ops import FUNCTIONS, RuleContext
 from .printing import to_text
+from .program import CONSTANTS, Expr, Program, missing_value, topological, wrt_names
 from .symbolic import (
     Algebra,
     Builder,
@@ -167,29 +168,21 @@ def _names(order: list[Expr], output: Expr, inputs: Sequence[str]) -> tuple[dict
     return names, auto
 
 
-def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Explanation:
-    """Walk the chain rule for ``source`` (text or Program) at ``values`` (name -> number).
+def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = None) -> Explanation:
+    """Walk the chain rule for a parsed ``program`` at ``values`` (name -> number).
 
     ``wrt``: a name, ``"a,b"`` or a list; None means every input variable.
+    Text is for :func:`autograd_cli.explain`, which parses it first:
 
-    >>> ex = explain("a = x + w; b = w + 1; a * b", {"x": 2, "w": 1}, "w")
+    >>> from autograd_cli.grammar import parse
+    >>> ex = explain(parse("a = x + w; b = w + 1; a * b"), {"x": 2, "w": 1}, "w")
     >>> [s["text"] for s in ex.steps if s["kind"] == "local"]
     ['dy/da = b = 2', 'dy/db = a = 3', 'da/dw = 1', 'db/dw = 1']
     """
-    from ..grammar import parse  # noqa: PLC0415
-
-    program = parse(source) if isinstance(source, str) else source
     if not isinstance(program, Program):
-        raise TypeError("explain() takes the program's text or a parsed Program")
+        raise TypeError("explain() takes a parsed Program; autograd_cli.explain takes the text")
     output, inputs = program.output, list(program.inputs)
-    if isinstance(wrt, str):
-        wrt = [w.strip() for w in wrt.split(",") if w.strip()]
-    wanted = list(wrt) if wrt else list(inputs)
-    for name in wanted:
-        if name not in inputs:
-            raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
-            )
+    wanted = wrt_names(program, wrt)
 
     order = topological([output])
     for node in order:
@@ -211,11 +204,7 @@ def explain(source, values: dict, wrt: str | Sequence[str] | None = None) -> Exp
             elif node.op == "var":
                 assert node.name is not None  # a "var" node always has a name (Expr.var)
                 if node.name not in values:
-                    raise MissingValueError(
-                        f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                        f"--var {node.name}=VALUE or --vars JSON)",
-                        variable=node.name,
-                    )
+                    raise missing_value(node.name)
                 t = Tensor(parse_value(node.name, values[node.name]))
                 if t.size != 1:
                     raise UnsupportedDiffError(

@@ -1,9 +1,8 @@
-"""Expression graphs: what the parser builds and what the engine evaluates.
+"""Evaluation of a parsed program on the engine's tensors.
 
-An :class:`Expr` is a node of a DAG: a constant, an input variable, or an op
-of the op table applied to other Exprs (with attributes such as ``axis``).
-A :class:`Program` is the parse of a whole input: its statements, the names
-bound by ``name = expr``, its input variables and its output.
+The program itself (:class:`Expr`, :class:`Program`, :func:`topological`) is
+defined in :mod:`.program` and re-exported here, where the parser and the
+printers have always found it.
 
 Nothing here recurses: every walk is over an explicit stack, so expressions
 nested 100,000 deep evaluate like shallow ones.
@@ -16,89 +15,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import backend
-from .errors import BadValueError, MissingValueError, UnknownVariableError
+from .errors import BadValueError
+from .program import CONSTANTS, Expr, Program, missing_value, topological, unknown_wrt
 from .tensor import OPS, Tensor, apply
 
-CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
-
-
-class Expr:
-    """One node of an expression graph.
-
-    ``op`` is ``"const"`` (``value`` holds a number or nested list),
-    ``"var"`` (``name`` is the variable) or the name of an op in the op table.
-    """
-
-    __slots__ = ("op", "args", "attrs", "value", "name", "label")
-
-    def __init__(
-        self,
-        op: str,
-        args: tuple = (),
-        attrs: dict | None = None,
-        value=None,
-        name: str | None = None,
-    ):
-        self.op = op
-        self.args = tuple(args)
-        self.attrs = attrs or {}
-        self.value = value
-        self.name = name
-        self.label: str | None = None  # the name a `name = expr` binding gave it
-
-    @staticmethod
-    def const(value) -> Expr:
-        return Expr("const", value=value)
-
-    @staticmethod
-    def var(name: str) -> Expr:
-        return Expr("var", name=name)
-
-    @property
-    def is_const(self) -> bool:
-        return self.op == "const"
-
-    def __repr__(self) -> str:
-        if self.op == "const":
-            return f"Expr(const {self.value!r})"
-        if self.op == "var":
-            return f"Expr(var {self.name})"
-        return f"Expr({self.op}, {len(self.args)} args)"
-
-
-def topological(roots: Iterable[Expr]) -> list[Expr]:
-    """Every Expr reachable from ``roots``, each after its arguments (iterative post-order)."""
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(list(roots))]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for arg in reversed(node.args):
-            if id(arg) not in seen:
-                stack.append((arg, False))
-    return order
-
-
-@dataclass
-class Program:
-    """A parsed input: statements, bindings, inputs and the output expression."""
-
-    source: str
-    output: Expr
-    statements: list = field(default_factory=list)  # (name or None, Expr)
-    bindings: dict = field(default_factory=dict)  # name -> Expr (the last binding)
-    inputs: list = field(default_factory=list)  # input variable names, first use first
-
-    @property
-    def output_name(self) -> str | None:
-        return self.output.label
+__all__ = [
+    "CONSTANTS",
+    "Evaluation",
+    "Expr",
+    "Program",
+    "all_finite",
+    "derivative_warnings",
+    "evaluate",
+    "parse_value",
+    "topological",
+]
 
 
 @dataclass
@@ -182,11 +113,7 @@ def evaluate(
             t = leaves.get(node.name)
             if t is None:
                 if node.name not in values:
-                    raise MissingValueError(
-                        f"no value for variable {node.name!r} (give --{node.name} VALUE, "
-                        f"--var {node.name}=VALUE or --vars JSON)",
-                        variable=node.name,
-                    )
+                    raise missing_value(node.name)
                 t = wrap(parse_value(node.name, values[node.name]))
                 t.requires_grad = node.name in wanted
                 t.name = node.name
@@ -210,9 +137,7 @@ def evaluate(
         computed[key] = t
     for name in wanted:
         if name not in leaves:
-            raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
-            )
+            raise unknown_wrt(name)
     return Evaluation(computed[id(output)], leaves, intermediates, warnings, computed)
 
 

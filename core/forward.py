@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from . import backend
 from .autograd import topological_nodes
-from .errors import MissingValueError, ShapeError, UnknownVariableError
-from .expr import Expr, Program, parse_value, topological
+from .errors import ShapeError, UnknownVariableError
+from .expr import parse_value
 from .ops import (
     RuleContext,
     _extreme_weights,
@@ -49,6 +49,7 @@ from .ops import (
     reshape,
     sum_to,
 )
+from .program import Expr, Program, missing_value, topological
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = [
@@ -548,10 +549,7 @@ def jvp(f: Callable, primals, tangents, *, batch: int | None = None, create_grap
 
 def _leaf_value(name: str, values: dict) -> Tensor:
     if name not in values:
-        raise MissingValueError(
-            f"no value for variable {name!r} (give --{name} VALUE, --var {name}=VALUE or --vars JSON)",
-            variable=name,
-        )
+        raise missing_value(name)
     value = values[name]
     if isinstance(value, Tensor):
         return value

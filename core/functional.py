@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .autograd import grad
-from .errors import GradError, NonScalarOutputError, ShapeError, UnknownVariableError
-from .expr import Expr, Program, derivative_warnings, evaluate
+from .errors import GradError, NonScalarOutputError, ShapeError
+from .expr import derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
+from .program import Expr, Program, unknown_wrt, variables, wrt_names
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [
@@ -863,27 +864,6 @@ def _warnings(program: Program | Expr, ev) -> list:
     return list(ev.warnings) + derivative_warnings(output, ev)
 
 
-def _wrt(program: Program | Expr, wrt) -> list:
-    if wrt is None:
-        if isinstance(program, Program):
-            return list(program.inputs)
-        from .expr import topological
-
-        names = []
-        for node in topological([program]):
-            if node.op == "var" and node.name not in names:
-                names.append(node.name)
-        return names
-    names = [wrt] if isinstance(wrt, str) else list(wrt)
-    known = set(program.inputs) if isinstance(program, Program) else None
-    for name in names:
-        if known is not None and name not in known:
-            raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
-            )
-    return names
-
-
 def program_jacobian(
     program: Program | Expr, values: dict, wrt=None, strategy: str = "auto"
 ) -> JacobianResult:
@@ -899,7 +879,7 @@ def program_jacobian(
     ((3,), [1.0, 1.0, 0.0])
     """
     strategy = _strategy(strategy)
-    names = _wrt(program, wrt)
+    names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = [ev.leaves[n] for n in names]
     out = ev.output
@@ -949,7 +929,7 @@ def program_hessian(
     6.0
     """
     strategy = _strategy(strategy)
-    names = _wrt(program, wrt)
+    names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     y = _scalar_output(ev.output, "hessian")
@@ -973,7 +953,7 @@ def program_jvp(program: Program | Expr, values: dict, tangents: dict) -> tuple:
 
 def program_vjp(program: Program | Expr, values: dict, v, wrt=None) -> tuple:
     """``(value, {name: v^T J})`` of a program: one backward pass."""
-    names = _wrt(program, wrt)
+    names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     f = program_function(program, values, names)
@@ -984,7 +964,7 @@ def program_vjp(program: Program | Expr, values: dict, v, wrt=None) -> tuple:
 
 def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tuple:
     """``(value, {name: (H v)[name]})`` of a scalar program; ``v``: name -> direction."""
-    names = _wrt(program, wrt)
+    names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     vs = tuple(
@@ -998,7 +978,9 @@ def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tup
 
 def program_derivatives(program: Program | Expr, values: dict, wrt: str, order: int) -> list:
     """``[f, f', ..., f^(order)]`` of a program in the one variable ``wrt`` (others fixed)."""
-    (name,) = _wrt(program, [wrt])
+    name = wrt
+    if name not in variables(program):
+        raise unknown_wrt(name)
     ev = evaluate(program, values, requires_grad=[name])
     f = program_function(program, values, [name])
     return derivatives(f, ev.leaves[name].detach(), order)
@@ -1008,7 +990,7 @@ def program_gradcheck(
     program: Program | Expr, values: dict, wrt=None, **options
 ) -> GradcheckResult:
     """:func:`gradcheck` of a program with respect to the variables ``wrt`` (default: all)."""
-    names = _wrt(program, wrt)
+    names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n].detach() for n in names)
     return gradcheck(program_function(program, values, names), xs, **options)

@@ -67,9 +67,10 @@ Scope: scalar expressions of elementwise ops (arithmetic, the unary functions,
 ``max``/``min`` of two arguments, ``where``, comparisons).  Reductions, shape
 ops and products of arrays raise :class:`UnsupportedDiffError`.
 
->>> diff("3*a**3 - b**2").texts()
+>>> from autograd_cli.grammar import parse
+>>> diff(parse("3*a**3 - b**2")).texts()
 {'a': '9*a**2', 'b': '-2*b'}
->>> diff("3*(x + 2)**2", "x").texts()
+>>> diff(parse("3*(x + 2)**2"), "x").texts()
 {'x': '6*(x + 2)'}
 """
 
@@ -84,9 +85,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from . import backend
-from .errors import EvaluationError, InputError, LimitError, UnknownVariableError
-from .expr import Expr, Program, evaluate, topological
+from .errors import EvaluationError, InputError, LimitError
+from .expr import evaluate
 from .ops import RuleContext
+from .program import Expr, Program, topological, wrt_names
 from .tensor import OPS
 
 np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend
@@ -1667,15 +1669,6 @@ def _jsonable(v):
     return root
 
 
-def _parse_wrt(wrt) -> list[str] | None:
-    if wrt is None:
-        return None
-    if isinstance(wrt, str):
-        wrt = wrt.split(",")
-    names = [w.strip() for w in wrt if w.strip()]
-    return names or None
-
-
 def diff(
     source,
     wrt: str | Sequence[str] | None = None,
@@ -1686,7 +1679,7 @@ def diff(
     time_budget: float = TIME_BUDGET,
     step_budget: int | None = None,
 ) -> DiffResult:
-    """Differentiate ``source`` (text, Program or Expr) symbolically, then simplify.
+    """Differentiate ``source`` (a parsed Program or an Expr) symbolically, then simplify.
 
     ``wrt``: a name, ``"a,b"`` or a list (None: every variable, in order of first
     use); ``order``: how many times (each variable separately: d^n/da^n).
@@ -1701,34 +1694,26 @@ def diff(
     variable, InputError for a bad order, UnsupportedDiffError for ops with no
     symbolic form here, LimitError when the unsimplified graph grows too big.
 
-    >>> r = diff("2*x**2 + b", "x", values={"x": 3, "b": 1})
+    Text is for :func:`autograd_cli.diff`, which parses it first:
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = diff(parse("2*x**2 + b"), "x", values={"x": 3, "b": 1})
     >>> r.texts(), r.value, r.derivatives["x"].value
     ({'x': '4*x'}, 19.0, 12.0)
     """
-    from ..grammar import parse  # noqa: PLC0415 - grammar imports core, not the reverse
     from .printing import to_text  # noqa: PLC0415
 
-    if isinstance(source, str):
-        text = source
-        program = parse(source)
-        output, inputs = program.output, program.inputs
-    elif isinstance(source, Program):
-        text, output, inputs = source.source, source.output, source.inputs
+    if isinstance(source, Program):
+        text, output = source.source, source.output
+    elif isinstance(source, Expr):
+        text, output = None, source  # an Expr given directly has no source text
     else:
-        output = source
-        inputs = []
-        for n in topological([output]):
-            if n.op == "var" and n.name not in inputs:
-                inputs.append(n.name)
-        text = None  # an Expr given directly has no source text
+        raise TypeError(
+            "diff() takes a parsed Program or an Expr; autograd_cli.diff takes the text"
+        )
     if isinstance(order, bool) or not isinstance(order, int) or order < 0:
         raise InputError(f"--order must be a whole number >= 0, got {order!r}")
-    names = _parse_wrt(wrt) or list(inputs)
-    for name in names:
-        if name not in inputs:
-            raise UnknownVariableError(
-                f"--wrt names {name!r}, which is not a variable of the expression", variable=name
-            )
+    names = wrt_names(source, wrt)
     deadline = time.monotonic() + time_budget
     builder = Builder(guards=guards)
     notes: list[str] = []

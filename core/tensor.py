@@ -1,9 +1,11 @@
-"""Tensor, graph nodes and grad mode: the data structures of the engine.
+"""Tensor: the data structure of the engine, and ``apply``, which records ops on it.
 
 A :class:`Tensor` wraps one array of the backend (NumPy, or CuPy on the GPU).
 A tensor made by the user is a *leaf*; a tensor made by an op while grad mode
 is on, from inputs of which at least one requires grad, carries a
-:class:`Node` in ``grad_fn`` (``MulBackward0`` ...), as in PyTorch.
+:class:`Node` in ``grad_fn`` (``MulBackward0`` ...), as in PyTorch.  Nodes,
+grad mode and the backward pass live below this module, in :mod:`.autograd`
+(which never imports it), and are re-exported here.
 
 Ops are looked up by name in the op table (:mod:`autograd_cli.core.ops`);
 this module only knows how to apply one.
@@ -11,167 +13,38 @@ this module only knows how to apply one.
 
 from __future__ import annotations
 
-import contextlib
 import numbers
-import threading
-import weakref
 from typing import Any
 
 from . import backend
+from .autograd import (
+    AccumulateGrad,
+    Node,
+    backward,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .errors import GradError, ShapeError
+
+__all__ = [
+    "OPS",
+    "AccumulateGrad",
+    "Node",
+    "Tensor",
+    "apply",
+    "as_tensor",
+    "enable_grad",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+    "tensor",
+]
 
 # Filled by ops.py: name -> Op.  Kept here so Tensor methods can find ops without
 # a circular import at module load time.
 OPS: dict[str, Any] = {}
-
-_state = threading.local()
-
-
-def is_grad_enabled() -> bool:
-    return getattr(_state, "grad_enabled", True)
-
-
-def set_grad_enabled(mode: bool) -> None:
-    _state.grad_enabled = bool(mode)
-
-
-@contextlib.contextmanager
-def no_grad():
-    """Context manager: ops inside record no graph (like ``torch.no_grad()``).
-
-    >>> x = tensor(2.0, requires_grad=True)
-    >>> with no_grad():
-    ...     y = x * 2
-    >>> y.requires_grad
-    False
-    """
-    previous = is_grad_enabled()
-    set_grad_enabled(False)
-    try:
-        yield
-    finally:
-        set_grad_enabled(previous)
-
-
-@contextlib.contextmanager
-def enable_grad():
-    """Context manager: turn grad mode back on inside a ``no_grad`` block."""
-    previous = is_grad_enabled()
-    set_grad_enabled(True)
-    try:
-        yield
-    finally:
-        set_grad_enabled(previous)
-
-
-class AccumulateGrad:
-    """The graph node standing for a leaf that requires grad (as in PyTorch)."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable: Tensor):
-        self.variable = variable
-
-    def name(self) -> str:
-        return "AccumulateGrad"
-
-    @property
-    def next_functions(self):
-        return ()
-
-    def __repr__(self) -> str:
-        return "<AccumulateGrad>"
-
-
-class Node:
-    """One recorded op application: the ``grad_fn`` of the tensor it produced.
-
-    ``edges[i]`` says where the gradient for input i goes: the input's own Node,
-    the input tensor itself when it is a leaf that requires grad, or None.
-    ``saved`` holds the input and output tensors the op's rules read; backward
-    without ``retain_graph`` releases them.
-    """
-
-    __slots__ = ("op", "attrs", "edges", "saved", "shapes", "needs", "released", "__weakref__")
-
-    def __init__(self, op, inputs: tuple, out: Tensor, attrs: dict):
-        self.op = op
-        self.attrs = attrs
-        edges = []
-        needs = []
-        for t in inputs:
-            if t.grad_fn is not None:
-                edges.append(t.grad_fn)
-                needs.append(True)
-            elif t.requires_grad:
-                edges.append(t)
-                needs.append(True)
-            else:
-                edges.append(None)
-                needs.append(False)
-        for i, differentiable in enumerate(op.differentiable):
-            if not differentiable:
-                edges[i] = None
-                needs[i] = False
-        self.edges = tuple(edges)
-        self.needs = tuple(needs)
-        self.shapes = tuple(t.shape for t in inputs)
-        # The output is kept as its array (plus a weak reference), never as the Tensor
-        # itself: out.grad_fn is this Node, so a strong reference would make every
-        # recorded op a reference cycle, freed only by the cyclic garbage collector.
-        self.saved: tuple[tuple, Any, weakref.ref[Tensor]] | None = (
-            inputs,
-            out.data,
-            weakref.ref(out),
-        )
-        self.released = False
-
-    # The op rules read these -------------------------------------------------
-    @property
-    def inputs(self) -> tuple:
-        self._check_saved()
-        assert self.saved is not None  # not released, so release() has not cleared it
-        return self.saved[0]
-
-    @property
-    def out(self) -> Tensor:
-        self._check_saved()
-        assert self.saved is not None  # not released, so release() has not cleared it
-        out = self.saved[2]()
-        if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
-            out = Tensor._wrap(self.saved[1], grad_fn=self)
-        return out
-
-    def _check_saved(self) -> None:
-        if self.released:
-            raise GradError(
-                "Trying to backward through the graph a second time, but the buffers have "
-                "already been freed. Specify retain_graph=True when calling backward the first time."
-            )
-
-    def release(self) -> None:
-        if self.op.saves:
-            self.saved = None
-            self.released = True
-
-    # PyTorch-like introspection ---------------------------------------------
-    def name(self) -> str:
-        return self.op.node_name(self)
-
-    @property
-    def next_functions(self):
-        result = []
-        for e in self.edges:
-            if e is None:
-                result.append((None, 0))
-            elif isinstance(e, Node):
-                result.append((e, 0))
-            else:
-                result.append((AccumulateGrad(e), 0))
-        return tuple(result)
-
-    def __repr__(self) -> str:
-        return f"<{self.name()}>"
 
 
 def _not_a_number(data) -> str | None:
@@ -302,8 +175,6 @@ class Tensor:
     # ---- autograd -----------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (``torch.Tensor.backward``)."""
-        from .autograd import backward
-
         backward(
             self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
         )

@@ -24,6 +24,7 @@ import pytest
 
 sympy = pytest.importorskip("sympy")
 
+from autograd_cli import diff  # noqa: E402  (the facade: core's diff takes a parsed Program)
 from autograd_cli.core import autograd  # noqa: E402
 from autograd_cli.core.errors import LimitError  # noqa: E402
 from autograd_cli.core.expr import Expr, evaluate, topological  # noqa: E402
@@ -31,7 +32,6 @@ from autograd_cli.core.printing import to_text  # noqa: E402
 from autograd_cli.core.symbolic import (  # noqa: E402
     Builder,
     SimplifyBudgetExceeded,
-    diff,
     grad_exprs,
     simplify,
 )

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from autograd_cli import diff, explain  # the facade: core's own take a parsed Program
 from autograd_cli.core import autograd
 from autograd_cli.core.errors import InputError, MissingValueError, UnknownVariableError
-from autograd_cli.core.explain import explain
 from autograd_cli.core.expr import Expr, evaluate, topological
 from autograd_cli.core.printing import count_tokens, to_latex, to_text
-from autograd_cli.core.symbolic import Builder, UnsupportedDiffError, diff, grad_exprs, simplify
+from autograd_cli.core.symbolic import Builder, UnsupportedDiffError, grad_exprs, simplify
 from autograd_cli.grammar import parse
 
 sympy = pytest.importorskip("sympy")

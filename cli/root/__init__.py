@@ -3,6 +3,132 @@
 The library lives in :mod:`autograd_cli.core` (tensors, backward, grad), the
 expression language in :mod:`autograd_cli.grammar`, and the command line in
 :mod:`autograd_cli.cli`.
+
+This package is where the two meet: the functions below take an expression's
+text (or a Program :func:`parse` made) and values, and return what the
+commands compute (host NumPy arrays, dicts keyed by variable name).  The
+functions of ``core`` take a parsed Program only.
+
+>>> import autograd_cli as ag
+>>> r = ag.grad("3*a**3 - b**2", {"a": 2, "b": 6})
+>>> float(r.value), {k: float(v) for k, v in r.grad.items()}
+(-12.0, {'a': 36.0, 'b': -12.0})
+
+Each function imports what it needs when called, so ``import autograd_cli``
+(and the command line's start-up) loads nothing more.
 """
 
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .core.api import Result
+    from .core.explain import Explanation
+    from .core.program import Program
+    from .core.symbolic import DiffResult
+
 __version__ = "0.1.0"
+
+__all__ = ["diff", "evaluate", "explain", "grad", "hessian", "jacobian", "parse"]
+
+
+def parse(source: str) -> Program:
+    """The expression language's text as a :class:`~autograd_cli.core.program.Program`."""
+    from .grammar import parse as parse_text
+
+    return parse_text(source)
+
+
+def _program(source, what: str, *also: type):
+    """``source`` parsed when it is text; a Program (or one of ``also``) as it is."""
+    if isinstance(source, str):
+        return parse(source)
+    from .core.program import Program
+
+    if isinstance(source, (Program, *also)):
+        return source
+    raise TypeError(f"{what}() takes the program's text or a parsed Program")
+
+
+def _names(wrt) -> list[str] | None:
+    from .core.program import split_names
+
+    return split_names(wrt) or None
+
+
+def evaluate(source: str | Program, values: dict | None = None) -> Result:
+    """The value of the expression at ``values`` (name -> number, nested list or array)."""
+    from .core import api
+
+    return api.eval_of(_program(source, "evaluate"), dict(values or {}))
+
+
+def grad(
+    source: str | Program,
+    values: dict | None = None,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    grad_output=None,
+    order: int = 1,
+) -> Result:
+    """Value and gradient (``result.grad``: name -> array) w.r.t. ``wrt`` (default: every input).
+
+    A non-scalar output needs ``grad_output`` (the v of v^T J).  ``order=N`` gives the N-th
+    derivative of a scalar expression of one variable instead.
+    """
+    from .core import api
+    from .core.errors import InputError
+
+    program = _program(source, "grad")
+    values = dict(values or {})
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise InputError(f"--order must be 1 or more, not {order!r}")
+    if order == 1:
+        return api.grad_of(program, values, wrt=_names(wrt), grad_output=grad_output)
+    if grad_output is not None:
+        raise InputError("--order needs a scalar output; it cannot be combined with --grad-output")
+    return api.nth_derivative_of(program, values, wrt=_names(wrt), order=order)
+
+
+def hessian(
+    source: str | Program, values: dict | None = None, wrt: str | Sequence[str] | None = None
+) -> Result:
+    """Value, gradient and every second partial (``result.hessian[a][b]``) of a scalar expression."""
+    from .core import api
+
+    return api.hessian_of(_program(source, "hessian"), dict(values or {}), wrt=_names(wrt))
+
+
+def jacobian(
+    source: str | Program, values: dict | None = None, wrt: str | Sequence[str] | None = None
+) -> Result:
+    """Value and Jacobian blocks (``result.jacobian[name]``, shape output + variable)."""
+    from .core import api
+
+    return api.jacobian_of(_program(source, "jacobian"), dict(values or {}), wrt=_names(wrt))
+
+
+def diff(
+    source, wrt: str | Sequence[str] | None = None, order: int = 1, values=None, **options
+) -> DiffResult:
+    """The derivative as a simplified expression (:func:`autograd_cli.core.symbolic.diff`).
+
+    ``source``: text, a Program or an Expr; ``options``: ``guards``, ``time_budget``,
+    ``step_budget``.
+    """
+    from .core import symbolic
+    from .core.program import Expr
+
+    program = _program(source, "diff", Expr)
+    return symbolic.diff(program, wrt, order, values, **options)
+
+
+def explain(
+    source: str | Program, values: dict, wrt: str | Sequence[str] | None = None
+) -> Explanation:
+    """The chain rule step by step at ``values`` (:func:`autograd_cli.core.explain.explain`)."""
+    from .core.explain import explain as explain_program
+
+    return explain_program(_program(source, "explain"), values, wrt)

@@ -1,0 +1,211 @@
+"""The parsed program and the checks every layer makes against it.
+
+An :class:`Expr` is a node of a DAG: a constant, an input variable, or an op
+of the op table applied to other Exprs (with attributes such as ``axis``).
+A :class:`Program` is the parse of a whole input: its statements, the names
+bound by ``name = expr``, its input variables and its output.  The grammar
+builds them; every evaluator walks them (:func:`topological`: nothing here
+recurses, so expressions nested 100,000 deep work like shallow ones).
+
+The checks against a program live here once, below every layer that makes
+them: which values belong to it (:func:`check_values`), which variables to
+differentiate (:func:`resolve_wrt` for the commands, :func:`wrt_names` for the
+library), and the errors for a missing value, an unknown ``--wrt`` name and a
+non-scalar output.  This module imports only the errors: no arrays, no tensors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .errors import MissingValueError, UnknownVariableError
+
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
+
+class Expr:
+    """One node of an expression graph.
+
+    ``op`` is ``"const"`` (``value`` holds a number or nested list),
+    ``"var"`` (``name`` is the variable) or the name of an op in the op table.
+    """
+
+    __slots__ = ("op", "args", "attrs", "value", "name", "label")
+
+    def __init__(
+        self,
+        op: str,
+        args: tuple = (),
+        attrs: dict | None = None,
+        value=None,
+        name: str | None = None,
+    ):
+        self.op = op
+        self.args = tuple(args)
+        self.attrs = attrs or {}
+        self.value = value
+        self.name = name
+        self.label: str | None = None  # the name a `name = expr` binding gave it
+
+    @staticmethod
+    def const(value) -> Expr:
+        return Expr("const", value=value)
+
+    @staticmethod
+    def var(name: str) -> Expr:
+        return Expr("var", name=name)
+
+    @property
+    def is_const(self) -> bool:
+        return self.op == "const"
+
+    def __repr__(self) -> str:
+        if self.op == "const":
+            return f"Expr(const {self.value!r})"
+        if self.op == "var":
+            return f"Expr(var {self.name})"
+        return f"Expr({self.op}, {len(self.args)} args)"
+
+
+def topological(roots: Iterable[Expr]) -> list[Expr]:
+    """Every Expr reachable from ``roots``, each after its arguments (iterative post-order)."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for arg in reversed(node.args):
+            if id(arg) not in seen:
+                stack.append((arg, False))
+    return order
+
+
+@dataclass
+class Program:
+    """A parsed input: statements, bindings, inputs and the output expression."""
+
+    source: str
+    output: Expr
+    statements: list = field(default_factory=list)  # (name or None, Expr)
+    bindings: dict = field(default_factory=dict)  # name -> Expr (the last binding)
+    inputs: list = field(default_factory=list)  # input variable names, first use first
+
+    @property
+    def output_name(self) -> str | None:
+        return self.output.label
+
+
+# ---------------------------------------------------------------------------
+# Checks against a program, shared by the library, batch and the commands
+# ---------------------------------------------------------------------------
+
+
+def variables(program: Program | Expr) -> list[str]:
+    """The input variables: a Program's, or an Expr's own in order of first use."""
+    if isinstance(program, Program):
+        return list(program.inputs)
+    names: list[str] = []
+    for node in topological([program]):
+        if node.op == "var" and node.name not in names:
+            assert node.name is not None  # a "var" node always has a name (Expr.var)
+            names.append(node.name)
+    return names
+
+
+def split_names(wrt: str | Sequence[str] | None) -> list[str]:
+    """``"a, b"`` or ``["a", "b"]`` as a list of names (blank entries dropped)."""
+    if wrt is None:
+        return []
+    items = wrt.split(",") if isinstance(wrt, str) else wrt
+    return [w.strip() for w in items if w.strip()]
+
+
+def missing_value(name: str, detail: str | None = None) -> MissingValueError:
+    """The error for a variable without a value; ``detail`` replaces the usual hint."""
+    if detail is None:
+        detail = f" (give --{name} VALUE, --var {name}=VALUE or --vars JSON)"
+    return MissingValueError(f"no value for variable {name!r}{detail}", variable=name)
+
+
+def unknown_wrt(name: str) -> UnknownVariableError:
+    """The library's error for differentiating with respect to a name that is not a variable."""
+    return UnknownVariableError(
+        f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+    )
+
+
+def non_scalar_message(shape) -> str:
+    """Why ``grad`` needs a scalar output, and the three ways out."""
+    return (
+        f"grad can be implicitly created only for scalar outputs: the output has shape "
+        f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
+        f"vector-Jacobian product), use the jacobian command, or wrap the expression in sum(...)"
+    )
+
+
+def check_values(program: Program, values: dict) -> None:
+    """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
+
+    This catches typos like ``--xx`` and values given to ``name = expr`` intermediates.
+    """
+    known = set(program.inputs)
+    for name in values:
+        if name in known:
+            continue
+        where = (
+            f"the expression's variables are {', '.join(program.inputs)}"
+            if program.inputs
+            else "the expression has no variables"
+        )
+        hint = ""
+        if name in program.bindings:
+            hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
+        raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
+
+
+def _checked(names: Iterable[str], known: Sequence[str], error) -> list[str]:
+    """``names`` without repeats, each one of ``known`` (else ``error(name)`` is raised)."""
+    out: list[str] = []
+    for name in names:
+        if name not in known:
+            raise error(name)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def resolve_wrt(program: Program, wrt: Sequence[str] | None) -> list[str]:
+    """The variables to differentiate (the commands' ``--wrt``): ``wrt`` checked, or every input.
+
+    The error says why a name is not an input and lists the variables.
+    """
+    if not wrt:
+        return list(program.inputs)
+
+    def error(name: str) -> UnknownVariableError:
+        if name in program.bindings:
+            reason = f"{name!r} is an intermediate ('{name} = ...'), not an input variable"
+        else:
+            reason = f"{name!r} is not a variable of the expression"
+        return UnknownVariableError(
+            f"--wrt: {reason}; the variables are {', '.join(program.inputs) or '(none)'}",
+            variable=name,
+        )
+
+    return _checked(wrt, program.inputs, error)
+
+
+def wrt_names(program: Program | Expr, wrt: str | Sequence[str] | None) -> list[str]:
+    """The library's ``wrt``: a name, ``"a,b"`` or a list, checked; None (or blank): every variable."""
+    known = variables(program)
+    names = split_names(wrt)
+    return _checked(names, known, unknown_wrt) if names else known

@@ -1,0 +1,275 @@
+"""The import layers, read from the source, and the text-accepting library facade.
+
+Layers (ARCHITECTURE): ``core/`` is a library that knows nothing of the expression language's
+parser, the command line or its renderers; ``grammar/`` turns text into a ``core`` Program;
+``cli/`` (with the top package ``autograd_cli``, where text meets the library) sits on both.
+Every module is parsed with ``ast``: imports at any depth count (a function-local import is
+still a dependency, only a later one), relative imports are resolved against the package.
+
+The facade example at the end is the README's ("The library"), checked against SymPy and
+closed forms.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import autograd_cli as ag
+from autograd_cli.core.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+# Source folder -> the package it installs as (pyproject.toml's package-dir).
+PACKAGES = {
+    "core": "autograd_cli.core",
+    "grammar": "autograd_cli.grammar",
+    "cli": "autograd_cli.cli",
+    "cli/root": "autograd_cli",
+}
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the three code folders."""
+    found = {}
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].stem == "__init__"
+
+
+def _imports(name: str) -> set[str]:
+    """Every module ``name`` imports, at any depth, as absolute dotted names.
+
+    ``from X import y`` counts as X.y when that is a module of this project (``from . import
+    backend``), else as X (a name defined in X, its ``__init__`` for a package).
+    """
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"), filename=str(MODULES[name]))
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else module)
+    return found
+
+
+IMPORTS = {name: _imports(name) for name in MODULES}
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _layer(name: str) -> str:
+    for layer in ("core", "grammar", "cli"):
+        if _in(name, f"autograd_cli.{layer}"):
+            return layer
+    return "top"
+
+
+def test_every_folder_has_modules():
+    layers = {_layer(name) for name in MODULES}
+    assert layers == {"core", "grammar", "cli", "top"}
+    assert "autograd_cli.core.tensor" in MODULES
+    assert "autograd_cli.grammar.parser" in MODULES
+
+
+def test_the_scanner_sees_relative_and_function_local_imports():
+    # core/api.py imports functional only inside functions, relatively.
+    assert "autograd_cli.core.functional" in IMPORTS["autograd_cli.core.api"]
+    assert "autograd_cli.core.errors" in IMPORTS["autograd_cli.grammar.parser"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _layer(n) == "core"))
+def test_core_imports_no_upper_layer(name):
+    banned = ("autograd_cli.grammar", "autograd_cli.cli", "rich", "typer", "click", "lark")
+    wrong = sorted(m for m in IMPORTS[name] if any(_in(m, b) for b in banned))
+    # The top package is the facade over core and grammar: core may not use it either.
+    wrong += sorted(m for m in IMPORTS[name] if m == "autograd_cli")
+    assert not wrong, f"{name} imports {wrong}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _layer(n) == "grammar"))
+def test_grammar_imports_no_cli(name):
+    wrong = sorted(
+        m
+        for m in IMPORTS[name]
+        if _in(m, "autograd_cli.cli") or m in ("autograd_cli", "rich", "typer")
+    )
+    assert not wrong, f"{name} imports {wrong}"
+
+
+def test_the_command_results_are_the_top_of_core():
+    # api.py turns library results into what the commands print; nothing in core builds on it
+    # (the library's batch evaluation checks values and --wrt through core/program.py).
+    users = sorted(
+        n for n in MODULES if "autograd_cli.core.api" in IMPORTS[n] and _layer(n) == "core"
+    )
+    assert users == []
+
+
+def test_program_is_below_every_evaluator():
+    # The checks against a program (values, --wrt, missing values) live in one module that
+    # imports only the errors, so every evaluator can use them.
+    assert IMPORTS["autograd_cli.core.program"] <= {
+        "__future__",
+        "math",
+        "collections.abc",
+        "dataclasses",
+        "autograd_cli.core.errors",
+    }
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1 or node in graph[node]:
+                        components.append(sorted(component))
+    return components
+
+
+def test_no_import_cycles_among_core_modules():
+    core = {n for n in MODULES if _layer(n) == "core"}
+    # The package __init__ counts too: a module taking a name from "autograd_cli.core" itself
+    # depends on everything the __init__ loads.
+    graph = {n: {m for m in IMPORTS[n] if m in core and m != n} for n in core}
+    assert not _cycles(graph)
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ---------------------------------------------------------------------------
+# The facade: text in, the library's results out (README, "The library")
+# ---------------------------------------------------------------------------
+
+
+def test_importing_the_package_loads_nothing_else():
+    # The facade imports what it needs when called: the command line's start-up stays as it was.
+    code = "import sys, autograd_cli; print(sorted(m for m in sys.modules if 'autograd_cli.' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_readme_facade_example():
+    sympy = pytest.importorskip("sympy")
+    program = ag.parse("y = 3*a**3 - b**2")
+    assert program.inputs == ["a", "b"]
+
+    r = ag.evaluate("3*a**3 - b**2", {"a": 2, "b": 6})
+    assert float(r.value) == -12.0
+
+    r = ag.grad("3*a**3 - b**2", {"a": 2, "b": 6})
+    assert {k: float(v) for k, v in r.grad.items()} == {"a": 36.0, "b": -12.0}
+    r = ag.grad(program, {"a": 2, "b": 6}, wrt="b")  # a parsed Program works as well as text
+    assert list(r.grad) == ["b"]
+
+    # The fifth derivative of x*sin(x): 5*sin(x) + x*cos(x), and SymPy agrees.
+    x, a, b = sympy.symbols("x a b")
+    r = ag.grad("sin(x)*x", {"x": 0.7}, order=5)
+    closed = 5 * math.sin(0.7) + 0.7 * math.cos(0.7)
+    assert math.isclose(float(r.grad["x"]), closed, rel_tol=1e-12)
+    assert (
+        sympy.simplify(sympy.diff(sympy.sin(x) * x, x, 5) - (5 * sympy.sin(x) + x * sympy.cos(x)))
+        == 0
+    )
+
+    r = ag.hessian("x**2*y + y**3", {"x": 1.5, "y": -2.0})
+    h = r.hessian
+    assert [[float(h[i][j]) for j in "xy"] for i in "xy"] == [[-4.0, 3.0], [3.0, -12.0]]
+
+    r = ag.jacobian("[x*y, x + y, sin(x)]", {"x": 2.0, "y": 3.0})
+    assert r.jacobian["x"].tolist() == [3.0, 1.0, math.cos(2.0)]
+    assert r.jacobian["y"].tolist() == [2.0, 1.0, 0.0]
+
+    d = ag.diff("3*a**3 - b**2", "a")
+    assert d.texts() == {"a": "9*a**2"}
+    assert sympy.simplify(sympy.sympify(d.texts()["a"]) - sympy.diff(3 * a**3 - b**2, a)) == 0
+    d = ag.diff("x**3", "x", order=2, values={"x": 2})
+    assert d.derivatives["x"].value == 12.0
+
+    ex = ag.explain("a = x + w; b = w + 1; a * b", {"x": 2, "w": 1}, "w")
+    assert ex.gradient == {"w": 5.0}
+
+
+def test_facade_takes_text_or_a_program_only():
+    with pytest.raises(TypeError, match="program's text or a parsed Program"):
+        ag.grad(42, {})
+    with pytest.raises(AttributeError):
+        ag.no_such_function  # noqa: B018
+    with pytest.raises(InputError, match="--order must be 1 or more"):
+        ag.grad("x**2", {"x": 1}, order=0)
+    with pytest.raises(InputError, match="cannot be combined with --grad-output"):
+        ag.grad("x**2", {"x": 1}, order=2, grad_output=1.0)
+
+
+def test_core_functions_take_a_program_not_text():
+    from autograd_cli.core.explain import explain
+    from autograd_cli.core.symbolic import diff
+
+    with pytest.raises(TypeError, match="autograd_cli.diff"):
+        diff("x**2", "x")
+    with pytest.raises(TypeError, match="autograd_cli.explain"):
+        explain("x**2", {"x": 1})
