@@ -91,6 +91,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_guards.py",
             "tests/test_batch.py",
             "tests/test_batch_property.py",
+            "tests/test_kink_warnings.py",
         ],
     },
     "jsonout": {

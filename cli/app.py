@@ -90,8 +90,9 @@ class Invocation:
             raise options.UsageError("the expression and --vars cannot both come from stdin")
         self.source = options.read_expression(expr)
         self.json = json_out
-        backend.use_dtype(dtype)
-        backend.use_device(device)
+        # For the command's run only: Click closes the context, and so the block, when the
+        # command returns or raises, and the previous device and dtype come back.
+        ctx.with_resource(backend.using(device=device, dtype=dtype))
 
     def program(self):
         from ..grammar import parse
@@ -314,9 +315,9 @@ def explain_command(
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     result = api.explain_of(inv.program(), inv.values, wrt=options.split_names(wrt))
     if inv.json:
-        render.emit_json(result.as_dict())
+        render.emit_json(render.explain_json(result))
     else:
-        sys.stdout.write(visible(result.text.rstrip("\n")) + "\n")
+        sys.stdout.write(visible(render.explain_text(result).rstrip("\n")) + "\n")
 
 
 @app.command("graph", context_settings=VARIABLE_CONTEXT)
@@ -435,20 +436,19 @@ def batch_command(
         raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
     if device not in ("cpu", "gpu"):
         raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
-    backend.use_dtype(dtype)
-    backend.use_device(device)
-    summary = batch.run_batch(
-        batch.BatchOptions(
-            source=file,
-            expr=expr,
-            op=op,
-            wrt=options.split_names(wrt) or None,
-            input_format=input_format,
-            output=output,
-            chunk_size=chunk_size,
-            fail_fast=fail_fast,
-            progress=progress,
-            order=order,
+    with backend.using(device=device, dtype=dtype):
+        summary = batch.run_batch(
+            batch.BatchOptions(
+                source=file,
+                expr=expr,
+                op=op,
+                wrt=options.split_names(wrt) or None,
+                input_format=input_format,
+                output=output,
+                chunk_size=chunk_size,
+                fail_fast=fail_fast,
+                progress=progress,
+                order=order,
+            )
         )
-    )
     summary.exit()

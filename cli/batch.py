@@ -21,7 +21,9 @@ How it runs:
   a group, evaluated at once by :mod:`autograd_cli.core.batch` (vectorised over a batch
   axis, identical to one-at-a-time evaluation).  A group the batch evaluator cannot take
   is evaluated row by row, as are ``hessian``, ``jacobian`` and ``diff``.  The chunk's
-  lines are written in input order once the chunk is done.
+  lines are written in input order once the chunk is done.  The evaluation (grouping,
+  the vectorised call, the named fallbacks, one row alone) is the library's
+  :mod:`autograd_cli.rows`; this module reads the lines, writes them, and reports.
 * Reading CSV: numbers only, no quotes -> one ``numpy.loadtxt`` per chunk; anything
   else (quoted arrays, a bad line) -> the ``csv`` module line by line for that chunk.
 * Writing: for scalar results one %-template per group (made from ``render.result_json``
@@ -55,7 +57,7 @@ from __future__ import annotations
 import collections
 import csv
 import errno
-import inspect
+import functools
 import io
 import itertools
 import json
@@ -66,22 +68,17 @@ import signal
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import (
-    AutogradCliError,
-    BadValueError,
-    EvaluationError,
-    ParseError,
-)
+from ..core.batch import BatchResult
+from ..core.errors import AutogradCliError, BadValueError, ParseError
 from ..core.program import missing_value
+from ..rows import OPS, Row, batchable, evaluate_group, outcome, plan, row_result, stack_rows
 from . import jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, exit_code_for_signal
 
-OPS = ("eval", "grad", "hessian", "jacobian", "diff")
-BATCHED_OPS = ("eval", "grad")
 FORMATS = ("jsonl", "csv")
 DEFAULT_CHUNK_SIZE = 65536
 PROGRESS_MIN_BYTES = 1 << 20
@@ -176,17 +173,15 @@ class Summary:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class _Task:
-    """One input line to evaluate."""
+class _Task(Row):
+    """One input line to evaluate: a library ``Row``, its index in the chunk, its expression."""
 
-    pos: int  # index in the chunk
-    expr: str
-    op: str
-    wrt: tuple | None
-    values: dict  # name -> number or array
-    shapes: tuple  # ((name, shape), ...) in the line's order
-    extra: dict = field(default_factory=dict)  # grad_output, order
+    __slots__ = ("pos", "expr")
+
+    def __init__(self, pos: int, expr: str, values: dict, op: str, wrt, order, grad_output, shapes):
+        self.pos = pos
+        self.expr = expr
+        super().__init__(values, op, wrt, order, grad_output, shapes)
 
 
 class _LineError(Exception):
@@ -327,17 +322,16 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
             continue
         values[name], shape = _value_shape(name, value, name)
         shapes.append((name, shape))
-    extra = {}
+    grad_output = None
     if record.get("grad_output") is not None:
-        extra["grad_output"], _ = _value_shape("grad_output", record["grad_output"], "grad_output")
+        grad_output, _ = _value_shape("grad_output", record["grad_output"], "grad_output")
+    order = opts.order
     if "order" in record:
         order = record["order"]
         if isinstance(order, bool) or not isinstance(order, int) or order < 1:
             raise _LineError("bad_line", '"order" must be a positive integer')
-        extra["order"] = order
-    elif opts.order is not None:
-        extra["order"] = opts.order
-    return _Task(pos, expr, op, wrt if op != "eval" else None, values, tuple(shapes), extra)
+    wrt = wrt if op != "eval" else None
+    return _Task(pos, expr, values, op, wrt, order, grad_output, tuple(shapes))
 
 
 # ---------------------------------------------------------------------------
@@ -398,8 +392,7 @@ def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task
         values[name] = value
         shapes.append((name, shape))
     wrt = tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None
-    extra = {"order": opts.order} if opts.order is not None else {}
-    return _Task(pos, opts.expr, opts.op, wrt, values, tuple(shapes), extra)
+    return _Task(pos, opts.expr, values, opts.op, wrt, opts.order, None, tuple(shapes))
 
 
 # ---------------------------------------------------------------------------
@@ -492,17 +485,6 @@ class _Templates:
         return text, [k for k in order if k != "expr"]
 
 
-def _number_strings(arr) -> list:
-    """Floats of a 1-D array as jsonout writes them: repr, or "nan"/"inf"/"-inf" strings."""
-    values = arr.tolist()
-    finite = np.isfinite(arr)
-    if not finite.all():
-        for i in np.flatnonzero(~finite).tolist():
-            x = values[i]
-            values[i] = '"nan"' if x != x else ('"inf"' if x > 0 else '"-inf"')
-    return values
-
-
 class _Chunk:
     """One chunk of input lines: their numbers, and the output line of each once done."""
 
@@ -534,7 +516,6 @@ class _Runner:
         self.programs = _Programs()
         self.templates = _Templates()
         self.interrupt = interrupt
-        self.api_calls: dict = {}
 
     def count(self, chunk: _Chunk, n: int) -> None:
         self.written += n
@@ -546,83 +527,57 @@ class _Runner:
 
     # ---- one chunk -------------------------------------------------------------------
     def run_chunk(self, chunk: _Chunk, tasks: list, groups=None) -> None:
-        """Evaluate ``tasks`` (and ready-made CSV ``groups``) into ``chunk.out``."""
-        by_key: dict = {}
-        singles = []
-        for task in tasks:
-            if _batchable(task.op, task.extra):
-                key = (task.expr, task.op, task.wrt, task.shapes)
-                by_key.setdefault(key, []).append(task)
-            else:
-                singles.append(task)
-        work = list(groups or [])
-        for (expr, op, wrt, shapes), members in by_key.items():
-            work.append(
-                (
-                    expr,
-                    op,
-                    wrt,
-                    shapes,
-                    [t.pos for t in members],
-                    lambda members=members, shapes=shapes: _stack(members, shapes),
-                    members,
-                )
-            )
-        # Groups and single lines in order of their first line, so a prefix completes early.
-        work.sort(key=lambda w: w[4][0])
-        singles.sort(key=lambda t: t.pos)
-        items = [(w[4][0], 0, w) for w in work] + [(t.pos, 1, t) for t in singles]
-        items.sort(key=lambda x: (x[0], x[1]))
-        for _, kind, item in items:
+        """Evaluate ``tasks`` (or ready-made CSV ``groups``) into ``chunk.out``, in the order
+        of ``rows.plan`` (groups and single lines by their first line: a prefix completes
+        early), ``check()`` before each."""
+        if groups:
+            for group in groups:
+                self.check()
+                self.run_group(chunk, *group)
+            return
+        for batched, positions in plan(tasks, [t.expr for t in tasks]):
             self.check()
-            if kind == 0:
-                self.run_group(chunk, *item)
-            else:
-                self.run_single(chunk, item)
+            if not batched:
+                self.run_single(chunk, tasks[positions[0]])
+                continue
+            members = [tasks[p] for p in positions]
+            first = members[0]
+            self.run_group(
+                chunk,
+                first.expr,
+                first.op,
+                first.wrt,
+                first.shapes,
+                [t.pos for t in members],
+                functools.partial(stack_rows, members, first.shapes),
+                members,
+            )
 
     def run_group(
         self, chunk: _Chunk, expr, op, wrt, shapes, positions, make_columns, members=None
     ) -> None:
-        from ..core import batch
-
         program, error = self.programs.get(expr)
         if error is not None:
             for pos in positions:
                 chunk.fail(pos, error)
             return
-        columns = None
-        try:
-            columns = make_columns()
-            result = batch.evaluate_batch(
-                program,
-                columns,
-                len(positions),
-                grad=(op == "grad"),
-                wrt=list(wrt) if wrt else None,
-            )
-        except batch.GroupError as exc:
-            for pos in positions:
-                chunk.fail(pos, exc.error)
+        got = evaluate_group(
+            program,
+            len(positions),
+            make_columns,
+            op=op,
+            wrt=wrt,
+            rows=None if members is None else members.__getitem__,
+            check=self.check,
+        )
+        if isinstance(got, BatchResult):
+            self.write_group(chunk, expr, positions, got)
             return
-        except (batch.Unbatchable, EvaluationError, MemoryError):
-            # Named reasons only: a rule that cannot batch these shapes, an engine error whose
-            # message each row must get in its own words, or a batch too big for memory at
-            # once.  Any other exception is a bug and surfaces as one.
-            for j, pos in enumerate(positions):
-                self.check()
-                values = (
-                    members[j].values
-                    if members is not None
-                    else {n: columns[n][j] for n, _ in shapes}
-                )
-                self.evaluate_one(chunk, pos, program, expr, op, wrt, values, {})
-            return
-        self.write_group(chunk, expr, positions, result)
+        for pos, result in zip(positions, got):  # one by one: each row written when done
+            self.write_one(chunk, pos, expr, result)
 
     def write_group(self, chunk: _Chunk, expr, positions, result) -> None:
         """The output lines of a group's batched result."""
-        from ..core.api import Result
-
         value = result.value
         grad = result.grad
         n = len(positions)
@@ -656,10 +611,10 @@ class _Runner:
                     v = value[pick]
                     g = None if grad is None else {k: a[pick] for k, a in grad.items()}
                     ls = [lines[j] for j in idx]
-                columns = {"line": ls, "value": _number_strings(v)}
+                columns = {"line": ls, "value": jsonout.float_column(v)}
                 if g is not None:
                     for name, a in g.items():
-                        columns[("grad", name)] = _number_strings(a)
+                        columns[("grad", name)] = jsonout.float_column(a)
                 formatted = [text % row for row in zip(*[columns[k] for k in order])]
                 if idx is None and whole:
                     chunk.out[:] = formatted
@@ -668,98 +623,22 @@ class _Runner:
                     for pos, line_text in zip(targets, formatted):
                         chunk.out[pos] = line_text
         for j in sorted(general):
-            r = Result(
-                value=value[j, ...],
-                warnings=list(result.row_warnings(j)),
-                grad=None if grad is None else {k: a[j, ...] for k, a in grad.items()},
-            )
-            chunk.out[positions[j]] = _result_doc(lines[j], expr, r)
+            chunk.out[positions[j]] = _result_doc(lines[j], expr, row_result(result, j))
 
     def run_single(self, chunk: _Chunk, task: _Task) -> None:
         program, error = self.programs.get(task.expr)
         if error is not None:
             chunk.fail(task.pos, error)
             return
-        self.evaluate_one(
-            chunk, task.pos, program, task.expr, task.op, task.wrt, task.values, task.extra
-        )
+        self.write_one(chunk, task.pos, task.expr, outcome(program, task))
 
-    def evaluate_one(self, chunk: _Chunk, pos, program, expr, op, wrt, values, extra) -> None:
-        from ..core import api
-
-        try:
-            wrt_list = list(wrt) if wrt else None
-            if op == "eval":
-                result = api.eval_of(program, values)
-            elif op == "grad" and extra.get("order") not in (None, 1):
-                if extra.get("grad_output") is not None:
-                    raise _LineError(
-                        "bad_line",
-                        '"order" needs a scalar output; it cannot be combined with "grad_output"',
-                    )
-                result = api.nth_derivative_of(program, values, wrt=wrt_list, order=extra["order"])
-            elif op == "grad":
-                result = api.grad_of(
-                    program, values, wrt=wrt_list, grad_output=extra.get("grad_output")
-                )
-            else:
-                result = self.call_api(op, program, values, wrt_list, extra)
-        except _STOPS:
-            raise
-        except _LineError as exc:
-            chunk.fail(pos, exc)
-            return
-        except Exception as exc:  # noqa: BLE001 - every failure is this line's error record
-            chunk.fail(pos, exc)
-            return
-        chunk.out[pos] = _result_doc(chunk.lines[pos], expr, result)
-
-    def call_api(self, op, program, values, wrt, extra):
-        from ..core import api
-
-        fn = getattr(api, f"{op}_of", None)
-        if fn is None:
-            raise _LineError(
-                "unsupported",
-                f"the {op!r} operation is not available in this version of autograd-cli",
-            )
-        if fn not in self.api_calls:
-            try:
-                self.api_calls[fn] = set(inspect.signature(fn).parameters)
-            except (TypeError, ValueError):
-                self.api_calls[fn] = {"wrt"}
-        params = self.api_calls[fn]
-        kwargs = {}
-        if "wrt" in params:
-            kwargs["wrt"] = wrt
-        if "order" in params and extra.get("order") is not None:
-            kwargs["order"] = extra["order"]
-        elif extra.get("order") not in (None, 1) and "order" not in params:
-            raise _LineError("unsupported", f"{op} does not take an order")
-        return fn(program, values, **kwargs)
-
-
-def _batchable(op: str, extra: dict) -> bool:
-    """Lines evaluated together, vectorised: eval, and grad of order 1 without grad_output."""
-    return (
-        op in BATCHED_OPS and extra.get("grad_output") is None and extra.get("order") in (None, 1)
-    )
-
-
-def _stack(members: list, shapes) -> dict:
-    """The group's values as columns: name -> array (B,) + shape."""
-    from ..core.batch import Unbatchable
-
-    columns = {}
-    try:
-        for name, shape in shapes:
-            if shape == ():
-                columns[name] = np.array([t.values[name] for t in members], dtype=np.float64)
-            else:
-                columns[name] = np.stack([t.values[name] for t in members])
-    except OverflowError:  # a JSON integer beyond float range: each row gets its bad_value
-        raise Unbatchable("a value does not fit a float") from None
-    return columns
+    @staticmethod
+    def write_one(chunk: _Chunk, pos: int, expr: str, result) -> None:
+        """A line's output: its result, or its error record."""
+        if isinstance(result, BaseException):
+            chunk.fail(pos, result)
+        else:
+            chunk.out[pos] = _result_doc(chunk.lines[pos], expr, result)
 
 
 # ---------------------------------------------------------------------------
@@ -1604,11 +1483,7 @@ def _drive(
             if opts.fail_fast:
                 stop_at = 0
         elif fmt == "csv":
-            fast = (
-                _csv_fast(texts, len(names), joined)
-                if _batchable(opts.op, {"order": opts.order})
-                else None
-            )
+            fast = _csv_fast(texts, len(names), joined) if batchable(opts.op, opts.order) else None
             if fast is not None:
                 cols = {n: fast[:, i] for i, n in enumerate(names)}
                 groups.append(

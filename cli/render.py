@@ -202,10 +202,9 @@ def render_check(expr: str, result) -> None:
 
 
 def result_json(expr: str, result) -> dict:
-    if hasattr(result, "as_dict"):  # diff's DiffResult carries its own SPEC document
-        doc = result.as_dict()
-        doc["expr"] = expr
-        return doc
+    """The SPEC document of a command's result (numbers as they are; :mod:`jsonout` encodes)."""
+    if hasattr(result, "derivatives"):  # diff's DiffResult
+        return diff_json(expr, result)
     doc = {"expr": expr, "value": result.value, "shape": list(result.value.shape)}
     if getattr(result, "order", None) is not None:
         doc["order"] = result.order
@@ -220,6 +219,79 @@ def result_json(expr: str, result) -> dict:
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     return doc
+
+
+def diff_json(expr: str, result) -> dict:
+    """diff's document (SPEC): ``derivative`` a string for one variable, else an object
+    ``{name: string}``; ``order`` when not 1; with values, ``value`` and ``derivative_value``."""
+    one = len(result.derivatives) == 1
+    texts = result.texts()
+    doc: dict = {"expr": expr, "derivative": next(iter(texts.values())) if one else texts}
+    if result.order != 1:
+        doc["order"] = result.order
+    if result.value is not None:
+        doc["value"] = result.value
+        values = {name: d.value for name, d in result.derivatives.items()}
+        doc["derivative_value"] = next(iter(values.values())) if one else values
+    if result.notes:
+        doc["notes"] = list(result.notes)
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
+    return doc
+
+
+def explain_json(ex) -> dict:
+    """explain's document: the :class:`~autograd_cli.core.explain.Explanation`'s fields."""
+    return {
+        "expr": ex.source,
+        "output": ex.output,
+        "wrt": list(ex.wrt),
+        "point": dict(ex.point),
+        "value": ex.value,
+        "steps": ex.steps,
+        "gradient": dict(ex.gradient),
+        "paths": dict(ex.paths),
+    }
+
+
+def explain_text(ex) -> str:
+    """The explanation as plain text (the layout of :mod:`autograd_cli.core.explain`'s docstring):
+    the point, the forward values, the local derivatives, the chain rule, the paths."""
+    from ..core.explain import d_label, factor_text, format_value  # loaded with ex's module
+
+    at = ", ".join(f"{k} = {format_value(v)}" for k, v in ex.point.items())
+    lines = [f"{ex.source.strip()}  at {at}" if at else ex.source.strip()]
+    defines = [s for s in ex.steps if s["kind"] == "define"]
+    if defines:
+        lines.append("Forward:")
+        lines += [f"  {s['name']} = {s['expr']} = {format_value(s['value'])}" for s in defines]
+    locals_ = [s for s in ex.steps if s["kind"] == "local"]
+    if locals_:
+        lines.append("Local derivatives:")
+        lines += [f"  {s['text']}" for s in locals_]
+    accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
+    lines.append("Chain rule (backward, summing over the paths into each node):")
+    lines += [f"  {s['text']}" for s in accumulations]
+    shown = {s["wrt"] for s in accumulations}
+    for name in ex.wrt:
+        if name not in shown:
+            lines.append(f"  {d_label(ex.output, name)} = {format_value(ex.gradient[name])}")
+    for name in ex.wrt:
+        paths = ex.paths.get(name)
+        if paths and len(paths) > 1:
+            parts = [
+                " -> ".join(p["path"])
+                + ": "
+                + ("*".join(factor_text(f) for f in p["factors"]) or "1")
+                + f" = {format_value(p['value'])}"
+                for p in paths
+            ]
+            lines.append(
+                f"Paths from {ex.output} to {name}: "
+                + "; ".join(parts)
+                + f"; sum = {format_value(ex.gradient[name])}"
+            )
+    return "\n".join(lines)
 
 
 def error_json(kind: str, message: str, **details) -> dict:

@@ -352,7 +352,7 @@ def check_of(
 def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
     """The derivative as an expression (symbolic, simplified); evaluated too when values are given.
 
-    Returns :class:`~autograd_cli.core.symbolic.DiffResult` (``as_dict()`` is SPEC's JSON).
+    Returns :class:`~autograd_cli.core.symbolic.DiffResult` (plain data; the command line renders it).
     """
     from .symbolic import diff
 

@@ -1,13 +1,22 @@
 """The array-module seam: the one place in core/ that imports NumPy (or CuPy).
 
 Every other module reaches the array library through ``backend.xp`` (looked up
-at call time, so switching device takes effect everywhere) and the helpers
-below.  ``use_device("gpu")`` swaps in CuPy; ``use_dtype`` sets the dtype that
-new tensors get (float64 unless told otherwise).
+at call time, so a device chosen for a block takes effect everywhere) and the
+helpers below.  The device and the dtype of new tensors are chosen for a block,
+never for good::
+
+    with backend.using(device="gpu", dtype="float32"):
+        ...  # arrays are CuPy arrays, new tensors float32
+
+and the previous choice comes back when the block ends, however it ends.  Outside
+every block the arrays are NumPy arrays on the CPU and new tensors are float64.
+The choice is process-wide (module attributes read by every op), not per thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy
@@ -22,12 +31,39 @@ default_dtype: type[numpy.floating[Any]] = numpy.float64
 _DTYPES: dict[str, type[numpy.floating[Any]]] = {"float64": numpy.float64, "float32": numpy.float32}
 
 
-def use_device(name: str) -> None:
-    """Select ``cpu`` (NumPy) or ``gpu`` (CuPy) for arrays made from now on."""
-    global xp, device
+@contextmanager
+def using(device: str | None = None, dtype: str | None = None) -> Iterator[None]:
+    """Within the block, arrays live on ``device`` (``cpu``: NumPy, ``gpu``: CuPy) and new
+    tensors get ``dtype`` (``float64`` or ``float32``); None keeps the current one.
+
+    Both names are checked before anything changes: an unknown one (or a GPU that is not
+    there) raises and leaves the settings as they were.  On leaving the block, by its end
+    or by an exception, the settings in force when it was entered come back, so nested
+    blocks unwind in order.
+    """
+    previous = _settings()
+    chosen = previous[2] if dtype is None else _dtype(dtype)
+    module, name = previous[:2] if device is None else _array_module(device)
+    _install(module, name, chosen)
+    try:
+        yield
+    finally:
+        _install(*previous)
+
+
+def _settings() -> tuple[Any, str, type[numpy.floating[Any]]]:
+    return xp, device, default_dtype
+
+
+def _install(module: Any, name: str, dtype: type[numpy.floating[Any]]) -> None:
+    global xp, device, default_dtype
+    xp, device, default_dtype = module, name, dtype
+
+
+def _array_module(name: str) -> tuple[Any, str]:
+    """The array module for device ``name``: NumPy for ``cpu``, CuPy for ``gpu``."""
     if name == "cpu":
-        xp, device = numpy, "cpu"
-        return
+        return numpy, "cpu"
     if name != "gpu":
         raise DeviceError(f"unknown device {name!r} (choose cpu or gpu)")
     try:
@@ -39,14 +75,12 @@ def use_device(name: str) -> None:
             f"GPU unavailable: {exc.__class__.__name__}: {exc}".rstrip(": ")
             + " (install the [gpu] extra with CuPy on a machine with CUDA, or use --device cpu)"
         ) from None
-    xp, device = cupy, "gpu"  # pragma: no cover - CuPy with a GPU: tests/test_gpu.py
+    return cupy, "gpu"  # pragma: no cover - CuPy with a GPU: tests/test_gpu.py
 
 
-def use_dtype(name: str) -> None:
-    """Set the floating dtype of new tensors: ``float64`` (default) or ``float32``."""
-    global default_dtype
+def _dtype(name: str) -> type[numpy.floating[Any]]:
     try:
-        default_dtype = _DTYPES[name]
+        return _DTYPES[name]
     except KeyError:
         raise ValueError(f"unknown dtype {name!r} (choose float64 or float32)") from None
 

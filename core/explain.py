@@ -27,15 +27,17 @@ the output itself uses c directly as well as through other nodes, its term is
 the local partial and is written ``∂y/∂c``.
 
 :func:`explain` returns an :class:`Explanation`: plain data (``steps``, a list
-of dicts of strings and numbers), a text rendering and a JSON-able dict.
+of dicts of strings and numbers; numbers stay floats, nan and inf included).
+The layout above and SPEC's JSON document are built by the command line
+(``autograd_cli.cli.render.explain_text`` and ``explain_json``).
 Scalar expressions of elementwise ops, as for ``diff``.
 
 >>> from autograd_cli.grammar import parse
 >>> ex = explain(parse("y = (x + w) * (w + 1)"), {"x": 2, "w": 1}, "w")
 >>> ex.gradient
 {'w': 5.0}
->>> print(ex.text.splitlines()[-2].strip())
-dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5
+>>> [s["text"] for s in ex.steps if s["kind"] == "accumulate"]
+['dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5']
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ from .symbolic import (
     Algebra,
     Builder,
     UnsupportedDiffError,
-    _jsonable,
     _supported,
     _unsupported,
     local_vjp,
@@ -77,14 +78,19 @@ def format_value(v: float) -> str:
     return f"{v:.6g}"
 
 
-def _factor(v: float) -> str:
+def factor_text(v: float) -> str:
+    """A number as a factor of a product: negative ones in parentheses, ``2*(-1)``."""
     s = format_value(v)
     return f"({s})" if s.startswith("-") else s
 
 
-@dataclass
+@dataclass(frozen=True)
 class Explanation:
-    """The chain rule for one program at one point; see the module docstring."""
+    """The chain rule for one program at one point; see the module docstring.
+
+    Plain data: numbers stay floats (nan and inf included).  The command line renders it
+    (``autograd_cli.cli.render.explain_text`` and ``explain_json``, SPEC's document).
+    """
 
     source: str
     output: str  # the output's name
@@ -95,35 +101,9 @@ class Explanation:
     gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
     paths: dict = field(default_factory=dict)  # variable -> list of paths, or None
 
-    @property
-    def text(self) -> str:
-        return render(self)
 
-    def as_dict(self) -> dict:
-        """JSON-able (non-finite numbers as "nan"/"inf"/"-inf", per SPEC's rule)."""
-
-        def clean(obj):
-            if isinstance(obj, dict):
-                return {k: clean(v) for k, v in obj.items()}
-            if isinstance(obj, list):
-                return [clean(v) for v in obj]
-            return _jsonable(obj) if isinstance(obj, float) else obj
-
-        return clean(
-            {
-                "expr": self.source,
-                "output": self.output,
-                "wrt": list(self.wrt),
-                "point": dict(self.point),
-                "value": self.value,
-                "steps": self.steps,
-                "gradient": dict(self.gradient),
-                "paths": dict(self.paths),
-            }
-        )
-
-
-def _d(of: str, wrt: str) -> str:
+def d_label(of: str, wrt: str) -> str:
+    """The derivative's name: ``dy/da``."""
     return f"d{of}/d{wrt}"
 
 
@@ -291,7 +271,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
             value = math.fsum(values_) if values_ else 0.0
             local_value[(id(node), id(child))] = value
             users.setdefault(id(child), []).append(node)
-            label = _d(names[id(node)], names[id(child)])
+            label = d_label(names[id(node)], names[id(child)])
             text = f"{label} = {expr_text}"
             if expr_text != format_value(value):
                 text += f" = {format_value(value)}"
@@ -324,8 +304,8 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
             terms.append(
                 {
                     "via": pname,
-                    "adjoint": _d(out_name, pname),
-                    "local": _d(pname, cname),
+                    "adjoint": d_label(out_name, pname),
+                    "local": d_label(pname, cname),
                     "adjoint_value": g,
                     "local_value": d,
                     "value": contribution,
@@ -345,19 +325,19 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
             for t in terms
         )
         numbers = " + ".join(
-            _factor(t["local_value"])
+            factor_text(t["local_value"])
             if t["direct"]
-            else f"{_factor(t['adjoint_value'])}*{_factor(t['local_value'])}"
+            else f"{factor_text(t['adjoint_value'])}*{factor_text(t['local_value'])}"
             for t in terms
         )
-        text = f"{_d(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
+        text = f"{d_label(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
         steps.append(
             {
                 "kind": "accumulate",
                 "of": out_name,
                 "wrt": target,
                 "terms": terms,
-                "formula": f"{_d(out_name, target)} = {formula}",
+                "formula": f"{d_label(out_name, target)} = {formula}",
                 "numbers": numbers,
                 "value": total,
                 "text": text,
@@ -449,41 +429,4 @@ def _unique(args) -> list:
     return out
 
 
-def render(ex: Explanation) -> str:
-    """The explanation as plain text (see the module docstring for the layout)."""
-    at = ", ".join(f"{k} = {format_value(v)}" for k, v in ex.point.items())
-    lines = [f"{ex.source.strip()}  at {at}" if at else ex.source.strip()]
-    defines = [s for s in ex.steps if s["kind"] == "define"]
-    if defines:
-        lines.append("Forward:")
-        lines += [f"  {s['name']} = {s['expr']} = {format_value(s['value'])}" for s in defines]
-    locals_ = [s for s in ex.steps if s["kind"] == "local"]
-    if locals_:
-        lines.append("Local derivatives:")
-        lines += [f"  {s['text']}" for s in locals_]
-    accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
-    lines.append("Chain rule (backward, summing over the paths into each node):")
-    lines += [f"  {s['text']}" for s in accumulations]
-    shown = {s["wrt"] for s in accumulations}
-    for name in ex.wrt:
-        if name not in shown:
-            lines.append(f"  {_d(ex.output, name)} = {format_value(ex.gradient[name])}")
-    for name in ex.wrt:
-        paths = ex.paths.get(name)
-        if paths and len(paths) > 1:
-            parts = [
-                " -> ".join(p["path"])
-                + ": "
-                + ("*".join(_factor(f) for f in p["factors"]) or "1")
-                + f" = {format_value(p['value'])}"
-                for p in paths
-            ]
-            lines.append(
-                f"Paths from {ex.output} to {name}: "
-                + "; ".join(parts)
-                + f"; sum = {format_value(ex.gradient[name])}"
-            )
-    return "\n".join(lines)
-
-
-__all__ = ["explain", "Explanation", "render", "format_value"]
+__all__ = ["explain", "Explanation", "format_value", "d_label", "factor_text"]

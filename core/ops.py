@@ -225,8 +225,14 @@ class RuleContext:
         self.needs = needs
 
 
+# The declarations below, in order: ``register(Op(...))`` adds one, :func:`op_table`
+# makes the table of them (once, at the end of this module).
+_DECLARED: list[Op] = []
+
+
 def register(op: Op) -> Op:
-    OPS[op.name] = op
+    """Declare ``op``: an entry of the table :func:`op_table` makes at the end of this module."""
+    _DECLARED.append(op)
     return op
 
 
@@ -697,14 +703,13 @@ _binary(
     lambda a, b, out: None,
     printing=Printing(call="min", latex="\\operatorname{min}"),  # min(x, c): see minimum
 )
-OPS["clamp_min"].differentiable = OPS["clamp_max"].differentiable = (True, False)
 
 
 # Comparisons: 0/1 values of the inputs' dtype; no gradient flows through them.
 def _comparison(name, symbol, fn, latex):
     def forward(a, b):
         r = getattr(_xp(), fn)(a, b)
-        return r.astype(a.dtype if a.dtype.kind == "f" else b.dtype)
+        return r.astype(_xp().result_type(a, b, _xp().float16))  # NumPy's promotion, a float
 
     register(
         Op(
@@ -1330,9 +1335,6 @@ def language_functions() -> dict[str, Function]:
     return table
 
 
-FUNCTIONS: dict[str, Function] = language_functions()
-
-
 # ---------------------------------------------------------------------------
 # Conventions at kinks: where an op's derivative is undefined at the point and
 # one of the conventions above was used, `kink` says so (commands show it as a
@@ -1346,31 +1348,6 @@ def _where_kink(test, message):
             return message if bool(test(inputs, out, attrs).any()) else None
 
     return kink
-
-
-OPS["abs"].kink = _where_kink(
-    lambda i, o, a: i[0] == 0, "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"
-)
-OPS["relu"].kink = _where_kink(
-    lambda i, o, a: i[0] == 0, "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"
-)
-OPS["sqrt"].kink = _where_kink(
-    lambda i, o, a: i[0] == 0, "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"
-)
-for _name in ("log", "log2", "log10"):  # each names itself (log2 at 0 used to say log'(0))
-    OPS[_name].kink = _where_kink(lambda i, o, a: i[0] == 0, f"{_name}'(0) is infinite (1/0 = inf)")
-OPS["pow"].kink = _where_kink(
-    lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
-    "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan",
-)
-OPS["maximum"].kink = _where_kink(
-    lambda i, o, a: i[0] == i[1],
-    "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
-)
-OPS["minimum"].kink = _where_kink(
-    lambda i, o, a: i[0] == i[1],
-    "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
-)
 
 
 def _tie_kink(name):
@@ -1394,28 +1371,98 @@ def _tie_kink(name):
     return kink
 
 
-OPS["clamp_min"].kink = _where_kink(
-    lambda i, o, a: i[0] == i[1],
-    "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
-)
-OPS["clamp_max"].kink = _where_kink(
-    lambda i, o, a: i[0] == i[1],
-    "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
-)
-OPS["amax"].kink = _tie_kink("max")
-OPS["amin"].kink = _tie_kink("min")
-OPS["norm"].kink = _where_kink(
-    lambda i, o, a: o == 0, "norm is not differentiable at 0; used gradient 0 (PyTorch)"
-)
-for _name in ("sign", "floor", "ceil", "round"):
-    OPS[_name].kink = (
-        lambda n: (
-            lambda inputs, out, attrs: (
-                f"{n} is piecewise constant: its gradient is zero almost everywhere"
+KINKS = {
+    "abs": _where_kink(
+        lambda i, o, a: i[0] == 0, "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"
+    ),
+    "relu": _where_kink(
+        lambda i, o, a: i[0] == 0, "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"
+    ),
+    "sqrt": _where_kink(
+        lambda i, o, a: i[0] == 0, "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"
+    ),
+    # each names itself (log2 at 0 used to say log'(0))
+    **{
+        name: _where_kink(lambda i, o, a: i[0] == 0, f"{name}'(0) is infinite (1/0 = inf)")
+        for name in ("log", "log2", "log10")
+    },
+    "pow": _where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
+        "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan",
+    ),
+    "maximum": _where_kink(
+        lambda i, o, a: i[0] == i[1],
+        "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
+    ),
+    "minimum": _where_kink(
+        lambda i, o, a: i[0] == i[1],
+        "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
+    ),
+    "clamp_min": _where_kink(
+        lambda i, o, a: i[0] == i[1],
+        "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
+    ),
+    "clamp_max": _where_kink(
+        lambda i, o, a: i[0] == i[1],
+        "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
+    ),
+    "amax": _tie_kink("max"),
+    "amin": _tie_kink("min"),
+    "norm": _where_kink(
+        lambda i, o, a: o == 0, "norm is not differentiable at 0; used gradient 0 (PyTorch)"
+    ),
+    **{
+        name: (
+            lambda n: (
+                lambda inputs, out, attrs: (
+                    f"{n} is piecewise constant: its gradient is zero almost everywhere"
+                )
             )
-        )
-    )(_name)
-for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
-    OPS[_name].kink = lambda inputs, out, attrs: (
-        "comparisons pass no gradient (their derivative is zero almost everywhere)"
-    )
+        )(name)
+        for name in ("sign", "floor", "ceil", "round")
+    },
+    **dict.fromkeys(
+        ("lt", "le", "gt", "ge", "eq", "ne"),
+        lambda inputs, out, attrs: (
+            "comparisons pass no gradient (their derivative is zero almost everywhere)"
+        ),
+    ),
+}
+
+# Inputs an op passes no gradient to, apart from its entry: max(x, c) and min(x, c) are
+# differentiated in x only (c is a bound, as in torch.clamp).
+DIFFERENTIABLE = {"clamp_min": (True, False), "clamp_max": (True, False)}
+
+
+# ---------------------------------------------------------------------------
+# The table, made once from the declarations above
+# ---------------------------------------------------------------------------
+
+
+def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
+    """The op table, name -> :class:`Op`, from the declared ops and the facts declared
+    apart from them (``kinks``: name -> kink rule; ``differentiable``: name -> flags).
+
+    A name declared twice, or a fact about an op that is not declared, is an error.
+    Pure: it makes a new dict and changes nothing else than the declared ops' facts.
+    """
+    table: dict[str, Op] = {}
+    for op in declared:
+        if op.name in table:
+            raise ValueError(f"op {op.name!r} is declared twice")
+        table[op.name] = op
+    unknown = sorted((kinks.keys() | differentiable.keys()) - table.keys())
+    if unknown:
+        raise ValueError(f"facts about undeclared ops: {', '.join(unknown)}")
+    for name, kink in kinks.items():
+        table[name].kink = kink
+    for name, flags in differentiable.items():
+        table[name].differentiable = tuple(flags)
+    return table
+
+
+# The one place the table is filled: ``tensor.OPS`` is the dict every layer reads (Tensor
+# methods find their ops there without importing this module, which imports ``tensor``).
+OPS.update(op_table(_DECLARED, kinks=KINKS, differentiable=DIFFERENTIABLE))
+
+FUNCTIONS: dict[str, Function] = language_functions()

@@ -1599,24 +1599,14 @@ class Derivative:
 
         return to_latex(self.expr)
 
-    def as_dict(self) -> dict:
-        d = {
-            "wrt": self.wrt,
-            "order": self.order,
-            "derivative": self.text,
-            "latex": self.latex,
-            "simplified": self.simplified,
-        }
-        if self.note:
-            d["note"] = self.note
-        if self.value is not None:
-            d["value"] = _jsonable(self.value)
-        return d
-
 
 @dataclass
 class DiffResult:
-    """What :func:`diff` returns: the derivatives by variable, and values when asked."""
+    """What :func:`diff` returns: the derivatives by variable, and values when asked.
+
+    Plain data: values are floats or nested lists (nan and inf stay floats); SPEC's JSON
+    document is built by the command line (``autograd_cli.cli.render.diff_json``).
+    """
 
     source: str | None
     order: int
@@ -1626,47 +1616,8 @@ class DiffResult:
     notes: list = field(default_factory=list)
 
     def texts(self) -> dict:
+        """name -> the derivative in the tool's own language."""
         return {name: d.text for name, d in self.derivatives.items()}
-
-    def as_dict(self) -> dict:
-        """The JSON document of SPEC.md (``derivative`` a string for one variable, else an object)."""
-        one = len(self.derivatives) == 1
-        texts = self.texts()
-        out: dict = {
-            "expr": self.source,
-            "derivative": next(iter(texts.values())) if one else texts,
-        }
-        if self.order != 1:
-            out["order"] = self.order
-        if self.value is not None:
-            out["value"] = _jsonable(self.value)
-            values = {name: _jsonable(d.value) for name, d in self.derivatives.items()}
-            out["derivative_value"] = next(iter(values.values())) if one else values
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        return out
-
-
-def _jsonable(v):
-    """Non-finite numbers as the strings "nan", "inf", "-inf" (SPEC's JSON rule), iteratively."""
-    if isinstance(v, float):
-        return v if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
-    if not isinstance(v, list):
-        return v
-    root: list = []
-    stack = [(v, root)]
-    while stack:
-        src, dst = stack.pop()
-        for item in src:
-            if isinstance(item, list):
-                child: list = []
-                dst.append(child)
-                stack.append((item, child))
-            else:
-                dst.append(_jsonable(item))
-    return root
 
 
 def diff(

@@ -42,8 +42,8 @@ __all__ = [
     "tensor",
 ]
 
-# Filled by ops.py: name -> Op.  Kept here so Tensor methods can find ops without
-# a circular import at module load time.
+# name -> Op, filled once by ops.py (by ``ops.op_table``, at its end).  Kept here so Tensor
+# methods find ops without a circular import at module load time.
 OPS: dict[str, Any] = {}
 
 

@@ -5,6 +5,6 @@
 ['x', 'w']
 """
 
-from .parser import parse
+from .parser import Parser, default_parser, parse
 
-__all__ = ["parse"]
+__all__ = ["Parser", "default_parser", "parse"]

@@ -9,11 +9,15 @@ Nothing is cached on disk and nothing is unpickled: Lark's ``cache=True`` would
 unpickle a file from the shared temp folder, whose name anyone can predict.  When
 the shipped tables do not fit (another Lark version, an edited grammar), the
 parser is built from ``expr.lark`` in memory instead: slower, never a file.
+
+A :class:`Parser` pairs the Lark parser with its builder; :func:`parse` uses the one
+:func:`default_parser` builds on first use and keeps (a cache, the module's only state).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import os
 from typing import cast
@@ -353,9 +357,6 @@ LARK_OPTIONS = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": T
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expr.lark")
 
-_PARSER: Lark | None = None
-_BUILDER: Builder | None = None
-
 
 def grammar_bytes() -> bytes:
     """The bytes of the shipped ``expr.lark`` (the one source of truth for the language)."""
@@ -403,17 +404,71 @@ def load_tables(grammar: bytes, transformer, postlex) -> Lark | None:
         return None
 
 
-def _parser() -> tuple[Lark, Builder]:
-    global _PARSER, _BUILDER
-    if _PARSER is None:
+class Parser:
+    """A parser of the expression language: Lark's LALR parser and the :class:`Builder` it runs.
+
+    Build one with :meth:`from_tables` (the shipped tables, fast), :meth:`from_grammar`
+    (``expr.lark`` in memory, slow) or :meth:`build` (the first, else the second); or
+    use the one :func:`default_parser` keeps.  A parser parses one text at a time (its
+    builder holds the text being parsed): a thread that parses alongside others builds
+    its own.
+    """
+
+    __slots__ = ("lark", "builder")
+
+    def __init__(self, lark: Lark, builder: Builder):
+        self.lark = lark
+        self.builder = builder
+
+    @classmethod
+    def from_tables(cls, grammar: bytes | None = None) -> Parser | None:
+        """The parser from the shipped tables, or None when they do not fit (:func:`load_tables`)."""
         builder = Builder()
+        grammar = grammar_bytes() if grammar is None else grammar
+        lark = load_tables(grammar, builder, _NewlinesInBrackets())
+        return None if lark is None else cls(lark, builder)
+
+    @classmethod
+    def from_grammar(cls, grammar: bytes | None = None) -> Parser:
+        """The parser built from the grammar text, in memory (:func:`build_from_grammar`)."""
+        builder = Builder()
+        grammar = grammar_bytes() if grammar is None else grammar
+        return cls(build_from_grammar(grammar, builder, _NewlinesInBrackets()), builder)
+
+    @classmethod
+    def build(cls) -> Parser:
+        """The parser from the shipped tables when they fit, else from the grammar."""
         grammar = grammar_bytes()
-        parser = load_tables(grammar, builder, _NewlinesInBrackets())
-        if parser is None:
-            parser = build_from_grammar(grammar, builder, _NewlinesInBrackets())
-        _PARSER, _BUILDER = parser, builder
-    assert _BUILDER is not None  # set together with _PARSER, just above or on an earlier call
-    return _PARSER, _BUILDER
+        return cls.from_tables(grammar) or cls.from_grammar(grammar)
+
+    @property
+    def uses_shipped_tables(self) -> bool:
+        return self.lark.source_path == "<deserialized>"  # Lark's mark for a parser from data
+
+    def parse(self, text: str) -> Program:
+        """Parse ``text`` (an expression or a program) into a :class:`Program`."""
+        if not text.strip():
+            raise ParseError("empty expression", line=1, column=1, context="\n^")
+        self.builder.reset(text)
+        try:
+            # Lark types parse() as returning a Tree; with the Builder as its (LALR inline)
+            # transformer it returns what Builder.program returns: a Program.
+            return cast(Program, self.lark.parse(text))
+        except UnexpectedInput as exc:
+            raise _syntax_error(text, exc) from None
+        except RecursionError:  # pragma: no cover - the build is iterative; kept as a guard
+            raise InputError("expression nests too deeply to parse") from None
+        finally:
+            self.builder.reset("")
+
+
+@functools.cache
+def default_parser() -> Parser:
+    """The parser :func:`parse` uses: built by :meth:`Parser.build` on the first call, then
+    the same object on every call.  The state of this module is this cache and nothing
+    else; ``default_parser.cache_clear()`` forgets it (the next call builds it again).
+    """
+    return Parser.build()
 
 
 def _caret_context(text: str, line: int, column: int) -> str:
@@ -466,27 +521,10 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
 
 
 def parse(text: str) -> Program:
-    """Parse ``text`` (an expression or a program) into a :class:`Program`.
+    """Parse ``text`` (an expression or a program) into a :class:`Program`, with the
+    :func:`default_parser`.
 
     >>> parse("-x**2").output.op
     'neg'
     """
-    if not text.strip():
-        raise ParseError("empty expression", line=1, column=1, context="\n^")
-    parser, builder = _parser()
-    return parse_with(parser, builder, text)
-
-
-def parse_with(parser: Lark, builder: Builder, text: str) -> Program:
-    """:func:`parse` with a given parser and its :class:`Builder` (the tests compare two)."""
-    builder.reset(text)
-    try:
-        # Lark types parse() as returning a Tree; with the Builder as its (LALR inline)
-        # transformer it returns what Builder.program returns: a Program.
-        return cast(Program, parser.parse(text))
-    except UnexpectedInput as exc:
-        raise _syntax_error(text, exc) from None
-    except RecursionError:  # pragma: no cover - the build is iterative; kept as a guard
-        raise InputError("expression nests too deeply to parse") from None
-    finally:
-        builder.reset("")
+    return default_parser().parse(text)

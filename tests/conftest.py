@@ -28,14 +28,25 @@ def cli(capsys):
 
     def invoke(*argv):
         capsys.readouterr()
+        before = (backend.xp, backend.device, backend.default_dtype)
         code = run(list(argv))
         captured = capsys.readouterr()
-        # Commands set the global dtype/device; restore the defaults for the next test.
-        backend.use_dtype("float64")
-        backend.use_device("cpu")
+        # A command chooses its device and dtype for its own run only (backend.using).
+        assert (backend.xp, backend.device, backend.default_dtype) == before
         return CliResult(int(code), captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture
+def fresh_parser():
+    """The test builds the default parser anew (say, after spoiling the shipped tables);
+    the next user of ``parse`` builds it anew again, from the unspoiled tables."""
+    from autograd_cli.grammar.parser import default_parser
+
+    default_parser.cache_clear()
+    yield
+    default_parser.cache_clear()
 
 
 @pytest.fixture

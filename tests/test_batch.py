@@ -47,11 +47,7 @@ class Out:
 def cli(capsys):
     def invoke(*argv):
         capsys.readouterr()
-        try:
-            code = run([str(a) for a in argv])
-        finally:
-            backend.use_dtype("float64")
-            backend.use_device("cpu")
+        code = run([str(a) for a in argv])
         captured = capsys.readouterr()
         return Out(int(code), captured.out, captured.err)
 
@@ -324,11 +320,8 @@ def test_csv_command_problems_exit_2(tmp_path, cli):
 def test_float32(tmp_path, cli):
     path = write(tmp_path, "pts.csv", "x\n0.1\n0.2\n")
     r = cli("batch", path, "--expr", "x*3", "--dtype", "float32")
-    backend.use_dtype("float32")
-    try:
+    with backend.using(dtype="float32"):
         expected = [reference_line(2, "x*3", {"x": 0.1}), reference_line(3, "x*3", {"x": 0.2})]
-    finally:
-        backend.use_dtype("float64")
     assert r.lines == expected
 
 

@@ -17,6 +17,9 @@ are, as text, what the single command prints with ``--json``.
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pytest
 from test_batch_property import assert_same_as_single_lines, reference_line, run_batch_file
@@ -114,3 +117,41 @@ def test_near_misses_are_batched_and_exact(expr, expected):
     lines, code, spy = run_batch_file(records)
     assert code == 0
     assert_same_as_single_lines(records, lines, spy)
+
+
+def test_a_zero_cotangent_through_dot_keeps_inf_rows_exact():
+    # 0*dot(u, w) with an inf in w: the cotangent reaching dot is 0, and a zero cotangent
+    # stays zero (core.ops.chain), so du = 0 where one line alone gives 0 (not 0*inf = nan).
+    rows = [
+        {"u": [1.0, 2.0], "w": [math.inf, 1.0]},
+        {"u": [3.0, -1.0], "w": [2.0, -math.inf]},
+        {"u": [0.5, 0.5], "w": [1.0, 2.0]},
+    ]
+    records = [{"op": "grad", "expr": "0*dot(u, w) + sum(u)", "vars": r} for r in rows]
+    lines, code, spy = run_batch_file(records)
+    assert_same_as_single_lines(records, lines, spy)
+    assert [json.loads(line)["grad"]["u"] for line in lines] == [[1.0, 1.0]] * 3
+
+
+def test_a_program_with_one_ellipsis_index_is_batched():
+    # The language has no "...", but a Program built in Python may index with one Ellipsis;
+    # the batch rule puts the batch axis in front of it (two Ellipses are refused).
+    from autograd_cli.core.program import Expr, Program
+
+    x = Expr.var("x")
+    SUM_ALL = {"axis": None, "keepdims": False}  # noqa: N806 - what the parser gives sum(x)
+    out = Expr("sum", (Expr("getitem", (x,), attrs={"index": (Ellipsis, 0)}),), attrs=SUM_ALL)
+    program = Program(source="sum(x[..., 0])", output=out, inputs=["x"])
+    data = np.arange(12.0).reshape(2, 2, 3)  # two rows of (2, 3)
+    result = core_batch.evaluate_batch(program, {"x": data}, 2, grad=True)
+    assert result.value.tolist() == [data[i][..., 0].sum() for i in range(2)]
+    expected_grad = np.zeros((2, 2, 3))
+    expected_grad[..., 0] = 1.0
+    assert result.grad["x"].tolist() == expected_grad.tolist()
+    two = Expr("getitem", (x,), attrs={"index": (Ellipsis, Ellipsis)})
+    with pytest.raises(core_batch.Unbatchable):
+        core_batch.evaluate_batch(
+            Program(source="x[..., ...]", output=Expr("sum", (two,), attrs=SUM_ALL), inputs=["x"]),
+            {"x": data},
+            2,
+        )

@@ -38,7 +38,7 @@ Two parts:
   backward sums three or more cotangents).
 
 Every group of ``eval``/``grad`` lines must go through the vectorised evaluator: a spy on
-``core.batch.evaluate_batch`` and ``cli.batch._Runner.evaluate_one`` (the row-by-row path)
+``core.batch.evaluate_batch`` and ``rows.evaluate_row`` (the row-by-row path)
 checks that each group was evaluated at once, without an exception, and that only the
 lines documented to run row by row (``hessian``, ``grad`` with an ``order``) went one at a
 time.  None of the generated shapes legitimately falls back (the rules raise
@@ -65,9 +65,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from autograd_cli import rows as lib_rows
 from autograd_cli.cli import batch as cli_batch
 from autograd_cli.cli import jsonout, render
-from autograd_cli.core import api, backend
+from autograd_cli.core import api
 from autograd_cli.core import batch as core_batch
 from autograd_cli.core import ops as core_ops
 from autograd_cli.grammar import parse
@@ -157,7 +158,7 @@ class Spy:
     @contextlib.contextmanager
     def watching(self):
         original_batch = core_batch.evaluate_batch
-        original_one = cli_batch._Runner.evaluate_one
+        original_one = lib_rows.evaluate_row
         original_all_finite = core_ops._all_finite
         state = {"inside": False, "non_finite": False}
 
@@ -180,13 +181,13 @@ class Spy:
             self.groups.append((program.source, size, None, grad, state["non_finite"]))
             return result
 
-        def evaluate_one(runner, chunk, pos, program, expr, op, wrt, values, extra):
-            self.singles.append((expr, op, extra.get("order")))
-            return original_one(runner, chunk, pos, program, expr, op, wrt, values, extra)
+        def evaluate_row(program, row):
+            self.singles.append((program.source, row.op, row.order))
+            return original_one(program, row)
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(core_batch, "evaluate_batch", evaluate_batch)
-            mp.setattr(cli_batch._Runner, "evaluate_one", evaluate_one)
+            mp.setattr(lib_rows, "evaluate_row", evaluate_row)
             mp.setattr(core_ops, "_all_finite", all_finite)
             yield self
 
@@ -202,16 +203,12 @@ def run_batch_file(records: list, chunk_size: int = cli_batch.DEFAULT_CHUNK_SIZE
         target = os.path.join(folder, "out.jsonl")
         with open(source, "w", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in records)
-        try:
-            with spy.watching():
-                summary = cli_batch.run_batch(
-                    cli_batch.BatchOptions(
-                        source=source, output=target, progress=False, chunk_size=chunk_size
-                    )
+        with spy.watching():
+            summary = cli_batch.run_batch(
+                cli_batch.BatchOptions(
+                    source=source, output=target, progress=False, chunk_size=chunk_size
                 )
-        finally:
-            backend.use_dtype("float64")
-            backend.use_device("cpu")
+            )
         with open(target, encoding="utf-8") as f:
             lines = f.read().splitlines()
     return lines, summary.code, spy

@@ -36,7 +36,6 @@ import pytest
 from autograd_cli.cli import batch as cli_batch
 from autograd_cli.cli import options
 from autograd_cli.cli.main import run
-from autograd_cli.core import backend
 
 CLI = shutil.which("autograd-cli") or (
     os.path.join(os.path.dirname(sys.executable), "autograd-cli")
@@ -569,10 +568,7 @@ def test_standard_output_without_a_buffer_still_gets_the_lines(tmp_path, cli, mo
     path = write(tmp_path, "p.csv", "x\n2\n3\n")
     sink = io.StringIO()
     monkeypatch.setattr(sys, "stdout", sink)
-    try:
-        code = run(["batch", path, "--expr", "x**2", "--op", "eval"])
-    finally:
-        backend.use_dtype("float64")
+    code = run(["batch", path, "--expr", "x**2", "--op", "eval"])
     assert code == 0
     assert [(d["line"], d["value"]) for d in docs(sink.getvalue())] == [(2, 4.0), (3, 9.0)]
 
@@ -768,10 +764,7 @@ def test_batch_run_from_a_worker_thread(tmp_path, capsys):
     path = write(tmp_path, "p.csv", "x,y\n1,2\n3,4\n")
     before = {s: signal.getsignal(s) for s in cli_batch.STOP_SIGNALS}
     capsys.readouterr()
-    try:
-        code = _in_a_thread(lambda: run(["batch", path, "--expr", "x*y"]))
-    finally:
-        backend.use_dtype("float64")
+    code = _in_a_thread(lambda: run(["batch", path, "--expr", "x*y"]))
     out = capsys.readouterr().out
     assert code == 0
     assert [(d["line"], d["value"], d["grad"]) for d in docs(out)] == [

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from autograd_cli import explain  # the facade: core's explain takes a parsed Program
+from autograd_cli.cli import jsonout, render
 from autograd_cli.core import api, backend, tensor
 from autograd_cli.core.errors import (
     DeviceError,
@@ -594,7 +595,8 @@ def test_explain_output_is_the_variable_itself(cli):
 def test_explain_at_nan_propagates_and_json_spells_nan(cli):
     ex = explain("sin(x) + 2", {"x": math.nan})
     assert math.isnan(ex.value) and math.isnan(ex.gradient["x"])  # cos(nan) = nan
-    doc = ex.as_dict()
+    # Was core's Explanation.as_dict; the document is the command line's (cli/render.explain_json).
+    doc = json.loads(jsonout.dumps(render.explain_json(ex)))
     json.dumps(doc, allow_nan=False)  # RFC 8259: no bare NaN
     assert doc["value"] == "nan" and doc["gradient"] == {"x": "nan"}
     r = cli("explain", "sin(x) + 2", "--x", "nan")
@@ -736,16 +738,19 @@ def test_jacobian_of_an_empty_input_is_empty_like_torch(torch):
 
 def test_unknown_device_and_dtype_are_refused_and_change_nothing():
     with pytest.raises(DeviceError, match="unknown device 'tpu' \\(choose cpu or gpu\\)"):
-        backend.use_device("tpu")
+        with backend.using(device="tpu"):
+            pass
     with pytest.raises(ValueError, match="unknown dtype 'float16' \\(choose float64 or float32\\)"):
-        backend.use_dtype("float16")
+        with backend.using(dtype="float16"):
+            pass
     assert backend.device == "cpu" and backend.xp is np and backend.default_dtype is np.float64
 
 
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
 def test_gpu_without_cupy_is_a_clear_device_error(cli):
     with pytest.raises(DeviceError, match="GPU unavailable: ModuleNotFoundError") as info:
-        backend.use_device("gpu")
+        with backend.using(device="gpu"):
+            pass
     assert "install the [gpu] extra with CuPy" in str(info.value)
     assert backend.device == "cpu" and backend.xp is np  # a failed switch leaves cpu selected
     r = cli("eval", "x", "--x", "1", "--device", "gpu", "--json")
@@ -765,7 +770,8 @@ def test_gpu_with_cupy_but_no_cuda_device_is_a_clear_device_error(monkeypatch):
     )
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     with pytest.raises(DeviceError) as info:
-        backend.use_device("gpu")
+        with backend.using(device="gpu"):
+            pass
     assert str(info.value) == (
         "GPU unavailable: CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is "
         "detected (install the [gpu] extra with CuPy on a machine with CUDA, or use --device cpu)"

@@ -17,6 +17,7 @@ import pytest
 
 import autograd_cli.grammar as grammar_package
 from autograd_cli.core import api
+from autograd_cli.core.errors import ParseError
 from autograd_cli.grammar import _tables, build_tables
 from autograd_cli.grammar import parser as P
 
@@ -125,20 +126,32 @@ def test_the_same_expressions_done_right_agree_with_numpy(cli):
 # ---- the shipped tables cannot be imported: the grammar is used instead ----------------------
 
 
-def test_missing_tables_module_falls_back_to_the_grammar(monkeypatch):
+def test_missing_tables_module_falls_back_to_the_grammar(monkeypatch, fresh_parser):
     monkeypatch.delattr(grammar_package, "_tables")
     monkeypatch.setitem(sys.modules, "autograd_cli.grammar._tables", None)
     grammar = P.grammar_bytes()
     assert P.load_tables(grammar, P.Builder(), P._NewlinesInBrackets()) is None
-    monkeypatch.setattr(P, "_PARSER", None)
-    monkeypatch.setattr(P, "_BUILDER", None)
-    parser, _ = P._parser()
-    assert parser.source_path != "<deserialized>"  # built from expr.lark, in memory
+    parser = P.default_parser()
+    assert parser.lark.source_path != "<deserialized>"  # built from expr.lark, in memory
+    assert not parser.uses_shipped_tables
     program = P.parse("a = x + w; b = w + 1; a * b")
     result = api.grad_of(program, {"x": 2.0, "w": 1.0})
     # (x + w) * (w + 1) at x = 2, w = 1: 6; d/dx = w + 1 = 2, d/dw = x + 2w + 1 = 5
     assert float(result.value) == 6.0
     assert {k: float(v) for k, v in result.grad.items()} == {"x": 2.0, "w": 5.0}
+
+
+def test_the_default_parser_is_built_once_and_can_be_rebuilt(fresh_parser):
+    first = P.default_parser()
+    assert P.default_parser() is first
+    P.default_parser.cache_clear()
+    second = P.default_parser()
+    assert second is not first and second.builder is not first.builder
+    own = P.Parser.build()  # a parser of one's own (one per thread, say)
+    assert own.parse("a = x*y; a + 1").inputs == P.parse("a = x*y; a + 1").inputs == ["x", "y"]
+    assert P.default_parser() is second  # building one leaves the default alone
+    with pytest.raises(ParseError, match="empty expression"):
+        own.parse("  \n")
 
 
 # ---- python -m autograd_cli.grammar.build_tables ---------------------------------------------

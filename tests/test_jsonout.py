@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from autograd_cli.cli.jsonout import dumps, plain
+from autograd_cli.cli.jsonout import dumps, float_column, plain
 from autograd_cli.core import tensor
 
 
@@ -158,3 +158,22 @@ def test_long_double_scalars_and_arrays_are_doubles():
         '[0.25, "inf", "-inf"]'
     )
     assert dumps({"v": np.longdouble("nan")}) == '{"v": "nan"}'
+
+
+@pytest.mark.parametrize("kind", FLOAT_KINDS, ids=lambda k: k.__name__)
+def test_float_column_writes_the_bytes_dumps_writes(kind):
+    # The batch fast path (cli/batch.py's output templates) formats a column with "%s" %
+    # item; every element must come out exactly as dumps writes that element alone.
+    rng = np.random.default_rng(7)
+    special = [0.0, -0.0, 1.0, -2.5, 0.1, 1 / 3, 1e-320, 5e-324, 1e308, -1e308, 1e16, 123456789.0]
+    special += [math.nan, math.inf, -math.inf, -math.nan]
+    finfo = np.finfo(kind)
+    special += [float(finfo.max), float(finfo.tiny), float(finfo.eps)]
+    random = (rng.standard_normal(500) * 10.0 ** rng.integers(-30, 30, 500)).tolist()
+    with np.errstate(over="ignore", under="ignore"):
+        column = np.array(special + random, dtype=np.float64).astype(kind)
+    cell = "%s"  # as in a template: text % row
+    texts = [cell % (item,) for item in float_column(column)]
+    assert texts == [dumps(element) for element in column]
+    assert texts == [dumps(float(element)) for element in column.tolist()]
+    assert float_column(np.array([], dtype=kind)) == []

@@ -344,3 +344,36 @@ def test_a_missing_entry_in_v_is_refused_not_a_nan():
         jvp(lambda a, b: a * b, (x, y), (tensor(1.0), None))
     with pytest.raises(TypeError, match="value at index 1 has type NoneType"):
         vjp(lambda a, b: (a * b, a + b), (tensor(1.0), tensor(2.0)), (tensor(1.0), None))
+
+
+# ---------------------------------------------------------------------------
+# Shapes at the edges: empty broadcasts, scalars in @, mixed float dtypes
+# ---------------------------------------------------------------------------
+
+
+def test_gradient_through_a_broadcast_against_an_empty_array_is_zero():
+    # x (1,) + y (0,) is (0,): x's gradient sums over no entries, 0 of x's shape (torch too).
+    x = tensor([1.5], requires_grad=True)
+    y = tensor(np.zeros(0), requires_grad=True)
+    gx, gy = grad((x + y).sum(), (x, y))
+    assert gx.numpy().tolist() == [0.0] and gy.numpy().shape == (0,)
+    gx, gy = grad((x * y).sum(), (x, y))
+    assert gx.numpy().tolist() == [0.0] and gy.numpy().shape == (0,)
+
+
+@pytest.mark.parametrize("expr", ["2 @ x", "x @ 2"])
+def test_matmul_with_a_scalar_says_to_use_star(expr, cli):
+    r = cli("eval", expr, "--x", "[1, 2]", "--json")
+    assert r.code == 1
+    assert r.json["error"]["kind"] == "shape"
+    assert "use * for scalars" in r.json["error"]["message"]
+
+
+def test_comparisons_of_mixed_float_types_promote_like_numpy():
+    a32 = tensor(np.array([1.0, 2.0], dtype=np.float32))
+    b64 = tensor([2.0, 1.0])
+    for r in (a32 < b64, b64 < a32, a32 >= b64):
+        assert r.data.dtype == np.float64  # float32 with float64 is float64, either order
+    assert (a32 < a32).data.dtype == np.float32
+    assert (a32 < 1.5).data.dtype == np.float32  # a Python number takes the tensor's type
+    assert (a32 < b64).numpy().tolist() == [1.0, 0.0]

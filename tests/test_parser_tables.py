@@ -109,11 +109,11 @@ def test_no_module_of_the_parser_uses_pickle_or_a_cache():
 
 
 @pytest.mark.skipif(not SAME_LARK, reason=NOT_SAME_LARK)
-def test_the_runtime_parser_comes_from_the_shipped_tables(monkeypatch):
-    monkeypatch.setattr(P, "_PARSER", None)
-    monkeypatch.setattr(P, "_BUILDER", None)
-    parser, _ = P._parser()
-    assert parser.source_path == "<deserialized>"  # Lark's mark for a parser loaded from data
+def test_the_runtime_parser_comes_from_the_shipped_tables(fresh_parser):
+    parser = P.default_parser()
+    assert parser.uses_shipped_tables
+    assert parser.lark.source_path == "<deserialized>"  # Lark's mark for a parser from data
+    assert P.default_parser() is parser  # built once, then kept
     assert P.parse("2*x").inputs == ["x"]
 
 
@@ -201,9 +201,9 @@ def _dump(program) -> tuple:
     )
 
 
-def _outcome(parser, builder, text):
+def _outcome(parser, text):
     try:
-        return ("ok", _dump(P.parse_with(parser, builder, text)))
+        return ("ok", _dump(parser.parse(text)))
     except ParseError as exc:
         return ("syntax", exc.message, exc.line, exc.column, exc.context)
     except AutogradCliError as exc:
@@ -214,43 +214,41 @@ def _outcome(parser, builder, text):
 def two_parsers():
     if not SAME_LARK:
         pytest.skip(NOT_SAME_LARK)
-    grammar = P.grammar_bytes()
-    b1, b2 = P.Builder(), P.Builder()
-    shipped = P.load_tables(grammar, b1, P._NewlinesInBrackets())
-    built = P.build_from_grammar(grammar, b2, P._NewlinesInBrackets())
+    shipped = P.Parser.from_tables()
+    built = P.Parser.from_grammar()
     assert shipped is not None, f"the shipped tables do not load: run {REGENERATE}"
-    assert shipped.source_path == "<deserialized>" and built.source_path != "<deserialized>"
-    return (shipped, b1), (built, b2)
+    assert shipped.uses_shipped_tables and not built.uses_shipped_tables
+    return shipped, built
 
 
 @pytest.mark.parametrize("text", CORPUS)
 def test_shipped_tables_build_the_same_program(two_parsers, text):
-    (shipped, b1), (built, b2) = two_parsers
-    first = _outcome(shipped, b1, text)
+    shipped, built = two_parsers
+    first = _outcome(shipped, text)
     assert first[0] == "ok", first
-    assert first == _outcome(built, b2, text)
+    assert first == _outcome(built, text)
 
 
 @pytest.mark.parametrize("text", BAD)
 def test_shipped_tables_give_the_same_error(two_parsers, text):
-    (shipped, b1), (built, b2) = two_parsers
-    first = _outcome(shipped, b1, text)
+    shipped, built = two_parsers
+    first = _outcome(shipped, text)
     assert first[0] != "ok", first
-    assert first == _outcome(built, b2, text)
+    assert first == _outcome(built, text)
     assert first[0] == "syntax" or text in BAD[-3:]
 
 
 def test_comparison_sanity(two_parsers):
     # The dump tells programs apart, sharing included; an error outcome carries its position.
-    (shipped, b1), _ = two_parsers
-    assert _outcome(shipped, b1, "x + 1") != _outcome(shipped, b1, "1 + x")
-    assert _outcome(shipped, b1, "u = x*x; u + u") != _outcome(shipped, b1, "x*x + x*x")
-    bad = _outcome(shipped, b1, "x + * 2")
+    shipped, _ = two_parsers
+    assert _outcome(shipped, "x + 1") != _outcome(shipped, "1 + x")
+    assert _outcome(shipped, "u = x*x; u + u") != _outcome(shipped, "x*x + x*x")
+    bad = _outcome(shipped, "x + * 2")
     assert bad[0] == "syntax" and bad[2:4] == (1, 5), bad
 
 
 @pytest.mark.parametrize("spoil", ["version", "grammar", "data", "memo", "options"])
-def test_unusable_tables_fall_back_to_the_grammar(monkeypatch, spoil):
+def test_unusable_tables_fall_back_to_the_grammar(monkeypatch, fresh_parser, spoil):
     if spoil == "version":
         monkeypatch.setattr(_tables, "LARK_VERSION", "0.0.0")
     elif spoil == "grammar":
@@ -263,10 +261,9 @@ def test_unusable_tables_fall_back_to_the_grammar(monkeypatch, spoil):
         monkeypatch.setattr(_tables, "DATA", dict(_tables.DATA, options={"parser": "earley"}))
     grammar = P.grammar_bytes()
     assert P.load_tables(grammar, P.Builder(), P._NewlinesInBrackets()) is None
-    monkeypatch.setattr(P, "_PARSER", None)
-    monkeypatch.setattr(P, "_BUILDER", None)
-    parser, _ = P._parser()
-    assert parser.source_path != "<deserialized>"
+    assert P.Parser.from_tables() is None
+    parser = P.default_parser()
+    assert not parser.uses_shipped_tables and parser.lark.source_path != "<deserialized>"
     program = P.parse("a = x + w; b = w + 1; a * b")
     assert program.inputs == ["x", "w"] and program.output.op == "mul"
 
@@ -442,7 +439,7 @@ except SystemExit as exc:
     code = exc.code
 run = list(events)
 from autograd_cli.grammar import parser as P
-used_tables = P._PARSER.source_path == "<deserialized>"
+used_tables = P.default_parser().uses_shipped_tables  # the one main() built (cached)
 # Sanity probes: the hook does see an open and an unpickled class.
 open(probe, "rb").close()
 import fractions, pickle

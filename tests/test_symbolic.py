@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograd_cli import diff, explain  # the facade: core's own take a parsed Program
+from autograd_cli.cli import jsonout, render
 from autograd_cli.core import autograd
 from autograd_cli.core.errors import InputError, MissingValueError, UnknownVariableError
 from autograd_cli.core.expr import Expr, evaluate, topological
@@ -151,15 +152,24 @@ def test_derivative_value_broadcasts_to_the_value_shape():
     assert r.derivatives["x"].value == [3.0, 3.0]
 
 
-def test_as_dict_follows_the_spec():
-    one = diff("2*x**2+b", "x", values={"x": 2, "b": 1}).as_dict()
+def _diff_doc(source, *args, **kwargs):
+    """diff's SPEC document as the command line writes it (cli/render.py, cli/jsonout.py)."""
+    return json.loads(jsonout.dumps(render.diff_json(source, diff(source, *args, **kwargs))))
+
+
+def test_diff_json_follows_the_spec():
+    # Was core's DiffResult.as_dict; the document is the command line's (cli/render.diff_json).
+    one = _diff_doc("2*x**2+b", "x", values={"x": 2, "b": 1})
     assert one == {"expr": "2*x**2+b", "derivative": "4*x", "value": 9.0, "derivative_value": 8.0}
-    several = diff("3*a**3-b**2").as_dict()
+    several = _diff_doc("3*a**3-b**2")
     assert several == {"expr": "3*a**3-b**2", "derivative": {"a": "9*a**2", "b": "-2*b"}}
-    weird = diff("log(x)", "x", values={"x": 0}).as_dict()
+    weird = _diff_doc("log(x)", "x", values={"x": 0})
     assert weird["derivative_value"] == "inf" and weird["value"] == "-inf"
     json.dumps(weird, allow_nan=False)
-    assert diff("x**3", "x", order=2).as_dict()["order"] == 2
+    assert _diff_doc("x**3", "x", order=2)["order"] == 2
+    # The library's result keeps plain floats: inf stays a float.
+    plain = diff("log(x)", "x", values={"x": 0})
+    assert plain.value == -math.inf and plain.derivatives["x"].value == math.inf
 
 
 # ---------------------------------------------------------------------------
@@ -679,7 +689,8 @@ def test_explain_agrees_with_the_engine_on_the_corpus():
 
 def test_explain_is_plain_json_and_caps_paths():
     ex = explain("sqrt(x)*x", {"x": 0})  # sqrt'(0) = inf, reached through a zero cotangent
-    doc = json.loads(json.dumps(ex.as_dict(), allow_nan=False))
+    # Was core's Explanation.as_dict; the document is the command line's (cli/render.explain_json).
+    doc = json.loads(jsonout.dumps(render.explain_json(ex)))
     assert doc["gradient"] == {"x": 0.0}
     assert any(s.get("value") == "inf" for s in doc["steps"])
     # Two paths from each level to the one below (a_k directly and through sin(a_k)).

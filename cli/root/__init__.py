@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .core.api import Result
-    from .core.explain import Explanation
     from .core.program import Program
     from .core.symbolic import DiffResult
+    from .explanation import Explanation
 
 __version__ = "0.1.0"
 
@@ -128,7 +128,9 @@ def diff(
 def explain(
     source: str | Program, values: dict, wrt: str | Sequence[str] | None = None
 ) -> Explanation:
-    """The chain rule step by step at ``values`` (:func:`autograd_cli.core.explain.explain`)."""
+    """The chain rule step by step at ``values`` (:func:`autograd_cli.core.explain.explain`),
+    with ``text``, its layout as the ``explain`` command prints it."""
     from .core.explain import explain as explain_program
+    from .explanation import Explanation
 
-    return explain_program(_program(source, "explain"), values, wrt)
+    return Explanation.of(explain_program(_program(source, "explain"), values, wrt))
