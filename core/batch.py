@@ -677,7 +677,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
             result.grad[name] = np.zeros(shape, dtype=dtype)
         else:
             result.grad[name] = backend.to_numpy(g.data)
-    _derivative_warnings(program, order, computed, leaves, kinks, B, result)
+    _derivative_warnings(program, order, computed, kinks, B, result)
     return result
 
 
@@ -726,7 +726,7 @@ def _kink_rows(node, v: _V, inputs, attrs, B: int):
         return set(range(B))
 
 
-def _derivative_warnings(program, order, computed, leaves, kinks, B, result) -> None:
+def _derivative_warnings(program, order, computed, kinks, B, result) -> None:
     try:
         from .expr import derivative_warnings
     except ImportError:  # an engine without derivative warnings
@@ -752,7 +752,7 @@ def _derivative_warnings(program, order, computed, leaves, kinks, B, result) -> 
         rest = next(i for i in range(B) if i not in hit_set)
     per_row = {}
     for i in hit_rows + ([rest] if rest is not None else []):
-        row = _row_evaluation(order, computed, leaves, i)
+        row = _row_evaluation(order, computed, i)
         per_row[i] = derivative_warnings(program.output, row)
     common = per_row.get(rest, []) if rest is not None else []
     if not common and not any(per_row[i] for i in hit_rows):
@@ -765,8 +765,8 @@ def _derivative_warnings(program, order, computed, leaves, kinks, B, result) -> 
     result.warnings = merged or None
 
 
-def _row_evaluation(order, computed, leaves, i):
-    """What ``evaluate`` returns for row i alone, enough for ``derivative_warnings``."""
+def _row_evaluation(order, computed, i):
+    """Row i's tensors by node, as ``evaluate`` would give them for that row alone."""
     from types import SimpleNamespace
 
     by_node = {}
@@ -776,8 +776,4 @@ def _row_evaluation(order, computed, leaves, i):
         t.requires_grad = v.t.requires_grad
         t.name = v.t.name
         by_node[id(node)] = t
-    output = by_node[id(order[-1])]
-    row_leaves = {name: by_node[id(n)] for n in order if n.op == "var" for name in (n.name,)}
-    return SimpleNamespace(
-        output=output, leaves=row_leaves, intermediates={}, warnings=[], by_node=by_node
-    )
+    return SimpleNamespace(by_node=by_node)  # all derivative_warnings reads

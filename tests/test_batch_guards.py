@@ -131,6 +131,12 @@ def test_a_zero_cotangent_through_dot_keeps_inf_rows_exact():
     lines, code, spy = run_batch_file(records)
     assert_same_as_single_lines(records, lines, spy)
     assert [json.loads(line)["grad"]["u"] for line in lines] == [[1.0, 1.0]] * 3
+    # and the other partial: an inf in u with a zero cotangent leaves dw = 0 (times 1)
+    rows = [{"u": [math.inf, 1.0], "w": [1.0, 2.0]}, {"u": [1.0, -math.inf], "w": [3.0, 4.0]}]
+    records = [{"op": "grad", "expr": "0*dot(u, w) + sum(w)", "vars": r} for r in rows]
+    lines, code, spy = run_batch_file(records)
+    assert_same_as_single_lines(records, lines, spy)
+    assert [json.loads(line)["grad"]["w"] for line in lines] == [[1.0, 1.0]] * 2
 
 
 def test_a_program_with_one_ellipsis_index_is_batched():

@@ -1,8 +1,8 @@
-"""bench/mutate_equivalent.txt stays true to the code: each entry names a mutant that exists.
+"""bench/mutate_equivalent.txt stays true to the code: each entry names mutants that exist.
 
 An entry whose line was edited or reformatted no longer matches any mutant, so a survivor it
 once explained would be counted as a plain survivor (or, worse, a new mutant on a similar
-line could be matched by a stale reason).  Each entry must match exactly one mutant that
+line could be matched by a stale reason).  Each entry must match a mutant that
 bench/mutate.py generates from today's code.
 """
 
@@ -23,7 +23,7 @@ def _mutate_module():
     return module
 
 
-def test_every_equivalent_entry_matches_one_mutant_of_todays_code():
+def test_every_equivalent_entry_matches_a_mutant_of_todays_code():
     mutate = _mutate_module()
     entries = mutate.load_equivalents(mutate.EQUIVALENT_FILE)
     assert entries, "the list is empty or unreadable"
@@ -31,6 +31,6 @@ def test_every_equivalent_entry_matches_one_mutant_of_todays_code():
     stale = []
     for entry in entries:
         hits = [m for m in mutants if mutate.match_equivalent(m, [entry])]
-        if len(hits) != 1:
-            stale.append(f"{entry['file']}:{entry['line']}: {len(hits)} matches")
+        if not hits:  # (one entry may explain the same line written twice, e.g. max and min)
+            stale.append(f"{entry['file']}:{entry['line']}: no mutant of today's code")
     assert not stale, "stale entries in bench/mutate_equivalent.txt:\n" + "\n".join(stale)
