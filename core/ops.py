@@ -1013,6 +1013,22 @@ register(
 )
 
 
+def _by_partials(partials):
+    """The vjp and jvp of a reduction whose derivative is elementwise: ``partials(x, out,
+    axis, keepdims)`` gives d out / d x_i in x's shape (prod, norm)."""
+
+    def local(n):
+        return partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"])
+
+    def vjp(n, g):
+        return (chain(expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]), local(n)),)
+
+    def jvp(n, ts):
+        return None if ts[0] is None else call("sum", chain(ts[0], local(n)), **n.attrs)
+
+    return vjp, jvp
+
+
 def _prod_partials(x, out, axis, keepdims):
     """d prod / d x_i = product of the others, also where some x are 0."""
     out_k = expand_back(out, x.shape, axis, keepdims)
@@ -1048,23 +1064,7 @@ register(
         "prod",
         _reduce_name("ProdBackward0", "ProdBackward1"),
         lambda a, axis=None, keepdims=False: a.prod(axis=axis, keepdims=keepdims),
-        lambda n, g: (
-            chain(
-                expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
-                _prod_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
-            ),
-        ),
-        lambda n, ts: (
-            None
-            if ts[0] is None
-            else call(
-                "sum",
-                chain(
-                    ts[0], _prod_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"])
-                ),
-                **n.attrs,
-            )
-        ),
+        *_by_partials(_prod_partials),
         kind="reduction",
         printing=function("prod", latex="\\operatorname{prod}"),
     )
@@ -1129,23 +1129,7 @@ register(
         "norm",
         "NormBackward1",
         _norm_forward,
-        lambda n, g: (
-            chain(
-                expand_back(g, n.shapes[0], n.attrs["axis"], n.attrs["keepdims"]),
-                _norm_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"]),
-            ),
-        ),
-        lambda n, ts: (
-            None
-            if ts[0] is None
-            else call(
-                "sum",
-                chain(
-                    ts[0], _norm_partials(n.inputs[0], n.out, n.attrs["axis"], n.attrs["keepdims"])
-                ),
-                **n.attrs,
-            )
-        ),
+        *_by_partials(_norm_partials),
         kind="reduction",
         printing=function("norm", latex="\\operatorname{norm}"),
     )
