@@ -161,3 +161,91 @@ def test_a_program_with_one_ellipsis_index_is_batched():
             {"x": data},
             2,
         )
+
+
+# ---------------------------------------------------------------------------
+# Constants and lower-rank rows mixed with batched operands
+# ---------------------------------------------------------------------------
+
+#: (expression, columns of three rows, the per-row value, the per-row gradient) computed
+#: with NumPy from each row alone.
+_U = np.array([[1.0, 2.0], [3.0, -4.0], [0.5, 6.0]])
+_S = np.array([7.0, -8.0, 9.5])
+_X = np.arange(18.0).reshape(3, 6) - 4.0
+MIXED = [
+    # a per-row scalar stacked with a per-row vector: the scalar broadcasts within its row
+    (
+        "sum([s, u] @ [1, 3])",
+        {"s": _S, "u": _U},
+        lambda r: float(np.sum(np.array([[r["s"], r["s"]], r["u"]]) @ [1.0, 3.0])),
+        lambda r: {"s": 4.0, "u": [1.0, 3.0]},
+    ),
+    # a constant vector on the left of @ and a per-row matrix on the right
+    (
+        "sum([1, 2] @ reshape(x, [2, 3]))",
+        {"x": _X},
+        lambda r: float(np.sum(np.array([1.0, 2.0]) @ np.reshape(r["x"], (2, 3)))),
+        lambda r: {"x": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]},
+    ),
+    # dot of a constant vector and a per-row vector: the gradient is the constant, per row
+    (
+        "dot([1, 2], u)",
+        {"u": _U},
+        lambda r: float(np.dot([1.0, 2.0], r["u"])),
+        lambda r: {"u": [1.0, 2.0]},
+    ),
+]
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+@pytest.mark.parametrize("expr, columns, value, gradient", MIXED, ids=[m[0] for m in MIXED])
+def test_constants_and_lower_rank_rows_are_batched_and_exact(expr, columns, value, gradient, rows):
+    columns = {n: c[:rows] for n, c in columns.items()}
+    per_row = [{n: c[i].tolist() for n, c in columns.items()} for i in range(rows)]
+    result = core_batch.evaluate_batch(parse(expr), columns, rows, grad=True)
+    assert result.value.tolist() == [value(r) for r in per_row]
+    for name in columns:
+        assert result.grad[name].tolist() == [gradient(r)[name] for r in per_row]
+    records = [{"op": "grad", "expr": expr, "vars": r} for r in per_row]
+    lines, code, spy = run_batch_file(records)
+    assert code == 0
+    assert_same_as_single_lines(records, lines, spy)
+    assert [json.loads(line)["value"] for line in lines] == [value(r) for r in per_row]
+
+
+def test_a_program_with_mT_of_per_row_matrices_is_batched():
+    # The language has no .mT, but a Program built in Python may use it; a per-row matrix
+    # is rank 2, which the mT rule batches as the (B, 2, 3) array's own mT.
+    from autograd_cli.core.program import Expr, Program
+
+    x = Expr.var("x")
+    mt = Expr("mT", (x,))
+    weights = Expr.const([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    out = Expr("sum", (Expr("mul", (mt, weights)),), attrs={"axis": None, "keepdims": False})
+    program = Program(source="sum(x.mT * W)", output=out, inputs=["x"])
+    data = np.arange(12.0).reshape(2, 2, 3) - 5.0
+    w = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    result = core_batch.evaluate_batch(program, {"x": data}, 2, grad=True)
+    assert result.value.tolist() == [float(np.sum(data[i].T * w)) for i in range(2)]
+    assert result.grad["x"].tolist() == [w.T.tolist()] * 2
+
+
+@pytest.mark.parametrize(
+    "expr, values",
+    [
+        ("abs(x) + max(y, 0)", {"x": 0.0, "y": 0.0}),
+        ("relu(x) * y", {"x": 0.0, "y": 2.0}),
+        ("abs(x) + max(y, 0)", {"x": 0.0, "y": 1.0}),
+    ],
+)
+def test_a_batch_of_one_row_at_a_kink_warns_as_the_single_line_does(expr, values):
+    # A group of one row: each per-row scalar is a (1,) array, so the kink rules are asked
+    # about one-element slices; the warnings must be the ones the single command prints.
+    record = {"op": "grad", "expr": expr, "vars": values}
+    expected = json.loads(reference_line(1, record))["warnings"]
+    columns = {n: np.array([v]) for n, v in values.items()}
+    result = core_batch.evaluate_batch(parse(expr), columns, 1, grad=True)
+    assert result.row_warnings(0) == expected
+    lines, code, spy = run_batch_file([record])
+    assert code == 0
+    assert_same_as_single_lines([record], lines, spy)

@@ -483,3 +483,108 @@ def test_dependence_through_a_non_differentiable_argument():
     assert to_text(grad_exprs(parse("where(x > 0, y, 2)").output, ["x"], b)["x"]) == "0"
     assert printed("where(x > 0, y, 2)", "x") == "0"
     assert engine_grad("where(x > 0, y, 2)", "x", {"x": 0.5, "y": 1.0}) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# Mutation-testing follow-ups (bench/mutate.py, seed 1)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "sympy_src"),
+    [
+        # 2**-20 is short enough to be an exact rational; 2**-21 is past _nice's limit on the
+        # denominator and stays a float (so do its products).
+        ("x*9.5367431640625e-07", "1/1048576", "x/1048576"),
+        ("x*4.76837158203125e-07", "4.76837158203125e-07", "x/2097152"),
+        ("3*x*4.76837158203125e-07", "1.430511474609375e-06", "3*x/2097152"),
+        ("x**2*9.5367431640625e-07", "x/524288", "x**2/1048576"),
+    ],
+)
+def test_nice_keeps_denominators_up_to_two_to_the_twenty(text, expected, sympy_src):
+    out = printed(text, "x")
+    assert out == expected
+    assert_means(text, "x", out, sympy_src, POINTS_X)
+
+
+def test_a_sum_with_every_term_negative_keeps_its_order():
+    # No positive term to lead: the sum is printed in its canonical order, not rotated.
+    for text, expected, sympy_src in (
+        ("-x**3 - 2*x", "-3*x**2 - 2", "-x**3 - 2*x"),
+        ("-x**2 - x*y", "-2*x - y", "-x**2 - x*y"),
+        ("-exp(x) - x*y", "-y - exp(x)", "-exp(x) - x*y"),
+    ):
+        out = printed(text, "x")
+        assert out == expected
+        assert_means(text, "x", out, sympy_src, POINTS_XY)
+
+
+def test_expansion_matches_monomials_without_their_coefficients():
+    # (2*exp(x))**(1/2) times itself is the product 2*exp(x), coefficient 2: taken off, it
+    # meets -2*exp(x), so the product of sums is expanded and the two cancel.
+    for text, expected in (
+        ("(2*exp(x))**0.5*((2*exp(x))**0.5 + y) - 2*exp(x)", "y*(2*exp(x))**(1/2)"),
+        ("(2*x**2)**0.5*((2*x**2)**0.5 + y) - 2*x**2", "y*(2*x**2)**(1/2)"),
+    ):
+        out = to_text(simplify(parse(text).output))
+        assert out == expected
+        for point in POINTS_XY:
+            assert math.isclose(value(out, point), value(text, point), rel_tol=1e-12), point
+    text = "(2*x**2)**0.5*((2*x**2)**0.5 + y) - 2*x**2"
+    out = printed(text, "y")
+    assert out == "(2*x**2)**(1/2)"
+    assert_means(text, "y", out, "(2*x**2)**(1/2)*((2*x**2)**(1/2) + y) - 2*x**2", POINTS_XY)
+
+
+def _long_sum(n: int, factor: str = "") -> str:
+    return " + ".join(f"v{i}{factor}" for i in range(n))
+
+
+def test_a_long_sum_is_charged_to_the_step_budget():
+    # Gathering the 150 terms of a sum touches each one: past a budget of 100.
+    text = _long_sum(150)
+    with pytest.raises(SimplifyBudgetExceeded):
+        simplify(parse(text).output, budget=100)
+    assert to_text(simplify(parse(text).output, budget=1000)) == " + ".join(
+        sorted(f"v{i}" for i in range(150))
+    )
+    tight = diff(_long_sum(150, "*x"), "x", step_budget=100).derivatives["x"]
+    assert not tight.simplified
+    assert tight.note == (
+        "simplification ran out of its step budget; the derivative is printed unsimplified"
+    )
+
+
+def test_a_deadline_already_past_stops_a_long_simplification():
+    # The clock is read every 4096 steps: a deadline in the past is met by a sum of 5000
+    # terms (5001 steps), whatever the machine's speed, and not by a short one.
+    import time  # noqa: PLC0415
+
+    with pytest.raises(SimplifyBudgetExceeded, match="^time$"):
+        simplify(parse(_long_sum(5000)).output, deadline=time.monotonic() - 1.0)
+    assert to_text(simplify(parse("x + x").output, deadline=time.monotonic() - 1.0)) == "2*x"
+    late = diff(_long_sum(5000, "*x"), "x", time_budget=-1.0).derivatives["x"]
+    assert not late.simplified
+    assert late.note == (
+        "simplification ran out of its time budget; the derivative is printed unsimplified"
+    )
+    point = {f"v{i}": 1.0 + (i % 7) / 50 for i in range(5000)}
+    assert math.isclose(value(late.text, point), math.fsum(point.values()), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("order", [True, False, 1.5, -1])
+def test_order_must_be_a_whole_number(order):
+    from autograd_cli.core.errors import InputError  # noqa: PLC0415
+
+    with pytest.raises(InputError, match="--order must be a whole number >= 0"):
+        diff("x**2", "x", order=order)
+
+
+def test_local_vjp_of_a_variadic_op_with_no_input_needed():
+    # stack is variadic: its flags are () (every input differentiable); with no input
+    # needed the rule builds nothing, one None per input.
+    from autograd_cli.core.symbolic import local_vjp  # noqa: PLC0415
+
+    b = Builder()
+    node = Expr("stack", (Expr.var("x"), Expr.var("y")))
+    assert local_vjp(node, b.wrap(Expr.var("g")), b, needs=(False, False)) == (None, None)
