@@ -39,7 +39,7 @@ import pytest
 
 from autograd_cli.core import OPS, apply, grad, no_grad, symbolic, tensor
 from autograd_cli.core import batch as batch_module
-from autograd_cli.core.expr import Expr
+from autograd_cli.core.expr import Expr, topological
 from autograd_cli.core.ops import (
     FUNCTIONS,
     POWER,
@@ -78,29 +78,11 @@ class Sample:
     wrt: list  # argument positions that are differentiated (variables)
 
 
-def _order(root: Expr) -> list[Expr]:
-    """The nodes under ``root``, children first (iteratively)."""
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((a, False) for a in node.args)
-    return order
-
-
 def run(root: Expr, values: dict) -> np.ndarray:
     """Evaluate an expression graph with the ops' forwards (no engine, no evaluator)."""
     out: dict[int, np.ndarray] = {}
     with np.errstate(all="ignore"):
-        for node in _order(root):
+        for node in topological([root]):
             if node.op == "const":
                 v = np.asarray(node.value, dtype=np.float64)
             elif node.op == "var":
