@@ -211,3 +211,14 @@ def test_wrt_as_text_or_list_on_a_row():
     assert [float(a.grad["y"]), float(b.grad["y"])] == [2.0, 1.0]
     with pytest.raises(ValueError, match="not 'hessian'"):
         rows.evaluate_group(program, 1, {"x": np.ones(1), "y": np.ones(1)}, op="hessian")
+
+
+def test_a_ragged_value_is_that_rows_error():
+    # np.shape() of a ragged list raises: the row is evaluated alone and gets bad_value.
+    import autograd_cli as ag
+    from autograd_cli.core.errors import BadValueError
+    from autograd_cli.rows import evaluate_rows
+
+    out = evaluate_rows(ag.parse("sum(x)"), [{"x": [1.0, 2.0]}, {"x": [1, [2]]}, {"x": [3.0, 4.0]}])
+    assert float(out[0].value) == 3.0 and float(out[2].value) == 7.0
+    assert isinstance(out[1], BadValueError)

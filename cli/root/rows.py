@@ -100,7 +100,10 @@ class Row:
         self.order = order
         self.grad_output = grad_output
         if shapes is None:
-            shapes = tuple((name, np.shape(v)) for name, v in values.items())
+            try:
+                shapes = tuple((name, np.shape(v)) for name, v in values.items())
+            except ValueError:  # a ragged value: evaluated alone, it gets its bad_value error
+                shapes = None
         self.shapes = shapes
 
     @property
@@ -267,7 +270,12 @@ def plan(rows: Sequence[Row], keys: Sequence | None = None) -> list:
     by_key: dict = {}
     items = []
     for i, row in enumerate(rows):
-        if row.op in BATCHED_OPS and row.grad_output is None and row.order in (None, 1):
+        if (
+            row.op in BATCHED_OPS
+            and row.grad_output is None
+            and row.order in (None, 1)
+            and row.shapes is not None
+        ):
             key = (
                 (row.op, row.wrt, row.shapes)
                 if keys is None
