@@ -721,7 +721,9 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
-            printing=infix(symbol, COMPARE, (COMPARE, SUM), latex),
+            # (SUM, SUM): a comparison operand of a comparison keeps its parentheses, since
+            # a < b < c is a chain, as in Python, not (a < b) < c.
+            printing=infix(symbol, COMPARE, (SUM, SUM), latex),
         )
     )
 

@@ -169,6 +169,14 @@ def check_values(program: Program, values: dict) -> None:
         hint = ""
         if name in program.bindings:
             hint = f" ({name!r} is an intermediate bound by '{name} = ...', not an input)"
+        elif name in CONSTANTS:
+            constant = name if name in ("inf", "nan") else f"{name} = {CONSTANTS[name]!r}"
+            raise UnknownVariableError(
+                f"unknown variable {name!r}: in expressions {name!r} is the constant "
+                f"{constant}, not a variable; give the variable another name, such as "
+                f"{name}_ ({where})",
+                variable=name,
+            )
         raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
 
 

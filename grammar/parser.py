@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import math
 import os
 from typing import cast
 
@@ -32,7 +33,14 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 
-from ..core.errors import ArityError, BadValueError, InputError, ParseError, UnknownFunctionError
+from ..core.errors import (
+    ArityError,
+    BadValueError,
+    InputError,
+    LimitError,
+    ParseError,
+    UnknownFunctionError,
+)
 from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import FUNCTIONS, OPS
 from ..core.safetext import WINDOW, visible
@@ -58,6 +66,38 @@ _READABLE = {
     "TRANSPOSE": "'.T'",
     "_NL": "a newline",
     "$END": "the end of the input",
+}
+
+# ---- limits (README "Safety"): each a clear `limit` error (exit 1), never a crash ------------
+
+#: the most characters of text one parse reads (the command line reads at most 16 MiB too)
+MAX_SOURCE_CHARS = 16 * 1024 * 1024
+#: the deepest nesting of brackets: ( ) of groups and calls, [ ] of arrays and indexing
+MAX_NESTING = 200_000
+#: the most statements in one program
+MAX_STATEMENTS = 200_000
+#: the deepest array literal: NumPy arrays have at most 64 dimensions, and a Jacobian of a
+#: 32-dimensional output with respect to a 32-dimensional input needs all 64
+MAX_ARRAY_DEPTH = 32
+#: the most numbers (or elements) one array literal holds
+MAX_ARRAY_ELEMENTS = 1_000_000
+
+#: NumPy's most dimensions: an axis outside -64..63 fits no array
+_MAX_DIMS = 64
+#: an index, a slice bound or a reshape dimension is a C integer (int64) in NumPy
+_INT64 = (-(2**63), 2**63 - 1)
+
+#: functions of other languages and libraries that the language spells differently
+_OTHER_SPELLINGS = {
+    "ln": "log",
+    "lg": "log10",
+    "sgn": "sign",
+    "fabs": "abs",
+    "absolute": "abs",
+    "power": "pow",
+    "average": "mean",
+    "amax": "max",
+    "amin": "min",
 }
 
 
@@ -87,19 +127,42 @@ class _Slice:
 
 
 class _NewlinesInBrackets:
-    """Post-lexer: newlines inside () or [] are whitespace, elsewhere they separate statements."""
+    """Post-lexer: newlines inside () or [] are whitespace, elsewhere they separate statements.
+
+    It also enforces :data:`MAX_NESTING` and :data:`MAX_STATEMENTS` as the tokens stream
+    by, so an input past a limit stops there, before the rest of it is parsed.
+    """
 
     always_accept = ("_NL",)
 
     def process(self, stream):
         depth = 0
+        statements = 0
+        after_separator = True  # the next token at depth 0 starts a statement
         for tok in stream:
             if tok.type in ("LPAR", "LSQB"):
                 depth += 1
+                if depth > MAX_NESTING:
+                    raise LimitError(
+                        f"the expression nests brackets more than {MAX_NESTING:,} deep "
+                        f"(line {tok.line}, column {tok.column})",
+                        **_position(tok),
+                    )
             elif tok.type in ("RPAR", "RSQB"):
                 depth = max(0, depth - 1)
             elif tok.type == "_NL" and depth:
                 continue
+            if tok.type in ("_NL", "SEMICOLON") and not depth:
+                after_separator = True
+            elif after_separator:
+                after_separator = False
+                statements += 1
+                if statements > MAX_STATEMENTS:
+                    raise LimitError(
+                        f"the program has more than {MAX_STATEMENTS:,} statements "
+                        f"(line {tok.line}, column {tok.column})",
+                        **_position(tok),
+                    )
             yield tok
 
 
@@ -113,29 +176,75 @@ def _const_value(expr: Expr, what: str, token=None):
     return expr.value
 
 
-def _const_int(expr: Expr, what: str, token=None) -> int:
-    value = _const_value(expr, what, token)
-    if isinstance(value, list) or float(value) != int(float(value)):
-        raise InputError(f"{what} must be an integer, got {value!r}", **_position(token))
-    return int(float(value))
+def _integer(value, what: str, token=None, low: int = _INT64[0], high: int = _INT64[1]) -> int:
+    """``value`` (a constant) as an int: a finite whole number from ``low`` to ``high``, else
+    an input error (exit 2) naming ``what``.  ``1.0`` is 1; ``0.5``, ``nan``, ``inf``, a list
+    and ``1e30`` as an axis are refused here, before NumPy could misread them."""
+    if isinstance(value, list):
+        raise InputError(f"{what} must be an integer, got a list", **_position(token))
+    number = float(value)
+    if not math.isfinite(number) or number != math.floor(number):
+        raise InputError(f"{what} must be an integer, got {number!r}", **_position(token))
+    if not low <= number <= high:
+        lowest = "-2**63" if low == _INT64[0] else str(low)
+        span = f"{lowest} to {'2**63-1' if high == _INT64[1] else high}"
+        why = f" (an array has at most {_MAX_DIMS} dimensions)" if high < _MAX_DIMS else ""
+        raise InputError(
+            f"{what} must be an integer from {span}{why}, got {number:.17g}", **_position(token)
+        )
+    return int(number)
 
 
-def _rectangular(values: list) -> bool:
-    """True when a nested list of numbers has the same shape in every branch (checked iteratively)."""
-    stack = [values]
-    while stack:
-        item = stack.pop()
-        if not isinstance(item, list):
-            continue
-        kinds = {isinstance(v, list) for v in item}
-        if len(kinds) > 1:
-            return False
-        if kinds == {True}:
-            lengths = {len(v) for v in item}
-            if len(lengths) > 1:
-                return False
-            stack.extend(item)
-    return True
+def _const_int(expr: Expr, what: str, token=None, **bounds) -> int:
+    return _integer(_const_value(expr, what, token), what, token, **bounds)
+
+
+_AXIS = {"low": -_MAX_DIMS, "high": _MAX_DIMS - 1}
+
+
+def _list_shape(value) -> tuple[tuple[int, ...], bool]:
+    """The shape of a nested list of numbers built by :meth:`Builder.array` (rectangular by
+    construction): the lengths along its first elements, walked iteratively."""
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        if not value:
+            break
+        value = value[0]
+    return tuple(shape), True
+
+
+def _describe(shape: tuple[int, ...], complete: bool) -> str:
+    if complete and not shape:
+        return "is a number"
+    if complete:
+        return f"has shape {shape}"
+    return f"has shape ({', '.join(str(n) for n in shape)}, ...)"
+
+
+class _Chain:
+    """A comparison chain being built: its value so far and its last operand (the left
+    operand of the next comparison, which the chain shares rather than repeats)."""
+
+    __slots__ = ("value", "last")
+
+    def __init__(self, value: Expr, last: Expr):
+        self.value = value
+        self.last = last
+
+
+def _suggestion(name: str) -> str:
+    """``; did you mean 'log'?`` for an unknown function: another language's spelling of
+    one (``ln``), else the closest known name (difflib), else nothing."""
+    hint = _OTHER_SPELLINGS.get(name.lower())
+    if hint is None:
+        lowered = {f.lower(): f for f in FUNCTIONS}
+        if name.lower() in lowered:
+            hint = lowered[name.lower()]
+        else:
+            close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+            hint = lowered[close[0]] if close else None
+    return f"; did you mean {hint!r}?" if hint in FUNCTIONS else ""
 
 
 # A comparison's token names its op: "<=" builds le (the op table's spelling, read once).
@@ -155,10 +264,26 @@ class Builder(Transformer):
         self.bindings: dict[str, Expr] = {}
         self.variables: dict[str, Expr] = {}
         self.statements: list = []
+        # What is known of each array literal's shape before evaluation, by id(): the
+        # literal itself (kept alive, so no id is reused), its leading dimensions, and
+        # whether those are all of them (a literal of numbers) or only the first ones.
+        self.literal_shapes: dict[int, tuple[Expr, tuple[int, ...], bool]] = {}
 
     # ---- atoms ----------------------------------------------------------------
     def number(self, tok):
-        return Expr.const(float(tok))
+        value = float(tok)  # no length limit here: float() reads any number of digits
+        if math.isinf(value) and not any(c in tok for c in ".eE"):
+            # An integer literal past the largest float (about 1.8e308): Python refuses to
+            # make it a float; 1e400 and 1.0e400 are IEEE's inf, written as such.
+            digits = str(tok).lstrip("0")
+            shown = digits if len(digits) <= 24 else f"{digits[:12]}...{digits[-6:]}"
+            raise BadValueError(
+                f"the integer {shown} ({len(digits):,} digits) at line {tok.line}, column "
+                f"{tok.column} is too large for a float (the largest is about 1.8e308); "
+                f"write 1e400 or inf for infinity",
+                **_position(tok),
+            )
+        return Expr.const(value)
 
     def name(self, tok):
         name = str(tok)
@@ -171,14 +296,68 @@ class Builder(Transformer):
             node = self.variables[name] = Expr.var(name)
         return node
 
-    def array(self, elements=None):
+    def known_shape(self, expr: Expr) -> tuple[tuple[int, ...], bool] | None:
+        """What is known of ``expr``'s shape before evaluation: a number's ``()``, an array
+        literal's leading dimensions (and whether they are all), or None (a variable, a
+        call...: known only when evaluated)."""
+        entry = self.literal_shapes.get(id(expr))
+        if entry is not None:
+            return entry[1], entry[2]
+        if expr.is_const:
+            return _list_shape(expr.value) if isinstance(expr.value, list) else ((), True)
+        return None
+
+    def array(self, bracket, elements=None):
+        """``[a, b, ...]``: a constant when every element is one, else a stack.
+
+        Rows whose shapes are known here must agree (a ragged literal is exit 2 with its
+        position); a row known only when evaluated (a variable) may be a number, which
+        broadcasts, as in ``[v, 1]``."""
         items = [] if elements is None else elements
+        where = f"at line {bracket.line}, column {bracket.column}"
+        known = [(i, s) for i, s in enumerate(map(self.known_shape, items)) if s is not None]
+
+        def ragged(i: int, j: int) -> BadValueError:
+            return BadValueError(
+                f"ragged array literal {where}: element {i + 1} {_describe(*shapes[i])} but "
+                f"element {j + 1} {_describe(*shapes[j])} (every row must have the same length)",
+                **_position(bracket),
+            )
+
+        shapes = dict(known)
+        longest = known[0][0] if known else -1  # the row with the most known dimensions
+        for i, (shape, _) in known[1:]:
+            prefix = shapes[longest][0]
+            common = min(len(shape), len(prefix))
+            if shape[:common] != prefix[:common]:
+                raise ragged(i, longest)
+            if len(shape) > len(prefix):
+                longest = i
+        for i, (shape, complete) in known:
+            if complete and len(shape) < len(shapes[longest][0]):
+                raise ragged(i, longest)  # a row of numbers beside a row of rows
+        if len(known) == len(items):
+            inner = shapes[longest][0] if items else ()
+            shape, complete = (len(items),) + inner, all(c for _, (_, c) in known)
+        else:
+            shape, complete = (len(items),), False
+        if len(shape) > MAX_ARRAY_DEPTH:
+            raise LimitError(
+                f"the array literal {where} nests more than {MAX_ARRAY_DEPTH} deep",
+                **_position(bracket),
+            )
+        if math.prod(shape) > MAX_ARRAY_ELEMENTS:
+            raise LimitError(
+                f"the array literal {where} has more than {MAX_ARRAY_ELEMENTS:,} elements "
+                f"(give a large array as a variable's value instead: --vars @FILE)",
+                **_position(bracket),
+            )
         if all(e.is_const for e in items):
-            value = [e.value for e in items]
-            if not _rectangular(value):
-                raise BadValueError("ragged array literal: every row must have the same length")
-            return Expr.const(value)
-        return Expr("stack", tuple(items))
+            node = Expr.const([e.value for e in items])
+        else:
+            node = Expr("stack", tuple(items))
+        self.literal_shapes[id(node)] = (node, shape, complete)
+        return node
 
     def elements(self, *items):
         return [e for e in items if e is not None]
@@ -210,8 +389,17 @@ class Builder(Transformer):
     def pos(self, a):
         return a
 
-    def compare(self, a, tok, b):
-        return Expr(_COMPARISONS[str(tok)], (a, b))
+    def chain_start(self, a, tok, b):
+        return _Chain(Expr(_COMPARISONS[str(tok)], (a, b)), b)
+
+    def chain_next(self, chain, tok, b):
+        # a < b < c is (a < b) and (b < c), as in Python: a product of 0/1 values, with b
+        # one shared node (evaluated once); the text printer writes (a < b)*(b < c).
+        step = Expr(_COMPARISONS[str(tok)], (chain.last, b))
+        return _Chain(Expr("mul", (chain.value, step)), b)
+
+    def compare(self, chain):
+        return chain.value
 
     def dot_t(self, a, _tok):
         return Expr("transpose", (a,))
@@ -245,8 +433,7 @@ class Builder(Transformer):
         name = str(tok)
         fn = FUNCTIONS.get(name)
         if fn is None:
-            hint = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            suggestion = _suggestion(name)
             raise UnknownFunctionError(
                 f"unknown function {name!r} at line {tok.line}, column {tok.column}{suggestion} "
                 f"(known: {', '.join(sorted(FUNCTIONS))})",
@@ -273,11 +460,22 @@ class Builder(Transformer):
                 raise arity_error()
             shape = _const_value(positional[1], "the shape of reshape()", tok)
             shape = shape if isinstance(shape, list) else [shape]
-            if any(isinstance(s, list) or float(s) != int(s) for s in shape):
+            if any(
+                isinstance(s, list) or not math.isfinite(s) or s != math.floor(s) for s in shape
+            ):
                 raise InputError(
                     "the shape of reshape() must be a list of integers", **_position(tok)
                 )
-            return Expr("reshape", (positional[0],), {"shape": tuple(int(s) for s in shape)})
+            if len(shape) > _MAX_DIMS:
+                raise InputError(
+                    f"the shape of reshape() has {len(shape)} dimensions; an array has at "
+                    f"most {_MAX_DIMS}",
+                    **_position(tok),
+                )
+            dims = tuple(
+                _integer(s, "a dimension of reshape()", tok, low=-1, high=_INT64[1]) for s in shape
+            )
+            return Expr("reshape", (positional[0],), {"shape": dims})
         if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
             unknown = set(keywords) - {"axis", "keepdims"}
             if unknown or ("axis" in keywords and n == 2):
@@ -292,14 +490,23 @@ class Builder(Transformer):
             )
             axis = None
             if axis_expr is not None:
-                value = _const_value(axis_expr, f"the axis of {name}()", tok)
+                what = f"the axis of {name}()"
+                value = _const_value(axis_expr, what, tok)
                 if isinstance(value, list):
-                    axis = tuple(int(v) for v in value)
+                    axis = tuple(_integer(v, f"each axis of {name}()", tok, **_AXIS) for v in value)
                 else:
-                    axis = _const_int(axis_expr, f"the axis of {name}()", tok)
+                    axis = _integer(value, what, tok, **_AXIS)
             keepdims = False
             if "keepdims" in keywords:
-                keepdims = bool(_const_value(keywords["keepdims"].expr, "keepdims", tok))
+                keyword = keywords["keepdims"]
+                flag = _const_value(keyword.expr, f"keepdims of {name}()", keyword.token)
+                if isinstance(flag, list) or float(flag) not in (0.0, 1.0):
+                    shown = "a list" if isinstance(flag, list) else repr(float(flag))
+                    raise InputError(
+                        f"keepdims of {name}() must be 0 or 1, got {shown}",
+                        **_position(keyword.token),
+                    )
+                keepdims = float(flag) == 1.0
             return Expr(fn.reduce, (positional[0],), {"axis": axis, "keepdims": keepdims})
         if keywords:
             raise ArityError(
@@ -447,6 +654,11 @@ class Parser:
 
     def parse(self, text: str) -> Program:
         """Parse ``text`` (an expression or a program) into a :class:`Program`."""
+        if len(text) > MAX_SOURCE_CHARS:
+            raise LimitError(
+                f"the expression is {len(text):,} characters long; the limit is "
+                f"{MAX_SOURCE_CHARS:,} (16 MiB)"
+            )
         if not text.strip():
             raise ParseError("empty expression", line=1, column=1, context="\n^")
         self.builder.reset(text)
@@ -489,6 +701,27 @@ def _readable(names) -> str:
     return ", ".join(names)
 
 
+_ENDS_OPERAND = ("NUMBER", "NAME", "RPAR", "RSQB", "TRANSPOSE")
+_STARTS_OPERAND = ("NUMBER", "NAME", "LPAR")
+
+
+def _juxtaposition_hint(exc: UnexpectedToken) -> str:
+    """For two operands side by side (``2x``, ``(a)(b)``, ``sin x``): what to write."""
+    history = getattr(exc, "token_history", None) or []
+    if not history or exc.token.type not in _STARTS_OPERAND:
+        return ""
+    before, token = history[-1], exc.token
+    if before.type not in _ENDS_OPERAND:
+        return ""
+    left = str(before) if before.type in ("NUMBER", "NAME") else "(...)"
+    left = left if len(left) <= 20 else "..."
+    right = str(token) if token.type != "LPAR" else "(...)"
+    right = right if len(right) <= 20 else "..."
+    if before.type == "NAME" and str(before) in FUNCTIONS:
+        return f" (a function is called with parentheses: {left}({right}))"
+    return f" (implicit multiplication is not supported: write {left}*{right})"
+
+
 def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
     line = getattr(exc, "line", -1)
     column = getattr(exc, "column", -1)
@@ -517,6 +750,8 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
     message = f"syntax error at line {line}, column {column}: unexpected {found}"
     if expected:
         message += f"; expected {_readable(expected)}"
+    if isinstance(exc, UnexpectedToken):
+        message += _juxtaposition_hint(exc)
     return ParseError(message, line=line, column=column, context=_caret_context(text, line, column))
 
 

@@ -38,7 +38,10 @@ SAME_LARK = lark.__version__ == _tables.LARK_VERSION
             "[[1], 2]",
             {
                 "kind": "bad_value",
-                "message": "ragged array literal: every row must have the same length",
+                "message": "ragged array literal at line 1, column 1: element 2 is a number but "
+                "element 1 has shape (1,) (every row must have the same length)",
+                "line": 1,
+                "column": 1,
             },
         ),
         (
