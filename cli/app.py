@@ -8,6 +8,7 @@ message and an exit code at one boundary.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Annotated
 
@@ -80,24 +81,110 @@ class Invocation:
             raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
         if device not in ("cpu", "gpu"):
             raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
-        self.values, leftovers = options.collect_variables(list(ctx.args), var, vars_json)
-        if leftovers:
-            raise options.UsageError(
-                f"unexpected argument(s): {' '.join(leftovers)} (variables are "
-                f"given as --NAME VALUE; quote the expression)"
-            )
+        self.ctx = ctx
+        self.dtype = dtype
+        self._program = None
         if expr == "-" and vars_json == "-":
             raise options.UsageError("the expression and --vars cannot both come from stdin")
         self.source = options.read_expression(expr)
         self.json = json_out
+        self._check_option_names()
+        self.values, leftovers = options.collect_variables(list(ctx.args), var, vars_json)
+        self._check_leftovers(leftovers)
         # For the command's run only: Click closes the context, and so the block, when the
         # command returns or raises, and the previous device and dtype come back.
         ctx.with_resource(backend.using(device=device, dtype=dtype))
 
     def program(self):
-        from ..grammar import parse
+        if self._program is None:
+            from ..grammar import parse
 
-        return parse(self.source)
+            self._program = parse(self.source)
+        return self._program
+
+    def _check_option_names(self) -> None:
+        """``--NAME`` that is a misspelt option (``--jsn``), one of another command
+        (``--order`` on eval) or ``--h``, and not a variable of the expression: a usage
+        error naming the option meant.  A variable of the expression is never one."""
+        names = [t[2:].split("=", 1)[0] for t in self.ctx.args if options.is_option_name(t)]
+        suspects = [n for n in names if _option_hint(self.ctx, n)]
+        if not suspects:
+            return
+        known = set(self.program().inputs)  # a syntax error is reported first
+        for name in suspects:
+            if name not in known:
+                raise options.UsageError(_option_hint(self.ctx, name))
+
+    def _check_leftovers(self, leftovers: list[str]) -> None:
+        """Tokens that are not ``--NAME VALUE`` pairs: a ``--NAME`` with no value, ``-h``,
+        ``-x`` for ``--x``, or stray words."""
+        if not leftovers:
+            return
+        known = set(self.program().inputs)
+        problems = []
+        for token in leftovers:
+            if options.is_option_name(token):  # --NAME with no value after it
+                name = token[2:]
+                raise options.UsageError(f"option --{name} needs a value (--{name} VALUE)")
+            if token.startswith("-") and len(token) > 1 and not _looks_numeric(token):
+                name = token.lstrip("-")
+                if token == "-h":
+                    raise options.UsageError("-h is not an option (did you mean --help?)")
+                if name in known or _is_option(self.ctx, name):
+                    raise options.UsageError(
+                        f"{token} is not an option (options and variables take two dashes: "
+                        f"did you mean --{name}?)"
+                    )
+            problems.append(token)
+        raise options.UsageError(
+            f"unexpected argument(s): {' '.join(problems)} (variables are "
+            f"given as --NAME VALUE; quote the expression)"
+        )
+
+
+def _long_options(command) -> list[str]:
+    """A command's long option names, without the dashes (``json``, ``wrt``, ``help``)."""
+    names = ["help"]
+    for param in command.params:
+        for opt in list(getattr(param, "opts", [])) + list(getattr(param, "secondary_opts", [])):
+            if opt.startswith("--"):
+                names.append(opt[2:])
+    return names
+
+
+def _is_option(ctx, name: str) -> bool:
+    return name in _long_options(ctx.command)
+
+
+def _option_hint(ctx, name: str) -> str | None:
+    """The message for ``--name`` when it is probably a misspelt option: a close spelling of
+    one of this command's options, or the commands that do take it.  None when it looks
+    like nothing but a variable's name."""
+    import difflib
+
+    here = ctx.command.name or "this command"
+    if name == "h":
+        return f"{here} has no option --h (did you mean --help?)"
+    if _is_option(ctx, name):
+        return None
+    group = ctx.parent.command if ctx.parent is not None else None
+    takers = sorted(
+        cmd for cmd, sub in getattr(group, "commands", {}).items() if name in _long_options(sub)
+    )
+    if takers:
+        return f"{here} has no option --{name} (--{name} is an option of {', '.join(takers)})"
+    close = difflib.get_close_matches(name, _long_options(ctx.command), n=1, cutoff=0.75)
+    if close:
+        return f"{here} has no option --{name} (did you mean --{close[0]}?)"
+    return None
+
+
+def _looks_numeric(token: str) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
 
 
 FORMATS = ("table", "json", "plain", "csv")
@@ -151,14 +238,16 @@ def grad_command(
             "vector-Jacobian product v^T J (a JSON array).",
         ),
     ] = None,
-    order: Annotated[
-        int,
+    order_text: Annotated[
+        str | None,
         typer.Option(
             "--order",
+            metavar="N",
             help="The N-th derivative of a scalar expression of one "
-            "variable (repeated differentiation).",
+            f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]",
+            show_default=False,
         ),
-    ] = 1,
+    ] = None,
     tangent: Annotated[
         list[str] | None,
         typer.Option(
@@ -179,8 +268,7 @@ def grad_command(
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     names = options.split_names(wrt)
-    if order < 1:
-        raise options.UsageError(f"--order must be 1 or more, not {order}")
+    order = 1 if order_text is None else options.parse_order(order_text, minimum=1)
     if tangent:
         if grad_output is not None or order != 1:
             raise options.UsageError(
@@ -247,9 +335,30 @@ def check_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    eps: Annotated[float, typer.Option("--eps", help="Finite-difference step.")] = 1e-6,
-    atol: Annotated[float, typer.Option("--atol")] = 1e-5,
-    rtol: Annotated[float, typer.Option("--rtol")] = 1e-3,
+    eps: Annotated[
+        float | None,
+        typer.Option(
+            "--eps",
+            help="Finite-difference step, > 0.  [default: 1e-6 for float64, 1e-3 for float32]",
+            show_default=False,
+        ),
+    ] = None,
+    atol: Annotated[
+        float | None,
+        typer.Option(
+            "--atol",
+            help="Absolute tolerance, >= 0.  [default: 1e-5 for float64, 1e-3 for float32]",
+            show_default=False,
+        ),
+    ] = None,
+    rtol: Annotated[
+        float | None,
+        typer.Option(
+            "--rtol",
+            help="Relative tolerance, >= 0.  [default: 1e-3 for float64, 1e-2 for float32]",
+            show_default=False,
+        ),
+    ] = None,
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
@@ -258,12 +367,26 @@ def check_command(
 ):
     """Gradient check: analytic derivatives vs central finite differences; exit 1 on failure."""
     from ..core import api
+    from ..core.functional import gradcheck_defaults
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    result = api.check_of(
-        inv.program(), inv.values, wrt=options.split_names(wrt), eps=eps, atol=atol, rtol=rtol
-    )
+    defaults = gradcheck_defaults(dtype)
+    eps = defaults["eps"] if eps is None else eps
+    atol = defaults["atol"] if atol is None else atol
+    rtol = defaults["rtol"] if rtol is None else rtol
+    if not (math.isfinite(eps) and eps > 0):
+        raise options.UsageError(f"--eps must be a finite number above 0, not {eps:g}")
+    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
+        if not (math.isfinite(tolerance) and tolerance >= 0):
+            raise options.UsageError(
+                f"{option} must be a finite number, 0 or more, not {tolerance:g}"
+            )
+    names = options.split_names(wrt)
+    _check_step(inv.values, names or list(inv.program().inputs), eps, dtype)
+    result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
+    if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)
+        result.warnings = [*result.warnings, NOTHING_TO_CHECK]
     if inv.json:
         render.emit_json(render.check_json(inv.source, result))
     else:
@@ -272,12 +395,52 @@ def check_command(
         raise typer.Exit(1)
 
 
+NOTHING_TO_CHECK = (
+    "nothing to check: the expression has no variables, so it has no gradient to compare"
+)
+
+
+def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
+    """Every checked value is finite, and --eps moves it in its dtype (1e-12 does not move
+    1.0 in float32): else a usage error naming the variable."""
+    import numpy
+
+    for name in names:
+        if name not in values:
+            continue  # a missing value is reported by check_of, as by every command
+        with numpy.errstate(all="ignore"):
+            x = numpy.asarray(values[name], dtype=dtype)
+            stuck = (x + numpy.asarray(eps, dtype=dtype)) - (x - numpy.asarray(eps, dtype=dtype))
+        if not numpy.isfinite(x).all():
+            where = float(x[~numpy.isfinite(x)].flat[0])
+            raise options.UsageError(
+                f"--{name} = {where:g}: a gradient check needs finite values (no finite "
+                f"difference can be taken there)"
+            )
+        stuck = ~(stuck > 0)
+        if stuck.any():
+            where = float(x[stuck].flat[0])
+            raise options.UsageError(
+                f"--eps {eps:g} is too small to move --{name} = {where:g} in {dtype}; "
+                f"give a larger --eps"
+            )
+
+
 @app.command("diff", context_settings=VARIABLE_CONTEXT)
 def diff_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    order: Annotated[int, typer.Option("--order", help="Differentiate N times.")] = 1,
+    order_text: Annotated[
+        str | None,
+        typer.Option(
+            "--order",
+            metavar="N",
+            help=f"Differentiate N times (0 to {options.MAX_ORDER}; 0 gives the expression "
+            "itself).  [default: 1]",
+            show_default=False,
+        ),
+    ] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
     json_out: Json = False,
     device: Device = "cpu",
@@ -290,7 +453,9 @@ def diff_command(
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    result = api.diff_of(inv.program(), inv.values, wrt=options.split_names(wrt), order=order)
+    order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
+    names = options.split_names(wrt)
+    result = api.diff_of(inv.program(), inv.values, wrt=names, order=order)
     if inv.json:
         render.emit_json(render.result_json(inv.source, result))
     else:
@@ -407,10 +572,13 @@ def batch_command(
             "is a terminal and the input is large).",
         ),
     ] = None,
-    order: Annotated[
-        int | None,
+    order_text: Annotated[
+        str | None,
         typer.Option(
-            "--order", help="For diff, and grad of one variable: the order of the derivative."
+            "--order",
+            metavar="N",
+            help="For diff, and grad of one variable: the order of the derivative "
+            f"(1 to {options.MAX_ORDER}).",
         ),
     ] = None,
     json_out: Annotated[
@@ -448,7 +616,7 @@ def batch_command(
                 chunk_size=chunk_size,
                 fail_fast=fail_fast,
                 progress=progress,
-                order=order,
+                order=None if order_text is None else options.parse_order(order_text, None),
             )
         )
     summary.exit()

@@ -330,6 +330,8 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
         order = record["order"]
         if isinstance(order, bool) or not isinstance(order, int) or order < 1:
             raise _LineError("bad_line", '"order" must be a positive integer')
+        if order > options.MAX_ORDER:
+            raise _LineError("bad_line", f'"order" must be at most {options.MAX_ORDER}')
     wrt = wrt if op != "eval" else None
     return _Task(pos, expr, values, op, wrt, order, grad_output, tuple(shapes))
 
@@ -1334,6 +1336,28 @@ def _check_options(opts: BatchOptions) -> None:
         raise options.UsageError(f"--chunk-size must be at least 1, not {opts.chunk_size}")
     if opts.order is not None and opts.order < 1:
         raise options.UsageError(f"--order must be at least 1, not {opts.order}")
+    if opts.order is not None and opts.order > options.MAX_ORDER:
+        raise options.UsageError(f"--order must be at most {options.MAX_ORDER}, not {opts.order}")
+
+
+def _check_order(program, opts: BatchOptions, fmt: str) -> None:
+    """``--order`` that no line could use: one usage error before any input is read.
+
+    Only where no line can say otherwise: CSV rows take op, --wrt and --order from the
+    command line (a JSONL line may give its own "op" and "wrt", so its line says).
+    """
+    if fmt != "csv" or opts.order in (None, 1):
+        return
+    if opts.op not in ("grad", "diff"):
+        raise options.UsageError(f"--order applies to --op grad and --op diff, not --op {opts.op}")
+    if opts.op == "grad":
+        names = list(opts.wrt) if opts.wrt else list(program.inputs)
+        if len(names) != 1:
+            have = ", ".join(program.inputs) or "none"
+            raise options.UsageError(
+                f"--order {opts.order} with --op grad needs one variable to differentiate "
+                f"with respect to; the expression has {have}: give --wrt NAME"
+            )
 
 
 def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
@@ -1357,9 +1381,10 @@ def run_batch(opts: BatchOptions) -> Summary:
     fmt = _input_format(opts)
     programs = _Programs()
     if opts.expr is not None:
-        _, error = programs.get(opts.expr)
+        program, error = programs.get(opts.expr)
         if error is not None:
             raise error  # the command line itself is wrong: exit 2 like the other commands
+        _check_order(program, opts, fmt)
     elif fmt == "csv":
         raise options.UsageError("batch: CSV input needs --expr (and --op, default grad)")
     source = _Input(opts.source)

@@ -88,7 +88,8 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
                 i += 1
         elif token.startswith("--") and len(token) > 2:
             others.append(token)
-            if "=" not in token and i + 1 < len(rest):
+            # ``--a --b 1``: --a has no value (the command says so), --b is not its value
+            if "=" not in token and i + 1 < len(rest) and not options.is_option_name(rest[i + 1]):
                 others.append(rest[i + 1])
                 i += 1
         elif expression is None and not (
@@ -103,6 +104,66 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     if expression.startswith("-") and expression != "-":
         expression = " " + expression
     return [argv[0], expression] + others
+
+
+#: the options every command takes (SPEC: "Global options on every command"); before the
+#: command's name they are moved after it (``autograd-cli --json grad ...``)
+GLOBAL_FLAGS = ("--json",)
+GLOBAL_VALUED = ("--device", "--dtype")
+HELP = "--help"
+
+
+def hoist_global_options(command, argv: list[str]) -> list[str]:
+    """Global options given before the command's name go after it.
+
+    ``autograd-cli --json --dtype float32 grad x --x 1`` is ``autograd-cli grad --json
+    --dtype float32 x --x 1``.  With no command after them they are dropped (``--help``
+    stays), so ``autograd-cli --json --help`` is the top-level help.
+    """
+    commands = getattr(command, "commands", {})
+    moved: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name = token.split("=", 1)[0]
+        if token in GLOBAL_FLAGS or token == HELP:
+            moved.append(token)
+        elif name in GLOBAL_VALUED and "=" in token:
+            moved.append(token)
+        elif name in GLOBAL_VALUED and i + 1 < len(argv):
+            moved.extend(argv[i : i + 2])
+            i += 1
+        else:
+            break
+        i += 1
+    if not moved:
+        return argv
+    if i < len(argv) and argv[i] in commands:
+        return [argv[i]] + moved + argv[i + 1 :]
+    # No command next: the top level (its help, "no command", or Click's "No such command")
+    return ([HELP] if HELP in moved else []) + argv[i:]
+
+
+def _help_document(command, argv: list[str]) -> dict | None:
+    """With ``--json``, ``--help`` is one JSON document: ``{"command": ..., "help": text}``."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    if HELP not in head:
+        return None
+    commands = getattr(command, "commands", {})
+    name = argv[0] if argv and argv[0] in commands else None
+    if name is None and argv and not argv[0].startswith("-"):
+        return None  # an unknown command: Click's error says so
+    with click.Context(command, info_name="autograd-cli") as ctx:
+        if name is None:
+            return {"command": "autograd-cli", "help": command.get_help(ctx)}
+        sub = commands[name]
+        with click.Context(sub, info_name=name, parent=ctx) as sub_ctx:
+            return {"command": f"autograd-cli {name}", "help": sub.get_help(sub_ctx)}
+
+
+def _no_command_message(command) -> str:
+    names = ", ".join(getattr(command, "commands", {}))
+    return f"no command given: the commands are {names} (autograd-cli --help describes them)"
 
 
 def _looks_numeric(token: str) -> bool:
@@ -144,6 +205,17 @@ def run(argv: list[str] | None = None) -> int:
         from .app import app
 
         command = typer.main.get_command(app)
+        argv = hoist_global_options(command, argv)
+        if json_mode:
+            document = _help_document(command, argv)
+            if document is not None:
+                from . import render
+
+                render.emit_json(document)
+                streams.flush_stdout()
+                return ExitCode.OK
+            if not argv:
+                raise click.exceptions.UsageError(_no_command_message(command))
         argv = normalize_argv(command, argv)
         try:
             # Not ``command.main``: Typer's wrapper there turns Ctrl-C into a silent exit
@@ -185,6 +257,8 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
         return exc.code if isinstance(exc.code, int) else ExitCode.EVALUATION_ERROR
     elif isinstance(exc, click.ClickException):
         kind, message, code = "usage", exc.format_message(), ExitCode.USAGE_ERROR
+        if isinstance(exc, click.exceptions.NoSuchOption) and exc.option_name == "-h":
+            message += " (did you mean --help?)"
     elif isinstance(exc, ParseError):
         kind, message, code = exc.kind, exc.message, ExitCode.USAGE_ERROR
         caret = exc.context

@@ -162,7 +162,7 @@ def vars_from_json(text: str) -> dict:
         except OSError as exc:
             raise UsageError(f"--vars: cannot read {excerpt(path)}: {exc.strerror}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise BadValueError(
             f"--vars: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -177,17 +177,54 @@ def vars_from_json(text: str) -> dict:
     return out
 
 
+def _unique_keys(pairs: list) -> dict:
+    """A --vars object, refusing a name given twice with different values."""
+    out: dict = {}
+    for name, value in pairs:
+        if name in out and not _same_json(out[name], value):
+            raise UsageError(
+                f"--vars: {excerpt(name)} is given twice with different values; give it once"
+            )
+        out[name] = value
+    return out
+
+
+def _same_json(a, b) -> bool:
+    try:
+        return same_value(a, b)
+    except (TypeError, ValueError):  # not numbers: reported as such afterwards
+        return a == b
+
+
 def collect_variables(
     extra_args: list[str], var_options: list[str] | None, vars_json: str | None
 ) -> tuple[dict, list[str]]:
     """Values from ``--NAME VALUE`` pairs, ``--var`` and ``--vars``; returns (values, leftovers).
 
-    Leftovers are tokens that are neither (the caller reports them).
+    Leftovers are tokens that are neither (the caller reports them), including a
+    ``--NAME`` with no value after it (the last token, or one followed by another
+    ``--NAME``): the caller knows whether NAME is a variable or a misspelt option.
+    A variable given twice with different values is an error (the same value twice is
+    not), whichever ways it was given.
     """
     values: dict = {}
+    sources: dict = {}  # name -> how it was given, for the message about a conflict
+
+    def put(name: str, value, how: str) -> None:
+        if name in values and not same_value(values[name], value):
+            raise UsageError(
+                f"variable {name!r} is given twice with different values: "
+                f"{_show(values[name])} ({sources[name]}) and {_show(value)} ({how}); "
+                f"give it once"
+            )
+        values.setdefault(name, value)
+        sources.setdefault(name, how)
+
     if vars_json is not None:
-        values.update(vars_from_json(vars_json))
-    values.update(named_literals(var_options or [], "--var"))
+        for name, value in vars_from_json(vars_json).items():
+            put(name, value, "--vars")
+    for name, value in named_literals(var_options or [], "--var").items():
+        put(name, value, "--var")
     leftovers = []
     i = 0
     while i < len(extra_args):
@@ -200,15 +237,64 @@ def collect_variables(
                     f"variable name)"
                 )
             if not sep:
-                if i + 1 >= len(extra_args):
-                    raise UsageError(f"option --{name} needs a value (--{name} VALUE)")
+                if i + 1 >= len(extra_args) or is_option_name(extra_args[i + 1]):
+                    leftovers.append(token)  # no value: the caller says what was meant
+                    i += 1
+                    continue
                 value = extra_args[i + 1]
                 i += 1
-            values[name] = parse_literal(value, f"--{name}")
+            put(name, parse_literal(value, f"--{name}"), f"--{name}")
         else:
             leftovers.append(token)
         i += 1
     return values, leftovers
+
+
+def is_option_name(token: str) -> bool:
+    """``--NAME`` or ``--NAME=...``: an option or a variable's name, never a value."""
+    return token.startswith("--") and bool(_NAME.match(token[2:].split("=", 1)[0]))
+
+
+def _show(value) -> str:
+    return shorten(json.dumps(value))
+
+
+def same_value(a, b) -> bool:
+    """Two parsed values are the same (nan equals nan, 1 equals 1.0, lists elementwise)."""
+    if isinstance(a, list) or isinstance(b, list):
+        return (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
+            and all(same_value(x, y) for x, y in zip(a, b))
+        )
+    a, b = float(a), float(b)
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+#: the highest --order accepted (diff, grad, batch): far above any use we know of, low
+#: enough that a slip like --order 1000 is an error at once, not an hour of work
+MAX_ORDER = 20
+
+
+def parse_order(text, minimum: int | None = 1) -> int:
+    """``--order``: a whole number (``2.0`` counts) from ``minimum`` to :data:`MAX_ORDER`.
+
+    ``minimum=None`` leaves the lower bound to the caller (batch checks its own).
+    """
+    s = str(text).strip()
+    try:
+        number = float(s)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not number.is_integer():
+        raise UsageError(f"--order must be a whole number, not {excerpt(s)}")
+    order = int(number)
+    if minimum is not None and order < minimum:
+        raise UsageError(f"--order must be {minimum} or more, not {order}")
+    if order > MAX_ORDER:
+        raise UsageError(f"--order must be at most {MAX_ORDER}, not {order}")
+    return order
 
 
 def split_names(text: str | None) -> list[str]:
@@ -222,12 +308,18 @@ def split_names(text: str | None) -> list[str]:
 
 
 def named_literals(items: list[str], what: str) -> dict:
-    """``NAME=VALUE`` items (as for --var) as a dict of parsed values."""
+    """``NAME=VALUE`` items (as for --var) as a dict of parsed values.
+
+    The same NAME twice with different values is an error; with the same value it passes.
+    """
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not _NAME.match(name):
             raise UsageError(f"{what} expects NAME=VALUE, got {excerpt(item)}")
-        out[name] = parse_literal(value, f"{what} {name}")
+        parsed = parse_literal(value, f"{what} {name}")
+        if name in out and not same_value(out[name], parsed):
+            raise UsageError(f"{what}: {name!r} is given twice with different values; give it once")
+        out.setdefault(name, parsed)
     return out

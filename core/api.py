@@ -356,8 +356,8 @@ def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
     """
     from .symbolic import diff
 
-    if order < 1:
-        raise InputError(f"--order must be 1 or more, not {order}")
+    if order < 0:
+        raise InputError(f"--order must be 0 or more, not {order}")
     check_values(program, values)
     names = resolve_wrt(program, wrt)
     if not names:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .autograd import grad
-from .errors import GradError, NonScalarOutputError, ShapeError
+from .errors import GradError, InputError, NonScalarOutputError, ShapeError
 from .expr import derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
 from .program import Expr, Program, unknown_wrt, variables, wrt_names
@@ -677,6 +677,24 @@ class GradcheckResult:
         return text
 
 
+#: gradcheck's default step and tolerances by dtype.  float64 keeps torch's familiar
+#: numbers; float32 has about 7 digits, so its step is near the cube root of its epsilon
+#: (the step that balances rounding against truncation) and its tolerances are wider.
+GRADCHECK_DEFAULTS = {
+    "float64": {"eps": 1e-6, "atol": 1e-5, "rtol": 1e-3},
+    "float32": {"eps": 1e-3, "atol": 1e-3, "rtol": 1e-2},
+}
+
+#: how many roundings of the output's size a finite difference may carry (see gradcheck)
+ROUNDING_ALLOWANCE = 8
+
+
+def gradcheck_defaults(dtype) -> dict:
+    """``{"eps", "atol", "rtol"}`` for a dtype (a name or a NumPy dtype); float64's otherwise."""
+    name = str(getattr(dtype, "name", dtype))
+    return dict(GRADCHECK_DEFAULTS.get(name, GRADCHECK_DEFAULTS["float64"]))
+
+
 def _flat_outputs(out) -> list:
     return [o.data.reshape(-1) for o in _as_tuple(out)]
 
@@ -684,9 +702,9 @@ def _flat_outputs(out) -> list:
 def gradcheck(
     func: Callable,
     inputs,
-    eps: float = 1e-6,
-    atol: float = 1e-5,
-    rtol: float = 1e-3,
+    eps: float | None = 1e-6,
+    atol: float | None = 1e-5,
+    rtol: float | None = 1e-3,
     raise_exception: bool = False,
     check_forward_ad: bool = False,
 ) -> GradcheckResult:
@@ -694,7 +712,14 @@ def gradcheck(
 
     Every input Tensor is checked, or only those with ``requires_grad=True``
     when some have it.  An element passes when
-    ``|analytic - numeric| <= atol + rtol * |numeric|``.  The reverse-mode
+    ``|analytic - numeric| <= atol + rtol * |numeric| + rounding``, where
+    ``rounding`` bounds the error that rounding the two outputs puts into their
+    difference quotient (``8 * finfo.eps * (|f(x+h)| + |f(x-h)|) / 2h``; tiny in
+    float64, what keeps a correct float32 gradient from failing).  The quotient
+    divides by the step actually taken (``x+h`` and ``x-h`` as the dtype holds
+    them), and a step too small to move ``x`` in its dtype is an InputError.
+    ``eps``/``atol``/``rtol`` of None take :func:`gradcheck_defaults` of the
+    inputs' dtype.  The reverse-mode
     Jacobian is always checked; ``check_forward_ad=True`` also checks the
     forward-mode one.  Returns a :class:`GradcheckResult` (truthy when it
     passed); ``raise_exception=True`` raises :class:`GradcheckFailure` instead
@@ -720,6 +745,12 @@ def gradcheck(
         return func(*args)
 
     diff = [xs[i] for i in checked]
+    defaults = gradcheck_defaults(diff[0].data.dtype)
+    eps = defaults["eps"] if eps is None else eps
+    atol = defaults["atol"] if atol is None else atol
+    rtol = defaults["rtol"] if rtol is None else rtol
+    if not (math.isfinite(eps) and eps > 0):
+        raise InputError(f"gradcheck: eps must be a finite number above 0, not {eps!r}")
     with no_grad():
         base = sub(*[Tensor._wrap(x.data) for x in diff])
     out_sizes = [o.size for o in _as_tuple(base)]
@@ -744,26 +775,52 @@ def gradcheck(
     ana = analytic("reverse")
     fwd = analytic("forward") if check_forward_ad else None
 
-    # Central differences, one input element at a time.
+    # Central differences, one input element at a time, divided by the step actually
+    # taken; ``noise`` bounds what rounding the two outputs adds to each quotient.
     num = []
+    noises = []
     xp = backend.xp
     for j, x in enumerate(diff):
         cols = host.zeros((n_out, x.size))
+        noise = host.zeros((n_out, x.size))
         flat = x.data.reshape(-1)
+        unit = float(host.finfo(backend.to_numpy(flat).dtype).eps)
         for k in range(x.size):
             values = []
+            ends = []
             for sign in (1.0, -1.0):
                 pert = flat.copy()
                 pert[k] = pert[k] + sign * eps
+                ends.append(float(backend.to_numpy(pert[k : k + 1])[0]))
                 args = [Tensor._wrap(d.data) for d in diff]
                 args[j] = Tensor._wrap(pert.reshape(x.data.shape))
                 with no_grad():
                     out = sub(*args)
                 values.append(
-                    backend.to_numpy(xp.concatenate(_flat_outputs(out))) if n_out else host.zeros(0)
+                    backend.to_numpy(xp.concatenate(_flat_outputs(out))).astype(host.float64)
+                    if n_out
+                    else host.zeros(0)
                 )
-            cols[:, k] = (values[0] - values[1]) / (2 * eps)
+            step = ends[0] - ends[1]
+            if not step > 0:
+                where = f"input {checked[j]}" + (
+                    f"{[int(v) for v in host.unravel_index(k, x.shape)]}" if x.shape else ""
+                )
+                at = float(backend.to_numpy(flat[k : k + 1])[0])
+                dtype = backend.to_numpy(flat).dtype
+                raise InputError(
+                    f"gradcheck: the step eps={eps:g} does not move {where} = {at:g} in "
+                    f"{dtype}; give a larger eps"
+                    if math.isfinite(at)
+                    else f"gradcheck: no finite difference can be taken at {where} = {at:g}"
+                )
+            with host.errstate(invalid="ignore", over="ignore"):
+                cols[:, k] = (values[0] - values[1]) / step
+                noise[:, k] = (
+                    ROUNDING_ALLOWANCE * unit * (host.abs(values[0]) + host.abs(values[1])) / step
+                )
         num.append(cols)
+        noises.append(host.where(host.isfinite(noise), noise, 0.0))
 
     passed = True
     max_abs = 0.0
@@ -778,12 +835,16 @@ def gradcheck(
                 continue
             err = host.abs(a - n)
             err = host.where(host.isnan(err), host.inf, err)
-            tol = atol + rtol * host.abs(n)
+            with host.errstate(invalid="ignore"):
+                tol = atol + rtol * host.abs(n) + noises[j]
+            tol = host.where(host.isnan(tol), 0.0, tol)
             scale = host.maximum(host.maximum(host.abs(a), host.abs(n)), 1e-300)
-            rel = host.where(err == 0, 0.0, err / scale)
+            with host.errstate(invalid="ignore"):
+                rel = host.where(err == 0, 0.0, err / scale)
             max_abs = max(max_abs, float(err.max()))
             max_rel = max(max_rel, float(rel.max()))
-            ratio = err / tol
+            with host.errstate(divide="ignore", invalid="ignore"):
+                ratio = host.where(err == 0, 0.0, err / tol)
             r, c = divmod(int(host.argmax(ratio)), a.shape[1])
             if float(ratio.flat[r * a.shape[1] + c]) > worst_ratio:
                 worst_ratio = float(ratio.flat[r * a.shape[1] + c])

@@ -71,8 +71,10 @@ def test_diff_errors(cli):
     assert r.code == 1 and r.json["error"]["kind"] == "unsupported"
     r = cli("diff", "x", "--wrt", "y", "--json")
     assert r.code == 2
-    r = cli("diff", "x", "--order", "0", "--json")
+    r = cli("diff", "x", "--order", "-1", "--json")
     assert r.code == 2
+    r = cli("diff", "x*1 + 0", "--order", "0", "--json")  # order 0: the expression itself
+    assert r.code == 0 and r.json["derivative"] == "x" and r.json["order"] == 0
 
 
 def test_explain_seed_chain_rule(cli):
