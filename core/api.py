@@ -260,7 +260,8 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
                 f"--tangent names {name!r}, which is not a variable of the expression",
                 variable=name,
             )
-    ev = evaluate(program, values)
+    with no_grad():  # the leaves of every variable with a tangent, reached or not
+        ev = evaluate(program, values, requires_grad=list(tangents))
     ts = {}
     for name, t in tangents.items():
         arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)

@@ -46,10 +46,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .expr import parse_value
+from .expr import evaluate
+from .interpret import Dependence, interpret
 from .ops import FUNCTIONS, RuleContext
 from .printing import to_text
-from .program import CONSTANTS, Expr, Program, missing_value, topological, wrt_names
+from .program import CONSTANTS, Expr, Program, topological, wrt_names
 from .symbolic import (
     Algebra,
     Builder,
@@ -58,7 +59,7 @@ from .symbolic import (
     _unsupported,
     local_vjp,
 )
-from .tensor import OPS, Tensor, apply, no_grad
+from .tensor import OPS, Tensor, no_grad
 
 # Automatic names: short letters first (skipping e, the constant; d, which would
 # read as "dd/dc"; and letters that read as indices or look like digits), then t1, t2, ...
@@ -174,45 +175,27 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         if node.op not in ("const", "var") and not _supported(node.op):
             raise _unsupported(node)
 
-    # Forward: every node's value, by the engine.
-    tensors: dict[int, Tensor] = {}
-    point: dict[str, float] = {}
+    # Forward: every node's value, by the engine (the variables asked about are bound even
+    # where the output does not reach them: their gradient is zero).
     with no_grad():
-        for node in order:
-            if node.op == "const":
-                t = Tensor(float(node.value))
-            elif node.op == "var":
-                assert node.name is not None  # a "var" node always has a name (Expr.var)
-                if node.name not in values:
-                    raise missing_value(node.name)
-                t = Tensor(parse_value(node.name, values[node.name]))
-                if t.size != 1:
-                    raise UnsupportedDiffError(
-                        f"explain works at a point: {node.name!r} needs a single number, "
-                        f"got shape {list(t.shape)}",
-                        variable=node.name,
-                    )
-                point[node.name] = t.item()
-            else:
-                t = apply(OPS[node.op], *(tensors[id(a)] for a in node.args), **node.attrs)
-            tensors[id(node)] = t
+        ev = evaluate(program, values, requires_grad=wanted, check_domain=False)
+    tensors = ev.by_node
+    point: dict[str, float] = {}
+    for name, t in ev.leaves.items():
+        if t.size != 1:
+            raise UnsupportedDiffError(
+                f"explain works at a point: {name!r} needs a single number, "
+                f"got shape {list(t.shape)}",
+                variable=name,
+            )
+        point[name] = t.item()
 
     # Which nodes depend on a variable at all (others are constants, shown inline),
     # and which on the variables asked about.
+    depends = interpret(program, Dependence(wanted)).values
     variable: dict[int, bool] = {}
-    depends: dict[int, bool] = {}
     for node in order:
-        if node.op == "var":
-            variable[id(node)] = True
-            depends[id(node)] = node.name in wanted
-        elif node.op == "const":
-            variable[id(node)] = depends[id(node)] = False
-        else:
-            variable[id(node)] = any(variable[id(a)] for a in node.args)
-            flags = OPS[node.op].differentiable or (True,) * len(node.args)
-            depends[id(node)] = OPS[node.op].vjp is not None and any(
-                depends[id(a)] and f for a, f in zip(node.args, flags)
-            )
+        variable[id(node)] = node.op == "var" or any(variable[id(a)] for a in node.args)
 
     names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
     out_name = names.get(id(output), "y")
@@ -346,10 +329,14 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
 
     gradient = {}
     var_nodes = {n.name: n for n in order if n.op == "var"}
+    paths: dict = {}
     for name in wanted:
-        node = var_nodes[name]
+        node = var_nodes.get(name)
+        if node is None:  # bound by a statement whose result the output does not use
+            gradient[name], paths[name] = 0.0, []
+            continue
         gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
-    paths = {name: _paths(output, var_nodes[name], users, local_value, names) for name in wanted}
+        paths[name] = _paths(output, node, users, local_value, names)
     return Explanation(
         program.source, out_name, wanted, point, tensors[id(output)].item(), steps, gradient, paths
     )

@@ -87,6 +87,7 @@ from fractions import Fraction
 from . import backend
 from .errors import EvaluationError, InputError, LimitError
 from .expr import evaluate
+from .interpret import Dependence, interpret
 from .ops import RuleContext
 from .program import Expr, Program, topological, wrt_names
 from .tensor import OPS
@@ -1486,27 +1487,26 @@ def grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder | None = None)
         return _grad_exprs(output, wrt, builder or Builder())
 
 
+class _Differentiable(Dependence):
+    """:class:`Dependence`, refusing what ``diff`` cannot print (array literals, some ops)."""
+
+    def const(self, node: Expr) -> bool:
+        if isinstance(node.value, (list, tuple)):
+            raise UnsupportedDiffError(
+                "diff supports elementwise scalar expressions; use grad for array literals",
+                op="const",
+            )
+        return False
+
+    def apply(self, node: Expr, op, args: list) -> bool:
+        if not _supported(node.op):
+            raise _unsupported(node)
+        return super().apply(node, op, args)
+
+
 def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str, Expr]:
-    wanted = set(wrt)
-    order = topological([output])
-    depends: dict[int, bool] = {}
-    for node in order:
-        if node.op == "var":
-            d = node.name in wanted
-        elif node.op == "const":
-            if isinstance(node.value, (list, tuple)):
-                raise UnsupportedDiffError(
-                    "diff supports elementwise scalar expressions; use grad for array literals",
-                    op="const",
-                )
-            d = False
-        else:
-            if not _supported(node.op):
-                raise _unsupported(node)
-            op = OPS[node.op]
-            flags = op.differentiable or (True,) * len(node.args)
-            d = op.vjp is not None and any(depends[id(a)] and f for a, f in zip(node.args, flags))
-        depends[id(node)] = d
+    walk = interpret(output, _Differentiable(wrt))
+    order, depends = walk.order, walk.values
     results: dict[str, Expr] = {}
     cotangent: dict[int, Expr] = {}
     if depends[id(output)]:
