@@ -154,6 +154,7 @@ class Op:
         "kink",
         "printing",
         "internal",
+        "size",
     )
 
     def __init__(
@@ -172,6 +173,7 @@ class Op:
         zero_grad=False,
         printing: Printing = CALL,
         internal=False,
+        size=None,
     ):
         self.name = name
         self.node = node
@@ -193,6 +195,10 @@ class Op:
         self.kink = None
         self.printing = printing
         self.internal = internal
+        # size(input shapes, attrs) -> how many numbers the result holds, for an op whose
+        # result can be larger than its inputs (checked against core.limits before it runs;
+        # elementwise ops of several arguments get the broadcast's size from op_table).
+        self.size = size
 
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
@@ -952,6 +958,7 @@ register(
         arity=None,
         kind="shape",
         printing=Printing(form="array", latex="\\operatorname{stack}"),
+        size=lambda shapes, attrs: len(shapes) * broadcast_size(shapes, attrs),
     )
 )
 
@@ -1167,6 +1174,24 @@ register(
 )
 
 
+def broadcast_size(shapes, attrs) -> int:
+    """How many numbers broadcasting ``shapes`` together gives (0 when they do not fit:
+    the op itself then says why)."""
+    try:
+        return math.prod(backend.host.broadcast_shapes(*shapes))
+    except ValueError:
+        return 0
+
+
+def _matmul_size(shapes, attrs) -> int:
+    a, b = shapes
+    if not a or not b:
+        return 0
+    a = a if len(a) > 1 else (1,) + tuple(a)
+    b = b if len(b) > 1 else tuple(b) + (1,)
+    return broadcast_size([a[:-2], b[:-2]], attrs) * a[-2] * b[-1]
+
+
 def _matmul_forward(a, b):
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("both arguments to matmul need to be at least 1-D (use * for scalars)")
@@ -1227,6 +1252,7 @@ register(
         arity=2,
         kind="product",
         printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
+        size=_matmul_size,
     )
 )
 
@@ -1442,6 +1468,9 @@ def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
         table[name].kink = kink
     for name, flags in differentiable.items():
         table[name].differentiable = tuple(flags)
+    for op in table.values():
+        if op.size is None and op.kind in ("elementwise", "comparison") and op.arity != 1:
+            op.size = broadcast_size
     return table
 
 
