@@ -65,6 +65,7 @@ from .tensor import OPS, Tensor, no_grad
 # read as "dd/dc"; and letters that read as indices or look like digits), then t1, t2, ...
 AUTO_NAMES = ("a", "b", "c", "f", "g", "h", "k", "m", "n", "p", "q", "r", "s", "u", "v")
 OUTPUT_NAMES = ("y", "f", "z", "out")
+MAX_STEPS = 100  # steps of each kind listed (the rest counted in Explanation.elided)
 MAX_PATHS = 16  # paths are listed one by one up to this many per variable
 
 
@@ -101,6 +102,7 @@ class Explanation:
     steps: list = field(default_factory=list)  # dicts: define / local / accumulate
     gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
     paths: dict = field(default_factory=dict)  # variable -> list of paths, or None
+    elided: dict = field(default_factory=dict)  # kind -> steps computed but not listed
 
 
 def d_label(of: str, wrt: str) -> str:
@@ -149,10 +151,18 @@ def _names(order: list[Expr], output: Expr, inputs: Sequence[str]) -> tuple[dict
     return names, auto
 
 
-def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = None) -> Explanation:
+def explain(
+    program: Program,
+    values: dict,
+    wrt: str | Sequence[str] | None = None,
+    max_steps: int | None = MAX_STEPS,
+) -> Explanation:
     """Walk the chain rule for a parsed ``program`` at ``values`` (name -> number).
 
     ``wrt``: a name, ``"a,b"`` or a list; None means every input variable.
+    ``max_steps``: list at most this many steps of each kind (define, local,
+    accumulate; the gradient of each variable is always listed); the others are
+    computed but only counted, in ``elided`` (None or 0: list them all).
     Text is for :func:`autograd_cli.explain`, which parses it first:
 
     >>> from autograd_cli.grammar import parse
@@ -208,9 +218,14 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
             node.attrs,
         )
 
+    cap = max_steps or math.inf
+    elided = {"define": 0, "local": 0, "accumulate": 0}
     steps: list[dict] = []
     for node in order:
         if node.op in ("const", "var") or id(node) not in names:
+            continue
+        if len(steps) >= cap:
+            elided["define"] += 1
             continue
         steps.append(
             {
@@ -228,6 +243,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
     local_value: dict[tuple, float] = {}
     users: dict[int, list] = {}  # child -> [parent, ...], the output's side first
     backward = _backward_order(output, order)
+    listed = 0
     for node in backward:  # as the chain rule is read: dy/da, dy/db before da/dw
         if node.op in ("const", "var") or not depends[id(node)]:
             continue
@@ -235,25 +251,36 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         for a in node.args:
             if depends[id(a)] and a not in children:
                 children.append(a)
-        args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
         needs = tuple(depends[id(a)] for a in node.args)
-        sym = local_vjp(
-            node, one_sym, builder, inputs=args_named, out=Expr.var(names[id(node)]), needs=needs
-        )
         num = _numeric_vjp(node, tensors, needs)
+        shown = listed < cap
+        if shown:
+            args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
+            sym = local_vjp(
+                node,
+                one_sym,
+                builder,
+                inputs=args_named,
+                out=Expr.var(names[id(node)]),
+                needs=needs,
+            )
         for child in children:
-            parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
             values_ = [v for a, v in zip(node.args, num) if a is child and v is not None]
-            if not parts:
+            if not values_:
                 continue
+            value = math.fsum(values_)
+            local_value[(id(node), id(child))] = value
+            users.setdefault(id(child), []).append(node)
+            if not shown or listed >= cap:
+                elided["local"] += 1
+                continue
+            listed += 1
+            parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
             total = parts[0]
             for p in parts[1:]:
                 total = builder.apply("add", (total, p))
             alg = Algebra()
             expr_text = to_text(alg.to_expr(alg.from_expr(total)))
-            value = math.fsum(values_) if values_ else 0.0
-            local_value[(id(node), id(child))] = value
-            users.setdefault(id(child), []).append(node)
             label = d_label(names[id(node)], names[id(child)])
             text = f"{label} = {expr_text}"
             if expr_text != format_value(value):
@@ -271,6 +298,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
 
     # Backward: the total derivative of the output with respect to each node.
     adjoint: dict[int, float] = {id(output): 1.0}
+    accumulated = 0
     for node in backward:
         if id(node) == id(output) or not depends[id(node)] or id(node) not in users:
             continue
@@ -301,17 +329,32 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         target = names[id(node)]
         if len(terms) == 1 and terms[0]["direct"]:
             continue  # dy/dc is the local derivative itself, already listed
+        if node.op != "var":
+            if accumulated >= cap:
+                elided["accumulate"] += 1
+                continue
+            accumulated += 1
         # A direct use by the output contributes its local partial, written with ∂
         # so that it does not read as the total being defined.
-        formula = " + ".join(
-            f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
-            for t in terms
+        more = len(terms) - cap if len(terms) > cap else 0
+        if more:  # a node with thousands of users: list the first terms, count the rest
+            terms = terms[: int(cap)]
+        tail = f" + ... ({more:,} more terms)" if more else ""
+        formula = (
+            " + ".join(
+                f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
+                for t in terms
+            )
+            + tail
         )
-        numbers = " + ".join(
-            factor_text(t["local_value"])
-            if t["direct"]
-            else f"{factor_text(t['adjoint_value'])}*{factor_text(t['local_value'])}"
-            for t in terms
+        numbers = (
+            " + ".join(
+                factor_text(t["local_value"])
+                if t["direct"]
+                else f"{factor_text(t['adjoint_value'])}*{factor_text(t['local_value'])}"
+                for t in terms
+            )
+            + tail
         )
         text = f"{d_label(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
         steps.append(
@@ -320,6 +363,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
                 "of": out_name,
                 "wrt": target,
                 "terms": terms,
+                **({"more_terms": more} if more else {}),
                 "formula": f"{d_label(out_name, target)} = {formula}",
                 "numbers": numbers,
                 "value": total,
@@ -338,7 +382,15 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
         paths[name] = _paths(output, node, users, local_value, names)
     return Explanation(
-        program.source, out_name, wanted, point, tensors[id(output)].item(), steps, gradient, paths
+        program.source,
+        out_name,
+        wanted,
+        point,
+        tensors[id(output)].item(),
+        steps,
+        gradient,
+        paths,
+        {kind: n for kind, n in elided.items() if n},
     )
 
 

@@ -162,3 +162,28 @@ def test_unused_binding_in_batch_and_in_the_library(cli, tmp_path):
     assert float(out.data) == 3.0 and tangent is None
     ev = expr.evaluate(parse(UNUSED), {"x": 2.0, "z": 5.0}, requires_grad=["z", "x"])
     assert set(ev.leaves) == {"x", "z"} and math.isclose(float(ev.output.data), 6.0)
+
+
+# ---- explain of big graphs: a summary, every number still exact ------------------------------
+
+
+def test_explain_lists_a_bounded_number_of_steps_and_counts_the_rest():
+    from autograd_cli.core.explain import explain
+
+    n = 300
+    text = " + ".join(f"sin(x*{i})" for i in range(1, n + 1))
+    ex = explain(parse(text), {"x": 0.5}, max_steps=10)
+    kinds = [s["kind"] for s in ex.steps]
+    assert kinds.count("define") == 10 and kinds.count("local") == 10
+    # 3n - 1 intermediates (n products, n sines, n - 1 sums); 4n - 2 edges lead to x
+    assert ex.elided["define"] == 3 * n - 1 - 10
+    assert ex.elided["local"] == (n - 1) * 2 + 2 * n - 10
+    # the gradient is exact, and x's own accumulation is listed with its terms counted
+    expected = math.fsum(i * math.cos(0.5 * i) for i in range(1, n + 1))
+    assert ex.gradient["x"] == pytest.approx(expected, rel=1e-12)
+    last = [s for s in ex.steps if s["kind"] == "accumulate" and s["wrt"] == "x"]
+    assert len(last) == 1 and len(last[0]["terms"]) == 10 and last[0]["more_terms"] == n - 10
+    assert last[0]["text"].endswith(f"... ({n - 10:,} more terms) = {last[0]['text'].split()[-1]}")
+    everything = explain(parse(text), {"x": 0.5}, max_steps=None)
+    assert everything.elided == {} and everything.gradient == ex.gradient
+    assert [s["kind"] for s in everything.steps].count("local") == 4 * n - 2
