@@ -51,7 +51,7 @@ from .autograd import grad as _grad
 from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
 from .expr import _describe_nonfinite
 from .interpret import Interpretation, interpret
-from .ops import Op, RuleContext, chain, sum_to
+from .ops import Op, RuleContext, chain, stack_shape, sum_to
 from .program import (
     Expr,
     Program,
@@ -425,7 +425,7 @@ def _getitem(op, node, args, B):
 
 def _stack(op, node, args, B):
     try:
-        shape = tuple(backend.host.broadcast_shapes(*[a.rowshape for a in args]))
+        shape = stack_shape([a.rowshape for a in args])
     except ValueError:
         raise Unbatchable("stack shapes") from None
     batched = tuple(a.batched for a in args)

@@ -927,10 +927,28 @@ def _stack_forward(*arrays):
     xp = _xp()
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
-        # Scalars among arrays broadcast, as in NumPy's array([x, 1]) for scalar x.
-        shape = xp.broadcast_shapes(*shapes)
+        # A number among arrays is repeated to their shape ([v, 1] for a vector v); arrays
+        # of different shapes are ragged, as in NumPy and PyTorch, not broadcast.
+        shape = stack_shape(shapes)
         arrays = [xp.broadcast_to(a, shape) for a in arrays]
     return xp.stack(arrays)
+
+
+def stack_shape(shapes) -> tuple:
+    """The common shape of an array literal's elements: numbers take the arrays' shape;
+    arrays of different shapes raise ValueError (the literal is ragged)."""
+    arrays = {tuple(s) for s in shapes if len(s)}
+    if len(arrays) > 1:
+        listed = ", ".join(str(s) for s in sorted(arrays))
+        raise ValueError(f"the elements of an array literal must have one shape, not {listed}")
+    return arrays.pop() if arrays else ()
+
+
+def _stack_size(shapes, attrs) -> int:
+    try:
+        return len(shapes) * math.prod(stack_shape(shapes))
+    except ValueError:  # ragged: the forward says so
+        return 0
 
 
 def _stack_vjp(n, g):
@@ -958,7 +976,7 @@ register(
         arity=None,
         kind="shape",
         printing=Printing(form="array", latex="\\operatorname{stack}"),
-        size=lambda shapes, attrs: len(shapes) * broadcast_size(shapes, attrs),
+        size=_stack_size,
     )
 )
 
