@@ -143,3 +143,22 @@ def test_library_transforms_are_checked_too():
             jacobian(lambda t: t * 2.0, x)
     with limits.using("1M"):
         assert jacobian(lambda t: t * 2.0, x).shape == (300, 300)
+
+
+# ---- diff: a size budget on the derivative, and the size of a large result -------------------
+
+
+def test_diff_refuses_a_derivative_past_its_size_budget():
+    from autograd_cli.core.symbolic import diff
+    from autograd_cli.grammar import parse
+
+    program = parse("sin(exp(x)*cos(x**2))/(1+x**2)")
+    with pytest.raises(LimitError) as info:
+        diff(program, order=4, max_nodes=500)
+    message = str(info.value)
+    assert "grew to 1,044 nodes at order 4 of 4, past the size budget of 500" in message
+    assert "grad --order 4" in message and "--max-nodes" in message
+    r = diff(program, order=4, max_nodes=2000)
+    assert r.notes == []  # 3,051 characters: not large
+    r = diff(program, order=5, max_nodes=None)
+    assert any(n.startswith("d/dx: a large result: ") and "nodes" in n for n in r.notes)
