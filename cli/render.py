@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..core.format import format_array
-from ..core.safetext import visible
+from ..core.safetext import shorten, visible
 from . import jsonout
 
 
@@ -251,6 +251,7 @@ def explain_json(ex) -> dict:
         "steps": ex.steps,
         "gradient": dict(ex.gradient),
         "paths": dict(ex.paths),
+        **({"elided": dict(ex.elided)} if ex.elided else {}),
     }
 
 
@@ -260,18 +261,27 @@ def explain_text(ex) -> str:
     from ..core.explain import d_label, factor_text, format_value  # loaded with ex's module
 
     at = ", ".join(f"{k} = {format_value(v)}" for k, v in ex.point.items())
-    lines = [f"{ex.source.strip()}  at {at}" if at else ex.source.strip()]
+    source = shorten(ex.source.strip(), 2000)  # a 100,000-node program is not echoed whole
+    lines = [f"{source}  at {at}" if at else source]
+
+    def more(kind: str) -> list:
+        n = ex.elided.get(kind, 0)
+        return [f"  ... {n:,} more not listed (--max-steps 0 lists every step)"] if n else []
+
     defines = [s for s in ex.steps if s["kind"] == "define"]
     if defines:
         lines.append("Forward:")
         lines += [f"  {s['name']} = {s['expr']} = {format_value(s['value'])}" for s in defines]
+        lines += more("define")
     locals_ = [s for s in ex.steps if s["kind"] == "local"]
     if locals_:
         lines.append("Local derivatives:")
         lines += [f"  {s['text']}" for s in locals_]
+        lines += more("local")
     accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
     lines.append("Chain rule (backward, summing over the paths into each node):")
     lines += [f"  {s['text']}" for s in accumulations]
+    lines += more("accumulate")
     shown = {s["wrt"] for s in accumulations}
     for name in ex.wrt:
         if name not in shown:

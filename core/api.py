@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy  # for annotations only: backend.py stays the one module importing NumPy
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     """Value of the output and whatever derivatives were asked for (host arrays)."""
 
@@ -92,7 +92,7 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
     return Result(value=backend.to_numpy(out.data), warnings=warnings, grad=result)
 
 
-@dataclass
+@dataclass(frozen=True)
 class GraphNode:
     """One node of the computation graph, for display: ids index ``GraphResult.nodes``."""
 
@@ -106,7 +106,7 @@ class GraphNode:
     inputs: list
 
 
-@dataclass
+@dataclass(frozen=True)
 class GraphResult:
     value: object
     nodes: list  # topological order; the output is the last
@@ -260,7 +260,8 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
                 f"--tangent names {name!r}, which is not a variable of the expression",
                 variable=name,
             )
-    ev = evaluate(program, values)
+    with no_grad():  # the leaves of every variable with a tangent, reached or not
+        ev = evaluate(program, values, requires_grad=list(tangents))
     ts = {}
     for name, t in tangents.items():
         arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
@@ -274,7 +275,7 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     return Result(value=_host(out), warnings=ev.warnings, jvp=_host(jv))
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckResult:
     value: object
     passed: bool

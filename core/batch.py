@@ -43,21 +43,22 @@ for ``grad``) raise :class:`GroupError`: every row gets that same error.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import AutogradCliError, InputError, NonScalarOutputError
+from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
 from .expr import _describe_nonfinite
-from .ops import Op, RuleContext, chain, sum_to
+from .interpret import Interpretation, interpret
+from .ops import Op, RuleContext, chain, stack_shape, sum_to
 from .program import (
+    Expr,
     Program,
     check_values,
-    missing_value,
     non_scalar_message,
     resolve_wrt,
     topological,
-    unknown_wrt,
 )
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
@@ -424,7 +425,7 @@ def _getitem(op, node, args, B):
 
 def _stack(op, node, args, B):
     try:
-        shape = tuple(backend.host.broadcast_shapes(*[a.rowshape for a in args]))
+        shape = stack_shape([a.rowshape for a in args])
     except ValueError:
         raise Unbatchable("stack shapes") from None
     batched = tuple(a.batched for a in args)
@@ -561,85 +562,88 @@ def evaluate_batch(
         return _evaluate(program, columns, size, grad, names, check_domain)
 
 
-def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
-    xp = backend.xp
-    np = backend.host
-    wanted = set(names)
-    leaves: dict[str, Tensor] = {}
-    computed: dict[int, _V] = {}
-    kinks: list = []  # (node, output, actual inputs or None, actual attrs)
-    finite: dict[int, object] = {}
-    warnings: dict[int, list] = {}
-    output = program.output
-    order = topological([output])
-    for node in order:
-        op = node.op
-        if op == "const":
-            v = _V(Tensor._wrap(backend.asarray(node.value)), False)
-        elif op == "var":
-            assert node.name is not None  # a "var" node always has a name (Expr.var)
-            t = leaves.get(node.name)
-            if t is None:
-                if node.name not in columns:
-                    raise GroupError(missing_value(node.name))
-                data = xp.asarray(columns[node.name], dtype=backend.default_dtype)
-                if data.ndim == 0 or data.shape[0] != B:
-                    raise Unbatchable(f"column {node.name!r} has no batch axis of size {B}")
-                t = Tensor._wrap(data)
-                t.requires_grad = node.name in wanted
-                t.name = node.name
-                leaves[node.name] = t
-            v = _V(t, True)
+class Batched(Interpretation):
+    """Values are :class:`_V`: tensors whose axis 0, when ``batched``, holds the B rows.
+
+    Input columns carry the batch axis, constants do not; an op whose
+    arguments are all unbatched runs as it is, any other through its batching
+    rule.  Records per-row domain warnings and the nodes a kink rule watches.
+    """
+
+    def __init__(self, B: int, wanted: Iterable[str], grad: bool, check_domain: bool):
+        self.B = B
+        self.wanted = frozenset(wanted)
+        self.grad = grad
+        self.check_domain = check_domain
+        self.kinks: list = []  # (node, output, actual inputs or None, actual attrs)
+        self.finite: dict[int, object] = {}  # id(_V) -> _row_finite
+        self.warnings: dict[int, list] = {}  # row -> messages
+
+    def _checked(self, v: _V) -> _V:
+        if self.check_domain:
+            self.finite[id(v)] = _row_finite(v.t.data, v.batched, self.B)
+        return v
+
+    def const(self, node: Expr) -> _V:
+        return self._checked(_V(Tensor._wrap(backend.asarray(node.value)), False))
+
+    def var(self, name: str, value) -> _V:
+        data = backend.xp.asarray(value, dtype=backend.default_dtype)
+        if data.ndim == 0 or data.shape[0] != self.B:
+            raise Unbatchable(f"column {name!r} has no batch axis of size {self.B}")
+        t = Tensor._wrap(data)
+        t.requires_grad = name in self.wanted
+        t.name = name
+        return self._checked(_V(t, True))
+
+    def apply(self, node: Expr, op, args: list) -> _V:
+        if not any(a.batched for a in args):
+            inputs, attrs = args, node.attrs
+            v = _V(apply(op, *[a.t for a in args], **attrs), False)
         else:
-            args = [computed[id(a)] for a in node.args]
-            if not any(a.batched for a in args):
-                inputs = args
-                v = _V(apply(OPS[op], *[a.t for a in args], **node.attrs), False)
-                attrs = node.attrs
-            else:
-                t, inputs, attrs = _RULES[op](op, node, args, B)
-                v = _V(t, True)
-            if grad and getattr(OPS[op], "kink", None) is not None:
-                kinks.append((node, v, inputs, attrs))
-            if check_domain:
-                fin = _row_finite(v.t.data, v.batched, B)
-                finite[id(node)] = fin
-                _add_warnings(warnings, op, v, fin, [finite.get(id(a), True) for a in node.args], B)
-            computed[id(node)] = v
-            continue
-        if check_domain:
-            finite[id(node)] = _row_finite(v.t.data, v.batched, B)
-        computed[id(node)] = v
-    for name in names:
-        if name not in leaves:
-            raise GroupError(unknown_wrt(name))
-    out = computed[id(output)]
+            t, inputs, attrs = _RULES[node.op](node.op, node, args, self.B)
+            v = _V(t, True)
+        if self.grad and op.kink is not None:
+            self.kinks.append((node, v, inputs, attrs))
+        if self.check_domain:
+            fin = self.finite[id(v)] = _row_finite(v.t.data, v.batched, self.B)
+            arg_fins = [self.finite[id(a)] for a in args]
+            _add_warnings(self.warnings, node.op, v, fin, arg_fins, self.B)
+        return v
+
+
+def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
+    np = backend.host
+    batched = Batched(B, names, grad, check_domain)
+    try:
+        walk = interpret(program, batched, columns, bind=names)
+    except MissingValueError as exc:
+        raise GroupError(exc) from None
+    out = walk.result
     rowshape = out.rowshape
     value = backend.to_numpy(out.t.data)
     if not out.batched:
         value = np.broadcast_to(value, (B,) + tuple(value.shape))
-    result = BatchResult(size=B, value=value, warnings=warnings or None)
+    result = BatchResult(size=B, value=value, warnings=batched.warnings or None)
     if not grad:
         return result
     if math.prod(rowshape) != 1:
         raise GroupError(NonScalarOutputError(non_scalar_message(rowshape), shape=list(rowshape)))
     dtype = out.t.data.dtype
     got = {}
-    ordered = [leaves[n] for n in names if n in leaves]
+    ordered = [walk.inputs[n].t for n in names]
     if ordered and out.t.requires_grad:
-        seed = Tensor._wrap(xp.ones(out.t.shape, dtype=dtype))
+        seed = Tensor._wrap(backend.xp.ones(out.t.shape, dtype=dtype))
         grads = _grad(out.t, ordered, grad_outputs=seed, allow_unused=True)
         got = {leaf.name: g for leaf, g in zip(ordered, grads)}
     result.grad = {}
     for name in names:
         g = got.get(name)
         if g is None:
-            leaf = leaves.get(name)
-            shape = tuple(leaf.shape) if leaf is not None else (B,)
-            result.grad[name] = np.zeros(shape, dtype=dtype)
+            result.grad[name] = np.zeros(tuple(walk.inputs[name].t.shape), dtype=dtype)
         else:
             result.grad[name] = backend.to_numpy(g.data)
-    _derivative_warnings(program, order, computed, kinks, B, result)
+    _derivative_warnings(program, walk.order, walk.values, batched.kinks, B, result)
     return result
 
 

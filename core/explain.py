@@ -46,10 +46,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .expr import parse_value
+from .expr import evaluate
+from .interpret import Dependence, interpret
 from .ops import FUNCTIONS, RuleContext
 from .printing import to_text
-from .program import CONSTANTS, Expr, Program, missing_value, topological, wrt_names
+from .program import CONSTANTS, Expr, Program, topological, wrt_names
 from .symbolic import (
     Algebra,
     Builder,
@@ -58,12 +59,13 @@ from .symbolic import (
     _unsupported,
     local_vjp,
 )
-from .tensor import OPS, Tensor, apply, no_grad
+from .tensor import OPS, Tensor, no_grad
 
 # Automatic names: short letters first (skipping e, the constant; d, which would
 # read as "dd/dc"; and letters that read as indices or look like digits), then t1, t2, ...
 AUTO_NAMES = ("a", "b", "c", "f", "g", "h", "k", "m", "n", "p", "q", "r", "s", "u", "v")
 OUTPUT_NAMES = ("y", "f", "z", "out")
+MAX_STEPS = 100  # steps of each kind listed (the rest counted in Explanation.elided)
 MAX_PATHS = 16  # paths are listed one by one up to this many per variable
 
 
@@ -100,6 +102,7 @@ class Explanation:
     steps: list = field(default_factory=list)  # dicts: define / local / accumulate
     gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
     paths: dict = field(default_factory=dict)  # variable -> list of paths, or None
+    elided: dict = field(default_factory=dict)  # kind -> steps computed but not listed
 
 
 def d_label(of: str, wrt: str) -> str:
@@ -148,10 +151,18 @@ def _names(order: list[Expr], output: Expr, inputs: Sequence[str]) -> tuple[dict
     return names, auto
 
 
-def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = None) -> Explanation:
+def explain(
+    program: Program,
+    values: dict,
+    wrt: str | Sequence[str] | None = None,
+    max_steps: int | None = MAX_STEPS,
+) -> Explanation:
     """Walk the chain rule for a parsed ``program`` at ``values`` (name -> number).
 
     ``wrt``: a name, ``"a,b"`` or a list; None means every input variable.
+    ``max_steps``: list at most this many steps of each kind (define, local,
+    accumulate; the gradient of each variable is always listed); the others are
+    computed but only counted, in ``elided`` (None or 0: list them all).
     Text is for :func:`autograd_cli.explain`, which parses it first:
 
     >>> from autograd_cli.grammar import parse
@@ -174,45 +185,27 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         if node.op not in ("const", "var") and not _supported(node.op):
             raise _unsupported(node)
 
-    # Forward: every node's value, by the engine.
-    tensors: dict[int, Tensor] = {}
-    point: dict[str, float] = {}
+    # Forward: every node's value, by the engine (the variables asked about are bound even
+    # where the output does not reach them: their gradient is zero).
     with no_grad():
-        for node in order:
-            if node.op == "const":
-                t = Tensor(float(node.value))
-            elif node.op == "var":
-                assert node.name is not None  # a "var" node always has a name (Expr.var)
-                if node.name not in values:
-                    raise missing_value(node.name)
-                t = Tensor(parse_value(node.name, values[node.name]))
-                if t.size != 1:
-                    raise UnsupportedDiffError(
-                        f"explain works at a point: {node.name!r} needs a single number, "
-                        f"got shape {list(t.shape)}",
-                        variable=node.name,
-                    )
-                point[node.name] = t.item()
-            else:
-                t = apply(OPS[node.op], *(tensors[id(a)] for a in node.args), **node.attrs)
-            tensors[id(node)] = t
+        ev = evaluate(program, values, requires_grad=wanted, check_domain=False)
+    tensors = ev.by_node
+    point: dict[str, float] = {}
+    for name, t in ev.leaves.items():
+        if t.size != 1:
+            raise UnsupportedDiffError(
+                f"explain works at a point: {name!r} needs a single number, "
+                f"got shape {list(t.shape)}",
+                variable=name,
+            )
+        point[name] = t.item()
 
     # Which nodes depend on a variable at all (others are constants, shown inline),
     # and which on the variables asked about.
+    depends = interpret(program, Dependence(wanted)).values
     variable: dict[int, bool] = {}
-    depends: dict[int, bool] = {}
     for node in order:
-        if node.op == "var":
-            variable[id(node)] = True
-            depends[id(node)] = node.name in wanted
-        elif node.op == "const":
-            variable[id(node)] = depends[id(node)] = False
-        else:
-            variable[id(node)] = any(variable[id(a)] for a in node.args)
-            flags = OPS[node.op].differentiable or (True,) * len(node.args)
-            depends[id(node)] = OPS[node.op].vjp is not None and any(
-                depends[id(a)] and f for a, f in zip(node.args, flags)
-            )
+        variable[id(node)] = node.op == "var" or any(variable[id(a)] for a in node.args)
 
     names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
     out_name = names.get(id(output), "y")
@@ -225,9 +218,14 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
             node.attrs,
         )
 
+    cap = max_steps or math.inf
+    elided = {"define": 0, "local": 0, "accumulate": 0}
     steps: list[dict] = []
     for node in order:
         if node.op in ("const", "var") or id(node) not in names:
+            continue
+        if len(steps) >= cap:
+            elided["define"] += 1
             continue
         steps.append(
             {
@@ -245,6 +243,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
     local_value: dict[tuple, float] = {}
     users: dict[int, list] = {}  # child -> [parent, ...], the output's side first
     backward = _backward_order(output, order)
+    listed = 0
     for node in backward:  # as the chain rule is read: dy/da, dy/db before da/dw
         if node.op in ("const", "var") or not depends[id(node)]:
             continue
@@ -252,25 +251,36 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         for a in node.args:
             if depends[id(a)] and a not in children:
                 children.append(a)
-        args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
         needs = tuple(depends[id(a)] for a in node.args)
-        sym = local_vjp(
-            node, one_sym, builder, inputs=args_named, out=Expr.var(names[id(node)]), needs=needs
-        )
         num = _numeric_vjp(node, tensors, needs)
+        shown = listed < cap
+        if shown:
+            args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
+            sym = local_vjp(
+                node,
+                one_sym,
+                builder,
+                inputs=args_named,
+                out=Expr.var(names[id(node)]),
+                needs=needs,
+            )
         for child in children:
-            parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
             values_ = [v for a, v in zip(node.args, num) if a is child and v is not None]
-            if not parts:
+            if not values_:
                 continue
+            value = math.fsum(values_)
+            local_value[(id(node), id(child))] = value
+            users.setdefault(id(child), []).append(node)
+            if not shown or listed >= cap:
+                elided["local"] += 1
+                continue
+            listed += 1
+            parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
             total = parts[0]
             for p in parts[1:]:
                 total = builder.apply("add", (total, p))
             alg = Algebra()
             expr_text = to_text(alg.to_expr(alg.from_expr(total)))
-            value = math.fsum(values_) if values_ else 0.0
-            local_value[(id(node), id(child))] = value
-            users.setdefault(id(child), []).append(node)
             label = d_label(names[id(node)], names[id(child)])
             text = f"{label} = {expr_text}"
             if expr_text != format_value(value):
@@ -288,6 +298,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
 
     # Backward: the total derivative of the output with respect to each node.
     adjoint: dict[int, float] = {id(output): 1.0}
+    accumulated = 0
     for node in backward:
         if id(node) == id(output) or not depends[id(node)] or id(node) not in users:
             continue
@@ -318,17 +329,32 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
         target = names[id(node)]
         if len(terms) == 1 and terms[0]["direct"]:
             continue  # dy/dc is the local derivative itself, already listed
+        if node.op != "var":
+            if accumulated >= cap:
+                elided["accumulate"] += 1
+                continue
+            accumulated += 1
         # A direct use by the output contributes its local partial, written with ∂
         # so that it does not read as the total being defined.
-        formula = " + ".join(
-            f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
-            for t in terms
+        more = len(terms) - cap if len(terms) > cap else 0
+        if more:  # a node with thousands of users: list the first terms, count the rest
+            terms = terms[: int(cap)]
+        tail = f" + ... ({more:,} more terms)" if more else ""
+        formula = (
+            " + ".join(
+                f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
+                for t in terms
+            )
+            + tail
         )
-        numbers = " + ".join(
-            factor_text(t["local_value"])
-            if t["direct"]
-            else f"{factor_text(t['adjoint_value'])}*{factor_text(t['local_value'])}"
-            for t in terms
+        numbers = (
+            " + ".join(
+                factor_text(t["local_value"])
+                if t["direct"]
+                else f"{factor_text(t['adjoint_value'])}*{factor_text(t['local_value'])}"
+                for t in terms
+            )
+            + tail
         )
         text = f"{d_label(out_name, target)} = {formula} = {numbers} = {format_value(total)}"
         steps.append(
@@ -337,6 +363,7 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
                 "of": out_name,
                 "wrt": target,
                 "terms": terms,
+                **({"more_terms": more} if more else {}),
                 "formula": f"{d_label(out_name, target)} = {formula}",
                 "numbers": numbers,
                 "value": total,
@@ -346,12 +373,24 @@ def explain(program: Program, values: dict, wrt: str | Sequence[str] | None = No
 
     gradient = {}
     var_nodes = {n.name: n for n in order if n.op == "var"}
+    paths: dict = {}
     for name in wanted:
-        node = var_nodes[name]
+        node = var_nodes.get(name)
+        if node is None:  # bound by a statement whose result the output does not use
+            gradient[name], paths[name] = 0.0, []
+            continue
         gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
-    paths = {name: _paths(output, var_nodes[name], users, local_value, names) for name in wanted}
+        paths[name] = _paths(output, node, users, local_value, names)
     return Explanation(
-        program.source, out_name, wanted, point, tensors[id(output)].item(), steps, gradient, paths
+        program.source,
+        out_name,
+        wanted,
+        point,
+        tensors[id(output)].item(),
+        steps,
+        gradient,
+        paths,
+        {kind: n for kind, n in elided.items() if n},
     )
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .errors import BadValueError
-from .program import CONSTANTS, Expr, Program, missing_value, topological, unknown_wrt
+from .interpret import Interpretation, interpret
+from .program import CONSTANTS, Expr, Program, topological, unknown_wrt, variables
 from .tensor import OPS, Tensor, apply
 
 __all__ = [
@@ -79,6 +80,49 @@ def _describe_nonfinite(op_name: str, data) -> str:
     return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"
 
 
+class Recording(Interpretation):
+    """Values are engine tensors that record the graph (the variables in ``wanted`` require grad).
+
+    With ``check_domain``, an op whose result is not finite although its
+    arguments are gets a warning (once per message, in program order).
+    """
+
+    def __init__(self, wanted: Iterable[str] = (), check_domain: bool = True):
+        self.wanted = frozenset(wanted)
+        self.check_domain = check_domain
+        self.warnings: list[str] = []
+        self.intermediates: dict[str, Tensor] = {}
+        self._finite: dict[int, bool] = {}  # id(Tensor) -> all finite
+
+    def const(self, node: Expr) -> Tensor:
+        t = Tensor._wrap(backend.asarray(node.value))
+        if self.check_domain:
+            self._finite[id(t)] = all_finite(t.data)
+        return t
+
+    def var(self, name: str, value) -> Tensor:
+        t = Tensor._wrap(parse_value(name, value))
+        t.requires_grad = name in self.wanted
+        t.name = name
+        if self.check_domain:
+            self._finite[id(t)] = all_finite(t.data)
+        return t
+
+    def apply(self, node: Expr, op, args: list) -> Tensor:
+        t = apply(op, *args, **node.attrs)
+        if node.label is not None and t.name is None:
+            t.name = node.label
+            self.intermediates[node.label] = t
+        if self.check_domain:
+            finite = self._finite
+            ok = finite[id(t)] = all_finite(t.data)
+            if not ok and all(finite[id(a)] for a in args):
+                message = _describe_nonfinite(node.op, t.data)
+                if message not in self.warnings:
+                    self.warnings.append(message)
+        return t
+
+
 def evaluate(
     program: Program | Expr,
     values: dict,
@@ -87,58 +131,26 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate ``program`` at ``values`` (name -> number/list/array), building the autograd graph.
 
-    Variables named in ``requires_grad`` become leaves with ``requires_grad=True``.
+    Variables named in ``requires_grad`` become leaves with ``requires_grad=True``;
+    each must be an input of the program (a variable the output does not reach
+    still gets its leaf, and so a zero gradient).
 
     >>> from autograd_cli.grammar import parse
     >>> ev = evaluate(parse("3*a**3 - b**2"), {"a": 2, "b": 6}, requires_grad=["a", "b"])
     >>> ev.output
     tensor(-12., grad_fn=<SubBackward0>)
     """
-    output = program.output if isinstance(program, Program) else program
-    wanted = set(requires_grad)
-    leaves: dict[str, Tensor] = {}
-    intermediates: dict[str, Tensor] = {}
-    warnings: list[str] = []
-    computed: dict[int, Tensor] = {}
-    finite: dict[int, bool] = {}
-    wrap = Tensor._wrap
-    t: Tensor | None
-    for node in topological([output]):
-        op = node.op
-        key = id(node)
-        if op == "const":
-            t = wrap(backend.asarray(node.value))
-        elif op == "var":
-            assert node.name is not None  # a "var" node always has a name (Expr.var)
-            t = leaves.get(node.name)
-            if t is None:
-                if node.name not in values:
-                    raise missing_value(node.name)
-                t = wrap(parse_value(node.name, values[node.name]))
-                t.requires_grad = node.name in wanted
-                t.name = node.name
-                leaves[node.name] = t
-        else:
-            t = apply(OPS[op], *[computed[id(a)] for a in node.args], **node.attrs)
-            if node.label is not None and t.name is None:
-                t.name = node.label
-                intermediates[node.label] = t
-            if check_domain:
-                ok = all_finite(t.data)
-                finite[key] = ok
-                if not ok and all(finite[id(a)] for a in node.args):
-                    message = _describe_nonfinite(op, t.data)
-                    if message not in warnings:
-                        warnings.append(message)
-            computed[key] = t
-            continue
-        if check_domain:
-            finite[key] = all_finite(t.data)
-        computed[key] = t
-    for name in wanted:
-        if name not in leaves:
-            raise unknown_wrt(name)
-    return Evaluation(computed[id(output)], leaves, intermediates, warnings, computed)
+    wanted = list(dict.fromkeys(requires_grad))
+    if wanted:
+        known = variables(program)
+        for name in wanted:
+            if name not in known:
+                raise unknown_wrt(name)
+    recording = Recording(wanted, check_domain)
+    walk = interpret(program, recording, values, bind=wanted)
+    return Evaluation(
+        walk.result, walk.inputs, recording.intermediates, recording.warnings, walk.values
+    )
 
 
 def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:

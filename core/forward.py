@@ -37,6 +37,7 @@ from . import backend
 from .autograd import topological_nodes
 from .errors import ShapeError, UnknownVariableError
 from .expr import parse_value
+from .interpret import Interpretation, interpret
 from .ops import (
     RuleContext,
     _extreme_weights,
@@ -49,7 +50,7 @@ from .ops import (
     reshape,
     sum_to,
 )
-from .program import Expr, Program, missing_value, topological
+from .program import Expr, Program, variables
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = [
@@ -547,15 +548,40 @@ def jvp(f: Callable, primals, tangents, *, batch: int | None = None, create_grap
 # ---------------------------------------------------------------------------
 
 
-def _leaf_value(name: str, values: dict) -> Tensor:
-    if name not in values:
-        raise missing_value(name)
-    value = values[name]
-    if isinstance(value, Tensor):
-        return value
-    t = Tensor._wrap(parse_value(name, value))
-    t.name = name
-    return t
+class Duals(Interpretation):
+    """Values are (primal, tangent) pairs: the tangent is None where it is zero.
+
+    Values that are Tensors are used as they are, graph included; ``tangents``
+    maps some input names to their tangents (shaped like the value, or
+    (B, *shape) with ``batch=B``).
+    """
+
+    def __init__(self, tangents: dict, batch: int | None):
+        self.tangents = tangents
+        self.batch = batch
+
+    def const(self, node: Expr) -> tuple:
+        return Tensor._wrap(backend.asarray(node.value)), None
+
+    def var(self, name: str, value) -> tuple:
+        if isinstance(value, Tensor):
+            x = value
+        else:
+            x = Tensor._wrap(parse_value(name, value))
+            x.name = name
+        t = self.tangents.get(name)
+        return x, (None if t is None else _check_tangent(x, t, self.batch))
+
+    def apply(self, node: Expr, op, args: list) -> tuple:
+        primals = tuple(p for p, _ in args)
+        out = apply(op, *primals, **node.attrs)
+        ts = tuple(t for _, t in args)
+        if all(t is None for t in ts):
+            return out, None
+        flags = op.differentiable or (True,) * len(ts)
+        needs = tuple(t is not None and d for t, d in zip(ts, flags))
+        ctx = TangentContext(op, primals, out, node.attrs, needs)
+        return out, tangent_rule(op, ctx, ts, self.batch)
 
 
 def jvp_program(
@@ -574,46 +600,14 @@ def jvp_program(
     >>> float(out), float(dout)
     (18.0, 12.0)
     """
-    output = program.output if isinstance(program, Program) else program
     tangents = dict(tangents or {})
-    primal: dict[int, Tensor] = {}
-    tangent: dict[int, Tensor] = {}
-    leaves: dict[str, Tensor] = {}
-    for node in topological([output]):
-        op = node.op
-        key = id(node)
-        if op == "const":
-            primal[key] = Tensor._wrap(backend.asarray(node.value))
-            continue
-        if op == "var":
-            assert node.name is not None  # a "var" node always has a name (Expr.var)
-            x = leaves.get(node.name)
-            if x is None:
-                x = leaves[node.name] = _leaf_value(node.name, values)
-            primal[key] = x
-            t = tangents.get(node.name)
-            if t is not None:
-                tangent[key] = _check_tangent(x, t, batch)
-            continue
-        fn = OPS[op]
-        args = tuple(primal[id(a)] for a in node.args)
-        out = apply(fn, *args, **node.attrs)
-        primal[key] = out
-        ts = tuple(tangent.get(id(a)) for a in node.args)
-        if any(t is not None for t in ts):
-            flags = fn.differentiable or (True,) * len(ts)
-            needs = tuple(t is not None and d for t, d in zip(ts, flags))
-            ctx = TangentContext(fn, args, out, node.attrs, needs)
-            r = tangent_rule(fn, ctx, ts, batch)
-            if r is not None:
-                tangent[key] = r
-    unknown = sorted(set(tangents) - set(leaves))
+    unknown = [name for name in tangents if name not in variables(program)]
     if unknown:
         raise UnknownVariableError(
             f"a tangent is given for {unknown[0]!r}, which is not a variable of the expression",
             variable=unknown[0],
         )
-    return primal[id(output)], tangent.get(id(output))
+    return interpret(program, Duals(tangents, batch), values, bind=tangents).result
 
 
 def evaluate_program(program: Program | Expr, values: dict) -> Tensor:

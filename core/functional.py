@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from . import backend
+from . import backend, limits
 from .autograd import grad
 from .errors import GradError, InputError, NonScalarOutputError, ShapeError
 from .expr import derivative_warnings, evaluate
@@ -183,8 +183,16 @@ def _chunk_size(n: int, tape_max: int, chunk_size: int | None) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
+def _check_blocks(outs, xs, what: str) -> None:
+    """Refuse derivative blocks over the memory limit before computing any (core.limits)."""
+    n = sum(o.size for o in outs) * sum(x.size for x in xs)
+    dtype = xs[0].data.dtype if xs else backend.default_dtype
+    limits.check(n, backend.host.dtype(dtype).itemsize, what)
+
+
+def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None, what="the Jacobian"):
     """blocks[i][j] = d outs[i] / d xs[j] by forward sweeps over the recorded graph of ``outs``."""
+    _check_blocks(outs, xs, what)
     sizes = [x.size for x in xs]
     shapes = [tuple(x.shape) for x in xs]
     total = sum(sizes)
@@ -227,8 +235,9 @@ def _forward_blocks(outs, xs, create_graph, vectorize, chunk_size=None):
     return blocks
 
 
-def _reverse_blocks(outs, xs, create_graph):
+def _reverse_blocks(outs, xs, create_graph, what="the Jacobian"):
     """blocks[i][j] = d outs[i] / d xs[j] by one backward pass per output element."""
+    _check_blocks(outs, xs, what)
     blocks = []
     xp = backend.xp
     for o in outs:
@@ -393,9 +402,9 @@ def hessian(
         y = _scalar_output(func(*xs), "hessian")
     gs = _gradients(y, xs)
     if strategy == "reverse":
-        blocks = _reverse_blocks(gs, xs, create_graph)
+        blocks = _reverse_blocks(gs, xs, create_graph, what="the Hessian")
     else:
-        blocks = _forward_blocks(gs, xs, create_graph, vectorize, chunk_size)
+        blocks = _forward_blocks(gs, xs, create_graph, vectorize, chunk_size, what="the Hessian")
     if strict:
         _check_strict(blocks, gs, xs, "hessian")
     blocks = [[_finish(b, create_graph) for b in row] for row in blocks]
@@ -946,6 +955,7 @@ def program_jacobian(
     out = ev.output
     if strategy == "auto":
         strategy = "forward" if sum(x.size for x in xs) <= out.size else "reverse"
+    _check_blocks([out], xs, "the Jacobian")
     if strategy == "reverse":
         with enable_grad():
             blocks = _reverse_blocks([out], xs, False)[0]
@@ -997,9 +1007,9 @@ def program_hessian(
     gs = _gradients(y, xs)
     with enable_grad():
         if strategy == "reverse":
-            blocks = _reverse_blocks(gs, xs, False)
+            blocks = _reverse_blocks(gs, xs, False, what="the Hessian")
         else:
-            blocks = _forward_blocks(gs, xs, False, True)
+            blocks = _forward_blocks(gs, xs, False, True, what="the Hessian")
     gradient = {n: g.detach() for n, g in zip(names, gs)}
     hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)} for i, a in enumerate(names)}
     return HessianResult(y.detach(), gradient, hess, _warnings(program, ev))

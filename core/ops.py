@@ -154,6 +154,7 @@ class Op:
         "kink",
         "printing",
         "internal",
+        "size",
     )
 
     def __init__(
@@ -172,6 +173,7 @@ class Op:
         zero_grad=False,
         printing: Printing = CALL,
         internal=False,
+        size=None,
     ):
         self.name = name
         self.node = node
@@ -193,6 +195,10 @@ class Op:
         self.kink = None
         self.printing = printing
         self.internal = internal
+        # size(input shapes, attrs) -> how many numbers the result holds, for an op whose
+        # result can be larger than its inputs (checked against core.limits before it runs;
+        # elementwise ops of several arguments get the broadcast's size from op_table).
+        self.size = size
 
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
@@ -923,10 +929,28 @@ def _stack_forward(*arrays):
     xp = _xp()
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
-        # Scalars among arrays broadcast, as in NumPy's array([x, 1]) for scalar x.
-        shape = xp.broadcast_shapes(*shapes)
+        # A number among arrays is repeated to their shape ([v, 1] for a vector v); arrays
+        # of different shapes are ragged, as in NumPy and PyTorch, not broadcast.
+        shape = stack_shape(shapes)
         arrays = [xp.broadcast_to(a, shape) for a in arrays]
     return xp.stack(arrays)
+
+
+def stack_shape(shapes) -> tuple:
+    """The common shape of an array literal's elements: numbers take the arrays' shape;
+    arrays of different shapes raise ValueError (the literal is ragged)."""
+    arrays = {tuple(s) for s in shapes if len(s)}
+    if len(arrays) > 1:
+        listed = ", ".join(str(s) for s in sorted(arrays))
+        raise ValueError(f"the elements of an array literal must have one shape, not {listed}")
+    return arrays.pop() if arrays else ()
+
+
+def _stack_size(shapes, attrs) -> int:
+    try:
+        return len(shapes) * math.prod(stack_shape(shapes))
+    except ValueError:  # ragged: the forward says so
+        return 0
 
 
 def _stack_vjp(n, g):
@@ -954,6 +978,7 @@ register(
         arity=None,
         kind="shape",
         printing=Printing(form="array", latex="\\operatorname{stack}"),
+        size=_stack_size,
     )
 )
 
@@ -1169,6 +1194,24 @@ register(
 )
 
 
+def broadcast_size(shapes, attrs) -> int:
+    """How many numbers broadcasting ``shapes`` together gives (0 when they do not fit:
+    the op itself then says why)."""
+    try:
+        return math.prod(backend.host.broadcast_shapes(*shapes))
+    except ValueError:
+        return 0
+
+
+def _matmul_size(shapes, attrs) -> int:
+    a, b = shapes
+    if not a or not b:
+        return 0
+    a = a if len(a) > 1 else (1,) + tuple(a)
+    b = b if len(b) > 1 else tuple(b) + (1,)
+    return broadcast_size([a[:-2], b[:-2]], attrs) * a[-2] * b[-1]
+
+
 def _matmul_forward(a, b):
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("both arguments to matmul need to be at least 1-D (use * for scalars)")
@@ -1229,6 +1272,7 @@ register(
         arity=2,
         kind="product",
         printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
+        size=_matmul_size,
     )
 )
 
@@ -1444,6 +1488,9 @@ def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
         table[name].kink = kink
     for name, flags in differentiable.items():
         table[name].differentiable = tuple(flags)
+    for op in table.values():
+        if op.size is None and op.kind in ("elementwise", "comparison") and op.arity != 1:
+            op.size = broadcast_size
     return table
 
 

@@ -87,6 +87,7 @@ from fractions import Fraction
 from . import backend
 from .errors import EvaluationError, InputError, LimitError
 from .expr import evaluate
+from .interpret import Dependence, interpret
 from .ops import RuleContext
 from .program import Expr, Program, topological, wrt_names
 from .tensor import OPS
@@ -1486,27 +1487,26 @@ def grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder | None = None)
         return _grad_exprs(output, wrt, builder or Builder())
 
 
+class _Differentiable(Dependence):
+    """:class:`Dependence`, refusing what ``diff`` cannot print (array literals, some ops)."""
+
+    def const(self, node: Expr) -> bool:
+        if isinstance(node.value, (list, tuple)):
+            raise UnsupportedDiffError(
+                "diff supports elementwise scalar expressions; use grad for array literals",
+                op="const",
+            )
+        return False
+
+    def apply(self, node: Expr, op, args: list) -> bool:
+        if not _supported(node.op):
+            raise _unsupported(node)
+        return super().apply(node, op, args)
+
+
 def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str, Expr]:
-    wanted = set(wrt)
-    order = topological([output])
-    depends: dict[int, bool] = {}
-    for node in order:
-        if node.op == "var":
-            d = node.name in wanted
-        elif node.op == "const":
-            if isinstance(node.value, (list, tuple)):
-                raise UnsupportedDiffError(
-                    "diff supports elementwise scalar expressions; use grad for array literals",
-                    op="const",
-                )
-            d = False
-        else:
-            if not _supported(node.op):
-                raise _unsupported(node)
-            op = OPS[node.op]
-            flags = op.differentiable or (True,) * len(node.args)
-            d = op.vjp is not None and any(depends[id(a)] and f for a, f in zip(node.args, flags))
-        depends[id(node)] = d
+    walk = interpret(output, _Differentiable(wrt))
+    order, depends = walk.order, walk.values
     results: dict[str, Expr] = {}
     cotangent: dict[int, Expr] = {}
     if depends[id(output)]:
@@ -1554,6 +1554,9 @@ def _gc_paused():
 
 STEPS_PER_NODE = 64
 MIN_STEPS = 200_000
+MAX_NODES = 100_000  # a derivative larger than this (as a DAG) is refused: its text would run
+# to megabytes and differentiating it again takes minutes (diff --max-nodes raises it)
+LARGE_TEXT = 10_000  # a derivative printed longer than this gets a note with its size
 TIME_BUDGET = 10.0  # seconds for a whole diff call's simplification (a safety net; the step
 # budget, linear in the size, is what normally bounds the work)
 
@@ -1629,6 +1632,7 @@ def diff(
     guards: bool = False,
     time_budget: float = TIME_BUDGET,
     step_budget: int | None = None,
+    max_nodes: int | None = MAX_NODES,
 ) -> DiffResult:
     """Differentiate ``source`` (a parsed Program or an Expr) symbolically, then simplify.
 
@@ -1694,16 +1698,40 @@ def diff(
             raws = {name: grad_exprs(current[name], [name], builder)[name] for name in names}
         for name in names:
             current[name] = tidy(name, raws[name])
+            _check_size(current[name], name, k + 1, order, max_nodes)
     derivatives = {}
     for name in names:
         e = current[name]
-        derivatives[name] = Derivative(name, order, e, to_text(e), simplified[name], why[name])
+        text = to_text(e)
+        derivatives[name] = Derivative(name, order, e, text, simplified[name], why[name])
         if why[name]:
             notes.append(f"d/d{name}: {why[name]}")
+        if len(text) > LARGE_TEXT:
+            notes.append(
+                f"d/d{name}: a large result: {len(text):,} characters, "
+                f"{len(topological([e])):,} nodes"
+            )
     result = DiffResult(text, order, derivatives, notes=notes)
     if values is not None:
         _evaluate_at(result, output, values)
     return result
+
+
+def _check_size(e: Expr, name: str, k: int, order: int, max_nodes: int | None) -> None:
+    """Refuse a derivative past ``max_nodes`` before differentiating or printing it further."""
+    if not max_nodes:
+        return
+    n = len(topological([e]))
+    if n <= max_nodes:
+        return
+    at = f" at order {k} of {order}" if order > 1 else ""
+    raise LimitError(
+        f"diff: the derivative with respect to {name} grew to {n:,} nodes{at}, past the size "
+        f"budget of {max_nodes:,} (its text would run to megabytes); for its value at a point "
+        f"use grad --order {order} (forward mode, no expression), or raise --max-nodes",
+        nodes=n,
+        max_nodes=max_nodes,
+    )
 
 
 def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:

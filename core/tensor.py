@@ -16,7 +16,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from . import backend
+from . import backend, limits
 from .autograd import (
     AccumulateGrad,
     Node,
@@ -399,6 +399,28 @@ def tensor(data, requires_grad: bool = False, dtype=None, name: str | None = Non
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
 
 
+def _check_size(op, inputs, attrs) -> None:
+    """Refuse a result over the memory limit before allocating it (core.limits).
+
+    Operands of one shape (or scalars beside them) give a result no larger than
+    the inputs already are, so the common case costs a comparison of shapes.
+    """
+    shapes = [t.data.shape for t in inputs]
+    common = None
+    for shape in shapes:
+        if shape == ():
+            continue
+        if common is None:
+            common = shape
+        elif shape != common:
+            break
+    else:
+        if op.kind != "product":
+            return
+    n = op.size(shapes, attrs)
+    limits.check(n, inputs[0].data.dtype.itemsize, f"{op.name}'s result")
+
+
 def apply(op, *args, **attrs) -> Tensor:
     """Run ``op`` forward on ``args`` and, in grad mode, record its Node."""
     like = None
@@ -409,6 +431,8 @@ def apply(op, *args, **attrs) -> Tensor:
     inputs = tuple(a if isinstance(a, Tensor) else as_tensor(a, like) for a in args)
     if op.arity is not None and len(inputs) != op.arity:
         raise TypeError(f"{op.name}() takes {op.arity} arguments, got {len(inputs)}")
+    if op.size is not None and len(inputs) > 1:
+        _check_size(op, inputs, attrs)
     with backend.errstate():
         try:
             data = op.forward(*(t.data for t in inputs), **attrs)

@@ -1,0 +1,99 @@
+"""Limits checked before the work starts: how much memory one array or one result may take.
+
+An op whose result can be larger than its inputs (a broadcast, an outer product,
+a stack) declares how to compute the result's size from the input shapes
+(``Op.size``); :func:`~.tensor.apply` asks :func:`check` before running it.
+The commands whose results grow with the square of the input (``hessian``,
+``jacobian``) ask before they start.  Past the limit, a :class:`LimitError`
+(exit 1, kind ``limit``) gives the estimate, the limit and how to raise it,
+instead of the kernel's out-of-memory killer taking the process minutes later.
+
+The limit is 4 GiB per array or result by default; ``AUTOGRAD_CLI_MAX_MEMORY``
+(``512M``, ``16G``, ``2.5GiB``, plain bytes, ``0`` or ``none`` for no limit)
+changes it, and :func:`using` sets it for a block (the ``--max-memory`` option).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+import re
+from collections.abc import Iterator
+
+from .errors import BadValueError, LimitError
+
+__all__ = ["DEFAULT_MAX_BYTES", "ENV", "check", "format_bytes", "max_bytes", "parse_size", "using"]
+
+ENV = "AUTOGRAD_CLI_MAX_MEMORY"
+DEFAULT_MAX_BYTES = 4 << 30
+UNLIMITED = math.inf
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+_setting: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "autograd_cli_max_bytes", default=None
+)
+
+
+def parse_size(text: str, source: str = "--max-memory") -> float:
+    """``"4G"`` -> 4 GiB in bytes (binary units; ``B``/``iB`` suffixes optional).
+
+    ``0``, ``none``, ``off`` and ``unlimited`` mean no limit (``math.inf``).
+    """
+    if text.strip().lower() in ("0", "none", "off", "unlimited", "inf"):
+        return UNLIMITED
+    m = _SIZE.fullmatch(text)
+    if m is None:
+        raise BadValueError(
+            f"{source}: {text!r} is not a size (write it like 512M, 4G or 2.5GiB; 0 for none)",
+            value=text,
+        )
+    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def max_bytes() -> float:
+    """The limit in force: :func:`using`'s, else the environment's, else the default."""
+    value = _setting.get()
+    if value is not None:
+        return value
+    env = os.environ.get(ENV)
+    if env is not None and env.strip():
+        return parse_size(env, ENV)
+    return DEFAULT_MAX_BYTES
+
+
+@contextlib.contextmanager
+def using(limit: float | str | None) -> Iterator[None]:
+    """Set the limit for a block (None: keep the environment's or the default)."""
+    if isinstance(limit, str):
+        limit = parse_size(limit)
+    token = _setting.set(limit)
+    try:
+        yield
+    finally:
+        _setting.reset(token)
+
+
+def format_bytes(n: float) -> str:
+    """``5368709120`` -> ``5 GiB``; ``1536`` -> ``1.5 KiB``."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check(elements: int, itemsize: int, what: str) -> None:
+    """Refuse (LimitError) when ``elements`` of ``itemsize`` bytes exceed the limit."""
+    need = elements * itemsize
+    limit = max_bytes()
+    if need <= limit:
+        return
+    raise LimitError(
+        f"{what} would take {format_bytes(need)} ({elements:,} numbers), over the memory "
+        f"limit of {format_bytes(limit)}; raise it with --max-memory SIZE or {ENV}=SIZE "
+        "(for example 16G), or make the arrays smaller",
+        needed_bytes=need,
+        limit_bytes=limit,
+    )
