@@ -8,6 +8,7 @@ message and an exit code at one boundary.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from typing import Annotated
@@ -386,7 +387,7 @@ def check_command(
     _check_step(inv.values, names or list(inv.program().inputs), eps, dtype)
     result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
     if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)
-        result.warnings = [*result.warnings, NOTHING_TO_CHECK]
+        result = dataclasses.replace(result, warnings=[*result.warnings, NOTHING_TO_CHECK])
     if inv.json:
         render.emit_json(render.check_json(inv.source, result))
     else:

@@ -12,6 +12,7 @@ error kinds, and the README's "Limits" list for the limits.
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import re
@@ -221,14 +222,17 @@ def test_rows_known_only_when_evaluated_that_do_not_fit_are_a_shape_error(cli):
     _error(r, 1, "shape", "stack")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/ops.py _stack_forward (and core/batch.py _stack) broadcast any shapes, not "
-    "only numbers: [[1, 2], x] with x = [1] gives [[1, 2], [1, 1]] (issue 11, left open)",
-)
-def test_a_row_of_one_is_not_stretched_to_fit(cli):
+def test_a_row_of_one_is_not_stretched_to_fit(cli, tmp_path):
     r = cli("eval", "[[1, 2], x]", "--x", "[1]", "--json")
-    assert r.code == 1, r.out
+    _error(r, 1, "shape", "the elements of an array literal must have one shape")
+    r = cli("eval", "[x, 3]", "--x", "[5, 6]", "--json")  # a number is repeated
+    assert r.code == 0 and r.json["value"] == [[5.0, 6.0], [3.0, 3.0]]
+    # batch: the ragged row gets the same error as alone, the others their values
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"x": [1]}\n{"x": [3, 4]}\n', encoding="utf-8")
+    r = cli("batch", str(path), "--expr", "sum([[1, 2], x])", "--op", "eval")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[0]["error"]["kind"] == "shape" and docs[1]["value"] == 10.0
 
 
 # ---- 3. attributes: constant integers, checked ------------------------------------------------
