@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 from typing import Annotated
 
@@ -31,6 +32,98 @@ app = typer.Typer(
 # Variables come as --NAME VALUE: unknown options are collected, not rejected.
 VARIABLE_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
+# Startup time (issue 12): Typer >= 0.2x converts every parameter's value with a Pydantic
+# TypeAdapter, built on first use; importing Pydantic for that is half of a cold start.
+# ``plain_converters`` gives each parameter a converter that takes the values our options
+# have (text, flags, a plain integer or decimal number, lists of text) as Pydantic would,
+# and hands anything else to Typer's own converter, so every value converts (or fails, with
+# the same message) exactly as before.  tests/test_startup.py compares the two.
+_PLAIN_INT = re.compile(r"[+-]?[0-9]{1,18}")
+_PLAIN_FLOAT = re.compile(
+    r"[+-]?(?:[0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,3})?"
+)
+
+try:
+    from typer._coercion import RuntimeParam as _RuntimeParam
+    from typer._coercion import build_runtime_param as _typer_converter
+except ImportError:  # pragma: no cover - a Typer without runtime converters: nothing to do
+    _RuntimeParam = None
+
+
+def plain_value(annotation, value):
+    """``value`` converted for a parameter of type ``annotation`` without Pydantic, or
+    ``NotImplemented`` when Typer's own converter must decide."""
+    kind = type(value)
+    if annotation is str or annotation is bool:
+        return value if kind is annotation else NotImplemented
+    if annotation is int:
+        if kind is int:
+            return value
+        if kind is str and _PLAIN_INT.fullmatch(value):
+            return int(value)
+        return NotImplemented
+    if annotation is float:
+        if kind is float:
+            return value
+        if kind is str and _PLAIN_FLOAT.fullmatch(value):
+            return float(value)
+        return NotImplemented
+    if annotation == list[str] and kind in (list, tuple) and all(type(v) is str for v in value):
+        return list(value)
+    return NotImplemented
+
+
+if _RuntimeParam is not None:
+
+    @dataclasses.dataclass(frozen=True)
+    class _PlainParam(_RuntimeParam):
+        descriptor: object = None
+
+        def _coerce_value(self, value, param, ctx):
+            got = plain_value(self.annotation, value)
+            if got is NotImplemented:
+                got = _typer_converter(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+            return got
+
+
+def _plain_converter(param) -> None:
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or getattr(param, "_runtime_param", False) is not None:
+        return
+    info = descriptor.parameter_info
+    if (
+        descriptor.file_annotation is not None
+        or info.parser is not None
+        or info.min is not None
+        or info.max is not None
+        or info.clamp
+    ):
+        return  # not a plain value: Typer's converter
+    param._runtime_param = _PlainParam(
+        parameter_info=info, annotation=descriptor.annotation, descriptor=descriptor
+    )
+
+
+def plain_converters(command) -> None:
+    """Give the parameters of ``command`` (a group: of each command) the converters above,
+    ``--help`` (made by Click when first asked for) included."""
+    if _RuntimeParam is None:
+        return
+    for sub in [command, *getattr(command, "commands", {}).values()]:
+        for param in sub.params:
+            _plain_converter(param)
+        get_help_option = getattr(sub, "get_help_option", None)
+        if get_help_option is not None:
+
+            def help_option(ctx, _get=get_help_option):
+                option = _get(ctx)
+                if option is not None:
+                    _plain_converter(option)
+                return option
+
+            sub.get_help_option = help_option
+
+
 Expr = Annotated[
     str,
     typer.Argument(
@@ -41,6 +134,26 @@ Expr = Annotated[
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document (for programs).")]
 Device = Annotated[str, typer.Option("--device", help="cpu (NumPy) or gpu (CuPy).")]
 Dtype = Annotated[str, typer.Option("--dtype", help="float64 (default) or float32.")]
+MaxMemory = Annotated[
+    str | None,
+    typer.Option(
+        "--max-memory",
+        metavar="SIZE",
+        help="The most memory one array or result may take: 512M, 16G, 0 for no limit.  "
+        "[default: AUTOGRAD_CLI_MAX_MEMORY, else 4G]",
+        show_default=False,
+    ),
+]
+Timeout = Annotated[
+    str | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Stop with an error (kind limit, exit 1) after this many seconds; 0 for none.  "
+        "[default: AUTOGRAD_CLI_TIMEOUT, else none]",
+        show_default=False,
+    ),
+]
 Var = Annotated[
     list[str] | None,
     typer.Option("--var", help="NAME=VALUE (repeatable), for names that clash with options."),
@@ -82,6 +195,7 @@ class Invocation:
             raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
         if device not in ("cpu", "gpu"):
             raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+        enter_limits(ctx, ctx.params.get("max_memory"), ctx.params.get("timeout"))
         self.ctx = ctx
         self.dtype = dtype
         self._program = None
@@ -141,6 +255,34 @@ class Invocation:
             f"unexpected argument(s): {' '.join(problems)} (variables are "
             f"given as --NAME VALUE; quote the expression)"
         )
+
+
+def enter_limits(ctx: typer.Context, max_memory: str | None, timeout: str | None) -> float | None:
+    """``--max-memory`` and ``--timeout`` (or their environment variables), checked before
+    any work (a bad one is a usage error) and in force until the command ends; returns the
+    timeout in seconds (None: none)."""
+    from ..core import limits
+    from .status import deadline
+
+    memory = options.parse_max_memory(max_memory)
+    seconds = options.parse_timeout(timeout)
+    ctx.with_resource(limits.using(memory))
+    if seconds is not None:
+        ctx.with_resource(deadline(seconds, _timeout_handler(seconds)))
+    return seconds
+
+
+def _timeout_handler(seconds: float):
+    """SIGALRM during a command: stop it with TimedOut, unless its result is already being
+    printed (then it finishes: a document is never cut, nor followed by a second one)."""
+    from . import streams
+    from .status import TimedOut
+
+    def handler(signum, frame):
+        if not streams.output_started():
+            raise TimedOut(seconds)
+
+    return handler
 
 
 def _long_options(command) -> list[str]:
@@ -216,6 +358,8 @@ def eval_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -261,6 +405,8 @@ def grad_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -298,6 +444,8 @@ def hessian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -319,6 +467,8 @@ def jacobian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -363,6 +513,8 @@ def check_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -443,9 +595,20 @@ def diff_command(
         ),
     ] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
+    max_nodes: Annotated[
+        int,
+        typer.Option(
+            "--max-nodes",
+            metavar="N",
+            help="Refuse a derivative larger than N nodes (its text would run to "
+            "megabytes); 0 for no limit.",
+        ),
+    ] = 100_000,
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -456,7 +619,8 @@ def diff_command(
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
     names = options.split_names(wrt)
-    result = api.diff_of(inv.program(), inv.values, wrt=names, order=order)
+    limit = options.parse_count(max_nodes, "--max-nodes")
+    result = api.diff_of(inv.program(), inv.values, wrt=names, order=order, max_nodes=limit)
     if inv.json:
         render.emit_json(render.result_json(inv.source, result))
     else:
@@ -468,22 +632,41 @@ def explain_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
+    max_steps: Annotated[
+        int,
+        typer.Option(
+            "--max-steps",
+            metavar="N",
+            help="List at most N steps of each kind (the rest are counted); 0 lists every step.",
+        ),
+    ] = 100,
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
     """Walk the chain rule: intermediates, local derivatives, and the sum over paths."""
-    from ..core import api
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    result = api.explain_of(inv.program(), inv.values, wrt=options.split_names(wrt))
+    steps = options.parse_count(max_steps, "--max-steps")
+    result = _explain(inv.program(), inv.values, options.split_names(wrt), steps)
     if inv.json:
         render.emit_json(render.explain_json(result))
     else:
         sys.stdout.write(visible(render.explain_text(result).rstrip("\n")) + "\n")
+
+
+def _explain(program, values: dict, wrt: list, max_steps: int | None):
+    """``api.explain_of`` with ``--max-steps`` (None: every step)."""
+    from ..core.explain import explain
+    from ..core.program import check_values, resolve_wrt
+
+    check_values(program, values)
+    return explain(program, values, resolve_wrt(program, wrt), max_steps=max_steps)
 
 
 @app.command("graph", context_settings=VARIABLE_CONTEXT)
@@ -502,6 +685,8 @@ def graph_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -590,6 +775,8 @@ def batch_command(
     ] = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
@@ -598,14 +785,16 @@ def batch_command(
     stopped by SIGINT/SIGTERM/SIGHUP (the lines completed so far are kept), 141 when the
     reader of stdout goes away.
     """
-    from ..core import backend
+    from ..core import backend, limits
     from . import batch
 
     if dtype not in ("float64", "float32"):
         raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
     if device not in ("cpu", "gpu"):
         raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
-    with backend.using(device=device, dtype=dtype):
+    memory = options.parse_max_memory(max_memory)
+    seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
+    with backend.using(device=device, dtype=dtype), limits.using(memory):
         summary = batch.run_batch(
             batch.BatchOptions(
                 source=file,
@@ -618,6 +807,7 @@ def batch_command(
                 fail_fast=fail_fast,
                 progress=progress,
                 order=None if order_text is None else options.parse_order(order_text, None),
+                timeout=seconds,
             )
         )
     summary.exit()

@@ -77,7 +77,7 @@ from ..core.errors import AutogradCliError, BadValueError, ParseError
 from ..core.program import missing_value
 from ..rows import OPS, Row, batchable, evaluate_group, outcome, plan, row_result, stack_rows
 from . import jsonout, options, render
-from .status import STOP_SIGNALS, ExitCode, Terminated, exit_code_for_signal
+from .status import STOP_SIGNALS, ExitCode, Terminated, TimedOut, exit_code_for_signal
 
 FORMATS = ("jsonl", "csv")
 DEFAULT_CHUNK_SIZE = 65536
@@ -111,14 +111,18 @@ class BatchOptions:
     fail_fast: bool = False
     progress: bool | None = None  # None: when stderr is a terminal and the input is large
     order: int | None = None
+    timeout: float | None = None  # --timeout in seconds (None: none)
 
 
 class _Stop(Exception):
     """A stop signal (Ctrl-C, SIGTERM, SIGHUP) arrived: stop at the next safe point."""
 
 
-#: what a stop signal raises, at a safe point or (a second signal) at once
-_STOPS = (_Stop, KeyboardInterrupt, Terminated)
+#: what a stop signal raises, at a safe point or (a second signal) at once; and --timeout
+_STOPS = (_Stop, KeyboardInterrupt, Terminated, TimedOut)
+#: after a --timeout, at most this many more input lines (of a regular file, within
+#: MAX_CHUNK_BYTES) are read to give each its ``limit`` record; the rest are not read
+TIMEOUT_TAIL_LINES = 100_000
 _SIGNAL_WORDS = {
     ExitCode.INTERRUPTED: "interrupted",
     ExitCode.TERMINATED: "terminated",
@@ -253,6 +257,10 @@ def _value_shape(name: str, value, what: str):
 
         parse_value(name, value)  # raises the usual "bad value" error
         raise BadValueError(f"bad value for {name!r}") from None
+    if arr.ndim > 32:  # more dimensions than a value may have: parse_value's error
+        from ..core.expr import parse_value
+
+        parse_value(name, value)
     return arr, arr.shape
 
 
@@ -518,6 +526,7 @@ class _Runner:
         self.programs = _Programs()
         self.templates = _Templates()
         self.interrupt = interrupt
+        self.chunks = None  # the input's chunks (_chunks), once reading them has begun
 
     def count(self, chunk: _Chunk, n: int) -> None:
         self.written += n
@@ -613,11 +622,13 @@ class _Runner:
                     v = value[pick]
                     g = None if grad is None else {k: a[pick] for k, a in grad.items()}
                     ls = [lines[j] for j in idx]
-                columns = {"line": ls, "value": jsonout.float_column(v)}
+                # Every cell as its JSON text first (jsonout.number_texts: a column at a
+                # time), so that the %-formatting of a line only pastes text together.
+                cells = {"line": jsonout.int_texts(ls), "value": jsonout.number_texts(v)}
                 if g is not None:
                     for name, a in g.items():
-                        columns[("grad", name)] = jsonout.float_column(a)
-                formatted = [text % row for row in zip(*[columns[k] for k in order])]
+                        cells[("grad", name)] = jsonout.number_texts(a)
+                formatted = [text % row for row in zip(*[cells[k] for k in order])]
                 if idx is None and whole:
                     chunk.out[:] = formatted
                 else:
@@ -658,10 +669,19 @@ class _Interrupt:
     temporary file is being made or renamed).
     """
 
-    def __init__(self, signals=None):
+    def __init__(self, signals=None, timeout: float | None = None):
         self.requested = False
         self.signum = None  # the first stop signal that arrived
-        self.state = "working"
+        self._state = "working"
+        self.timeout = timeout  # --timeout: SIGALRM after this many seconds (None: none)
+        self.timed_out = None  # the state the run was in when the --timeout ran out
+        self._late = False  # it ran out between safe points: TimedOut at the next one
+        self._evaluating = False  # a chunk is being parsed and evaluated (runner.current)
+        #: a read may wait for ever (a pipe, a terminal, a FIFO to open): a --timeout stops
+        #: it at once; reading a regular file ends soon, and the timeout waits for it
+        self.blocking_input = True
+        self.last_line = 0  # the last physical input line read so far
+        self.at_end = False  # the whole input has been read
         self.signals = tuple(STOP_SIGNALS) if signals is None else tuple(signals)
         self.previous: dict = {}
         self.installed = False
@@ -674,10 +694,18 @@ class _Interrupt:
                 self.previous[signum] = signal.signal(signum, self._handler)
             except (ValueError, OSError):  # not the main thread, or not allowed here
                 pass
+        if self.timeout and hasattr(signal, "setitimer"):
+            try:
+                self.previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._alarm)
+                signal.setitimer(signal.ITIMER_REAL, self.timeout)
+            except (ValueError, OSError):  # not the main thread: no timer
+                pass
         self.installed = bool(self.previous)
         return self
 
     def __exit__(self, *exc):
+        if self.timeout and hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)  # before the handler goes
         previous, self.previous = self.previous, {}
         for signum, handler in previous.items():
             try:
@@ -690,6 +718,42 @@ class _Interrupt:
     @property
     def exit_code(self) -> int:
         return exit_code_for_signal(signal.SIGINT if self.signum is None else self.signum)
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
+        if self._late and value == "reading" and self.blocking_input:
+            self._late = False
+            raise TimedOut(self.timeout)
+
+    @property
+    def evaluating(self) -> bool:
+        return self._evaluating
+
+    @evaluating.setter
+    def evaluating(self, value: bool) -> None:
+        self._evaluating = value
+        if self._late and value:
+            self._late = False
+            raise TimedOut(self.timeout)
+
+    def _alarm(self, signum, frame):
+        """The --timeout ran out: stop now while a chunk is evaluated (its lines are all in
+        ``runner.current``) or while waiting for input that may never come; anywhere else
+        (a write, a regular file's read, lines between the reader and the chunk) at the
+        next of those points, so the reader is left where it can go on."""
+        if self.timed_out is not None:
+            return
+        self.timed_out = self._state
+        if (self._state == "reading" and self.blocking_input) or (
+            self._state == "working" and self._evaluating
+        ):
+            raise TimedOut(self.timeout)
+        self._late = True
 
     def _handler(self, signum, frame):
         if self.signum is None:
@@ -1253,7 +1317,9 @@ def _chunks(stream, first_line: int, size: int, interrupt: _Interrupt, limits=No
         finally:
             interrupt.state = "working"
         if not block:
+            interrupt.at_end = True
             return
+        interrupt.last_line = line + len(block)
         if events:
             while events and events[0][0] <= line:
                 events.popleft()
@@ -1388,7 +1454,7 @@ def run_batch(opts: BatchOptions) -> Summary:
     elif fmt == "csv":
         raise options.UsageError("batch: CSV input needs --expr (and --op, default grad)")
     source = _Input(opts.source)
-    interrupt = _Interrupt()
+    interrupt = _Interrupt(timeout=opts.timeout)
     runner = _Runner(opts, interrupt)
     runner.programs = programs
     sink = None
@@ -1401,6 +1467,7 @@ def run_batch(opts: BatchOptions) -> Summary:
                 interrupt.state = "writing"  # the temporary file is made whole or not at all
                 sink = _Sink(opts.output, source.stat, interrupt)
                 interrupt.state = "working"
+                interrupt.blocking_input = not _regular(source)
                 show = opts.progress
                 if show is None:
                     show = bool(
@@ -1413,16 +1480,21 @@ def run_batch(opts: BatchOptions) -> Summary:
                 _drive(runner, source, sink, fmt, opts, progress, interrupt)
             except _STOPS as exc:
                 chunk = runner.current
-                if chunk is not None and sink is not None:  # the completed prefix
+                if isinstance(exc, TimedOut):  # every line read gets its line: exit 1
+                    interrupt.state = "writing"
+                    error = _after_timeout(runner, source, sink, interrupt, exc.seconds)
+                    code = ExitCode.EVALUATION_ERROR
+                elif chunk is not None and sink is not None:  # the completed prefix
                     n = chunk.done_prefix()
                     interrupt.state = "writing"
                     sink.write_lines(chunk.out[:n])
                     runner.count(chunk, n)
-                code = (
-                    exc.exit_code
-                    if isinstance(exc, Terminated) and interrupt.signum is None
-                    else interrupt.exit_code
-                )
+                if not isinstance(exc, TimedOut):
+                    code = (
+                        exc.exit_code
+                        if isinstance(exc, Terminated) and interrupt.signum is None
+                        else interrupt.exit_code
+                    )
             interrupt.state = "writing"
             if progress is not None:
                 progress.stop()
@@ -1454,6 +1526,60 @@ def run_batch(opts: BatchOptions) -> Summary:
     if code == ExitCode.OK and (runner.failed or error):
         code = ExitCode.EVALUATION_ERROR
     return Summary(code, runner.written, runner.failed, runner.stopped, error)
+
+
+def _regular(source: _Input) -> bool:
+    """The input is a regular file: a read never waits for more to come."""
+    return source.stat is not None and stat.S_ISREG(source.stat.st_mode)
+
+
+def _after_timeout(runner: _Runner, source: _Input, sink, interrupt: _Interrupt, seconds) -> str:
+    """The --timeout ran out: the lines finished so far are written whole, each line read
+    but not finished gets an error record of kind ``limit``, in input order; then, from a
+    regular file whose reading was not cut short, at most TIMEOUT_TAIL_LINES more lines
+    (within MAX_CHUNK_BYTES) get theirs.  The rest of the input is not read (a pipe may never
+    end).  Returns the message for stderr."""
+    message = f"not finished before the --timeout of {seconds:g} s"
+    chunk = runner.current
+    if sink is None:
+        return f"stopped after the --timeout of {seconds:g} s, before any line"
+    unfinished = 0
+    if chunk is not None:
+        for pos, out in enumerate(chunk.out):
+            if out is None:
+                chunk.fail(pos, _LineError("limit", message))
+                unfinished += 1
+        sink.write_lines(chunk.out)
+        runner.count(chunk, len(chunk.out))
+        runner.current = None
+    if runner.chunks is not None and not interrupt.blocking_input:
+        start = interrupt.last_line
+        try:
+            for numbers, texts, _ in runner.chunks:  # the same reader, where it stopped
+                docs = [
+                    _exception_doc(n, t.error())
+                    if type(t) is _Overlong
+                    else _error_doc(n, "limit", message)
+                    for n, t in zip(numbers, texts)
+                ]
+                sink.write_lines(docs)
+                runner.written += len(docs)
+                runner.failed += len(docs)
+                unfinished += len(docs)
+                if interrupt.last_line - start >= TIMEOUT_TAIL_LINES:
+                    break
+        except _STOPS:  # a stop signal now: what is written stays; its exit code follows
+            pass
+    note = (
+        f"; reading stopped after line {interrupt.last_line}: the lines after it were not "
+        f"reached (no record)"
+        if not interrupt.at_end
+        else ""
+    )
+    done = f"{runner.written} line(s) written"
+    if unfinished:
+        done += f", {unfinished} of them not finished (an error record of kind limit each)"
+    return f"stopped after the --timeout of {seconds:g} s: {done}{note}"
 
 
 def _drive(
@@ -1493,13 +1619,13 @@ def _drive(
         program, _ = runner.programs.get(opts.expr)
         _check_csv_program(program, names, opts)
         first_line = header_line + 1
-    for numbers, texts, joined in _chunks(
-        stream, first_line, opts.chunk_size, interrupt, source.limits
-    ):
+    runner.chunks = _chunks(stream, first_line, opts.chunk_size, interrupt, source.limits)
+    for numbers, texts, joined in runner.chunks:
         if not numbers:
             continue
         chunk = _Chunk(numbers)
         runner.current = chunk
+        interrupt.evaluating = True  # from here a --timeout gives the chunk's lines records
         tasks = []
         groups = []
         stop_at = None  # with --fail-fast: a line that fails before evaluation
@@ -1541,6 +1667,7 @@ def _drive(
                         stop_at = pos
                         break
         runner.run_chunk(chunk, tasks, groups)
+        interrupt.evaluating = False
         n = len(numbers) if stop_at is None else stop_at + 1
         if opts.fail_fast:
             for i in range(n):

@@ -63,3 +63,79 @@ def float_column(array) -> list:
         for i in numpy.flatnonzero(~finite).tolist():
             values[i] = json.dumps(_number(values[i]))
     return values
+
+
+#: orjson writes a double as its shortest round-trip digits, like ``repr``, but lays out
+#: some differently (``1e-7`` for ``1e-07``, ``0.000025`` for ``2.5e-05``); where ``repr`` writes
+#: plain decimals (1e-4 <= |x| < 1e16, and zero) the two are the same text, and only there is
+#: orjson's text used (tests/test_fast_json.py compares them on millions of values)
+_PLAIN_LOW, _PLAIN_HIGH = 1e-4, 1e16
+_orjson = None  # the module, False when it is not installed, None before the first look
+
+
+#: numbers whose text orjson must write as ``repr`` does before it is trusted (a release
+#: that lays out plain decimals differently is not used: ``repr`` of each instead)
+_PROBES = [0.0, -0.0, 1e-4, 0.00012, 0.1, 1.0, -2.5, 1 / 3, 123456.789, 1e15, 9999999999999998.0]
+
+
+def _fast_encoder():
+    """orjson when it is installed and writes the probes as ``repr`` does, else False."""
+    global _orjson
+    if _orjson is None:
+        _orjson = False
+        try:
+            import numpy  # noqa: PLC0415
+            import orjson  # noqa: PLC0415 - optional (the [fast] extra), batch output only
+
+            probe = orjson.dumps(numpy.array(_PROBES), option=orjson.OPT_SERIALIZE_NUMPY)
+            if probe.decode("ascii") == "[" + ",".join(map(repr, _PROBES)) + "]":
+                if orjson.dumps([1, -2, 2**62]) == b"[1,-2,4611686018427387904]":
+                    _orjson = orjson
+        except (ImportError, AttributeError, TypeError, ValueError):
+            pass
+    return _orjson
+
+
+def number_texts(array, fast: bool = True) -> list:
+    """The JSON text of each element of an array (a 1-D float array: the fast case), exactly
+    as :func:`dumps` writes that element alone (``repr`` of the double; ``"nan"``, ``"inf"``
+    and ``"-inf"`` quoted).
+
+    With orjson installed (and ``fast``), most of the text comes from one ``orjson.dumps`` of
+    the whole column, and only elements outside repr's plain-decimal range (and non-finite
+    ones) are written one at a time; without it, ``repr`` of each.  For batch output, where
+    this is most of the work.
+    """
+    import numpy  # noqa: PLC0415 - only the batch path needs NumPy here
+
+    array = numpy.asarray(array)
+    encoder = _fast_encoder() if fast else False
+    if array.ndim != 1 or array.dtype.kind != "f" or array.dtype.itemsize > 8:
+        return [dumps(element) for element in array]  # rows, longdouble, ints: the reference
+    column = numpy.ascontiguousarray(array, dtype=numpy.float64)
+    if not encoder or len(column) == 0:
+        return [repr(x) if x - x == 0 else json.dumps(_number(x)) for x in column.tolist()]
+    texts = encoder.dumps(column, option=encoder.OPT_SERIALIZE_NUMPY).decode("ascii")
+    texts = texts[1:-1].split(",")
+    size = numpy.abs(column)
+    with numpy.errstate(invalid="ignore"):
+        odd = ~((size >= _PLAIN_LOW) & (size < _PLAIN_HIGH)) & (column != 0)
+    if odd.any():  # non-finite (nan compares false) and exponent-form numbers
+        where = numpy.flatnonzero(odd)
+        for i, x in zip(where.tolist(), column[where].tolist()):
+            texts[i] = repr(x) if x - x == 0 else json.dumps(_number(x))
+    return texts
+
+
+def int_texts(values: list) -> list:
+    """The JSON text of each of ``values``, Python ints (line numbers): ``str`` of each, or
+    with orjson one call for the list (the same digits)."""
+    encoder = _fast_encoder()
+    if encoder and values:
+        try:
+            texts = encoder.dumps(values).decode("ascii")[1:-1].split(",")
+        except TypeError:  # not all ints orjson takes (one over 64 bits): str of each
+            texts = None
+        if texts is not None and len(texts) == len(values) and type(values[0]) is int:
+            return texts
+    return list(map(str, values))

@@ -16,7 +16,7 @@ from ..core.errors import AutogradCliError, InputError, ParseError
 from ..core.safetext import WINDOW, shorten, visible
 from . import options, streams
 from .clicompat import click
-from .status import ExitCode, Terminated, install_stop_handlers
+from .status import ExitCode, Terminated, TimedOut, install_stop_handlers
 
 
 def _report(json_mode: bool, kind: str, message: str, caret: str | None = None, **details) -> None:
@@ -109,7 +109,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
 #: the options every command takes (SPEC: "Global options on every command"); before the
 #: command's name they are moved after it (``autograd-cli --json grad ...``)
 GLOBAL_FLAGS = ("--json",)
-GLOBAL_VALUED = ("--device", "--dtype")
+GLOBAL_VALUED = ("--device", "--dtype", "--max-memory", "--timeout")
 HELP = "--help"
 
 
@@ -202,9 +202,10 @@ def run(argv: list[str] | None = None) -> int:
     try:
         import typer
 
-        from .app import app
+        from .app import app, plain_converters
 
         command = typer.main.get_command(app)
+        plain_converters(command)  # no Pydantic at startup (see app.plain_converters)
         argv = hoist_global_options(command, argv)
         if json_mode:
             document = _help_document(command, argv)
@@ -253,6 +254,8 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
             exc.exit_code, f"signal {exc.signum}"
         )
         kind, message, code = "interrupted", f"interrupted ({name})", exc.exit_code
+    elif isinstance(exc, TimedOut):
+        kind, message = "limit", exc.message
     elif isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else ExitCode.EVALUATION_ERROR
     elif isinstance(exc, click.ClickException):
@@ -290,6 +293,16 @@ def _failure(json_mode: bool, exc: BaseException) -> int:
 
 def main() -> None:
     """The console script: SIGTERM/SIGHUP end a run like Ctrl-C does, then ``run``."""
+    import warnings
+
+    # NumPy's floating-point RuntimeWarnings are never output (the tool reports nan and inf
+    # in its own warnings); core computes under errstate, and this keeps any path it missed
+    # off stderr.  Other warnings still show.
+    warnings.filterwarnings(
+        "ignore",
+        message=r"(invalid value|overflow|divide by zero|underflow) encountered",
+        category=RuntimeWarning,
+    )
     install_stop_handlers()
     code = run()
     streams.finish()

@@ -31,6 +31,10 @@ class UsageError(InputError):
     kind = "usage"
 
 
+#: a JSON value nested past what the decoder can follow (thousands deep)
+_TOO_DEEP = "{what}: an array nested far too deep; a value has at most 32 dimensions"
+
+
 def parse_literal(text: str, what: str):
     """A number or a JSON array literal (``inf``/``nan`` accepted too)."""
     s = text.strip()
@@ -51,8 +55,10 @@ def parse_literal(text: str, what: str):
         value = json.loads(text_json)
     except json.JSONDecodeError:
         raise BadValueError(
-            f"{what}: {excerpt(text)} is not a number or a JSON array", value=text
+            f"{what}: {excerpt(text)} is not a number or a JSON array", value=shorten(text)
         ) from None
+    except RecursionError:
+        raise BadValueError(_TOO_DEEP.format(what=what), value=shorten(text)) from None
     return _numbers(value, what, text)
 
 
@@ -65,11 +71,13 @@ def _numbers(value, what: str, text: str):
             stack.extend(item)
         elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
             raise BadValueError(
-                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number", value=text
+                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number",
+                value=shorten(text),
             )
         elif isinstance(item, str) and item.lower() not in _WORDS:
             raise BadValueError(
-                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number", value=text
+                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number",
+                value=shorten(text),
             )
     if isinstance(value, str):
         return _WORDS[value.lower()]
@@ -163,6 +171,8 @@ def vars_from_json(text: str) -> dict:
             raise UsageError(f"--vars: cannot read {excerpt(path)}: {exc.strerror}") from None
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise BadValueError(_TOO_DEEP.format(what="--vars")) from None
     except json.JSONDecodeError as exc:
         raise BadValueError(
             f"--vars: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -323,3 +333,59 @@ def named_literals(items: list[str], what: str) -> dict:
             raise UsageError(f"{what}: {name!r} is given twice with different values; give it once")
         out.setdefault(name, parsed)
     return out
+
+
+#: the environment variable that sets --timeout when the option is not given
+TIMEOUT_ENV = "AUTOGRAD_CLI_TIMEOUT"
+#: the longest --timeout accepted (a year): setitimer takes no more on every platform
+MAX_TIMEOUT = 365 * 24 * 3600.0
+
+
+def parse_timeout(text: str | None) -> float | None:
+    """``--timeout SECONDS`` (else ``AUTOGRAD_CLI_TIMEOUT``): seconds above 0, or None for no
+    limit (the option and the variable absent, empty or ``0``).  Anything else (a negative,
+    non-finite or non-numeric value) is a usage error, before any work."""
+    import os
+
+    source = "--timeout"
+    if text is None:
+        text = os.environ.get(TIMEOUT_ENV)
+        source = TIMEOUT_ENV
+        if text is None or not text.strip():
+            return None
+    s = str(text).strip()
+    try:
+        seconds = float(s)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError(
+            f"{source} must be a number of seconds, 0 or more (0: no limit), not {excerpt(s)}"
+        )
+    if seconds == 0:
+        return None
+    if seconds > MAX_TIMEOUT:
+        raise UsageError(f"{source} must be at most {MAX_TIMEOUT:.0f} seconds, not {excerpt(s)}")
+    return max(seconds, 1e-3)
+
+
+def parse_max_memory(text: str | None) -> float | None:
+    """``--max-memory SIZE`` in bytes (``math.inf``: no limit), or None when the option is
+    absent (the environment's ``AUTOGRAD_CLI_MAX_MEMORY`` or the default then).  A bad SIZE,
+    given here or in the environment, is a usage error before any work."""
+    from ..core import limits
+
+    try:
+        if text is not None:
+            return limits.parse_size(str(text))
+        limits.max_bytes()  # the environment's value, checked now rather than mid-run
+    except BadValueError as exc:
+        raise UsageError(exc.message) from None
+    return None
+
+
+def parse_count(value: int, option: str) -> int | None:
+    """A count option where 0 means no limit (``--max-steps``, ``--max-nodes``)."""
+    if value < 0:
+        raise UsageError(f"{option} must be 0 (no limit) or more, not {value}")
+    return value or None

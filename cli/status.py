@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 from enum import IntEnum
 
 
@@ -43,6 +45,59 @@ class Terminated(BaseException):
     @property
     def exit_code(self) -> int:
         return int(STOP_SIGNALS.get(self.signum, 128 + int(self.signum)))
+
+
+class TimedOut(BaseException):
+    """The ``--timeout`` ran out (SIGALRM): unwind like :class:`Terminated`, then report an
+    error of kind ``limit`` with exit 1 (a limit exceeded, SPEC's "Exit codes").
+
+    A BaseException, so ``except Exception`` blocks (a batch row's own error, a fallback)
+    cannot take it for an error of the input.
+    """
+
+    def __init__(self, seconds: float):
+        super().__init__(seconds)
+        self.seconds = seconds
+
+    @property
+    def message(self) -> str:
+        return (
+            f"stopped after the --timeout of {format_seconds(self.seconds)} "
+            f"(raise it with --timeout SECONDS or AUTOGRAD_CLI_TIMEOUT=SECONDS; 0 for none)"
+        )
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None, handler=None) -> Iterator[None]:
+    """Within the block, SIGALRM arrives after ``seconds`` (None: never) and ``handler``
+    (default: raise :class:`TimedOut`) runs.  The timer is stopped and the previous handler
+    put back when the block ends, however it ends.  Where no timer can be set (not the main
+    thread, no ``setitimer``), the block runs without one."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise TimedOut(seconds)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, handler or _raise)
+    except (ValueError, OSError):  # not the main thread
+        yield
+        return
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        except (ValueError, OSError, TypeError):
+            pass
 
 
 def exit_code_for_signal(signum: int) -> int:

@@ -27,6 +27,15 @@ class OutputError(Exception):
     """Standard output could not take what was written (full, broken, closed)."""
 
 
+#: set by the first write to stdout: the result is being printed (a --timeout that runs out
+#: now lets it finish, so a document or a line is never cut, nor followed by an error one)
+_output_started = False
+
+
+def output_started() -> bool:
+    return _output_started
+
+
 class _Checked:
     """A stream wrapper: OSError (other than a broken pipe) from a write or flush
     becomes :class:`OutputError`; everything else is the wrapped stream's."""
@@ -42,6 +51,8 @@ class _Checked:
         return OutputError(f"cannot write to {self._name}: {reason}")
 
     def write(self, data):
+        global _output_started
+        _output_started = True
         try:
             return self._stream.write(data)
         except BrokenPipeError:
@@ -110,6 +121,8 @@ def _hold_standard_fds() -> set:
 
 def prepare(json_mode: bool) -> None:
     """Make the standard streams safe to use; called first thing in a run."""
+    global _output_started
+    _output_started = False
     closed = _hold_standard_fds()
     if sys.stdout is None or 1 in closed:
         sys.stdout = _Closed()

@@ -350,8 +350,14 @@ def check_of(
     )
 
 
-def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
+_DEFAULT = object()  # diff_of's max_nodes not given: symbolic.diff's own default
+
+
+def diff_of(program: Program, values: dict, wrt=None, order: int = 1, max_nodes=_DEFAULT):
     """The derivative as an expression (symbolic, simplified); evaluated too when values are given.
+
+    ``max_nodes``: refuse a derivative larger than this (None or 0: no limit; default
+    :data:`~autograd_cli.core.symbolic.MAX_NODES`).
 
     Returns :class:`~autograd_cli.core.symbolic.DiffResult` (plain data; the command line renders it).
     """
@@ -363,7 +369,8 @@ def diff_of(program: Program, values: dict, wrt=None, order: int = 1):
     names = resolve_wrt(program, wrt)
     if not names:
         raise InputError("the expression has no variables to differentiate")
-    return diff(program, wrt=names, order=order, values=dict(values) if values else None)
+    limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
+    return diff(program, wrt=names, order=order, values=dict(values) if values else None, **limit)
 
 
 def explain_of(program: Program, values: dict, wrt=None):

@@ -14,6 +14,7 @@ are of the class of the tensors it is given.
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -66,6 +67,24 @@ def enable_grad():
         set_grad_enabled(previous)
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while a graph is built or walked.
+
+    Each op allocates a few small objects (a tensor, a Node, tuples) and no reference
+    cycles; the collector's repeated scans of a heap that keeps growing only add time.
+    Reference counting still frees everything.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class AccumulateGrad:
     """The graph node standing for a leaf that requires grad (as in PyTorch)."""
 
@@ -94,56 +113,57 @@ class Node:
     without ``retain_graph`` releases them.
     """
 
-    __slots__ = ("op", "attrs", "edges", "saved", "shapes", "needs", "released", "__weakref__")
+    __slots__ = (
+        "op",
+        "attrs",
+        "edges",
+        "saved_inputs",
+        "saved_data",
+        "saved_out",
+        "shapes",
+        "needs",
+        "released",
+        "__weakref__",
+    )
 
     def __init__(self, op, inputs: tuple, out: TensorLike, attrs: dict):
         self.op = op
         self.attrs = attrs
-        edges = []
-        needs = []
-        for t in inputs:
-            if t.grad_fn is not None:
-                edges.append(t.grad_fn)
-                needs.append(True)
-            elif t.requires_grad:
-                edges.append(t)
-                needs.append(True)
-            else:
-                edges.append(None)
-                needs.append(False)
-        for i, differentiable in enumerate(op.differentiable):
-            if not differentiable:
-                edges[i] = None
-                needs[i] = False
+        edges = [t.grad_fn or (t if t.requires_grad else None) for t in inputs]
+        flags = op.differentiable
+        if flags and not all(flags):
+            for i, differentiable in enumerate(flags):
+                if not differentiable:
+                    edges[i] = None
         self.edges = tuple(edges)
-        self.needs = tuple(needs)
-        self.shapes = tuple(t.shape for t in inputs)
+        self.needs = tuple([e is not None for e in edges])
+        self.shapes = tuple([tuple(t.data.shape) for t in inputs])
         # The output is kept as its array (plus a weak reference), never as the Tensor
         # itself: out.grad_fn is this Node, so a strong reference would make every
         # recorded op a reference cycle, freed only by the cyclic garbage collector.
-        self.saved: tuple[tuple, Any, weakref.ref[TensorLike]] | None = (
-            inputs,
-            out.data,
-            weakref.ref(out),
-        )
+        # (Three slots rather than one tuple: one object less per op for the collector.)
+        self.saved_inputs: tuple | None = inputs
+        self.saved_data: Any = out.data
+        self.saved_out: weakref.ref[TensorLike] | None = weakref.ref(out)
         self.released = False
 
     # The op rules read these -------------------------------------------------
     @property
     def inputs(self) -> tuple:
         self._check_saved()
-        assert self.saved is not None  # not released, so release() has not cleared it
-        return self.saved[0]
+        assert self.saved_inputs is not None  # not released, so release() has not cleared it
+        return self.saved_inputs
 
     @property
     def out(self) -> TensorLike:
         self._check_saved()
-        assert self.saved is not None  # not released, so release() has not cleared it
-        out = self.saved[2]()
+        assert self.saved_out is not None  # not released, so release() has not cleared it
+        out = self.saved_out()
         if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
             # A Node always has inputs (apply records one only when an input requires grad),
             # and they are of the output's class.
-            out = type(self.saved[0][0])._wrap(self.saved[1], grad_fn=self)
+            assert self.saved_inputs is not None
+            out = type(self.saved_inputs[0])._wrap(self.saved_data, grad_fn=self)
         return out
 
     def _check_saved(self) -> None:
@@ -155,7 +175,7 @@ class Node:
 
     def release(self) -> None:
         if self.op.saves:
-            self.saved = None
+            self.saved_inputs = self.saved_data = self.saved_out = None
             self.released = True
 
     # PyTorch-like introspection ---------------------------------------------
@@ -272,34 +292,48 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
             _accumulate(leaves, out, g)
     ready = [n for n in roots if deps[n] == 0]
 
-    # Pass 2: process each Node after all its consumers.
+    # Pass 2: process each Node after all its consumers.  Without create_graph, the rules run
+    # in no-grad mode, so what they return records nothing: a cotangent is detached only if it
+    # is a tensor of the graph (a rule handing back a saved input), and each one reaching a
+    # leaf becomes a tensor of its own (as ``detach`` makes one), never shared with another.
     context = enable_grad() if create_graph else no_grad()
-    with context:
-        while ready:
-            node = ready.pop()
-            g = buffers.pop(node, None)
-            if capture is not None and node in capture and g is not None:
-                capture[node] = g
-            grads = None
-            if g is not None:
-                node._check_saved() if node.op.saves else None
-                grads = node.op.vjp(node, g)
-                if not create_graph:
-                    grads = tuple(None if gi is None else gi.detach() for gi in grads)
-            for i, edge in enumerate(node.edges):
-                if edge is None:
-                    continue
-                gi = None if grads is None else grads[i]
-                if isinstance(edge, Node):
-                    if gi is not None:
-                        _accumulate(buffers, edge, gi)
-                    deps[edge] -= 1
-                    if deps[edge] == 0:
-                        ready.append(edge)
-                elif gi is not None:
-                    _accumulate(leaves, edge, gi)
-            if not retain_graph:
-                node.release()
+    token = backend.quiet_enter()  # every rule's ops run with the IEEE semantics already set
+    try:
+        with context, gc_paused():
+            while ready:
+                node = ready.pop()
+                g = buffers.pop(node, None)
+                if capture is not None and node in capture and g is not None:
+                    capture[node] = g if create_graph else g.detach()
+                op = node.op
+                grads = None
+                if g is not None:
+                    if op.saves:
+                        node._check_saved()
+                    grads = op.vjp(node, g)
+                for i, edge in enumerate(node.edges):
+                    if edge is None:
+                        continue
+                    gi = None if grads is None else grads[i]
+                    if isinstance(edge, Node):
+                        if gi is not None:
+                            if not create_graph and gi.requires_grad:
+                                gi = gi.detach()
+                            prev = buffers.get(edge)
+                            buffers[edge] = gi if prev is None else prev + gi
+                        left = deps[edge] - 1
+                        deps[edge] = left
+                        if left == 0:
+                            ready.append(edge)
+                    elif gi is not None:
+                        if not create_graph:
+                            gi = gi.detach()
+                        prev = leaves.get(edge)
+                        leaves[edge] = gi if prev is None else prev + gi
+                if not retain_graph and op.saves:
+                    node.release()
+    finally:
+        backend.quiet_exit(token)
     return leaves
 
 

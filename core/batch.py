@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from . import backend
 from .autograd import grad as _grad
 from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
-from .expr import _describe_nonfinite
+from .expr import _SPREADS_NONFINITE, _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, stack_shape, sum_to
 from .program import (
@@ -486,7 +486,7 @@ def unbatchable_ops(program: Program) -> set:
 def _row_finite(data, batched: bool, B: int):
     """True when every element is finite; else a per-row bool array (batched) or False."""
     xp = backend.xp
-    if bool(xp.isfinite(data).all()):
+    if backend.all_finite(data):
         return True
     if not batched:
         return False
@@ -576,16 +576,11 @@ class Batched(Interpretation):
         self.grad = grad
         self.check_domain = check_domain
         self.kinks: list = []  # (node, output, actual inputs or None, actual attrs)
-        self.finite: dict[int, object] = {}  # id(_V) -> _row_finite
+        self.finite: dict[int, object] = {}  # id(Expr) -> _row_finite
         self.warnings: dict[int, list] = {}  # row -> messages
 
-    def _checked(self, v: _V) -> _V:
-        if self.check_domain:
-            self.finite[id(v)] = _row_finite(v.t.data, v.batched, self.B)
-        return v
-
     def const(self, node: Expr) -> _V:
-        return self._checked(_V(Tensor._wrap(backend.asarray(node.value)), False))
+        return _V(Tensor._wrap(backend.asarray(node.value)), False)
 
     def var(self, name: str, value) -> _V:
         data = backend.xp.asarray(value, dtype=backend.default_dtype)
@@ -594,7 +589,7 @@ class Batched(Interpretation):
         t = Tensor._wrap(data)
         t.requires_grad = name in self.wanted
         t.name = name
-        return self._checked(_V(t, True))
+        return _V(t, True)
 
     def apply(self, node: Expr, op, args: list) -> _V:
         if not any(a.batched for a in args):
@@ -605,20 +600,59 @@ class Batched(Interpretation):
             v = _V(t, True)
         if self.grad and op.kink is not None:
             self.kinks.append((node, v, inputs, attrs))
-        if self.check_domain:
-            fin = self.finite[id(v)] = _row_finite(v.t.data, v.batched, self.B)
-            arg_fins = [self.finite[id(a)] for a in args]
-            _add_warnings(self.warnings, node.op, v, fin, arg_fins, self.B)
         return v
+
+    def finish(self, walk) -> None:
+        """The per-row domain warnings of a finished walk (as :func:`.expr.domain_warnings`,
+        row by row): each result is scanned at most once, the output's first, and a finite
+        result of an op that spreads inf and nan vouches for its arguments."""
+        if not self.check_domain:
+            return
+        B = self.B
+        values = walk.values
+        finite = self.finite
+        for node in reversed(walk.order):
+            if node.op in ("const", "var"):
+                continue
+            k = id(node)
+            fin = finite.get(k)
+            if fin is None:
+                v = values[k]
+                fin = finite[k] = _row_finite(v.t.data, v.batched, B)
+            if fin is True:
+                spread = _SPREADS_NONFINITE.get(node.op)
+                if spread is not None and values[k].t.data.size:
+                    for i in spread:
+                        finite[id(node.args[i])] = True
+        for node in walk.order:
+            if node.op in ("const", "var"):
+                continue
+            fin = finite[id(node)]
+            if fin is True:
+                continue
+            arg_fins = []
+            for a in node.args:
+                f = finite.get(id(a))
+                if f is None:
+                    v = values[id(a)]
+                    f = finite[id(a)] = _row_finite(v.t.data, v.batched, B)
+                arg_fins.append(f)
+                if f is False:  # _add_warnings stops there: no row warns
+                    break
+            _add_warnings(self.warnings, node.op, values[id(node)], fin, arg_fins, B)
 
 
 def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
     np = backend.host
     batched = Batched(B, names, grad, check_domain)
+    token = backend.quiet_enter()  # once for the whole walk, not once per op
     try:
         walk = interpret(program, batched, columns, bind=names)
     except MissingValueError as exc:
         raise GroupError(exc) from None
+    finally:
+        backend.quiet_exit(token)
+    batched.finish(walk)
     out = walk.result
     rowshape = out.rowshape
     value = backend.to_numpy(out.t.data)

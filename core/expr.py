@@ -10,11 +10,11 @@ nested 100,000 deep evaluate like shallow ones.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import backend
+from .autograd import gc_paused
 from .errors import BadValueError
 from .interpret import Interpretation, interpret
 from .program import CONSTANTS, Expr, Program, topological, unknown_wrt, variables
@@ -48,6 +48,22 @@ def parse_value(name: str, value, dtype=None):
     """A variable's value (number, nested list or array) as a backend array; ragged -> BadValueError."""
     if isinstance(value, Tensor):
         return value.data
+    # At most 32 dimensions: NumPy broadcasts no more (and a Jacobian of a 32-dimensional
+    # output by a 32-dimensional input needs 64, NumPy's maximum).  The nesting is measured
+    # along the first elements, before NumPy walks a list nested thousands deep.
+    max_dims = 32
+
+    def too_deep(what: str) -> str:
+        return (
+            f"bad value for {name!r}: an array {what}; a value has at most {max_dims} "
+            "dimensions (NumPy's limit for broadcasting)"
+        )
+
+    depth, probe = 0, value
+    while isinstance(probe, (list, tuple)) and depth <= max_dims:
+        depth, probe = depth + 1, (probe[0] if probe else None)
+    if depth > max_dims:
+        raise BadValueError(too_deep(f"nested more than {max_dims} deep"), variable=name)
     try:
         host = backend.host.asarray(value, dtype=dtype or backend.default_dtype)
     except OverflowError:  # a JSON integer beyond float range (1e400 written out)
@@ -62,14 +78,84 @@ def parse_value(name: str, value, dtype=None):
             f"rectangular array of numbers ({exc})",
             variable=name,
         ) from None
+    if host.ndim > max_dims:
+        raise BadValueError(too_deep(f"of {host.ndim} dimensions"), variable=name)
     return backend.xp.asarray(host)
 
 
 def all_finite(data) -> bool:
     """True when every element is finite (0-d arrays take a fast scalar path)."""
-    if data.ndim == 0:
-        return math.isfinite(data)
-    return bool(backend.xp.isfinite(data).all())
+    return backend.all_finite(data)
+
+
+# Ops whose result is non-finite somewhere whenever the argument at one of these positions
+# is (broadcasting included: every element of an argument reaches some element of a
+# non-empty result).  inf and nan survive +, -, * (inf * 0 is nan), a numerator, a sum,
+# a reshape; exp(-inf) = 0, tanh(inf) = 1, x / inf = 0 and x ** 0 = 1 do not, so those
+# ops are absent.  A finite result of such an op says its arguments there are finite too,
+# without scanning them (the domain warnings ask about an argument only then).
+_SPREADS_NONFINITE: dict[str, tuple[int, ...]] = {
+    "add": (0, 1),
+    "sub": (0, 1),
+    "mul": (0, 1),
+    "div": (0,),
+    "neg": (0,),
+    "abs": (0,),
+    "sin": (0,),
+    "cos": (0,),
+    "tan": (0,),
+    "sinh": (0,),
+    "cosh": (0,),
+    "log": (0,),
+    "log2": (0,),
+    "log10": (0,),
+    "sqrt": (0,),
+    "sum": (0,),
+    "mean": (0,),
+    "reshape": (0,),
+    "transpose": (0,),
+}
+
+
+def domain_warnings(order: list, values: dict, key=id) -> list[str]:
+    """The domain warnings of an evaluated program, in program order, each message once.
+
+    An op whose result is not finite although its arguments are gets a warning.  ``order``:
+    the nodes, each after its arguments; ``values``: ``key(node)`` -> its Tensor.  Each op's
+    result is scanned at most once, the output's first: a finite result of an op of
+    ``_SPREADS_NONFINITE`` vouches for its arguments, and an input is scanned only when a
+    non-finite result of an op asks whether its arguments were finite.
+    """
+    finite: dict[int, bool] = {}
+    for node in reversed(order):  # from the output back: results vouch for their arguments
+        if node.op in ("const", "var"):
+            continue
+        k = key(node)
+        ok = finite.get(k)
+        if ok is None:
+            ok = finite[k] = backend.all_finite(values[k].data)
+        if ok:
+            spread = _SPREADS_NONFINITE.get(node.op)
+            if spread is not None and values[k].data.size:
+                args = node.args
+                for i in spread:
+                    finite[key(args[i])] = True
+    messages: list[str] = []
+    for node in order:
+        if node.op in ("const", "var") or finite[key(node)]:
+            continue
+        for a in node.args:
+            ka = key(a)
+            ok = finite.get(ka)
+            if ok is None:
+                ok = finite[ka] = backend.all_finite(values[ka].data)
+            if not ok:
+                break
+        else:
+            message = _describe_nonfinite(node.op, values[key(node)].data)
+            if message not in messages:
+                messages.append(message)
+    return messages
 
 
 def _describe_nonfinite(op_name: str, data) -> str:
@@ -84,7 +170,8 @@ class Recording(Interpretation):
     """Values are engine tensors that record the graph (the variables in ``wanted`` require grad).
 
     With ``check_domain``, an op whose result is not finite although its
-    arguments are gets a warning (once per message, in program order).
+    arguments are gets a warning (once per message, in program order):
+    :meth:`finish` makes them, from the walk, once it is done.
     """
 
     def __init__(self, wanted: Iterable[str] = (), check_domain: bool = True):
@@ -92,20 +179,14 @@ class Recording(Interpretation):
         self.check_domain = check_domain
         self.warnings: list[str] = []
         self.intermediates: dict[str, Tensor] = {}
-        self._finite: dict[int, bool] = {}  # id(Tensor) -> all finite
 
     def const(self, node: Expr) -> Tensor:
-        t = Tensor._wrap(backend.asarray(node.value))
-        if self.check_domain:
-            self._finite[id(t)] = all_finite(t.data)
-        return t
+        return Tensor._wrap(backend.asarray(node.value))
 
     def var(self, name: str, value) -> Tensor:
         t = Tensor._wrap(parse_value(name, value))
         t.requires_grad = name in self.wanted
         t.name = name
-        if self.check_domain:
-            self._finite[id(t)] = all_finite(t.data)
         return t
 
     def apply(self, node: Expr, op, args: list) -> Tensor:
@@ -113,14 +194,12 @@ class Recording(Interpretation):
         if node.label is not None and t.name is None:
             t.name = node.label
             self.intermediates[node.label] = t
-        if self.check_domain:
-            finite = self._finite
-            ok = finite[id(t)] = all_finite(t.data)
-            if not ok and all(finite[id(a)] for a in args):
-                message = _describe_nonfinite(node.op, t.data)
-                if message not in self.warnings:
-                    self.warnings.append(message)
         return t
+
+    def finish(self, walk) -> None:
+        """The domain warnings of a finished walk (:func:`domain_warnings`)."""
+        if self.check_domain:
+            self.warnings = domain_warnings(walk.order, walk.values)
 
 
 def evaluate(
@@ -147,7 +226,13 @@ def evaluate(
             if name not in known:
                 raise unknown_wrt(name)
     recording = Recording(wanted, check_domain)
-    walk = interpret(program, recording, values, bind=wanted)
+    token = backend.quiet_enter()  # once for the whole walk, not once per op
+    try:
+        with gc_paused():
+            walk = interpret(program, recording, values, bind=wanted)
+    finally:
+        backend.quiet_exit(token)
+    recording.finish(walk)
     return Evaluation(
         walk.result, walk.inputs, recording.intermediates, recording.warnings, walk.values
     )

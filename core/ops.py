@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import backend
-from .tensor import OPS, Tensor, apply, as_tensor
+from .tensor import OPS, Tensor, apply, as_tensor, is_grad_enabled
 
 # ---------------------------------------------------------------------------
 # How an op is spelled and printed
@@ -311,8 +311,15 @@ def _is_tensor(x) -> bool:
 
 def _all_finite(x) -> bool:
     if _is_tensor(x):
-        return bool(backend.xp.isfinite(x.data).all())
+        return backend.all_finite(x.data)
     return True
+
+
+def _finite_factor(d) -> bool:
+    """True when ``d`` (a Tensor or a Python number) is known to hold finite numbers only."""
+    if type(d) is float or type(d) is int:
+        return math.isfinite(d)
+    return _is_tensor(d) and backend.all_finite(d.data)
 
 
 def _any_zero(x) -> bool:
@@ -326,6 +333,11 @@ def chain(g, d):
     if g is None or d is None:
         return None
     r = g * d
+    # Only an entry where d is inf or nan can be a 0 * inf/nan: with a finite d (often
+    # smaller than g, never larger than the product) the mended product has r's values, and
+    # when nothing is recorded (no create_graph) it is r itself, bit for bit.
+    if not is_grad_enabled() and _finite_factor(d):
+        return r
     if not _all_finite(r):
         # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
         # so every other entry, a signed zero included, is what g * d gives, row by row
@@ -883,9 +895,21 @@ def _getitem_node(n):
     return "IndexBackward0"
 
 
+def _basic_index(index) -> bool:
+    """An index of ints, slices, None and Ellipsis only: it selects each element at most once."""
+    return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index)
+
+
 def _scatter_forward(g, index, shape):
     xp = _xp()
     out = xp.zeros(shape, dtype=g.dtype)
+    if xp is backend.host and isinstance(index, tuple) and _basic_index(index):
+        # No element is selected twice, so adding in place into the view is add.at's
+        # 0 + g, element for element, without add.at's per-element indexing.
+        view = out[index]
+        if isinstance(view, xp.ndarray):
+            view += g
+            return out
     if backend.device == "gpu" and not hasattr(xp.add, "at"):  # older CuPy
         import cupyx  # noqa: PLC0415 - only on the GPU path
 
@@ -1246,12 +1270,45 @@ def _matmul_vjp(n, g):
         g2 = reshape(g, g.shape + (1,))
     ga = gb = None
     if n.needs[0]:
-        ga = call("matmul", g2, call("mT", b2))
+        ga = _outer(g2, b2, True) if g2.shape[-1] == 1 else None
+        if ga is None:
+            ga = call("matmul", g2, call("mT", b2))
         ga = reshape(sum_to(ga, a2.shape), sa)
     if n.needs[1]:
-        gb = call("matmul", call("mT", a2), g2)
+        gb = _outer(a2, g2, False) if a2.shape[-2] == 1 else None
+        if gb is None:
+            gb = call("matmul", call("mT", a2), g2)
         gb = reshape(sum_to(gb, b2.shape), sb)
     return ga, gb
+
+
+def _outer(x, y, left: bool):
+    """``x @ mT(y)`` (left) or ``mT(x) @ y``, whose inner dimension is 1, when nothing is
+    recorded: each entry is one product, and matmul's 0 + x*y (which makes a -0.0 product
+    +0.0) is what multiply and then += 0 give, bit for bit, without a GEMM.  None: use
+    matmul (a graph is being recorded, or the arrays are not NumPy's)."""
+    xp = backend.xp
+    if is_grad_enabled() or xp is not backend.host or not (_is_tensor(x) and _is_tensor(y)):
+        return None
+    a, b = x.data, y.data
+    if left:
+        b = xp.swapaxes(b, -1, -2)
+    else:
+        a = xp.swapaxes(a, -1, -2)
+    token = backend.quiet_enter()
+    try:
+        r = xp.multiply(a, b)
+        # Adding 0 changes only a -0.0 entry.  Factors without a zero whose smallest
+        # magnitudes multiply to a normal number make no zero product at all (not even by
+        # underflow): the pass over the product is then skipped.  nan fails the test.
+        if not xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY:
+            r += r.dtype.type(0)
+    finally:
+        backend.quiet_exit(token)
+    return Tensor._wrap(r)
+
+
+_TINY = 1e-30  # far above the underflow threshold of float64 and float32 products
 
 
 def _matmul_jvp(n, ts):

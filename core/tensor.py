@@ -387,7 +387,18 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     dtype = like.data.dtype if like is not None else None
+    if backend.xp is backend.host and (
+        type(value) is float or (type(value) is int and -_INT_LIMIT < value < _INT_LIMIT)
+    ):
+        # A NumPy scalar: the same number as a 0-d array of that dtype (and what an op on
+        # 0-d arrays returns), and NumPy's arithmetic on scalars is much cheaper.
+        return Tensor._wrap(
+            dtype.type(value) if dtype is not None else backend.default_dtype(value)
+        )
     return Tensor._wrap(backend.asarray(value, dtype=dtype))
+
+
+_INT_LIMIT = 2**53  # ints up to here are exact floats
 
 
 def tensor(data, requires_grad: bool = False, dtype=None, name: str | None = None) -> Tensor:
@@ -423,32 +434,48 @@ def _check_size(op, inputs, attrs) -> None:
 
 def apply(op, *args, **attrs) -> Tensor:
     """Run ``op`` forward on ``args`` and, in grad mode, record its Node."""
-    like = None
+    inputs = args
     for a in args:
-        if isinstance(a, Tensor):
-            like = a
+        if not isinstance(a, Tensor):  # a Python number or array among the arguments
+            like = next((b for b in args if isinstance(b, Tensor)), None)
+            inputs = tuple(b if isinstance(b, Tensor) else as_tensor(b, like) for b in args)
             break
-    inputs = tuple(a if isinstance(a, Tensor) else as_tensor(a, like) for a in args)
-    if op.arity is not None and len(inputs) != op.arity:
-        raise TypeError(f"{op.name}() takes {op.arity} arguments, got {len(inputs)}")
-    if op.size is not None and len(inputs) > 1:
-        _check_size(op, inputs, attrs)
-    with backend.errstate():
-        try:
-            data = op.forward(*(t.data for t in inputs), **attrs)
-        except (ValueError, IndexError, TypeError) as exc:
-            raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
+    n = len(inputs)
+    if op.arity is not None and n != op.arity:
+        raise TypeError(f"{op.name}() takes {op.arity} arguments, got {n}")
+    if op.size is not None and n > 1:
+        if n == 2 and op.kind != "product":  # _check_size's common case, inline
+            sa = inputs[0].data.shape
+            sb = inputs[1].data.shape
+            if sa != sb and sa != () and sb != ():
+                _check_size(op, inputs, attrs)
+        else:
+            _check_size(op, inputs, attrs)
+    token = backend.quiet_enter()
+    try:
+        if n == 1:
+            data = op.forward(inputs[0].data, **attrs)
+        elif n == 2:
+            data = op.forward(inputs[0].data, inputs[1].data, **attrs)
+        else:
+            data = op.forward(*[t.data for t in inputs], **attrs)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
+    finally:
+        backend.quiet_exit(token)
     if not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
-    if not op.differentiable_any or not is_grad_enabled():
-        return Tensor._wrap(data)
-    flags = op.differentiable or (True,) * len(inputs)  # () for variadic ops: all inputs
-    for t, d in zip(inputs, flags):
-        if d and t.requires_grad:
-            break
-    else:
-        return Tensor._wrap(data)
-    out = Tensor._wrap(data)
-    out.requires_grad = True
-    out.grad_fn = Node(op, inputs, out, attrs)
+    out = Tensor.__new__(Tensor)
+    out.data = data
+    out.grad = None
+    out.name = None
+    if op.differentiable_any and is_grad_enabled():
+        flags = op.differentiable or (True,) * n  # () for variadic ops: all inputs
+        for t, d in zip(inputs, flags):
+            if d and t.requires_grad:
+                out.requires_grad = True
+                out.grad_fn = Node(op, inputs, out, attrs)
+                return out
+    out.requires_grad = False
+    out.grad_fn = None
     return out

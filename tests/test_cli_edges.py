@@ -397,12 +397,23 @@ def test_csv_header_longer_than_the_line_limit(tmp_path, cli):
     }
 
 
-def test_deeply_nested_csv_cell_is_a_limit_record(tmp_path, cli):
+def test_deeply_nested_csv_cell_is_a_bad_value_record(tmp_path, cli):
+    # A value has at most 32 dimensions (NumPy's limit): deeper is a bad value, said in a
+    # short message however deep it goes.
     path = write(tmp_path, "n.csv", 'v\n"' + "[" * 5000 + "]" * 5000 + '"\n"[1, 2]"\n')
     r = cli("batch", path, "--expr", "sum(v)", "--op", "eval")
     assert r.code == 1
     deep, ok = docs(r.out)
-    assert deep == {"line": 2, "error": {"kind": "limit", "message": "the input nests too deeply"}}
+    assert deep == {
+        "line": 2,
+        "error": {
+            "kind": "bad_value",
+            "message": "column 'v': an array nested far too deep; a value has at most 32 "
+            "dimensions",
+            # the cell is echoed shortened, never whole (10,000 characters here)
+            "value": "[" * 100 + "...(9800 more characters)..." + "]" * 100,
+        },
+    }
     assert ok == {"line": 3, **single(cli, "eval", "sum(v)", "--v", "[1, 2]")}
 
 
@@ -899,11 +910,16 @@ def test_no_arguments_prints_the_commands_and_exits_2(cli):
         assert f"  {command} " in r.out
 
 
-def test_vars_file_nesting_too_deeply_is_a_limit(tmp_path, cli):
+def test_vars_file_nesting_too_deeply_is_a_bad_value(tmp_path, cli):
     path = write(tmp_path, "v.json", '{"x": ' + "[" * 100000 + "]" * 100000 + "}")
     r = cli("eval", "x", "--vars", "@" + path, "--json")
-    assert r.code == 1
-    assert r.json == {"error": {"kind": "limit", "message": "the input nests too deeply"}}
+    assert r.code == 2
+    assert r.json == {
+        "error": {
+            "kind": "bad_value",
+            "message": "--vars: an array nested far too deep; a value has at most 32 dimensions",
+        }
+    }
 
 
 def test_two_arguments_that_are_not_utf8_are_noted_once(cli, monkeypatch):

@@ -1,0 +1,141 @@
+"""Startup cost (issue 12): what a run imports.
+
+A plain ``grad``/``eval`` run needs NumPy, Lark (to parse) and Typer; Rich only to print a
+table, and Pydantic never (Typer 0.2x converts option values with Pydantic TypeAdapters:
+``app.plain_converters`` gives every parameter a converter that takes our plain values
+without it).  Each run here is a fresh interpreter, so the modules it lists are exactly
+what that command line loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from autograd_cli.cli.app import plain_value
+
+SCRIPT = """
+import json, sys
+from autograd_cli.cli.main import run
+code = run(sys.argv[2:])
+sys.stdout.flush()
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": int(code), "modules": sorted(sys.modules)}, f)
+"""
+
+
+def loaded(tmp_path, *argv) -> tuple[int, set, str]:
+    """Run the command line in a fresh interpreter: (exit code, modules loaded, stdout)."""
+    report = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(report), *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert report.exists(), proc.stderr
+    doc = json.loads(report.read_text())
+    return doc["code"], set(doc["modules"]), proc.stdout
+
+
+def tops(modules: set) -> set:
+    return {m.split(".")[0] for m in modules}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["grad", "3*a**3-b**2", "--a", "2", "--b", "6", "--json"],
+        ["eval", "sin(x)", "--x", "1", "--format", "plain"],
+        ["grad", "x*y", "--x", "1", "--y", "2", "--format", "csv"],
+        ["--json", "eval", "x+", "--x", "1"],  # a parse error, as a JSON document
+        ["check", "x**2", "--x", "1", "--eps", "1e-4", "--json"],
+    ],
+    ids=["grad-json", "eval-plain", "grad-csv", "error-json", "check-json"],
+)
+def test_machine_output_loads_neither_rich_nor_pydantic(tmp_path, argv):
+    code, modules, out = loaded(tmp_path, *argv)
+    assert out.strip(), "the command printed nothing"
+    assert not {"rich", "pydantic", "pydantic_core"} & tops(modules), sorted(
+        m for m in modules if m.startswith(("rich", "pydantic"))
+    )
+
+
+def test_batch_loads_neither_rich_nor_pydantic(tmp_path):
+    (tmp_path / "in.csv").write_text("x,y\n1,2\n3,4\n", encoding="utf-8")
+    code, modules, out = loaded(
+        tmp_path, "batch", "in.csv", "--expr", "x*sin(y)", "--chunk-size", "10", "--no-progress"
+    )
+    assert code == 0 and len(out.splitlines()) == 2
+    assert not {"rich", "pydantic", "pydantic_core"} & tops(modules)
+
+
+def test_a_table_loads_rich_but_not_pydantic(tmp_path):
+    code, modules, out = loaded(tmp_path, "grad", "3*a**3-b**2", "--a", "2", "--b", "6")
+    assert code == 0 and "36.0" in out
+    assert "rich" in tops(modules)
+    assert not {"pydantic", "pydantic_core"} & tops(modules)
+
+
+# ---- the converters match Typer's (Pydantic's) -------------------------------------------------
+
+INTS = ["0", "7", "-3", "+5", "007", "-0", "123456789012345678", "9" * 19, "1_000", " 12", "12 "]
+INTS += ["1.0", "1.5", "1e3", "0x10", "", "abc", "٣", "--1", "+-1"]
+FLOATS = ["1", "1.", ".5", "+.5", "-0", "1e-6", "1E5", "1e400", "1e-400", "0.1", "00.5"]
+FLOATS += ["1.7976931348623157e308", "4.9e-324", "2.2250738585072011e-308", "123456789.123456789"]
+FLOATS += ["inf", "-inf", "nan", "1_0", " 1", "1e", "e5", ".", "", "0x1p3", "1e1000", "１"]
+
+
+def _typer_convert(annotation, value):
+    from typer._adapters import try_build_adapter
+    from typer.models import OptionInfo
+
+    adapter = try_build_adapter(annotation, OptionInfo())
+    try:
+        return "ok", adapter.validate_python(value)
+    except Exception as exc:  # noqa: BLE001 - the error itself is what is compared
+        return "error", type(exc).__name__
+
+
+@pytest.mark.parametrize(
+    "annotation, values",
+    [
+        (int, INTS + [5, 65536]),
+        (float, FLOATS + [0.5, -0.0]),
+        (str, ["", "x", " -x", "3*a**3", "é", "\x00"]),
+        (bool, [True, False]),
+        (list[str], [(), ("a=1",), ["a=1", "b=[1, 2]"]]),
+    ],
+    ids=["int", "float", "str", "bool", "list"],
+)
+def test_plain_values_convert_as_typer_does(annotation, values):
+    pytest.importorskip("typer._adapters")
+    for value in values:
+        got = plain_value(annotation, value)
+        if got is NotImplemented:
+            continue  # Typer's own converter decides: the same by construction
+        kind, expected = _typer_convert(annotation, value)
+        assert kind == "ok", (annotation, value, expected)
+        assert type(got) is type(expected), (annotation, value)
+        if isinstance(got, float) and math.isnan(got):
+            assert math.isnan(expected)
+        else:
+            assert got == expected, (annotation, value)
+            if isinstance(got, float):
+                assert math.copysign(1, got) == math.copysign(1, expected)
+
+
+def test_unusual_values_are_left_to_typer():
+    for text in ("1_000", " 12", "1.0", "inf", "nan", "1e1000000", "١٢"):
+        assert plain_value(int, text) is NotImplemented
+    assert plain_value(float, "inf") is NotImplemented
+    assert plain_value(float, "1_0") is NotImplemented
+    assert plain_value(str, b"x") is NotImplemented
+    assert plain_value(bool, "yes") is NotImplemented
+    assert plain_value(int, True) is NotImplemented
+    assert plain_value(list[str], ("a", 1)) is NotImplemented
