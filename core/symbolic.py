@@ -626,6 +626,9 @@ class Algebra:
                 expanded = self._power_of_product(b, e)
                 if expanded is not None:
                     c, parts = expanded
+                    # the inner product's factors are work too: without this a product of
+                    # products went unpaid, and the deadline, checked by spend(), came late
+                    self.spend(len(parts))
                     coeff = n_mul(coeff, c)
                     pending.extend(parts)
                     continue
@@ -1678,6 +1681,9 @@ def diff(
 
     def tidy(name: str, raw: Expr) -> Expr:
         try:
+            if time.monotonic() > deadline:
+                # spent by an earlier order or variable: none left to start another pass
+                raise SimplifyBudgetExceeded("time")
             return simplify(raw, budget=step_budget, deadline=deadline)
         except SimplifyBudgetExceeded as exc:
             simplified[name] = False
