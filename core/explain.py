@@ -414,7 +414,7 @@ def _backward_order(output: Expr, order: list[Expr]) -> list[Expr]:
 def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
     """The local partials of ``node`` at the point, by the op table's vjp on the engine's tensors."""
     op = OPS[node.op]
-    flags = op.differentiable or (True,) * len(node.args)
+    flags = op.flags(len(node.args))
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     ins = tuple(tensors[id(a)] for a in node.args)
     with no_grad():

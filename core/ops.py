@@ -200,6 +200,10 @@ class Op:
         # elementwise ops of several arguments get the broadcast's size from op_table).
         self.size = size
 
+    def flags(self, n: int) -> tuple:
+        """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
+        return self.differentiable or (True,) * n
+
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
 

@@ -1465,7 +1465,7 @@ def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs
     o = builder.wrap(out if out is not None else node)
     if needs is None:
         needs = tuple(True for _ in node.args)
-    flags = op.differentiable or (True,) * len(node.args)
+    flags = op.flags(len(node.args))
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     grads = op.vjp(RuleContext(op, ins, o, node.attrs, needs), g)
     return tuple(

@@ -442,7 +442,7 @@ def apply(op, *args, **attrs) -> Tensor:
         data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
     if not op.differentiable_any or not is_grad_enabled():
         return Tensor._wrap(data)
-    flags = op.differentiable or (True,) * len(inputs)  # () for variadic ops: all inputs
+    flags = op.flags(len(inputs))  # () for variadic ops: all inputs
     for t, d in zip(inputs, flags):
         if d and t.requires_grad:
             break
