@@ -621,3 +621,8 @@ def batch_command(
             )
         )
     summary.exit()
+
+
+# The analysis commands (taylor, propagate, minimize, solve, critical) live in their own
+# module; importing it registers them on `app`.
+from . import analysis  # noqa: E402,F401
