@@ -623,6 +623,6 @@ def batch_command(
     summary.exit()
 
 
-# The analysis commands (taylor, propagate, minimize, solve, critical) live in their own
-# module; importing it registers them on `app`.
-from . import analysis  # noqa: E402,F401
+# The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in
+# their own modules; importing them registers them on `app`.
+from . import analysis, plot  # noqa: E402,F401

@@ -85,7 +85,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from . import backend
-from .errors import EvaluationError, InputError, LimitError
+from .errors import InputError, LimitError, UnsupportedError
 from .expr import evaluate
 from .interpret import Dependence, interpret
 from .ops import RuleContext
@@ -99,10 +99,8 @@ np = backend.host  # host-side scalar arithmetic (constant folding); arrays go t
 # ---------------------------------------------------------------------------
 
 
-class UnsupportedDiffError(EvaluationError):
+class UnsupportedDiffError(UnsupportedError):
     """The expression uses an op the symbolic differentiator does not handle."""
-
-    kind = "unsupported"
 
 
 class SimplifyBudgetExceeded(Exception):

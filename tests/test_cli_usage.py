@@ -102,7 +102,7 @@ def test_no_command_with_json(cli):
         (["grad", "x", "--x", "1", "--wrtt", "x"], "did you mean --wrt?"),
         (
             ["eval", "x", "--x", "1", "--order", "2"],
-            "eval has no option --order (--order is an option of batch, diff, grad, taylor)",
+            "eval has no option --order (--order is an option of batch, diff, grad, plot, taylor)",
         ),
         (["hessian", "x", "--x", "1", "--order"], "hessian has no option --order"),
         (["eval", "x", "-x", "1"], "did you mean --x?"),
