@@ -625,4 +625,4 @@ def batch_command(
 
 # The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in
 # their own modules; importing them registers them on `app`.
-from . import analysis, plot  # noqa: E402,F401
+from . import analysis, plot, repl  # noqa: E402,F401

@@ -188,6 +188,13 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
     return out
 
 
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv``; return the exit code.
 
@@ -197,6 +204,8 @@ def run(argv: list[str] | None = None) -> int:
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
     argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
+    if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
+        argv = ["repl"]
     json_mode = _json_requested(argv)
     streams.prepare(json_mode)
     try:
