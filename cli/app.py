@@ -27,6 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 # Variables come as --NAME VALUE: unknown options are collected, not rejected.
@@ -811,3 +812,8 @@ def batch_command(
             )
         )
     summary.exit()
+
+
+# The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in
+# their own modules; importing them registers them on `app`.
+from . import analysis, plot, repl  # noqa: E402,F401

@@ -126,7 +126,7 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
     while i < len(argv):
         token = argv[i]
         name = token.split("=", 1)[0]
-        if token in GLOBAL_FLAGS or token == HELP:
+        if token in GLOBAL_FLAGS or token in (HELP, "-h"):
             moved.append(token)
         elif name in GLOBAL_VALUED and "=" in token:
             moved.append(token)
@@ -141,13 +141,13 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
     if i < len(argv) and argv[i] in commands:
         return [argv[i]] + moved + argv[i + 1 :]
     # No command next: the top level (its help, "no command", or Click's "No such command")
-    return ([HELP] if HELP in moved else []) + argv[i:]
+    return ([HELP] if HELP in moved or "-h" in moved else []) + argv[i:]
 
 
 def _help_document(command, argv: list[str]) -> dict | None:
     """With ``--json``, ``--help`` is one JSON document: ``{"command": ..., "help": text}``."""
     head = argv[: argv.index("--")] if "--" in argv else argv
-    if HELP not in head:
+    if HELP not in head and "-h" not in head:
         return None
     commands = getattr(command, "commands", {})
     name = argv[0] if argv and argv[0] in commands else None
@@ -188,6 +188,27 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
     return out
 
 
+def _version(json_mode: bool) -> int:
+    """``--version`` anywhere before ``--``: the version, exit 0 (one JSON object with --json)."""
+    from .. import __version__
+
+    streams.prepare(json_mode)
+    text = f'{{"version": "{__version__}"}}' if json_mode else f"autograd-cli {__version__}"
+    try:
+        sys.stdout.write(text + "\n")
+        streams.flush_stdout()
+    except BrokenPipeError:
+        return ExitCode.OK
+    return ExitCode.OK
+
+
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv``; return the exit code.
 
@@ -197,6 +218,15 @@ def run(argv: list[str] | None = None) -> int:
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
     argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
+    if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
+        argv = ["repl"]
+    lead = []  # the options before the command's name: --version is one of them
+    for token in argv:
+        if not token.startswith("-") or token == "--":
+            break
+        lead.append(token)
+    if "--version" in lead:
+        return _version("--json" in argv)
     json_mode = _json_requested(argv)
     streams.prepare(json_mode)
     try:

@@ -81,3 +81,10 @@ class DeviceError(EvaluationError):
 
 class LimitError(EvaluationError):
     kind = "limit"
+
+
+class UnsupportedError(EvaluationError):
+    """Something this installation or this command does not do (an optional package that is
+    missing, an op with no symbolic form)."""
+
+    kind = "unsupported"

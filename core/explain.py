@@ -375,12 +375,12 @@ def explain(
     var_nodes = {n.name: n for n in order if n.op == "var"}
     paths: dict = {}
     for name in wanted:
-        node = var_nodes.get(name)
-        if node is None:  # bound by a statement whose result the output does not use
+        leaf = var_nodes.get(name)
+        if leaf is None:  # bound by a statement whose result the output does not use
             gradient[name], paths[name] = 0.0, []
             continue
-        gradient[name] = adjoint.get(id(node), 0.0) if node is not output else 1.0
-        paths[name] = _paths(output, node, users, local_value, names)
+        gradient[name] = adjoint.get(id(leaf), 0.0) if leaf is not output else 1.0
+        paths[name] = _paths(output, leaf, users, local_value, names)
     return Explanation(
         program.source,
         out_name,
@@ -414,7 +414,7 @@ def _backward_order(output: Expr, order: list[Expr]) -> list[Expr]:
 def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
     """The local partials of ``node`` at the point, by the op table's vjp on the engine's tensors."""
     op = OPS[node.op]
-    flags = op.differentiable or (True,) * len(node.args)
+    flags = op.flags(len(node.args))
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     ins = tuple(tensors[id(a)] for a in node.args)
     with no_grad():

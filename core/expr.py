@@ -254,7 +254,7 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
         if node.op in ("const", "var"):
             continue
         op = OPS[node.op]
-        flags = op.differentiable or (True,) * len(node.args)
+        flags = op.flags(len(node.args))
         for arg, differentiable in zip(node.args, flags):
             if (
                 differentiable

@@ -85,7 +85,7 @@ def _no_forward_rule(op, tangents: Sequence):
     """
     if op.vjp is None:  # comparisons and the like: no derivative, a zero tangent
         return None
-    flags = op.differentiable or (True,) * len(tangents)
+    flags = op.flags(len(tangents))
     if any(t is not None and d for t, d in zip(tangents, flags)):
         raise NotImplementedError(
             f"Trying to use forward AD with {op.name} that does not support it because it has "
@@ -101,7 +101,7 @@ def tangent_rule(op, ctx, tangents: Sequence, batch: int | None = None):
     if batch is None:
         if op.jvp is None:
             return _no_forward_rule(op, tangents)
-        flags = op.differentiable or (True,) * len(tangents)
+        flags = op.flags(len(tangents))
         tangents = tuple(t if d else None for t, d in zip(tangents, flags))
         if all(t is None for t in tangents):
             return None
@@ -344,7 +344,7 @@ def batched_rule(op, ctx, tangents: Sequence, batch: int):
         return None
     if op.jvp is None:
         return _no_forward_rule(op, tangents)
-    flags = op.differentiable or (True,) * len(tangents)
+    flags = op.flags(len(tangents))
     ts = tuple(t if d else None for t, d in zip(tangents, flags))
     if all(t is None for t in ts):
         return None
@@ -578,7 +578,7 @@ class Duals(Interpretation):
         ts = tuple(t for _, t in args)
         if all(t is None for t in ts):
             return out, None
-        flags = op.differentiable or (True,) * len(ts)
+        flags = op.flags(len(ts))
         needs = tuple(t is not None and d for t, d in zip(ts, flags))
         ctx = TangentContext(op, primals, out, node.attrs, needs)
         return out, tangent_rule(op, ctx, ts, self.batch)

@@ -151,5 +151,5 @@ class Dependence(Interpretation):
     def apply(self, node: Expr, op, args: list) -> bool:
         if op.vjp is None:
             return False
-        flags = op.differentiable or (True,) * len(args)
+        flags = op.flags(len(args))
         return any(d and f for d, f in zip(args, flags))

@@ -200,6 +200,10 @@ class Op:
         # elementwise ops of several arguments get the broadcast's size from op_table).
         self.size = size
 
+    def flags(self, n: int) -> tuple:
+        """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
+        return self.differentiable or (True,) * n
+
     def node_name(self, node) -> str:
         return self.node(node) if callable(self.node) else self.node
 
@@ -274,6 +278,10 @@ def gt(a, b):
 
 def lt(a, b):
     return call("lt", a, b)
+
+
+def ne(a, b):
+    return call("ne", a, b)
 
 
 def sqrt(x):
@@ -685,21 +693,23 @@ _binary(
         "**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)
     ),
 )
-# max/min of two arguments: ties split the gradient evenly between them (PyTorch's maximum/minimum).
+# max/min of two arguments: ties split the gradient evenly between them, and an argument
+# takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
+# maximum/minimum (grad.masked_fill_(self < other, 0) after halving the ties).
 _binary(
     "maximum",
     "MaximumBackward0",
     lambda a, b: _xp().maximum(a, b),
-    lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
-    lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
+    lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),
+    lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),
     printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"),
 )
 _binary(
     "minimum",
     "MinimumBackward0",
     lambda a, b: _xp().minimum(a, b),
-    lambda a, b, out: lt(a, b) + 0.5 * eq(a, b),
-    lambda a, b, out: gt(a, b) + 0.5 * eq(a, b),
+    lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),
+    lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),
     printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"),
 )
 
@@ -1123,7 +1133,13 @@ register(
 
 
 def _extreme_weights(x, out, axis, keepdims):
-    # Ties share the gradient evenly (PyTorch's amax/amin and full max/min).
+    # Ties share the gradient evenly (PyTorch's amax/amin and full max/min). A full
+    # reduction that is NaN shares it among the NaNs, as PyTorch's evenly_distribute_backward
+    # does; a reduction along an axis compares with ==, so a NaN result gives NaN weights
+    # there (PyTorch's amax/amin backward, scale_grad_by_count, does the same).
+    if axis is None:
+        hit = eq(x, out) + ne(x, x) * ne(out, out)
+        return hit / call("sum", hit)
     hit = eq(x, expand_back(out, x.shape, axis, keepdims))
     count = expand_back(call("sum", hit, axis=axis, keepdims=True), x.shape, axis, True)
     return hit / count
@@ -1194,7 +1210,11 @@ register(
 
 def _dot_forward(a, b):
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"dot needs two 1-D vectors, got {a.ndim}-D and {b.ndim}-D")
+        # PyTorch's rule (torch.dot: 1-D only), not NumPy's (np.dot of matrices multiplies them)
+        raise ValueError(
+            f"dot needs two 1-D vectors, got {a.ndim}-D and {b.ndim}-D "
+            "(as torch.dot; for matrices write a @ b)"
+        )
     return _xp().dot(a, b)
 
 

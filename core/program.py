@@ -17,7 +17,7 @@ non-scalar output.  This module imports only the errors: no arrays, no tensors.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .errors import MissingValueError, UnknownVariableError
@@ -152,7 +152,7 @@ def non_scalar_message(shape) -> str:
     )
 
 
-def check_values(program: Program, values: dict) -> None:
+def check_values(program: Program, values: Mapping) -> None:
     """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 
     This catches typos like ``--xx`` and values given to ``name = expr`` intermediates.

@@ -85,7 +85,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from . import backend
-from .errors import EvaluationError, InputError, LimitError
+from .errors import InputError, LimitError, UnsupportedError
 from .expr import evaluate
 from .interpret import Dependence, interpret
 from .ops import RuleContext
@@ -99,10 +99,8 @@ np = backend.host  # host-side scalar arithmetic (constant folding); arrays go t
 # ---------------------------------------------------------------------------
 
 
-class UnsupportedDiffError(EvaluationError):
+class UnsupportedDiffError(UnsupportedError):
     """The expression uses an op the symbolic differentiator does not handle."""
-
-    kind = "unsupported"
 
 
 class SimplifyBudgetExceeded(Exception):
@@ -1468,7 +1466,7 @@ def local_vjp(node: Expr, g: Sym, builder: Builder, inputs=None, out=None, needs
     o = builder.wrap(out if out is not None else node)
     if needs is None:
         needs = tuple(True for _ in node.args)
-    flags = op.differentiable or (True,) * len(node.args)
+    flags = op.flags(len(node.args))
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
     grads = op.vjp(RuleContext(op, ins, o, node.attrs, needs), g)
     return tuple(

@@ -470,7 +470,7 @@ def apply(op, *args, **attrs) -> Tensor:
     out.grad = None
     out.name = None
     if op.differentiable_any and is_grad_enabled():
-        flags = op.differentiable or (True,) * n  # () for variadic ops: all inputs
+        flags = op.flags(n)  # () for variadic ops: all inputs
         for t, d in zip(inputs, flags):
             if d and t.requires_grad:
                 out.requires_grad = True

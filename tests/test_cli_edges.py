@@ -470,7 +470,7 @@ def test_a_huge_integer_in_a_value_is_not_an_internal_error(cli, argv):
     assert "too large for a floating-point number" in r.json["error"]["message"]
 
 
-def test_out_of_memory_on_a_line_is_a_limit_record(tmp_path, cli):
+def test_out_of_memory_on_a_line_is_a_limit_record(tmp_path, cli, monkeypatch):
     """An outer product of 10**15 elements cannot be allocated: kind "limit" for that line
     (the single command says the same), the next line still runs."""
     n = 100_000
@@ -481,6 +481,15 @@ def test_out_of_memory_on_a_line_is_a_limit_record(tmp_path, cli):
         "m.jsonl",
         jsonl([{"expr": expr, "vars": {"x": x}}, {"expr": "x", "vars": {"x": 1}}]),
     )
+    # The memory limit refuses it before allocating (core/limits.py), with the estimate...
+    r = cli("batch", path, "--op", "eval")
+    assert r.code == 1
+    big, small = docs(r.out)
+    assert big["error"]["kind"] == "limit"
+    assert big["error"]["message"].startswith("mul's result would take 74.5 GiB")
+    assert small == {"line": 2, "expr": "x", "value": 1.0, "shape": []}
+    # ... and with no limit, NumPy's own MemoryError is a limit record too.
+    monkeypatch.setenv("AUTOGRAD_CLI_MAX_MEMORY", "0")
     r = cli("batch", path, "--op", "eval")
     assert r.code == 1
     big, small = docs(r.out)

@@ -92,7 +92,6 @@ def test_no_command_with_json(cli):
 @pytest.mark.parametrize(
     "argv, fragment",
     [
-        (["hessian", "sum(x)", "--x", "1", "-h"], "did you mean --help?"),
         (
             ["hessian", "x", "--x", "1", "--jsn"],
             "hessian has no option --jsn (did you mean --json?)",
@@ -102,7 +101,7 @@ def test_no_command_with_json(cli):
         (["grad", "x", "--x", "1", "--wrtt", "x"], "did you mean --wrt?"),
         (
             ["eval", "x", "--x", "1", "--order", "2"],
-            "eval has no option --order (--order is an option of batch, diff, grad)",
+            "eval has no option --order (--order is an option of batch, diff, grad, plot, taylor)",
         ),
         (["hessian", "x", "--x", "1", "--order"], "hessian has no option --order"),
         (["eval", "x", "-x", "1"], "did you mean --x?"),
@@ -115,14 +114,32 @@ def test_misspelt_option_is_named_with_its_spelling(cli, argv, fragment):
 
 
 def test_misspelt_option_without_json_is_one_stderr_line(cli):
-    r = cli("hessian", "sum(x)", "--x", "1", "-h")
+    r = cli("hessian", "sum(x)", "--x", "1", "--jsn")
     assert r.code == 2
     assert r.out == ""
-    assert r.err.strip() == "autograd-cli: error: -h is not an option (did you mean --help?)"
+    assert (
+        r.err.strip() == "autograd-cli: error: hessian has no option --jsn (did you mean --json?)"
+    )
 
 
-def test_batch_dash_h_suggests_help(cli):
-    usage_error(cli("batch", "-", "-h", "--json"), "did you mean --help?")
+@pytest.mark.parametrize("argv", [["hessian", "sum(x)", "--x", "1"], ["batch", "-"], []])
+def test_dash_h_is_help(cli, argv):
+    # -h is --help (issue 13: the Unix convention); with --json, the help document
+    r = cli(*argv, "-h")
+    assert r.code == 0 and r.out.startswith("Usage: autograd-cli"), r.out + r.err
+    r = cli(*argv, "-h", "--json")
+    assert r.code == 0 and r.json["help"].startswith("Usage: autograd-cli")
+
+
+def test_version(cli):
+    from autograd_cli import __version__
+
+    r = cli("--version")
+    assert r.code == 0 and r.out == f"autograd-cli {__version__}\n"
+    r = cli("--json", "--version")
+    assert r.code == 0 and r.json == {"version": __version__}
+    r = cli("grad", "version*2", "--version", "3", "--json")  # after the command: a variable
+    assert r.code == 0 and r.json["grad"] == {"version": 2.0}
 
 
 @pytest.mark.parametrize(
@@ -151,7 +168,7 @@ def test_an_unknown_name_far_from_any_option_is_an_unknown_variable(cli):
 
 
 def test_syntax_error_comes_before_option_hints(cli):
-    r = cli("hessian", "x +", "--x", "1", "-h", "--json")
+    r = cli("hessian", "x +", "--x", "1", "--jsn", "--json")
     assert r.code == 2
     assert r.json["error"]["kind"] == "syntax"
 

@@ -284,6 +284,7 @@ def test_dot_of_matrices_is_a_shape_error_in_the_cli(cli):
     assert r.code == 1, r.out
     assert r.json["error"]["kind"] == "shape"
     assert "dot needs two 1-D vectors, got 2-D and 2-D" in r.json["error"]["message"]
+    assert "as torch.dot; for matrices write a @ b" in r.json["error"]["message"]
     r = cli(*argv)
     assert r.code == 1 and r.out == "" and "Traceback" not in r.err
     assert "dot needs two 1-D vectors" in r.err

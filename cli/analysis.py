@@ -1,0 +1,521 @@
+"""The analysis commands: taylor, propagate, minimize, solve, critical (issue 14).
+
+Each is a thin layer over a library function (:mod:`autograd_cli.core.taylor`,
+:mod:`~autograd_cli.core.uncertainty`, :mod:`~autograd_cli.core.optimize`):
+read the expression and values as every command does (:class:`.app.Invocation`),
+call the library, render a Rich table for people or SPEC's JSON document.
+Importing this module registers the commands on :data:`.app.app`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated
+
+import typer
+
+from . import options
+from .app import (
+    VARIABLE_CONTEXT,
+    Device,
+    Dtype,
+    Expr,
+    Invocation,
+    Json,
+    Var,
+    Vars,
+    Wrt,
+    app,
+)
+
+MaxIter = Annotated[
+    int | None,
+    typer.Option("--max-iter", help="Stop after this many iterations.", show_default=False),
+]
+Trace = Annotated[
+    bool, typer.Option("--trace", help="Also show every iterate (JSON: a 'trace' list).")
+]
+
+
+# ---------------------------------------------------------------------------
+# taylor
+# ---------------------------------------------------------------------------
+
+
+@app.command("taylor", context_settings=VARIABLE_CONTEXT)
+def taylor_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    order_text: Annotated[
+        str | None,
+        typer.Option(
+            "--order",
+            metavar="K",
+            help="The degree (default 5 for one variable, 2 for several).",
+            show_default=False,
+        ),
+    ] = None,
+    at: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--at",
+            metavar="NAME=VALUE",
+            help="Compare the polynomial with the function there (the remainder); repeatable.",
+        ),
+    ] = None,
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    var: Var = None,
+    vars_json: Vars = None,
+):
+    """Taylor coefficients and polynomial at a point, exact from the engine.
+
+    Example: autograd-cli taylor "exp(sin(x))" --x 0 --order 6
+    """
+    from ..core.taylor import taylor
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    order = None if order_text is None else options.parse_order(order_text, minimum=0)
+    where = _scalars(options.named_literals(at or [], "--at"), "--at")
+    r = taylor(inv.program(), inv.values, wrt=options.split_names(wrt), order=order, at=where)
+    doc = {
+        "expr": inv.source,
+        "at": r.at,
+        "order": r.order,
+        "coefficients": r.coefficients,
+        "polynomial": r.polynomial,
+        "value": r.value,
+    }
+    if r.remainder is not None:
+        doc["remainder"] = r.remainder
+    if inv.json:
+        from .render import emit_json
+
+        emit_json(doc)
+        return
+    rows = [("point", ", ".join(f"{k} = {_num(v)}" for k, v in r.at.items()))]
+    if isinstance(r.coefficients, list):
+        rows += [(f"c{k}", _num(c)) for k, c in enumerate(r.coefficients)]
+    else:
+        rows += [(f"order {k}", _compact(c)) for k, c in r.coefficients.items()]
+    rows.append(("polynomial", r.polynomial))
+    if r.remainder is not None:
+        rem = r.remainder
+        at_text = ", ".join(f"{k} = {_num(v)}" for k, v in rem["at"].items())
+        rows.append(
+            (
+                f"at {at_text}",
+                f"f = {_num(rem['value'])}, polynomial = "
+                f"{_num(rem['polynomial'])}, remainder = {_num(rem['remainder'])}",
+            )
+        )
+    _print_rows(inv.source, rows, [])
+
+
+# ---------------------------------------------------------------------------
+# propagate
+# ---------------------------------------------------------------------------
+
+_UNCERTAIN = re.compile(r"^(?P<value>.+?)\s*(?:\+-|\+/-|±)\s*(?P<u>.+)$", re.DOTALL)
+
+
+def split_uncertain(text: str, name: str):
+    """``"9.81+-0.02"`` / ``"9.81±0.02"`` / ``"[1,2]+-[0.1,0.2]"`` -> (value, u) literals;
+    a plain value -> (value, None)."""
+    m = _UNCERTAIN.match(text.strip())
+    if m is None:
+        return text, None
+    return m.group("value"), options.parse_literal(m.group("u"), f"the uncertainty of --{name}")
+
+
+def _take_uncertainties(ctx) -> dict:
+    """Rewrite ``--NAME V+-U`` in the command's extra arguments to ``--NAME V`` and return
+    ``{NAME: U}`` (the values are then read as every command reads them)."""
+    found = {}
+    args = list(ctx.args)
+    for i in range(len(args) - 1):
+        token = args[i]
+        if options.is_option_name(token) and "=" not in token:
+            value, u = split_uncertain(args[i + 1], token[2:])
+            if u is not None:
+                args[i + 1] = value
+                found[token[2:]] = u
+    ctx.args[:] = args
+    return found
+
+
+@app.command("propagate", context_settings=VARIABLE_CONTEXT)
+def propagate_command(
+    ctx: typer.Context,
+    expr: Expr,
+    corr: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--corr",
+            metavar="A,B=R",
+            help="The correlation of two scalar inputs (repeatable).",
+        ),
+    ] = None,
+    mc: Annotated[
+        int | None,
+        typer.Option("--mc", metavar="N", help="Monte Carlo check with N draws (JCGM 101)."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the Monte Carlo draws.")
+    ] = None,
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    var: Var = None,
+    vars_json: Vars = None,
+):
+    """Value and standard uncertainty of an expression of uncertain inputs (GUM).
+
+    Example: autograd-cli propagate "g*t**2/2" --g "9.81+-0.02" --t "1.5+-0.01"
+    """
+    from ..core.uncertainty import propagate
+
+    uncertainties = _take_uncertainties(ctx)
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    correlations = {}
+    for item in corr or []:
+        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*=\s*(.+)", item)
+        if m is None:
+            raise options.UsageError(f"--corr takes A,B=R (such as x,y=0.3), not {item!r}")
+        try:
+            r = float(m.group(3))
+        except ValueError:
+            raise options.UsageError(f"--corr {item!r}: {m.group(3)!r} is not a number") from None
+        correlations[(m.group(1), m.group(2))] = r
+    if mc is not None and mc < 2:
+        raise options.UsageError(f"--mc takes a number of draws of 2 or more, not {mc}")
+    r = propagate(
+        inv.program(), inv.values, uncertainties, correlations=correlations, mc=mc, seed=seed
+    )
+    doc = {
+        "expr": inv.source,
+        "value": r.value,
+        "uncertainty": r.uncertainty,
+        "budget": r.budget,
+        "second_order": r.second_order,
+    }
+    if r.mc is not None:
+        doc["mc"] = r.mc
+    if r.warnings:
+        doc["warnings"] = list(r.warnings)
+    if inv.json:
+        from .render import emit_json
+
+        emit_json(doc)
+        return
+    _print_budget(inv.source, r)
+
+
+# ---------------------------------------------------------------------------
+# minimize, solve, critical
+# ---------------------------------------------------------------------------
+
+
+def _bounds_from_args(ctx) -> dict:
+    """``--x -1:2`` bounds x to [-1, 2] and starts it at the midpoint; the argument is
+    rewritten to the start value."""
+    bounds = {}
+    args = list(ctx.args)
+    for i in range(len(args) - 1):
+        token = args[i]
+        if not (options.is_option_name(token) and "=" not in token):
+            continue
+        m = re.fullmatch(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*", args[i + 1])
+        if m is None:
+            continue
+        name = token[2:]
+        try:
+            lo, hi = float(m.group(1)), float(m.group(2))
+        except ValueError:
+            raise options.UsageError(
+                f"--{name} {args[i + 1]!r}: bounds are LOW:HIGH, two numbers"
+            ) from None
+        if math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise options.UsageError(f"--{name} {args[i + 1]!r}: the bounds are empty")
+        bounds[name] = (lo, hi)
+        if math.isfinite(lo) and math.isfinite(hi):
+            start = (lo + hi) / 2
+        else:
+            start = lo if math.isfinite(lo) else hi if math.isfinite(hi) else 0.0
+        args[i + 1] = repr(start)
+    ctx.args[:] = args
+    return bounds
+
+
+def _optimize_doc(source: str, r, *, solve: bool = False, critical: bool = False) -> dict:
+    doc = {
+        "expr": source,
+        "x": r.x,
+        "value": r.value,
+        "grad": r.grad,
+        "iterations": r.iterations,
+        "converged": r.converged,
+        "method": r.method,
+        "message": r.message,
+    }
+    if solve:
+        doc["residual"] = r.residual
+    if critical:
+        doc["kind"] = r.kind
+        doc["eigenvalues"] = r.eigenvalues
+    return doc
+
+
+def _finish_optimize(inv, r, trace: bool, **kind) -> None:
+    doc = _optimize_doc(inv.source, r, **kind)
+    if trace:
+        doc["trace"] = r.trace
+    if inv.json:
+        from .render import emit_json
+
+        emit_json(doc)
+    else:
+        rows = [
+            ("x", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
+            ("value", _compact(r.value)),
+        ]
+        if kind.get("solve"):
+            rows.append(("residual", _num(r.residual)))
+        label = "Jacobian" if kind.get("solve") else "gradient"
+        rows.append((label, ", ".join(f"{k}: {_compact(v)}" for k, v in r.grad.items())))
+        if kind.get("critical"):
+            rows.append(("kind", r.kind))
+            rows.append(("eigenvalues", _compact(r.eigenvalues)))
+        rows.append(("iterations", f"{r.iterations} ({r.method})"))
+        rows.append(("converged", f"{'yes' if r.converged else 'NO'}: {r.message}"))
+        warnings = [] if r.converged else [f"did not converge: {r.message}"]
+        _print_rows(inv.source, rows, warnings)
+        if trace:
+            _print_trace(r.trace)
+    if not r.converged:
+        raise typer.Exit(1)
+
+
+@app.command("minimize", context_settings=VARIABLE_CONTEXT)
+def minimize_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    method: Annotated[
+        str, typer.Option("--method", help="newton (exact Hessian), bfgs or gd.")
+    ] = "newton",
+    gtol: Annotated[
+        float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
+    ] = 1e-10,
+    max_iter: MaxIter = None,
+    trace: Trace = False,
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    var: Var = None,
+    vars_json: Vars = None,
+):
+    """A local minimum from a start point (--x LOW:HIGH bounds x and starts mid-way).
+
+    Example: autograd-cli minimize "(1-x)**2 + 100*(y-x**2)**2" --x -1 --y 1
+    Exit 1 when it does not converge (the last iterate is still printed).
+    """
+    from ..core.optimize import minimize
+
+    bounds = _bounds_from_args(ctx)
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _check_positive(gtol, "--gtol")
+    r = minimize(
+        inv.program(),
+        inv.values,
+        wrt=options.split_names(wrt),
+        method=method,
+        gtol=gtol,
+        max_iter=_max_iter(max_iter),
+        bounds=bounds,
+    )
+    _finish_optimize(inv, r, trace)
+
+
+@app.command("solve", context_settings=VARIABLE_CONTEXT)
+def solve_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    tol: Annotated[
+        float, typer.Option("--tol", help="Converged when ||F|| is below this.")
+    ] = 1e-12,
+    max_iter: MaxIter = None,
+    trace: Trace = False,
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    var: Var = None,
+    vars_json: Vars = None,
+):
+    """A root of an equation, or of a system (one equation per ';'-separated statement).
+
+    Example: autograd-cli solve "x**2 + y**2 - 4; x - y" --x 1 --y 0
+    Exit 1 when it does not converge (the last iterate is still printed).
+    """
+    from ..core.optimize import solve
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _check_positive(tol, "--tol")
+    r = solve(
+        inv.program(),
+        inv.values,
+        wrt=options.split_names(wrt),
+        tol=tol,
+        max_iter=_max_iter(max_iter) or 100,
+    )
+    _finish_optimize(inv, r, trace, solve=True)
+
+
+@app.command("critical", context_settings=VARIABLE_CONTEXT)
+def critical_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    gtol: Annotated[
+        float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
+    ] = 1e-10,
+    max_iter: MaxIter = None,
+    trace: Trace = False,
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    var: Var = None,
+    vars_json: Vars = None,
+):
+    """A stationary point from a start point, and its kind (minimum, maximum, saddle, degenerate).
+
+    Example: autograd-cli critical "x**3 - 3*x + y**2" --x 0.8 --y 0.1
+    """
+    from ..core.optimize import critical
+
+    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    _check_positive(gtol, "--gtol")
+    r = critical(
+        inv.program(),
+        inv.values,
+        wrt=options.split_names(wrt),
+        gtol=gtol,
+        max_iter=_max_iter(max_iter) or 100,
+    )
+    _finish_optimize(inv, r, trace, critical=True)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+MAX_ITER = 1_000_000
+
+
+def _max_iter(n: int | None) -> int | None:
+    if n is None:
+        return None
+    if not 1 <= n <= MAX_ITER:
+        raise options.UsageError(f"--max-iter must be 1 to {MAX_ITER:,}, not {n}")
+    return n
+
+
+def _check_positive(x: float, option: str) -> None:
+    if not (math.isfinite(x) and x > 0):
+        raise options.UsageError(f"{option} must be a finite number above 0, not {x:g}")
+
+
+def _scalars(values: dict, what: str) -> dict:
+    out = {}
+    for name, v in values.items():
+        if isinstance(v, (list, tuple)):
+            raise options.UsageError(f"{what} {name}: a number, not an array")
+        out[name] = float(v)
+    return out
+
+
+def _num(x) -> str:
+    from .render import _number_text
+
+    return _number_text(x)
+
+
+def _compact(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_compact(x) for x in v) + "]"
+    return _num(v)
+
+
+def _print_rows(title: str, rows: list, warnings: list) -> None:
+    from rich.table import Table
+
+    from .render import make_console, print_warnings, user_text
+
+    table = Table(title=user_text(title), box=None, title_justify="left", show_header=False)
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("", overflow="fold")
+    for label, text in rows:
+        table.add_row(user_text(label), user_text(text))
+    make_console().print(table)
+    print_warnings(warnings)
+
+
+def _print_budget(title: str, r) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .render import make_console, print_warnings, user_text
+
+    console = make_console()
+    console.print(
+        user_text(f"{title} = {_num(r.value)} ± {_num(r.uncertainty)} (standard uncertainty)")
+    )
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("input", "value", "u(x)", "sensitivity", "contribution", "share %"):
+        table.add_column(column, overflow="fold")
+    for name, b in r.budget.items():
+        table.add_row(
+            user_text(name),
+            _compact(b["value"]),
+            _compact(b["uncertainty"]),
+            _compact(b["sensitivity"]),
+            _num(b["contribution"]),
+            f"{b['share']:.3g}",
+        )
+    console.print(table)
+    console.print(f"second-order variance term: {_num(r.second_order)}")
+    if r.mc is not None:
+        lo, hi = r.mc["interval"]
+        console.print(
+            f"Monte Carlo ({r.mc['draws']:,} draws): mean {_num(r.mc['mean'])}, "
+            f"std {_num(r.mc['std'])}, 95 % interval [{_num(lo)}, {_num(hi)}]"
+        )
+    print_warnings(r.warnings)
+
+
+def _print_trace(trace: list) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .render import make_console
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, title="iterates", title_justify="left")
+    keys = [k for k in trace[0] if k != "iteration"] if trace else []
+    table.add_column("#", no_wrap=True)
+    for k in keys:
+        table.add_column(k, overflow="fold")
+    for row in trace:
+        cells = []
+        for k in keys:
+            v = row[k]
+            cells.append(
+                ", ".join(f"{n} = {_compact(x)}" for n, x in v.items())
+                if isinstance(v, dict)
+                else _compact(v)
+            )
+        table.add_row(str(row["iteration"]), *cells)
+    make_console().print(table)

@@ -1,0 +1,302 @@
+"""The interactive session: ``autograd-cli repl`` (or ``autograd-cli`` alone on a terminal).
+
+A line is one of:
+
+* ``NAME = EXPR``: evaluate EXPR with the session's variables and keep it as NAME;
+* ``:grad EXPR [options]`` (also ``:eval :hessian :jacobian :diff :explain :check
+  :graph :taylor :plot :propagate :minimize :solve :critical``): run that command on
+  EXPR, with the session's variables that EXPR uses (options as on the command line:
+  ``:diff x**3 --order 2``, ``:plot sin(x) --x -3:3``);
+* ``:vars`` lists the variables, ``:del NAME`` forgets one, ``:help``, ``:quit``;
+* anything else is an expression (or a ``;``-separated program) to evaluate.
+
+The parser and the engine are loaded once, so each line costs only its own work.  On
+a terminal the session uses prompt_toolkit (history kept in the user's data folder,
+completion of commands, functions and variables, multi-line input with a trailing
+backslash); with stdin not a terminal it reads the same lines and prints one result
+per line (with ``--json``, one JSON document per line), so it can be scripted.  The
+exit code is 1 when any line failed, else 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import Device, Dtype, Json, app
+
+COMMANDS = (
+    "eval",
+    "grad",
+    "hessian",
+    "jacobian",
+    "diff",
+    "explain",
+    "check",
+    "graph",
+    "taylor",
+    "plot",
+    "propagate",
+    "minimize",
+    "solve",
+    "critical",
+)
+META = ("vars", "del", "help", "quit", "exit", "q")
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$", re.DOTALL)
+
+HELP = """\
+x = 2                 set a variable (any expression of the session's variables)
+x*sin(x)              evaluate an expression (or a ';'-separated program)
+:grad EXPR [opts]     run a command on EXPR with the session's variables:
+                      :eval :grad :hessian :jacobian :diff :explain :check :graph
+                      :taylor :plot :propagate :minimize :solve :critical
+:vars                 the variables;  :del NAME  forget one
+:help                 this text;  :quit  (or Ctrl-D) leave"""
+
+
+class Session:
+    """The variables and the options every line shares; :meth:`line` runs one line."""
+
+    def __init__(self, json_out: bool = False, device: str = "cpu", dtype: str = "float64"):
+        self.json = json_out
+        self.globals = ["--device", device, "--dtype", dtype] + (["--json"] if json_out else [])
+        self.variables: dict = {}
+        self.failed = 0
+
+    # ---- one line --------------------------------------------------------------------------
+    def line(self, text: str) -> bool:
+        """Run one line; False when the session should end."""
+        text = text.strip()
+        if not text or text.startswith("#"):
+            return True
+        if text.startswith(":"):
+            return self._meta(text[1:])
+        m = _ASSIGN.match(text)
+        if m is not None and ";" not in m.group(2) and "\n" not in m.group(2):
+            self._assign(m.group(1), m.group(2))
+            return True
+        self._run("eval", [text])
+        return True
+
+    def _meta(self, text: str) -> bool:
+        word, _, rest = text.partition(" ")
+        word = word.strip()
+        if word in ("quit", "exit", "q"):
+            return False
+        if word == "help":
+            self._say(HELP, {"help": HELP})
+        elif word == "vars":
+            self._say(
+                "\n".join(f"{k} = {_show(v)}" for k, v in self.variables.items()) or "(none)",
+                {"vars": self.variables},
+            )
+        elif word == "del":
+            names = rest.split()
+            unknown = [n for n in names if n not in self.variables]
+            if unknown or not names:
+                self._error("usage", f":del takes variable names of the session, not {rest!r}")
+            for n in names:
+                self.variables.pop(n, None)
+        elif word in COMMANDS:
+            try:
+                argv = shlex.split(rest)
+            except ValueError as exc:
+                self._error("usage", f"cannot split the line: {exc}")
+                return True
+            if not argv:
+                self._error("usage", f":{word} needs an expression: :{word} EXPR [options]")
+                return True
+            self._run(word, argv)
+        else:
+            self._error(
+                "usage",
+                f"unknown command :{word} (:help lists them: :{', :'.join(COMMANDS[:4])}...)",
+            )
+        return True
+
+    def _assign(self, name: str, text: str) -> None:
+        from ..core.program import CONSTANTS
+
+        if name in CONSTANTS:
+            self._error("usage", f"{name!r} is a constant of the language; choose another name")
+            return
+        doc = self._run("eval", [text], capture=True)
+        if doc is None:
+            return
+        value = doc["value"]
+        self.variables[name] = value
+        self._say(f"{name} = {_show(value)}", {"name": name, "value": value})
+
+    # ---- running a command -----------------------------------------------------------------
+    def _used(self, expr: str) -> dict:
+        """The session's variables that ``expr`` reads (others would be 'unknown variable')."""
+        from ..grammar import parse
+
+        try:
+            inputs = parse(expr).inputs
+        except Exception:  # noqa: BLE001 - the command reports the syntax error itself
+            return {}
+        return {k: v for k, v in self.variables.items() if k in inputs}
+
+    def _run(self, command: str, argv: list, capture: bool = False):
+        """Run ``command`` on argv (the expression first) in this process; with ``capture``,
+        return its JSON document (None after an error, which is reported)."""
+        from . import main
+
+        expr = argv[0]
+        used = self._used(expr)
+        extra = ["--vars", json.dumps(used, allow_nan=True)] if used else []
+        args = [command, *argv, *extra, *self.globals]
+        if capture:
+            args = [a for a in args if a != "--json"] + ["--json"]
+            import contextlib
+            import io
+
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                code = main.run(args)
+            self._check_stop(code)
+            text = buffer.getvalue()
+            try:
+                doc = json.loads(text) if text.strip() else {}
+            except ValueError:
+                doc = {}
+            if code != 0 or "error" in doc:
+                self.failed += 1
+                err = doc.get("error", {})
+                self._error(
+                    err.get("kind", "evaluation"), err.get("message", "failed"), count=False
+                )
+                return None
+            return doc
+        code = main.run(args)
+        self._check_stop(code)
+        if code != 0:
+            self.failed += 1
+        return None
+
+    @staticmethod
+    def _check_stop(code: int) -> None:
+        """A line stopped by Ctrl-C (or SIGTERM/SIGHUP) stops the session too, except at an
+        interactive prompt, which catches KeyboardInterrupt and asks for the next line."""
+        from .status import ExitCode
+
+        if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.HANGUP):
+            raise KeyboardInterrupt
+
+    # ---- output ----------------------------------------------------------------------------
+    def _say(self, text: str, doc: dict) -> None:
+        from .render import emit_json
+
+        if self.json:
+            emit_json(doc)
+        else:
+            sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def _error(self, kind: str, message: str, count: bool = True) -> None:
+        from .render import emit_json, error_text
+
+        if count:
+            self.failed += 1
+        if self.json:
+            emit_json({"error": {"kind": kind, "message": message}})
+            sys.stdout.flush()
+        else:
+            sys.stderr.write(error_text(message) + "\n")
+            sys.stderr.flush()
+
+
+def _show(value) -> str:
+    from . import jsonout
+
+    return jsonout.dumps(value)
+
+
+def history_path() -> Path:
+    """Where the interactive history lives: $XDG_DATA_HOME/autograd-cli/history."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "autograd-cli" / "history"
+
+
+def _interactive(session: Session) -> None:
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import WordCompleter
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+    except ImportError:  # pragma: no cover - prompt_toolkit is a dependency
+        return _plain_lines(session, interactive=True)
+    from ..core.ops import FUNCTIONS
+
+    path = history_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        history = FileHistory(str(path))
+    except OSError:
+        history = InMemoryHistory()
+
+    def words():
+        return [":" + c for c in COMMANDS + META] + sorted(FUNCTIONS) + list(session.variables)
+
+    prompt = PromptSession(history=history)
+    sys.stdout.write("autograd-cli: an interactive session (:help, :quit or Ctrl-D to leave)\n")
+    while True:
+        try:
+            text = prompt.prompt(
+                "> ", completer=WordCompleter(words(), sentence=True), complete_while_typing=False
+            )
+            while text.endswith("\\"):
+                text = text[:-1] + "\n" + prompt.prompt("… ")
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            break
+        if not session.line(text):
+            break
+
+
+def _plain_lines(session: Session, interactive: bool = False) -> None:
+    pending = ""
+    for raw in sys.stdin:
+        text = pending + raw.rstrip("\n")
+        if text.endswith("\\"):
+            pending = text[:-1] + "\n"
+            continue
+        pending = ""
+        if not session.line(text):
+            break
+    if pending:
+        session.line(pending)
+
+
+@app.command("repl")
+def repl_command(
+    json_out: Json = False,
+    device: Device = "cpu",
+    dtype: Dtype = "float64",
+    plain: Annotated[
+        bool,
+        typer.Option(
+            "--no-prompt", help="Read lines without the interactive prompt, even on a terminal."
+        ),
+    ] = False,
+):
+    """An interactive session: x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :quit.
+
+    With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
+    line failed.
+    """
+    session = Session(json_out, device, dtype)
+    if sys.stdin.isatty() and sys.stdout.isatty() and not plain and not json_out:
+        _interactive(session)
+    else:
+        _plain_lines(session)
+    if session.failed:
+        raise typer.Exit(1)

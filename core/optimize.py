@@ -1,0 +1,552 @@
+"""Minimise, solve and find stationary points with the engine's exact derivatives.
+
+The variables named by ``wrt`` (default: every input) are flattened into one
+vector θ; the others stay fixed at their values.  Each iteration asks the
+engine for exact derivatives (:func:`~.functional.program_hessian` and
+:func:`~.functional.program_jacobian`), never finite differences:
+
+* :func:`minimize`: Newton's method on the exact Hessian with a backtracking
+  (Armijo) line search; where the Hessian is not positive definite the step is
+  the gradient's (a steepest-descent step), so every step descends.  ``bfgs``
+  builds the curvature from gradients; ``gd`` is gradient descent.  Bounds
+  (``lo <= θ_i <= hi``) are kept by projecting each trial point.
+* :func:`solve`: Newton's method on F(θ) = 0 for one equation or a system (one
+  equation per statement), with the exact Jacobian and a backtracking search on
+  ||F||²; a least-squares step where the Jacobian is singular or not square.
+* :func:`critical`: Newton's method on ∇f = 0 (any stationary point, not only
+  minima), classified by the Hessian's eigenvalues.
+
+Each returns an :class:`OptimizeResult`; one that did not converge says so
+(``converged`` False and a message) and keeps the last iterate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from . import backend
+from .errors import InputError, NonScalarOutputError
+from .program import Expr, Program, check_values, resolve_wrt
+
+__all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
+
+METHODS = ("newton", "bfgs", "gd")
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """Where an iteration ended (host floats and lists; plain data for the renderers)."""
+
+    x: dict  # name -> value at the end point (float or nested list)
+    value: object  # f(x) (solve: F(x), one entry per equation)
+    grad: dict  # name -> gradient at x (solve: name -> column of the Jacobian)
+    iterations: int
+    converged: bool
+    method: str
+    message: str
+    residual: float | None = None  # solve: ||F(x)||
+    kind: str | None = None  # critical: minimum, maximum, saddle, degenerate
+    eigenvalues: list | None = None  # critical: the Hessian's, ascending
+    trace: list = field(default_factory=list)  # per iteration: {"iteration", "x", "value", ...}
+
+
+# ---------------------------------------------------------------------------
+# The variables as one vector
+# ---------------------------------------------------------------------------
+
+
+class _Flat:
+    """The variables ``names`` of ``program`` as one flat float64 vector θ (host NumPy)."""
+
+    def __init__(self, program: Program, values: Mapping, names: Sequence[str]):
+        np = backend.host
+        self.program = program
+        self.values = dict(values)
+        self.names = list(names)
+        self.shapes = []
+        parts = []
+        for name in self.names:
+            if name not in self.values:
+                from .program import missing_value
+
+                raise missing_value(name)
+            a = np.asarray(self.values[name], dtype=np.float64)
+            if not np.isfinite(a).all():
+                raise InputError(f"the start value of {name!r} must be finite", variable=name)
+            self.shapes.append(a.shape)
+            parts.append(a.ravel())
+        self.theta0 = np.concatenate(parts) if parts else np.zeros(0)
+
+    def env(self, theta) -> dict:
+        out = dict(self.values)
+        i = 0
+        for name, shape in zip(self.names, self.shapes):
+            n = math.prod(shape)
+            out[name] = theta[i : i + n].reshape(shape)
+            i += n
+        return out
+
+    def split(self, vector) -> dict:
+        """A flat vector (one entry per θ) as name -> plain value."""
+        return {n: _plain(v) for n, v in self.env(vector).items() if n in self.names}
+
+    def flatten(self, blocks: Mapping) -> object:
+        np = backend.host
+        return np.concatenate([np.asarray(blocks[n], dtype=np.float64).ravel() for n in self.names])
+
+
+def _plain(a):
+    a = backend.host.asarray(a, dtype=float)
+    return float(a) if a.ndim == 0 else a.tolist()
+
+
+def _names(program: Program, values: Mapping, wrt) -> list[str]:
+    check_values(program, values)
+    names = resolve_wrt(program, wrt)
+    if not names:
+        raise InputError("the expression has no variables to vary")
+    return names
+
+
+def _project(theta, bounds):
+    if bounds is None:
+        return theta
+    lo, hi = bounds
+    return backend.host.clip(theta, lo, hi)
+
+
+def _bounds(flat: _Flat, bounds: Mapping | None):
+    """(lo, hi) vectors for θ from name -> (lo, hi); None when no variable is bounded."""
+    if not bounds:
+        return None
+    np = backend.host
+    lo = np.full(flat.theta0.shape, -np.inf)
+    hi = np.full(flat.theta0.shape, np.inf)
+    i = 0
+    for name, shape in zip(flat.names, flat.shapes):
+        n = math.prod(shape)
+        if name in bounds:
+            a, b = bounds[name]
+            if not a <= b:
+                raise InputError(f"the bounds of {name!r} are empty: {a} > {b}", variable=name)
+            lo[i : i + n], hi[i : i + n] = a, b
+        i += n
+    unknown = sorted(set(bounds) - set(flat.names))
+    if unknown:
+        raise InputError(
+            f"bounds given for {unknown[0]!r}, which is not varied", variable=unknown[0]
+        )
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------
+# Exact derivatives at a point
+# ---------------------------------------------------------------------------
+
+
+def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool):
+    from .functional import program_hessian
+
+    np = backend.host
+    env = flat.env(theta)
+    if need_hessian:
+        r = program_hessian(flat.program, env, wrt=flat.names)
+        value = backend.to_numpy(r.value.data)
+        g = flat.flatten({n: backend.to_numpy(r.gradient[n].data) for n in flat.names})
+        n = theta.size
+        H = np.empty((n, n))
+        i = 0
+        for a, sa in zip(flat.names, flat.shapes):
+            na = math.prod(sa)
+            j = 0
+            for b, sb in zip(flat.names, flat.shapes):
+                nb = math.prod(sb)
+                H[i : i + na, j : j + nb] = backend.to_numpy(r.hessian[a][b].data).reshape(na, nb)
+                j += nb
+            i += na
+    else:
+        from .autograd import grad
+        from .expr import evaluate
+
+        ev = evaluate(flat.program, env, requires_grad=flat.names, check_domain=False)
+        value = backend.to_numpy(ev.output.data)
+        if value.size != 1:
+            raise NonScalarOutputError(
+                f"minimize needs a scalar output, but it has shape {tuple(value.shape)}; "
+                "wrap it in sum(...) or norm(...)",
+                shape=list(value.shape),
+            )
+        leaves = [ev.leaves[n] for n in flat.names]
+        gs = grad(ev.output.sum(), leaves, allow_unused=True) if ev.output.requires_grad else []
+        g = flat.flatten(
+            {
+                n: np.zeros(s) if gi is None else backend.to_numpy(gi.data)
+                for n, s, gi in zip(flat.names, flat.shapes, list(gs) or [None] * len(leaves))
+            }
+        )
+        H = None
+    return float(value.reshape(())), g, H
+
+
+# ---------------------------------------------------------------------------
+# minimize
+# ---------------------------------------------------------------------------
+
+
+def minimize(
+    program: Program,
+    values: Mapping,
+    wrt=None,
+    *,
+    method: str = "newton",
+    gtol: float = 1e-10,
+    xtol: float = 1e-12,
+    max_iter: int | None = None,
+    bounds: Mapping | None = None,
+) -> OptimizeResult:
+    """A local minimum of a scalar ``program`` from the start point ``values``.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = minimize(parse("(1-x)**2 + 100*(y-x**2)**2"), {"x": -1.2, "y": 1})
+    >>> r.converged, round(r.x["x"], 10), round(r.x["y"], 10)
+    (True, 1.0, 1.0)
+    """
+    if method not in METHODS:
+        raise InputError(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+    names = _names(program, values, wrt)
+    flat = _Flat(program, values, names)
+    box = _bounds(flat, bounds)
+    np = backend.host
+    max_iter = max_iter or {"newton": 100, "bfgs": 1000, "gd": 10000}[method]
+    theta = _project(flat.theta0.copy(), box)
+    f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
+    n = theta.size
+    B = np.eye(n)  # bfgs: the inverse-Hessian estimate
+    trace = [_trace_row(0, flat, theta, f, g)]
+    converged, message = False, ""
+    it = 0
+    for it in range(1, max_iter + 1):
+        pg = _projected_gradient(theta, g, box)
+        if not math.isfinite(f) or not np.isfinite(g).all():
+            message = "the value or gradient is not finite here: no descent direction"
+            it -= 1
+            break
+        if np.max(np.abs(pg), initial=0.0) <= gtol:
+            converged, message = True, "the gradient is zero (to --gtol)"
+            it -= 1
+            break
+        if method == "newton":
+            step = _newton_direction(H, g)
+        elif method == "bfgs":
+            step = -B @ g
+            if g @ step >= 0:  # not a descent direction: restart the estimate
+                B = np.eye(n)
+                step = -g
+        else:
+            step = -g
+        theta_new, f_new = _line_search(flat, theta, f, g, step, box)
+        if theta_new is None:
+            converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
+            message = (
+                "no step lowers the value further (converged to rounding)"
+                if converged
+                else "the line search found no lower value: stopped"
+            )
+            it -= 1
+            break
+        f_old, g_old, theta_old = f, g, theta
+        theta = theta_new
+        f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
+        trace.append(_trace_row(it, flat, theta, f, g))
+        if method == "bfgs":
+            s, y = theta - theta_old, g - g_old
+            sy = float(s @ y)
+            if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+                rho = 1.0 / sy
+                V = np.eye(n) - rho * np.outer(s, y)
+                B = V @ B @ V.T + rho * np.outer(s, s)
+        if np.max(np.abs(theta - theta_old), initial=0.0) <= xtol * (
+            1 + np.max(np.abs(theta), initial=0.0)
+        ) and abs(f - f_old) <= 1e-15 * (1 + abs(f)):
+            pg = _projected_gradient(theta, g, box)
+            converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
+            message = "the steps became negligible" + ("" if converged else " (gradient not zero)")
+            break
+    else:
+        message = f"no convergence in {max_iter} iterations (--max-iter)"
+    return OptimizeResult(
+        x=flat.split(theta),
+        value=f,
+        grad=flat.split(g),
+        iterations=it,
+        converged=converged,
+        method=method,
+        message=message,
+        trace=trace,
+    )
+
+
+def _projected_gradient(theta, g, box):
+    if box is None:
+        return g
+    lo, hi = box
+    pg = g.copy()
+    pg[(theta <= lo) & (g > 0)] = 0.0
+    pg[(theta >= hi) & (g < 0)] = 0.0
+    return pg
+
+
+def _newton_direction(H, g):
+    """The Newton step where H is positive definite, else the steepest-descent step."""
+    np = backend.host
+    try:
+        L = np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        return -g
+    y = np.linalg.solve(L, -g)
+    step = np.linalg.solve(L.T, y)
+    return step if np.isfinite(step).all() else -g
+
+
+def _line_search(flat, theta, f, g, step, box, c1=1e-4, shrink=0.5, tries=60):
+    """Backtracking (Armijo) from the full step; None when nothing lowers the value."""
+    t = 1.0
+    for _ in range(tries):
+        trial = _project(theta + t * step, box)
+        if (trial == theta).all():
+            return None, None
+        f_trial = _value(flat, trial)
+        if math.isfinite(f_trial) and f_trial <= f + c1 * float(g @ (trial - theta)):
+            return trial, f_trial
+        t *= shrink
+    return None, None
+
+
+def _value(flat: _Flat, theta) -> float:
+    from .expr import evaluate
+    from .tensor import no_grad
+
+    with no_grad():
+        out = evaluate(flat.program, flat.env(theta), check_domain=False).output
+    return float(backend.to_numpy(out.data).reshape(()))
+
+
+def _trace_row(it, flat, theta, f, g) -> dict:
+    np = backend.host
+    return {
+        "iteration": it,
+        "x": flat.split(theta),
+        "value": f,
+        "grad_norm": float(np.max(np.abs(g), initial=0.0)),
+    }
+
+
+# ---------------------------------------------------------------------------
+# solve
+# ---------------------------------------------------------------------------
+
+
+def equations(program: Program) -> list[Expr]:
+    """The equations of a program: every statement that is not a ``name = expr`` binding,
+    and the last statement (the output) in any case."""
+    eqs = [e for name, e in program.statements if name is None]
+    if not eqs or eqs[-1] is not program.output:
+        eqs.append(program.output)
+    return eqs
+
+
+def solve(
+    program: Program,
+    values: Mapping,
+    wrt=None,
+    *,
+    tol: float = 1e-12,
+    max_iter: int = 100,
+) -> OptimizeResult:
+    """A root of F(θ) = 0: one equation, or a system (one per statement), by Newton's method.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = solve(parse("x**2 + y**2 - 4; x - y"), {"x": 1, "y": 0})
+    >>> r.converged, round(r.x["x"], 12), round(r.x["y"], 12)
+    (True, 1.414213562373, 1.414213562373)
+    """
+    names = _names(program, values, wrt)
+    flat = _Flat(program, values, names)
+    np = backend.host
+    system = Program(program.source, _stacked(equations(program)), [], {}, list(program.inputs))
+    theta = flat.theta0.copy()
+    F, J = _residual_jacobian(system, flat, theta)
+    trace = [_solve_row(0, flat, theta, F)]
+    converged, message, it = False, "", 0
+    for it in range(1, max_iter + 1):
+        norm = float(np.linalg.norm(F))
+        if not math.isfinite(norm):
+            message, it = "the equations are not finite here", it - 1
+            break
+        if norm <= tol * (1 + float(np.max(np.abs(theta), initial=0.0))) or norm == 0:
+            converged, message, it = True, "the residual is zero (to --tol)", it - 1
+            break
+        step, *_ = np.linalg.lstsq(J, -F, rcond=None)
+        t, moved = 1.0, False
+        for _ in range(60):
+            trial = theta + t * step
+            F_trial = _residual(system, flat, trial)
+            if np.isfinite(F_trial).all() and np.linalg.norm(F_trial) < norm:
+                theta, moved = trial, True
+                break
+            t *= 0.5
+        if not moved:
+            message, it = "no step reduces the residual: stopped (no root nearby?)", it - 1
+            break
+        F, J = _residual_jacobian(system, flat, theta)
+        trace.append(_solve_row(it, flat, theta, F))
+    else:
+        message = f"no convergence in {max_iter} iterations (--max-iter)"
+    grad = {
+        name: _plain(col)
+        for name, col in zip(flat.names, _columns(J, flat, F.shape, program_shape(F)))
+    }
+    return OptimizeResult(
+        x=flat.split(theta),
+        value=_plain(F.reshape(program_shape(F))),
+        grad=grad,
+        iterations=it,
+        converged=converged,
+        method="newton",
+        message=message,
+        residual=float(np.linalg.norm(F)),
+        trace=trace,
+    )
+
+
+def program_shape(F) -> tuple:
+    return () if F.size == 1 else (F.size,)
+
+
+def _columns(J, flat: _Flat, fshape, out_shape):
+    """The Jacobian's columns grouped by variable, each shaped output + variable."""
+    i = 0
+    for shape in flat.shapes:
+        n = math.prod(shape)
+        yield J[:, i : i + n].reshape(tuple(out_shape) + tuple(shape))
+        i += n
+
+
+def _stacked(eqs: list[Expr]) -> Expr:
+    """One output holding every equation's residual: a single equation as it is (a scalar or
+    a vector equation), several (each a scalar) stacked into a vector."""
+    if len(eqs) == 1:
+        return eqs[0]
+    return Expr("stack", tuple(eqs))
+
+
+def _residual(system: Program, flat: _Flat, theta):
+    from .expr import evaluate
+    from .tensor import no_grad
+
+    with no_grad():
+        out = evaluate(system, flat.env(theta), check_domain=False).output
+    return backend.to_numpy(out.data).astype(float).ravel()
+
+
+def _residual_jacobian(system: Program, flat: _Flat, theta):
+    from .functional import program_jacobian
+
+    r = program_jacobian(system, flat.env(theta), wrt=flat.names)
+    F = backend.to_numpy(r.value.data).astype(float).ravel()
+    J = backend.host.concatenate(
+        [backend.to_numpy(r.jacobian[n].data).reshape(F.size, -1) for n in flat.names], axis=1
+    )
+    return F, J
+
+
+def _solve_row(it, flat, theta, F) -> dict:
+    np = backend.host
+    return {"iteration": it, "x": flat.split(theta), "residual": float(np.linalg.norm(F))}
+
+
+# ---------------------------------------------------------------------------
+# critical
+# ---------------------------------------------------------------------------
+
+
+def critical(
+    program: Program,
+    values: Mapping,
+    wrt=None,
+    *,
+    gtol: float = 1e-10,
+    max_iter: int = 100,
+) -> OptimizeResult:
+    """A stationary point (∇f = 0) near the start, by Newton's method, and its kind.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = critical(parse("x**2 - y**2"), {"x": 0.3, "y": -0.2})
+    >>> r.kind, r.x
+    ('saddle', {'x': 0.0, 'y': 0.0})
+    """
+    names = _names(program, values, wrt)
+    flat = _Flat(program, values, names)
+    np = backend.host
+    theta = flat.theta0.copy()
+    f, g, H = _scalar_value_grad_hess(flat, theta, True)
+    trace = [_trace_row(0, flat, theta, f, g)]
+    converged, message, it = False, "", 0
+    for it in range(1, max_iter + 1):
+        if not (math.isfinite(f) and np.isfinite(g).all() and np.isfinite(H).all()):
+            message, it = "the value or its derivatives are not finite here", it - 1
+            break
+        gnorm = float(np.max(np.abs(g), initial=0.0))
+        if gnorm <= gtol:
+            converged, message, it = True, "the gradient is zero (to --gtol)", it - 1
+            break
+        step, *_ = np.linalg.lstsq(H, -g, rcond=None)
+        t, moved = 1.0, False
+        for _ in range(60):
+            trial = theta + t * step
+            f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True)
+            if np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm:
+                theta, f, g, H, moved = trial, f_t, g_t, H_t, True
+                break
+            t *= 0.5
+        if not moved:
+            message, it = "no step makes the gradient smaller: stopped", it - 1
+            break
+        trace.append(_trace_row(it, flat, theta, f, g))
+    else:
+        message = f"no convergence in {max_iter} iterations (--max-iter)"
+    eig = [float(v) for v in np.linalg.eigvalsh((H + H.T) / 2)] if np.isfinite(H).all() else []
+    return OptimizeResult(
+        x=flat.split(theta),
+        value=f,
+        grad=flat.split(g),
+        iterations=it,
+        converged=converged,
+        method="newton",
+        message=message,
+        kind=classify(eig, atol=math.sqrt(gtol)),
+        eigenvalues=eig,
+        trace=trace,
+    )
+
+
+def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-5) -> str:
+    """minimum (all > 0), maximum (all < 0), saddle (both signs), degenerate (a zero).
+
+    An eigenvalue counts as zero below ``atol`` or ``rtol`` times the largest: Newton's
+    method stops where the gradient is below --gtol, which on a flat function (x**4) is
+    still a little way from the point, where the curvature is not yet exactly zero.
+    """
+    if not eigenvalues:
+        return "degenerate"
+    scale = max(abs(v) for v in eigenvalues)
+    tiny = max(rtol * scale, atol)
+    if any(abs(v) <= tiny for v in eigenvalues):
+        return "degenerate"
+    if all(v > 0 for v in eigenvalues):
+        return "minimum"
+    if all(v < 0 for v in eigenvalues):
+        return "maximum"
+    return "saddle"

@@ -1,0 +1,308 @@
+"""taylor, propagate, minimize, solve, critical (issue 14), each against an independent oracle.
+
+- taylor: SymPy's series and derivatives; the polynomial parses back and evaluates to
+  SymPy's truncated series.
+- propagate: the `uncertainties` package (first order), closed forms, and the Monte Carlo
+  mean and standard deviation within their own statistical error.
+- minimize: scipy.optimize.minimize from the same start on Rosenbrock, Himmelblau, Beale and
+  a convex quadratic in 100 dimensions; solve: numpy's polynomial roots and a closed form;
+  critical: the kinds of known stationary points.
+Each command also through the console script: SPEC's JSON keys and the exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from autograd_cli.core.expr import evaluate
+from autograd_cli.core.optimize import classify, critical, minimize, solve
+from autograd_cli.core.taylor import taylor
+from autograd_cli.core.uncertainty import propagate
+from autograd_cli.grammar import parse
+
+X, Y = sp.symbols("x y")
+
+# ---- taylor ----------------------------------------------------------------------------------
+
+ONE_VARIABLE = [
+    ("exp(sin(x))", sp.exp(sp.sin(X)), 0.0),
+    ("log(1 + x)", sp.log(1 + X), 0.0),
+    ("sqrt(x)", sp.sqrt(X), 4.0),
+    ("tanh(x)*cos(2*x)", sp.tanh(X) * sp.cos(2 * X), 0.3),
+    ("1/(1 - x)", 1 / (1 - X), -0.5),
+    ("x**5 - 3*x**2", X**5 - 3 * X**2, 2.0),
+]
+
+
+@pytest.mark.parametrize("text, f, a", ONE_VARIABLE)
+def test_taylor_one_variable_matches_sympy(text, f, a):
+    order = 6
+    r = taylor(parse(text), {"x": a}, order=order)
+    want = [float(sp.diff(f, X, k).subs(X, a)) / math.factorial(k) for k in range(order + 1)]
+    assert r.coefficients == pytest.approx(want, rel=1e-10, abs=1e-12)
+    assert r.at == {"x": a} and r.order == order
+    # the polynomial parses back and is SymPy's truncated series at a nearby point
+    series = sp.series(f, X, a, order + 1).removeO()
+    point = a + 0.05
+    mine = float(evaluate(parse(r.polynomial), {"x": point}).output.data)
+    assert mine == pytest.approx(float(series.subs(X, point)), rel=1e-10, abs=1e-12)
+
+
+def test_taylor_several_variables_matches_sympy():
+    f = sp.exp(X) * sp.sin(Y) + X * Y**2
+    r = taylor(parse("exp(x)*sin(y) + x*y**2"), {"x": 0.5, "y": 1.0}, order=3)
+    at = {X: 0.5, Y: 1.0}
+    grad = [float(sp.diff(f, v).subs(at)) for v in (X, Y)]
+    hess = [[float(sp.diff(f, u, v).subs(at)) / 2 for v in (X, Y)] for u in (X, Y)]
+    third = [
+        [[float(sp.diff(f, u, v, w).subs(at)) / 6 for w in (X, Y)] for v in (X, Y)] for u in (X, Y)
+    ]
+    assert r.coefficients["0"] == pytest.approx(float(f.subs(at)))
+    assert r.coefficients["1"] == pytest.approx(grad, rel=1e-12)
+    assert np.allclose(r.coefficients["2"], hess, rtol=1e-12)
+    assert np.allclose(r.coefficients["3"], third, rtol=1e-12)
+    # the multivariate polynomial is the full degree-3 expansion
+    dx, dy = 0.03, -0.02
+    exact = sum(
+        float(sp.diff(f, X, i, Y, k - i).subs(at))
+        / (math.factorial(i) * math.factorial(k - i))
+        * dx**i
+        * dy ** (k - i)
+        for k in range(4)
+        for i in range(k + 1)
+    )
+    mine = float(evaluate(parse(r.polynomial), {"x": 0.5 + dx, "y": 1.0 + dy}).output.data)
+    assert mine == pytest.approx(exact, rel=1e-12)
+
+
+def test_taylor_remainder_and_errors(cli):
+    r = taylor(parse("log(x)"), {"x": 1.0}, order=3, at={"x": 1.1})
+    rem = r.remainder
+    assert rem["value"] == pytest.approx(math.log(1.1))
+    assert rem["polynomial"] == pytest.approx(0.1 - 0.01 / 2 + 0.001 / 3)
+    assert rem["remainder"] == pytest.approx(rem["value"] - rem["polynomial"])
+    r = cli("taylor", "sum(x)", "--x", "[1, 2]", "--json")
+    assert r.code == 2 and "scalar variables" in r.json["error"]["message"]
+    r = cli("taylor", "x*y", "--x", "1", "--y", "1", "--order", "3", "--json")
+    assert r.code == 0 and set(r.json["coefficients"]) == {"0", "1", "2", "3"}
+
+
+# ---- propagate -------------------------------------------------------------------------------
+
+
+def test_propagate_matches_the_uncertainties_package():
+    unc = pytest.importorskip("uncertainties")
+    umath = pytest.importorskip("uncertainties.umath")
+    g, t = unc.ufloat(9.81, 0.02), unc.ufloat(1.5, 0.01)
+    want = g * t**2 / 2
+    r = propagate(parse("g*t**2/2"), {"g": 9.81, "t": 1.5}, {"g": 0.02, "t": 0.01})
+    assert r.value == pytest.approx(want.nominal_value, rel=1e-14)
+    assert r.uncertainty == pytest.approx(want.std_dev, rel=1e-12)
+    shares = {k: b["share"] for k, b in r.budget.items()}
+    assert sum(shares.values()) == pytest.approx(100.0)
+    assert r.budget["t"]["sensitivity"] == pytest.approx(9.81 * 1.5)
+    # correlated inputs, and a non-linear model
+    a, b = unc.correlated_values_norm([(2.0, 0.1), (3.0, 0.2)], [[1, 0.4], [0.4, 1]])
+    want = umath.sin(a) * umath.exp(b / 3)
+    r = propagate(
+        parse("sin(a)*exp(b/3)"),
+        {"a": 2.0, "b": 3.0},
+        {"a": 0.1, "b": 0.2},
+        correlations={("a", "b"): 0.4},
+    )
+    assert r.uncertainty == pytest.approx(want.std_dev, rel=1e-12)
+    assert any("correlated" in w for w in r.warnings)
+
+
+def test_propagate_closed_forms_and_second_order():
+    # linear: exact, no second-order term
+    r = propagate(parse("3*x - 4*y"), {"x": 1.0, "y": 2.0}, {"x": 0.1, "y": 0.2})
+    assert r.uncertainty == pytest.approx(math.hypot(0.3, 0.8)) and r.second_order == 0
+    # x**2 with x ~ N(mu, s): Var = 4 mu^2 s^2 + 2 s^4; the second-order term is 2 s^4
+    r = propagate(parse("x**2"), {"x": 1.0}, {"x": 0.5})
+    assert r.uncertainty == pytest.approx(1.0) and r.second_order == pytest.approx(2 * 0.5**4)
+    assert any("second-order term" in w for w in r.warnings)
+    # a vector input with a covariance matrix: Var(sum(x)) = sum of all entries
+    cov = [[0.04, 0.01], [0.01, 0.09]]
+    r = propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": cov})
+    assert r.uncertainty == pytest.approx(math.sqrt(0.04 + 0.09 + 0.02))
+
+
+def test_propagate_monte_carlo_agrees_within_its_statistical_error():
+    n = 200_000
+    r = propagate(parse("g*t**2/2"), {"g": 9.81, "t": 1.5}, {"g": 0.02, "t": 0.01}, mc=n, seed=7)
+    mc = r.mc
+    assert mc["draws"] == n
+    assert abs(mc["mean"] - r.value) < 5 * r.uncertainty / math.sqrt(n) + r.uncertainty**2
+    assert abs(mc["std"] - r.uncertainty) < 5 * r.uncertainty / math.sqrt(2 * n) + 1e-3
+    lo, hi = mc["interval"]
+    assert lo < r.value < hi and hi - lo == pytest.approx(2 * 1.96 * r.uncertainty, rel=0.02)
+
+
+# ---- minimize, solve, critical ---------------------------------------------------------------
+
+PROBLEMS = [
+    ("rosenbrock", "(1-x)**2 + 100*(y-x**2)**2", {"x": -1.2, "y": 1.0}),
+    ("himmelblau", "(x**2+y-11)**2 + (x+y**2-7)**2", {"x": 0.0, "y": 0.0}),
+    (
+        "beale",
+        "(1.5 - x + x*y)**2 + (2.25 - x + x*y**2)**2 + (2.625 - x + x*y**3)**2",
+        {"x": 1.0, "y": 1.0},
+    ),
+]
+
+
+def _numpy_fn(name):
+    return {
+        "rosenbrock": lambda v: (1 - v[0]) ** 2 + 100 * (v[1] - v[0] ** 2) ** 2,
+        "himmelblau": lambda v: (v[0] ** 2 + v[1] - 11) ** 2 + (v[0] + v[1] ** 2 - 7) ** 2,
+        "beale": lambda v: (
+            (1.5 - v[0] + v[0] * v[1]) ** 2
+            + (2.25 - v[0] + v[0] * v[1] ** 2) ** 2
+            + (2.625 - v[0] + v[0] * v[1] ** 3) ** 2
+        ),
+    }[name]
+
+
+@pytest.mark.parametrize("method", ["newton", "bfgs"])
+@pytest.mark.parametrize("name, text, start", PROBLEMS, ids=[p[0] for p in PROBLEMS])
+def test_minimize_agrees_with_scipy(name, text, start, method):
+    optimize = pytest.importorskip("scipy.optimize")
+    r = minimize(parse(text), start, method=method)
+    ref = optimize.minimize(_numpy_fn(name), [start["x"], start["y"]], method="BFGS", tol=1e-12)
+    assert r.converged, r.message
+    assert [r.x["x"], r.x["y"]] == pytest.approx(list(ref.x), abs=1e-5)
+    assert r.value == pytest.approx(ref.fun, abs=1e-10)
+
+
+def test_minimize_a_convex_quadratic_in_100_dimensions():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(100, 100))
+    q = a @ a.T + 100 * np.eye(100)
+    b = rng.normal(size=100)
+    values = {"x": np.zeros(100).tolist(), "Q": q.tolist(), "b": b.tolist()}
+    r = minimize(parse("x @ Q @ x / 2 - b @ x"), values, wrt=["x"])
+    assert r.converged and r.iterations == 1  # Newton: one exact step
+    assert np.allclose(r.x["x"], np.linalg.solve(q, b), atol=1e-12)
+    r = minimize(parse("x @ Q @ x / 2 - b @ x"), values, wrt=["x"], method="bfgs")
+    assert r.converged and np.allclose(r.x["x"], np.linalg.solve(q, b), atol=1e-8)
+
+
+def test_minimize_bounds_and_non_convergence():
+    r = minimize(parse("(x-3)**2 + (y+1)**2"), {"x": 0, "y": 0}, bounds={"x": (-1, 2)})
+    assert r.converged and r.x == {"x": 2.0, "y": pytest.approx(-1.0)}
+    r = minimize(parse("x"), {"x": 1.0}, max_iter=5)
+    assert not r.converged and "no convergence in 5 iterations" in r.message
+
+
+def test_solve_one_equation_and_a_system():
+    r = solve(parse("x**3 - 2*x - 5"), {"x": 2})
+    real = [z.real for z in np.roots([1, 0, -2, -5]) if abs(z.imag) < 1e-12]
+    assert r.converged and r.x["x"] == pytest.approx(real[0], rel=1e-14)
+    assert r.residual < 1e-12 and r.grad["x"] == pytest.approx(3 * r.x["x"] ** 2 - 2)
+    r = solve(parse("x**2 + y**2 - 4; x - y"), {"x": 1, "y": 0})
+    assert r.converged and r.x["x"] == pytest.approx(math.sqrt(2)) == r.x["y"]
+    r = solve(parse("A @ x - b"), {"x": [0, 0], "A": [[2, 1], [1, 3]], "b": [1, 2]}, wrt="x")
+    assert np.allclose(r.x["x"], np.linalg.solve([[2, 1], [1, 3]], [1, 2]))
+    r = solve(parse("x**2 + 1"), {"x": 1.0})
+    assert not r.converged
+
+
+@pytest.mark.parametrize(
+    "text, start, kind, point",
+    [
+        ("x**2 - y**2", {"x": 0.3, "y": -0.2}, "saddle", {"x": 0.0, "y": 0.0}),
+        ("x**3 - 3*x + y**2", {"x": 0.8, "y": 0.1}, "minimum", {"x": 1.0, "y": 0.0}),
+        ("x**3 - 3*x + y**2", {"x": -0.8, "y": 0.1}, "saddle", {"x": -1.0, "y": 0.0}),
+        ("-(x**2) - (y - 1)**2", {"x": 2.0, "y": 3.0}, "maximum", {"x": 0.0, "y": 1.0}),
+        ("x**4 + y**2", {"x": 1.0, "y": 1.0}, "degenerate", None),
+    ],
+)
+def test_critical_classifies(text, start, kind, point):
+    r = critical(parse(text), start)
+    assert r.converged and r.kind == kind
+    if point is not None:
+        assert r.x == {k: pytest.approx(v, abs=1e-9) for k, v in point.items()}
+    assert classify([1.0, 2.0]) == "minimum" and classify([0.0, 1.0]) == "degenerate"
+
+
+# ---- the commands, through the console script ------------------------------------------------
+
+
+def _run(*args):
+    script = [sys.executable, "-m", "autograd_cli", *args]
+    r = subprocess.run(script, capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_commands_spec_json_keys():
+    code, out, err = _run("taylor", "exp(sin(x))", "--x", "0", "--order", "6", "--json")
+    doc = json.loads(out)
+    assert code == 0 and {"at", "order", "coefficients", "polynomial"} <= set(doc)
+    assert doc["coefficients"][:3] == [1.0, 1.0, 0.5] and doc["at"] == {"x": 0.0}
+    code, out, err = _run(
+        "propagate",
+        "g*t**2/2",
+        "--g",
+        "9.81+-0.02",
+        "--t",
+        "1.5±0.01",
+        "--mc",
+        "20000",
+        "--seed",
+        "1",
+        "--json",
+    )
+    doc = json.loads(out)
+    assert code == 0 and {"value", "uncertainty", "budget", "second_order", "mc"} <= set(doc)
+    assert set(doc["budget"]["g"]) == {
+        "value",
+        "uncertainty",
+        "sensitivity",
+        "contribution",
+        "share",
+    }
+    assert set(doc["mc"]) >= {"mean", "std", "interval"}
+    for command, text, extra in [
+        ("minimize", "(1-x)**2 + 100*(y-x**2)**2", {"x": "-1", "y": "1"}),
+        ("solve", "x**2 + y**2 - 4; x - y", {"x": "1", "y": "0"}),
+        ("critical", "x**2 - y**2", {"x": "0.5", "y": "0.5"}),
+    ]:
+        argv = [command, text] + [a for k, v in extra.items() for a in (f"--{k}", v)]
+        code, out, err = _run(*argv, "--json")
+        doc = json.loads(out)
+        assert code == 0, (command, out, err)
+        assert {"x", "value", "grad", "iterations", "converged", "method"} <= set(doc)
+        assert doc["converged"] is True
+        if command == "solve":
+            assert "residual" in doc
+        if command == "critical":
+            assert doc["kind"] == "saddle" and doc["eigenvalues"] == [-2.0, 2.0]
+
+
+def test_commands_errors_and_exit_codes(cli):
+    r = cli("propagate", "g*t", "--g", "9.81+-abc", "--t", "1", "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "bad_value"
+    r = cli("propagate", "g*t", "--g", "9.81", "--t", "1", "--json")
+    assert r.code == 2 and "no input has an uncertainty" in r.json["error"]["message"]
+    r = cli("propagate", "g*t", "--g", "9.81+-0.1", "--t", "1+-0.1", "--corr", "g,t=2", "--json")
+    assert r.code == 2 and "between -1 and 1" in r.json["error"]["message"]
+    r = cli("minimize", "x", "--x", "1", "--max-iter", "3", "--json")
+    assert r.code == 1 and r.json["converged"] is False  # the last iterate is kept
+    r = cli("solve", "x**2 + 1", "--x", "1", "--json")
+    assert r.code == 1 and r.json["converged"] is False and r.json["residual"] == 1.0
+    r = cli("minimize", "x**2", "--x", "1", "--method", "newtn", "--json")
+    assert r.code == 2 and "--method" in r.json["error"]["message"]
+    r = cli("minimize", "x**2", "--x", "3:1", "--json")
+    assert r.code == 2 and "empty" in r.json["error"]["message"]
+    r = cli("minimize", "sum(x**2)", "--x", "[1, 2]", "--json")
+    assert r.code == 0 and r.json["x"]["x"] == pytest.approx([0.0, 0.0], abs=1e-15)
+    r = cli("minimize", "x**2 + y", "--x", "1", "--y", "-1:1", "--trace", "--json")
+    assert r.code == 0 and r.json["x"]["y"] == -1.0 and r.json["trace"][0]["iteration"] == 0
