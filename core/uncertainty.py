@@ -89,6 +89,8 @@ def propagate(
     sizes = [m.size for m in means]
     offsets = np.cumsum([0] + sizes)
     theta = np.concatenate(means)
+    if theta.size == 0:
+        raise InputError("the inputs with an uncertainty are empty arrays: nothing to propagate")
     cov = np.zeros((theta.size, theta.size))
     for i, block in enumerate(blocks):
         cov[offsets[i] : offsets[i + 1], offsets[i] : offsets[i + 1]] = block

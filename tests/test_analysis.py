@@ -290,6 +290,8 @@ def test_commands_spec_json_keys():
 def test_commands_errors_and_exit_codes(cli):
     r = cli("propagate", "g*t", "--g", "9.81+-abc", "--t", "1", "--json")
     assert r.code == 2 and r.json["error"]["kind"] == "bad_value"
+    r = cli("propagate", "sum(x)", "--x", "[]+-[]", "--json")
+    assert r.code == 2 and "empty arrays" in r.json["error"]["message"]
     r = cli("propagate", "g*t", "--g", "9.81", "--t", "1", "--json")
     assert r.code == 2 and "no input has an uncertainty" in r.json["error"]["message"]
     r = cli("propagate", "g*t", "--g", "9.81+-0.1", "--t", "1+-0.1", "--corr", "g,t=2", "--json")
