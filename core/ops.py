@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import backend
+from .errors import UnsupportedError
 from .tensor import OPS, Tensor, apply, as_tensor, is_grad_enabled
 
 # ---------------------------------------------------------------------------
@@ -564,6 +565,113 @@ for _name, _node, _fn in (
     )
 
 
+# ---------------------------------------------------------------------------
+# Special functions (issue 13).  erf, erfc, erfinv, gamma, lgamma, digamma and
+# polygamma come from scipy.special (cupyx.scipy.special on the GPU), imported on first
+# use only: start-up never pays for SciPy, and without it these ops say how to get it.
+# ---------------------------------------------------------------------------
+
+
+def _special():
+    """The module of special functions for the current device (SciPy's or CuPy's)."""
+    if backend.device == "gpu":  # pragma: no cover - CuPy with a GPU
+        import cupyx.scipy.special as special  # noqa: PLC0415 - only on the GPU path
+
+        return special
+    try:
+        import scipy.special as special  # noqa: PLC0415 - optional, on first use only
+    except ImportError:
+        raise UnsupportedError(
+            "erf, erfc, erfinv, gamma, lgamma, digamma and polygamma need SciPy: pip install scipy"
+        ) from None
+    return special
+
+
+def _erfinv_forward(a):
+    # scipy gives erfinv(-0.0) = +0.0; PyTorch (and oddness) keep the sign of zero.
+    r = _special().erfinv(a)
+    return _xp().where(a == 0, a, r)
+
+
+def _lgamma_forward(a):
+    # log|gamma(x)|; lgamma(-inf) = +inf as in C99 and PyTorch (scipy's gammaln says -inf).
+    r = _special().gammaln(a)
+    return _xp().where(a == -_xp().inf, _xp().inf, r)
+
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+
+# log(1 + x) and exp(x) - 1, accurate near 0.
+_unary(
+    "log1p",
+    "Log1PBackward0",
+    lambda a: _xp().log1p(a),
+    lambda x, out: 1 / (1 + x),
+    latex="\\operatorname{log1p}",
+)
+_unary(
+    "expm1",
+    "Expm1Backward0",
+    lambda a: _xp().expm1(a),
+    lambda x, out: call("exp", x),
+    latex="\\operatorname{expm1}",
+)
+# The real cube root (cbrt(-8) = -2); cbrt'(0) = 1/(3*0) = inf, as sqrt'(0).
+_unary(
+    "cbrt",
+    "CbrtBackward0",
+    lambda a: _xp().cbrt(a),
+    lambda x, out: 1 / (3 * (out * out)),
+    printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),
+)
+_unary(
+    "erf",
+    "ErfBackward0",
+    lambda a: _special().erf(a),
+    lambda x, out: TWO_OVER_SQRT_PI * call("exp", -(x * x)),
+    latex="\\operatorname{erf}",
+)
+_unary(
+    "erfc",
+    "ErfcBackward0",
+    lambda a: _special().erfc(a),
+    lambda x, out: -(TWO_OVER_SQRT_PI * call("exp", -(x * x))),
+    latex="\\operatorname{erfc}",
+)
+# erfinv on [-1, 1] (+-inf at +-1, nan outside); erfinv'(+-1) = inf.
+_unary(
+    "erfinv",
+    "ErfinvBackward0",
+    _erfinv_forward,
+    lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out),
+    latex="\\operatorname{erfinv}",
+)
+# gamma: inf at +0, -inf at -0, nan at the negative integers (poles), as C's tgamma.
+_unary(
+    "gamma",
+    "GammaBackward0",
+    lambda a: _special().gamma(a),
+    lambda x, out: out * call("digamma", x),
+    latex="\\Gamma",
+)
+_unary(
+    "lgamma",
+    "LgammaBackward0",
+    _lgamma_forward,
+    lambda x, out: call("digamma", x),
+    latex="\\operatorname{lgamma}",
+)
+# digamma(+-0) = -+inf, nan at the negative integers (PyTorch's and SciPy's convention).
+_unary(
+    "digamma",
+    "DigammaBackward0",
+    lambda a: _special().psi(a),
+    lambda x, out: call("polygamma", 1.0, x),
+    latex="\\psi",
+)
+
+
 def _neg_vjp(n, g):
     return (-g,)
 
@@ -730,6 +838,125 @@ _binary(
     lambda a, b, out: lt(a, b),
     lambda a, b, out: None,
     printing=Printing(call="min", latex="\\operatorname{min}"),  # min(x, c): see minimum
+)
+
+
+# polygamma(n, x): the n-th derivative of digamma, for a whole n >= 0 (nan for any other
+# n, as torch.polygamma takes integers only); +-inf at the poles 0, -1, -2, ... (PyTorch's
+# trigamma gives a large finite number there).  n is an order, not a variable: it takes no
+# gradient (DIFFERENTIABLE below), and d/dx polygamma(n, x) = polygamma(n + 1, x).
+def _polygamma_forward(n, x):
+    xp = _xp()
+    whole = (n >= 0) & (n == xp.floor(n))
+    r = _special().polygamma(xp.where(whole, n, 0), x)
+    # nan at -inf, where digamma is nan too (scipy says inf for n >= 1)
+    return xp.where(whole & (x != -xp.inf), r, xp.nan)
+
+
+_binary(
+    "polygamma",
+    "PolygammaBackward0",
+    _polygamma_forward,
+    lambda n, x, out: None,
+    lambda n, x, out: call("polygamma", n + 1, x),
+    printing=function(
+        "polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM
+    ),
+)
+
+
+def _atan2_partials(y, x):
+    # d/dy atan2(y, x) = x/(x^2 + y^2), d/dx = -y/(x^2 + y^2); both pinned to 0 at the
+    # origin, where atan2 is not continuous (PyTorch's atan2_backward does the same).
+    r2 = x * x + y * y
+    dy, dx = x / r2, -y / r2
+    if _any_zero(r2):
+        dy, dx = where(eq(r2, 0), 0.0, dy), where(eq(r2, 0), 0.0, dx)
+    return dy, dx
+
+
+# atan2(y, x): the angle of the point (x, y), in [-pi, pi] (NumPy's and PyTorch's order).
+_binary(
+    "atan2",
+    "Atan2Backward0",
+    lambda y, x: _xp().arctan2(y, x),
+    lambda y, x, out: _atan2_partials(y, x)[0],
+    lambda y, x, out: _atan2_partials(y, x)[1],
+    printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"),
+)
+# hypot(a, b) = sqrt(a^2 + b^2) without overflow; at (0, 0) its partials a/0, b/0 are nan,
+# as in PyTorch.
+_binary(
+    "hypot",
+    "HypotBackward0",
+    lambda a, b: _xp().hypot(a, b),
+    lambda a, b, out: a / out,
+    lambda a, b, out: b / out,
+    printing=function("hypot", latex="\\operatorname{hypot}"),
+)
+
+
+def _mod_db(a, b, out):
+    # d mod(a, b)/db = -(a // b), the floored quotient (PyTorch's remainder_backward).  It is
+    # (a - mod(a, b))/b rounded, exact where floor(a/b) rounds wrongly (mod(1, 0.1) =
+    # 0.09999..., whose quotient is 9, not floor(1/0.1) = 10); where that is nan (b = 0),
+    # floor(a/b).
+    q = call("round", (a - out) / b)
+    if not _all_finite(q):
+        q = where(eq(q, q), q, call("floor", a / b))
+    return -q
+
+
+# mod(a, b): NumPy's np.mod, Python's % (the result has b's sign: mod(-1, 3) = 2), which is
+# PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b.
+_binary(
+    "mod",
+    "RemainderBackward0",
+    lambda a, b: _xp().mod(a, b),
+    lambda a, b, out: 1.0,
+    _mod_db,
+    printing=function("mod", "remainder", latex="\\operatorname{mod}"),
+)
+
+
+def _elementwise_op(name, node, forward, derivs, *, printing):
+    """An elementwise op of ``len(derivs)`` arguments from its partials ``derivs[i](*args,
+    out)``, written with engine ops (the n-ary :func:`_binary`)."""
+    arity = len(derivs)
+
+    def vjp(n, g):
+        args = tuple(n.inputs) + (n.out,)
+        return tuple(
+            sum_to(chain(g, d(*args)), n.shapes[i]) if n.needs[i] else None
+            for i, d in enumerate(derivs)
+        )
+
+    def jvp(n, tangents):
+        args = tuple(n.inputs) + (n.out,)
+        r = None
+        for t, d in zip(tangents, derivs):
+            if t is not None:
+                r = add_tangents(r, chain(t, d(*args)))
+        return None if r is None else broadcast_to(r, n.out.shape)
+
+    return register(
+        Op(name, node, forward, vjp, jvp, arity=arity, deriv=tuple(derivs), printing=printing)
+    )
+
+
+# clip(x, lo, hi) = min(max(x, lo), hi), PyTorch's clamp with tensor bounds, gradients
+# included: x takes the gradient where lo <= x <= hi (at the bounds too), lo where x < lo
+# < hi, hi where x > hi or hi < lo (then clip is hi everywhere).  NaN propagates.
+_elementwise_op(
+    "clip",
+    "ClampBackward0",
+    lambda x, lo, hi: _xp().minimum(_xp().maximum(x, lo), hi),
+    (
+        lambda x, lo, hi, out: call("ge", x, lo) * call("le", x, hi),
+        lambda x, lo, hi, out: lt(x, lo) * lt(lo, hi),
+        lambda x, lo, hi, out: call("maximum", gt(x, hi), lt(hi, lo)),
+    ),
+    printing=function("clip", "clamp", latex="\\operatorname{clip}"),
 )
 
 
@@ -1203,6 +1430,85 @@ register(
 )
 
 
+def _logsumexp_forward(a, axis=None, keepdims=False):
+    # log(sum(exp(x - m))) + m with m the largest element (0 where that is not finite, so
+    # all -inf gives -inf and any +inf gives +inf, as torch.logsumexp).
+    xp = _xp()
+    m = xp.max(a, axis=axis, keepdims=True) if a.size else xp.zeros((1,) * a.ndim, a.dtype)
+    m = xp.where(xp.isfinite(m), m, 0)
+    r = xp.log(xp.exp(a - m).sum(axis=axis, keepdims=True)) + m
+    return r if keepdims else xp.squeeze(r, axis=axis)
+
+
+register(
+    Op(
+        "logsumexp",
+        "LogsumexpBackward0",
+        _logsumexp_forward,
+        # d/dx_i = exp(x_i - logsumexp(x)), the softmax (nan where the result is +-inf, as
+        # in PyTorch)
+        *_by_partials(
+            lambda x, out, axis, keepdims: call(
+                "exp", x - expand_back(out, x.shape, axis, keepdims)
+            )
+        ),
+        kind="reduction",
+        printing=function("logsumexp", latex="\\operatorname{logsumexp}"),
+    )
+)
+
+
+def _centered(x, axis):
+    """x minus its mean along ``axis``, in x's shape."""
+    return x - expand_back(call("mean", x, axis=axis, keepdims=True), x.shape, axis, True)
+
+
+def _var_forward(a, axis=None, keepdims=False):
+    # NumPy's var with ddof=0 (the population variance; PyTorch's var(correction=0)),
+    # the variance of nothing nan without a RuntimeWarning.
+    if _reduced_count(a.shape, axis) == 0:
+        return _mean_forward(a, axis, keepdims) * _xp().nan
+    return _xp().var(a, axis=axis, keepdims=keepdims)
+
+
+# The op is "variance": "var" is the op of a variable's node (Expr.var); the language
+# spells it var().
+register(
+    Op(
+        "variance",
+        "VarBackward0",
+        _var_forward,
+        # d var/dx_i = 2 (x_i - mean)/N
+        *_by_partials(
+            lambda x, out, axis, keepdims: (
+                _centered(x, axis) * (2.0 / _reduced_count(x.shape, axis))
+            )
+        ),
+        kind="reduction",
+        printing=function("var", latex="\\operatorname{var}"),
+    )
+)
+
+
+def _std_partials(x, out, axis, keepdims):
+    # d std/dx_i = (x_i - mean)/(N std), pinned to 0 where std = 0 (PyTorch's std_backward).
+    out_k = expand_back(out, x.shape, axis, keepdims)
+    d = _centered(x, axis) / (out_k * _reduced_count(x.shape, axis))
+    return where(eq(out_k, 0), 0.0, d)
+
+
+register(
+    Op(
+        "std",
+        "StdBackward0",
+        lambda a, axis=None, keepdims=False: _xp().sqrt(_var_forward(a, axis, keepdims)),
+        *_by_partials(_std_partials),
+        kind="reduction",
+        printing=function("std", latex="\\operatorname{std}"),
+    )
+)
+
+
 # ---------------------------------------------------------------------------
 # Products
 # ---------------------------------------------------------------------------
@@ -1513,6 +1819,27 @@ KINKS = {
         lambda i, o, a: i[0] == i[1],
         "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
     ),
+    "cbrt": _where_kink(
+        lambda i, o, a: i[0] == 0, "cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"
+    ),
+    "atan2": _where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
+        "atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)",
+    ),
+    "hypot": _where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
+        "hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)",
+    ),
+    "mod": _where_kink(
+        lambda i, o, a: o == 0,
+        "mod(a, b) jumps where a is a whole multiple of b; used d/da = 1, d/db = -floor(a/b) "
+        "(PyTorch's remainder)",
+    ),
+    "clip": _where_kink(
+        lambda i, o, a: (i[0] == i[1]) | (i[0] == i[2]),
+        "clip(x, lo, hi) at x == lo or x == hi is not differentiable; used gradient 1 for x "
+        "and 0 for the bound (PyTorch's clamp)",
+    ),
     "amax": _tie_kink("max"),
     "amin": _tie_kink("min"),
     "norm": _where_kink(
@@ -1538,7 +1865,11 @@ KINKS = {
 
 # Inputs an op passes no gradient to, apart from its entry: max(x, c) and min(x, c) are
 # differentiated in x only (c is a bound, as in torch.clamp).
-DIFFERENTIABLE = {"clamp_min": (True, False), "clamp_max": (True, False)}
+DIFFERENTIABLE = {
+    "clamp_min": (True, False),
+    "clamp_max": (True, False),
+    "polygamma": (False, True),  # the order n of polygamma(n, x) is not a variable
+}
 
 
 # ---------------------------------------------------------------------------

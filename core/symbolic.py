@@ -893,7 +893,9 @@ def _combine_exponents(alg: Algebra, x: Term, a: Term, b: Term):
 
 
 # Functions that are a number at every finite input (tan's poles are never hit exactly
-# in floating point); the others (log, sqrt, asin, ...) are nan on a region.
+# in floating point); the others (log, sqrt, asin, ...) are nan on a region: log1p below -1,
+# erfinv outside [-1, 1], mod(x, 0), polygamma of a fractional order, and gamma, lgamma,
+# digamma and polygamma at their poles 0, -1, -2, ... (gamma(floor(x)) on a whole region).
 _TOTAL_FNS = frozenset(
     (
         "sin",
@@ -918,10 +920,20 @@ _TOTAL_FNS = frozenset(
         "clamp_min",
         "clamp_max",
         "where",
+        "expm1",
+        "cbrt",
+        "erf",
+        "erfc",
+        "atan2",
+        "hypot",
+        "clip",
     )
 )
-# Functions whose value is never negative (nan aside): any power of them is a number.
-_NONNEG_FNS = frozenset(("exp", "cosh", "sigmoid", "softplus", "abs", "relu", "sqrt"))
+# Functions whose value is never negative (nan aside): any power of them is a number
+# (erfc is in (0, 2), hypot a length; not gamma, negative between -1 and 0).
+_NONNEG_FNS = frozenset(
+    ("exp", "cosh", "sigmoid", "softplus", "abs", "relu", "sqrt", "erfc", "hypot")
+)
 
 
 def _nonneg(t: Term) -> bool:
@@ -971,6 +983,10 @@ _PIECEWISE_FNS = frozenset(
         "clamp_min",
         "clamp_max",
         "where",
+        "clip",
+        "mod",  # x - mod(x, 1) is floor(x)
+        "atan2",  # atan2(0, x) is 0 for x > 0 and pi for x < 0
+        "hypot",  # hypot(x, 0) is abs(x)
     )
     + _COMPARISONS
 )
@@ -1618,10 +1634,25 @@ class DiffResult:
     value: object = None  # the expression's value at the given values
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    # mixed=True: every second partial, a -> b -> Derivative of d2/(da db) (symmetric: the
+    # entry below the diagonal is the one above it; the diagonal is ``derivatives``)
+    hessian: dict | None = None
 
     def texts(self) -> dict:
         """name -> the derivative in the tool's own language."""
         return {name: d.text for name, d in self.derivatives.items()}
+
+    def hessian_texts(self) -> dict | None:
+        """a -> b -> d2/(da db) in the tool's own language (None unless ``mixed=True``)."""
+        if self.hessian is None:
+            return None
+        return {a: {b: d.text for b, d in row.items()} for a, row in self.hessian.items()}
+
+    def hessian_values(self) -> dict | None:
+        """a -> b -> the second partial's value at the point (None without values)."""
+        if self.hessian is None or self.value is None:
+            return None
+        return {a: {b: d.value for b, d in row.items()} for a, row in self.hessian.items()}
 
 
 def diff(
@@ -1634,6 +1665,7 @@ def diff(
     time_budget: float = TIME_BUDGET,
     step_budget: int | None = None,
     max_nodes: int | None = MAX_NODES,
+    mixed: bool = False,
 ) -> DiffResult:
     """Differentiate ``source`` (a parsed Program or an Expr) symbolically, then simplify.
 
@@ -1646,6 +1678,13 @@ def diff(
     derivative whose simplification runs out is printed unsimplified, with a
     note.
 
+    ``mixed=True`` (``order`` must be 2): every second partial as well, the Hessian
+    as expressions, in :attr:`DiffResult.hessian` (``a -> b -> Derivative``);
+    ``derivatives`` still holds the pure ones (its diagonal).  Each first
+    derivative is simplified, then differentiated with respect to each variable
+    from its own on (one reverse pass a row) and simplified under the same budgets;
+    the entries below the diagonal are those above it (the partials commute).
+
     Raises UnknownVariableError (an InputError) for a ``wrt`` that is not a
     variable, InputError for a bad order, UnsupportedDiffError for ops with no
     symbolic form here, LimitError when the unsimplified graph grows too big.
@@ -1656,6 +1695,8 @@ def diff(
     >>> r = diff(parse("2*x**2 + b"), "x", values={"x": 3, "b": 1})
     >>> r.texts(), r.value, r.derivatives["x"].value
     ({'x': '4*x'}, 19.0, 12.0)
+    >>> diff(parse("x**2*y"), order=2, mixed=True).hessian_texts()
+    {'x': {'x': '2*y', 'y': '2*x'}, 'y': {'x': '2*x', 'y': '0'}}
     """
     from .printing import to_text  # noqa: PLC0415
 
@@ -1669,6 +1710,8 @@ def diff(
         )
     if isinstance(order, bool) or not isinstance(order, int) or order < 0:
         raise InputError(f"--order must be a whole number >= 0, got {order!r}")
+    if mixed and order != 2:
+        raise InputError(f"mixed partials are second derivatives: order must be 2, not {order}")
     names = wrt_names(source, wrt)
     deadline = time.monotonic() + time_budget
     builder = Builder(guards=guards)
@@ -1695,7 +1738,13 @@ def diff(
     if order == 0:
         for name in names:
             current[name] = tidy(name, output)
-    for k in range(order):
+    hessian: dict | None = None
+    if mixed:
+        hessian = _mixed_partials(output, names, builder, tidy, max_nodes, simplified, why)
+        for name in names:
+            current[name] = hessian[name][name]
+            simplified[name], why[name] = simplified[(name, name)], why[(name, name)]
+    for k in range(0 if mixed else order):
         if k == 0:
             raws = grad_exprs(output, names, builder)
         else:
@@ -1715,10 +1764,63 @@ def diff(
                 f"d/d{name}: a large result: {len(text):,} characters, "
                 f"{len(topological([e])):,} nodes"
             )
-    result = DiffResult(text, order, derivatives, notes=notes)
+    if hessian is not None:
+        hessian = _hessian_entries(hessian, names, derivatives, simplified, why, notes)
+    result = DiffResult(text, order, derivatives, notes=notes, hessian=hessian)
     if values is not None:
         _evaluate_at(result, output, values)
     return result
+
+
+def _mixed_partials(output, names, builder, tidy, max_nodes, simplified, why) -> dict:
+    """a -> b -> d2(output)/(da db) as (simplified) Expr graphs, for b from a on (the rest
+    mirrored).  ``tidy(key, raw)`` simplifies under diff's budgets, recording by ``key``
+    (a name for a first derivative, ``(a, b)`` for a second) whether it could."""
+    firsts = grad_exprs(output, names, builder)
+    first: dict = {}
+    for name in names:
+        first[name] = tidy(name, firsts[name])
+        _check_size(first[name], name, 1, 2, max_nodes)
+    rows: dict = {name: {} for name in names}
+    for i, a in enumerate(names):
+        row = grad_exprs(first[a], names[i:], builder)
+        for b in names[i:]:
+            key = (a, b)
+            simplified[key], why[key] = simplified[a], why[a]
+            e = tidy(key, row[b])
+            _check_size(e, a if a == b else f"{a} and {b}", 2, 2, max_nodes)
+            rows[a][b] = e
+            if b != a:
+                simplified[(b, a)], why[(b, a)] = simplified[key], why[key]
+    # in --wrt order on both sides, each entry below the diagonal the one above it
+    return {a: {b: rows[a][b] if b in rows[a] else rows[b][a] for b in names} for a in names}
+
+
+def _hessian_entries(graphs, names, derivatives, simplified, why, notes) -> dict:
+    """The Hessian's Expr graphs as Derivative objects (the diagonal: ``derivatives``')."""
+    from .printing import to_text  # noqa: PLC0415
+
+    out: dict = {a: {} for a in names}
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if a == b:
+                out[a][b] = derivatives[a]
+            elif j < i:
+                out[a][b] = out[b][a]
+            else:
+                e = graphs[a][b]
+                text = to_text(e)
+                key = (a, b)
+                out[a][b] = Derivative(f"{a},{b}", 2, e, text, simplified[key], why[key])
+                label = f"d^2/d{a}d{b}"
+                if why[key]:
+                    notes.append(f"{label}: {why[key]}")
+                if len(text) > LARGE_TEXT:
+                    notes.append(
+                        f"{label}: a large result: {len(text):,} characters, "
+                        f"{len(topological([e])):,} nodes"
+                    )
+    return out
 
 
 def _check_size(e: Expr, name: str, k: int, order: int, max_nodes: int | None) -> None:
@@ -1744,7 +1846,10 @@ def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:
     result.value = _plain(ev.output.data)
     result.warnings.extend(ev.warnings)
     shape = tuple(ev.output.data.shape)
-    for d in result.derivatives.values():
+    entries = {id(d): d for d in result.derivatives.values()}
+    for row in (result.hessian or {}).values():
+        entries.update((id(d), d) for d in row.values())
+    for d in entries.values():
         dv = evaluate(d.expr, values)
         for w in dv.warnings:
             if w not in result.warnings:

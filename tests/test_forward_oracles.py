@@ -12,8 +12,11 @@ values come from somewhere else:
   ``sqrt(-0.0) = -0.0``, ``1/-0.0 = -inf``, ``pow(1, nan) = 1``, ...), NumPy's and PyTorch's
   conventions where IEEE leaves a choice (NaN propagates through ``max``/``min``, ``sign(-0.0)``
   is ``+0.0``, ``where`` takes any nonzero condition, NaN included, as true);
-* mpmath (SymPy's arbitrary-precision library) at 40 digits for ``sigmoid`` and
-  ``softplus``, which ``math`` lacks.
+* mpmath (SymPy's arbitrary-precision library) at 40 digits for ``sigmoid``, ``softplus``,
+  ``cbrt``, ``erfinv``, the gamma family (``gamma``, ``lgamma``, ``digamma``, ``polygamma``)
+  and the reductions ``logsumexp``, ``var`` and ``std``, which ``math`` lacks or rounds less
+  well (``math.cbrt(27.0)`` is 3.0000000000000004, ``math.gamma`` is good to some 10 ulp);
+* Python's ``%`` for ``mod`` (NumPy's ``np.mod``: the result takes the divisor's sign).
 
 Each case goes through three public paths: the Python API the commands call
 (``api.eval_of(parse(expr), values)``), the real command line (``eval --json``, in process),
@@ -130,6 +133,43 @@ def o_softplus(x):
         return float(mpmath.log1p(mpmath.exp(mpmath.mpf(x))))
 
 
+def _mp(fn, *xs):
+    with mpmath.workdps(40):
+        return float(fn(*(mpmath.mpf(x) for x in xs)))
+
+
+def o_cbrt(x):
+    # the real cube root (mpmath's cbrt of a negative number is the complex principal one)
+    return math.copysign(_mp(mpmath.cbrt, abs(x)), x)
+
+
+def o_erfinv(x):
+    return _mp(mpmath.erfinv, x)
+
+
+def o_gamma(x):
+    return _mp(mpmath.gamma, x)
+
+
+def o_lgamma(x):
+    # log|gamma(x)| (C's lgamma; mpmath's loggamma is complex for x < 0)
+    return _mp(lambda v: mpmath.log(abs(mpmath.gamma(v))), x)
+
+
+def o_digamma(x):
+    return _mp(mpmath.digamma, x)
+
+
+def o_polygamma(n, x):
+    return _mp(lambda m, v: mpmath.polygamma(int(m), v), n, x)
+
+
+def o_mod(a, b):
+    # Python's float % (NumPy's np.mod, PyTorch's remainder): the result takes b's sign;
+    # % raises at b == 0, where np.mod and torch.remainder give nan.
+    return NAN if b == 0 else a % b
+
+
 def o_max(a, b):
     # NaN propagates (NumPy's maximum, PyTorch's max/maximum); not Python's max().
     if is_nan(a) or is_nan(b):
@@ -212,6 +252,36 @@ UNARY = {
         ],
     ),
     "neg": (["-x"], lambda x: -x, True, GENERAL + [-1e300]),
+    "log1p": (
+        ["log1p(x)"],
+        math.log1p,
+        False,
+        [-0.99, -0.5, -1e-10, 0.0, 1e-300, 0.25, 1.0, 7.0, 1e300],
+    ),
+    "expm1": (["expm1(x)"], math.expm1, False, GENERAL + [-1e-10, 1e-300, -700.0, 700.0]),
+    "cbrt": (["cbrt(x)"], o_cbrt, False, GENERAL + [1e-300, -1e300, TINY, 1e-3]),
+    "erf": (["erf(x)"], math.erf, False, GENERAL + [1e-300, -1e-10, 5.0]),
+    "erfc": (["erfc(x)"], math.erfc, False, GENERAL + [10.0, 26.0, -6.0]),
+    "erfinv": (["erfinv(x)"], o_erfinv, False, UNIT + [1e-300, -0.999999, 0.9999999999]),
+    # between the poles at the whole numbers <= 0, and up to gamma's overflow at 171.6
+    "gamma": (
+        ["gamma(x)"],
+        o_gamma,
+        False,
+        [-3.7, -2.5, -0.3, 1e-300, 0.25, 2.5, 7.0, 30.0, 170.5, -170.5],
+    ),
+    "lgamma": (
+        ["lgamma(x)"],
+        o_lgamma,
+        False,
+        [-3.7, -2.5, -0.3, 1e-300, 0.25, 1.5, 2.5, 7.0, 1e5, 1e300],
+    ),
+    "digamma": (
+        ["digamma(x)"],
+        o_digamma,
+        False,
+        [-3.7, -2.5, -0.3, 1e-300, 0.25, 1.0, 2.5, 7.0, 1e8, 1e300],
+    ),
 }
 
 # (x, expected); "~" marks a value compared with rtol (irrational results).
@@ -332,6 +402,119 @@ UNARY_SPECIAL = {
         (NAN, NAN),
     ],
     "neg": [(0.0, -0.0), (-0.0, 0.0), (INF, -INF), (-INF, INF), (NAN, NAN)],
+    # C99 Annex F.9.3.9: log1p(+-0) = +-0, log1p(-1) = -inf, nan below -1
+    "log1p": [
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (-1.0, -INF),
+        (-2.0, NAN),
+        (-1.0000000000000002, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (NAN, NAN),
+        (TINY, TINY),
+        (-TINY, -TINY),
+    ],
+    # F.9.3.3: expm1(+-0) = +-0, expm1(-inf) = -1
+    "expm1": [
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (INF, INF),
+        (-INF, -1.0),
+        (NAN, NAN),
+        (710.0, INF),
+        (-800.0, -1.0),
+        (TINY, TINY),
+    ],
+    # F.9.4.1: cbrt(+-0) = +-0, cbrt(+-inf) = +-inf; the cubes of dyadic numbers exactly
+    "cbrt": [
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (INF, INF),
+        (-INF, -INF),
+        (NAN, NAN),
+        (27.0, 3.0),
+        (-8.0, -2.0),
+        (0.125, 0.5),
+        (-1000.0, -10.0),
+        (64.0, 4.0),
+    ],
+    # F.9.5.1-2: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(-inf) = 2, erfc(+inf) = +0
+    "erf": [
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (INF, 1.0),
+        (-INF, -1.0),
+        (NAN, NAN),
+        (6.0, 1.0),
+        (-6.0, -1.0),
+    ],
+    "erfc": [
+        (INF, 0.0),
+        (-INF, 2.0),
+        (NAN, NAN),
+        (0.0, 1.0),
+        (-0.0, 1.0),
+        (30.0, 0.0),
+        (-30.0, 2.0),
+    ],
+    # PyTorch's (and SciPy's) erfinv: +-inf at +-1, nan outside [-1, 1], the sign of zero kept
+    "erfinv": [
+        (0.0, 0.0),
+        (-0.0, -0.0),
+        (1.0, INF),
+        (-1.0, -INF),
+        (1.5, NAN),
+        (-1.0000000000000002, NAN),
+        (INF, NAN),
+        (-INF, NAN),
+        (NAN, NAN),
+        (TINY, TINY),
+        (0.5, "~", o_erfinv(0.5)),
+    ],
+    # F.9.5.4 (tgamma): +-inf at +-0, nan at the negative integers and -inf; gamma(-180.5)
+    # is -1.2e-330, below the smallest subnormal
+    "gamma": [
+        (0.0, INF),
+        (-0.0, -INF),
+        (-1.0, NAN),
+        (-2.0, NAN),
+        (-170.0, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (NAN, NAN),
+        (172.0, INF),
+        (1.0, 1.0),
+        (2.0, 1.0),
+        (5.0, 24.0),
+        (-180.5, -0.0),
+        (0.5, "~", math.sqrt(math.pi)),
+    ],
+    # F.9.5.3 (lgamma): +0 at 1 and 2, +inf at +-0, the negative integers and +-inf
+    "lgamma": [
+        (1.0, 0.0),
+        (2.0, 0.0),
+        (0.0, INF),
+        (-0.0, INF),
+        (-1.0, INF),
+        (-2.0, INF),
+        (INF, INF),
+        (-INF, INF),
+        (NAN, NAN),
+        (1e307, INF),
+        (0.5, "~", math.log(math.pi) / 2),
+    ],
+    # PyTorch's digamma: -+inf at +-0, nan at the negative integers and -inf
+    "digamma": [
+        (0.0, -INF),
+        (-0.0, INF),
+        (-1.0, NAN),
+        (-2.0, NAN),
+        (INF, INF),
+        (-INF, NAN),
+        (NAN, NAN),
+        (1.0, "~", -float(mpmath.euler)),
+    ],
 }
 
 
@@ -758,6 +941,259 @@ def _build_binary():
 
 
 # ---------------------------------------------------------------------------
+# The binary and ternary functions of issue 13: polygamma, atan2, hypot, mod, clip
+# ---------------------------------------------------------------------------
+
+POLYGAMMA_X = [-1.5, -0.3, 1e-3, 0.25, 1.0, 2.5, 40.0, 1e8]
+# (n, x, expected): the order must be a whole number >= 0 (nan otherwise: torch.polygamma
+# takes an int); +-inf at the poles 0, -1, -2, ... with (-1)^(n+1)'s sign for n >= 1
+# (PyTorch's zeta, and the limit 1/x^2 of trigamma, where torch's trigamma says 6.6e32);
+# digamma's (n = 0) conventions as above; the limit (-1)^(n+1) * 0 at +inf; nan at -inf,
+# where there is no limit (torch's zeta gives +-inf there for n >= 2, and nan at +inf).
+POLYGAMMA_SPECIAL = [
+    (0.5, 1.0, NAN),
+    (-1.0, 1.0, NAN),
+    (1.5, 0.3, NAN),
+    (NAN, 1.0, NAN),
+    (1.0, NAN, NAN),
+    (0.0, 0.0, -INF),
+    (0.0, -0.0, INF),
+    (0.0, -1.0, NAN),
+    (1.0, 0.0, INF),
+    (1.0, -0.0, INF),
+    (1.0, -1.0, INF),
+    (1.0, -2.0, INF),
+    (2.0, 0.0, -INF),
+    (2.0, -2.0, -INF),
+    (3.0, -1.0, INF),
+    (0.0, INF, INF),
+    (1.0, INF, 0.0),
+    (2.0, INF, -0.0),
+    (3.0, INF, 0.0),
+    (0.0, -INF, NAN),
+    (1.0, -INF, NAN),
+    (2.0, -INF, NAN),
+    (1.0, 1.0, "~", math.pi**2 / 6),
+]
+
+# C99 Annex F.9.1.4 (atan2), all its cases: signed zeros exactly, multiples of pi with rtol.
+ATAN2_SPECIAL = [
+    (0.0, 0.0, 0.0),
+    (-0.0, 0.0, -0.0),
+    (0.0, 1.0, 0.0),
+    (-0.0, 2.0, -0.0),
+    (0.0, INF, 0.0),
+    (-0.0, INF, -0.0),
+    (1.0, INF, 0.0),
+    (-1.0, INF, -0.0),
+    (NAN, 1.0, NAN),
+    (1.0, NAN, NAN),
+    (NAN, NAN, NAN),
+    (INF, NAN, NAN),
+    (0.0, -0.0, "~", math.pi),
+    (-0.0, -0.0, "~", -math.pi),
+    (0.0, -1.0, "~", math.pi),
+    (-0.0, -1.0, "~", -math.pi),
+    (1.0, 0.0, "~", HALF_PI),
+    (1.0, -0.0, "~", HALF_PI),
+    (-1.0, 0.0, "~", -HALF_PI),
+    (1.0, -INF, "~", math.pi),
+    (-1.0, -INF, "~", -math.pi),
+    (INF, 1.0, "~", HALF_PI),
+    (-INF, -1.0, "~", -HALF_PI),
+    (INF, -INF, "~", 3 * math.pi / 4),
+    (-INF, -INF, "~", -3 * math.pi / 4),
+    (INF, INF, "~", math.pi / 4),
+    (-INF, INF, "~", -math.pi / 4),
+]
+
+# F.9.4.3 (hypot): +inf if either argument is infinite, even with a nan; no overflow
+HYPOT_SPECIAL = [
+    (3.0, 4.0, 5.0),
+    (-3.0, -4.0, 5.0),
+    (0.0, -0.0, 0.0),
+    (-0.0, -0.0, 0.0),
+    (-5.0, 0.0, 5.0),
+    (TINY, 0.0, TINY),
+    (INF, NAN, INF),
+    (NAN, -INF, INF),
+    (-INF, 1.0, INF),
+    (1.0, INF, INF),
+    (NAN, 1.0, NAN),
+    (1.0, NAN, NAN),
+    (1e308, 1e308, "~", math.sqrt(2.0) * 1e308),
+    (1e-200, 1e-200, "~", math.sqrt(2.0) * 1e-200),
+]
+
+# mod: Python's % (NumPy's np.mod), nan where b is 0 or a is infinite; a finite a and an
+# infinite b of the other sign give b.  A zero result's sign is left open: Python and NumPy
+# give it b's sign, PyTorch's remainder a's (remainder(-0.0, 3) is -0.0, np.mod gives 0.0).
+MOD_PAIRS = [
+    (7.0, 3.0),
+    (-7.0, 3.0),
+    (7.0, -3.0),
+    (-7.0, -3.0),
+    (5.5, 2.0),
+    (1.0, 0.1),
+    (-0.3, 0.7),
+    (1e10, 3.0),
+    (1e300, 1e-300),
+    (-7.5, 2.0),
+    (0.1, 0.2),
+    (3.0, INF),
+    (-3.0, INF),
+    (3.0, -INF),
+    (-3.0, -INF),
+]
+MOD_SPECIAL = [
+    (3.0, 0.0, NAN),
+    (-3.0, -0.0, NAN),
+    (0.0, 0.0, NAN),
+    (INF, 2.0, NAN),
+    (-INF, 2.0, NAN),
+    (INF, INF, NAN),
+    (NAN, 2.0, NAN),
+    (2.0, NAN, NAN),
+    (1.0, 0.1, 1.0 % 0.1),
+    (-3.0, INF, INF),
+    (3.0, -INF, -INF),
+]
+MOD_ZEROS = [(-0.0, 3.0), (0.0, -3.0), (6.0, -3.0), (-6.0, 3.0), (2.5, 2.5), (0.0, 1.0)]
+
+
+def o_clip(x, lo, hi):
+    # PyTorch's clamp with tensor bounds: min(max(x, lo), hi), nan anywhere gives nan, and
+    # hi everywhere when lo > hi.
+    return o_min(o_max(x, lo), hi)
+
+
+# (x, lo, hi): inside, at each bound, beyond, lo == hi, lo > hi, nan in each place, inf.
+CLIP_POINTS = [
+    (0.5, 0.0, 1.0),
+    (0.0, 0.0, 1.0),
+    (1.0, 0.0, 1.0),
+    (-1.0, 0.0, 1.0),
+    (2.0, 0.0, 1.0),
+    (1.0, 1.0, 1.0),
+    (3.0, 1.0, 1.0),
+    (0.0, 2.0, 1.0),
+    (1.5, 2.0, 1.0),
+    (3.0, 2.0, 1.0),
+    (NAN, 0.0, 1.0),
+    (0.5, NAN, 1.0),
+    (0.5, 0.0, NAN),
+    (INF, 0.0, 1.0),
+    (-INF, 0.0, 1.0),
+    (5.0, -INF, INF),
+    (-INF, -INF, INF),
+    (INF, -INF, 2.0),
+    (-1e300, -TINY, TINY),
+    (-2.5, -3.0, -0.0),
+]
+
+
+def _special_rows(op, expr, names, rows, zero_sign=True):
+    """Literal rows (args..., expected) exactly, and (args..., "~", expected) with rtol."""
+    for exact in (True, False):
+        picked = [r for r in rows if (r[-2] != "~") == exact]
+        if not picked:
+            continue
+        k = len(names)
+        add(
+            op,
+            expr,
+            {name: [r[i] for r in picked] for i, name in enumerate(names)},
+            [r[-1] for r in picked],
+            exact=exact,
+            zero_sign=zero_sign,
+            label="special" if exact else "special~",
+        )
+        assert all(len(r) == k + (1 if exact else 2) for r in picked), (op, picked)
+
+
+def _build_new_binary():
+    # polygamma(n, x) against mpmath, orders 0 to 3, x on both sides of the poles
+    grid = [(float(n), x) for n in range(4) for x in POLYGAMMA_X]
+    _pairs_case("polygamma", "polygamma(a, b)", o_polygamma, grid, exact=False, label="ordinary")
+    _special_rows("polygamma", "polygamma(a, b)", ("a", "b"), POLYGAMMA_SPECIAL)
+    xs = [[0.25], [2.5], [-1.5]]
+    add(
+        "polygamma",
+        "polygamma(1, x)",
+        {"x": xs},
+        elementwise(lambda x: o_polygamma(1.0, x), xs),
+        exact=False,
+        label="const order",
+    )
+    n, x = [[0.0], [1.0], [2.0]], [0.5, 3.0]
+    add(
+        "polygamma",
+        "polygamma(n, x)",
+        {"n": n, "x": x},
+        elementwise(o_polygamma, n, x),
+        exact=False,
+        label="bcast (3,1)x(2,)",
+    )
+    add("polygamma", "polygamma(n, x)", {"n": 0.0, "x": 2.0}, o_polygamma(0.0, 2.0), exact=False)
+
+    for op, fn, special, spellings in (
+        ("atan2", math.atan2, ATAN2_SPECIAL, ("atan2(a, b)", "arctan2(a, b)")),
+        ("hypot", math.hypot, HYPOT_SPECIAL, ("hypot(a, b)",)),
+    ):
+        for expr in spellings:
+            _pairs_case(op, expr, fn, PAIRS, exact=False, label="ordinary")
+        _special_rows(op, spellings[0], ("a", "b"), special)
+        add(
+            op,
+            spellings[0],
+            {"a": BCAST_A, "b": BCAST_B},
+            elementwise(fn, BCAST_A, BCAST_B),
+            exact=False,
+            label="bcast (3,1)x(4,)",
+        )
+        add(op, spellings[0], {"a": 3.0, "b": -0.75}, fn(3.0, -0.75), exact=False, label="scalar")
+
+    for expr in ("mod(a, b)", "remainder(a, b)"):
+        _pairs_case("mod", expr, o_mod, MOD_PAIRS, label="ordinary")
+    _special_rows("mod", "mod(a, b)", ("a", "b"), MOD_SPECIAL)
+    _pairs_case("mod", "mod(a, b)", o_mod, MOD_ZEROS, zero_sign=False, label="zeros")
+    add(
+        "mod",
+        "mod(a, b)",
+        {"a": BCAST_A, "b": BCAST_B},
+        elementwise(o_mod, BCAST_A, BCAST_B),
+        zero_sign=False,
+        label="bcast (3,1)x(4,)",
+    )
+    add("mod", "mod(x, 2.5)", {"x": [-1.0, 7.0, 2.6]}, [o_mod(v, 2.5) for v in (-1.0, 7.0, 2.6)])
+
+    x, lo, hi = (list(c) for c in zip(*CLIP_POINTS))
+    for expr in ("clip(x, lo, hi)", "clamp(x, lo, hi)"):
+        add("clip", expr, {"x": x, "lo": lo, "hi": hi}, elementwise(o_clip, x, lo, hi))
+    # a tie of zeros of opposite signs is a zero; its sign is left open (NumPy's maximum
+    # gives its second argument, PyTorch's clamp x)
+    add(
+        "clip",
+        "clip(x, lo, hi)",
+        {"x": [-0.0, 0.0], "lo": [0.0, -0.0], "hi": [1.0, 1.0]},
+        [0.0, 0.0],
+        zero_sign=False,
+        label="signed-zero tie",
+    )
+    xb, lob = [[-2.0], [0.5], [NAN]], [0.0, 1.0, -INF, 3.0]
+    add(
+        "clip",
+        "clip(x, lo, hi)",
+        {"x": xb, "lo": lob, "hi": 2.0},
+        elementwise(o_clip, xb, lob, 2.0),
+        label="bcast (3,1),(4,),()",
+    )
+    xs = [-1.0, 0.0, 0.5, 1.0, 2.0, NAN, INF, -INF]
+    add("clip", "clip(x, 0, 1)", {"x": xs}, [o_clip(v, 0.0, 1.0) for v in xs], label="constants")
+    add("clip", "clip(x, lo, hi)", {"x": 4.0, "lo": 5.0, "hi": 6.0}, 5.0, label="scalar")
+
+
+# ---------------------------------------------------------------------------
 # Reductions (axis, keepdims, negative and tuple axes, ties, nan, empty)
 # ---------------------------------------------------------------------------
 
@@ -807,6 +1243,31 @@ def r_norm(xs):
     return math.sqrt(math.fsum(v * v for v in xs))
 
 
+def r_logsumexp(xs):
+    # log(sum(exp)) at 40 digits, no overflow: -inf for nothing (log 0), as torch.logsumexp
+    with mpmath.workdps(40):
+        return float(mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(v)) for v in xs)))
+
+
+def _mp_var(xs):
+    # the population variance (ddof=0, torch's correction=0) at 40 digits; nan for nothing
+    if not xs:
+        return mpmath.mpf("nan")
+    vs = [mpmath.mpf(v) for v in xs]
+    mean = mpmath.fsum(vs) / len(vs)
+    return mpmath.fsum((v - mean) ** 2 for v in vs) / len(vs)
+
+
+def r_var(xs):
+    with mpmath.workdps(40):
+        return float(_mp_var(xs))
+
+
+def r_std(xs):
+    with mpmath.workdps(40):
+        return float(mpmath.sqrt(_mp_var(xs)))
+
+
 REDUCERS = {
     "sum": r_sum,
     "mean": r_mean,
@@ -814,6 +1275,9 @@ REDUCERS = {
     "amax": r_max,
     "amin": r_min,
     "norm": r_norm,
+    "logsumexp": r_logsumexp,
+    "variance": r_var,
+    "std": r_std,
 }
 SPELLING = {
     "sum": "sum",
@@ -822,6 +1286,9 @@ SPELLING = {
     "amax": "max",
     "amin": "min",
     "norm": "norm",
+    "logsumexp": "logsumexp",
+    "variance": "var",
+    "std": "std",
 }
 
 # Dyadic values (multiples of 1/4): sums, products and squares are exact in float64, so the
@@ -855,7 +1322,9 @@ def _axis_text(axis, keepdims):
 def _build_reductions():
     for op, fn in REDUCERS.items():
         name = SPELLING[op]
-        exact_ok = op != "norm"  # sqrt of an exact sum of squares: compared with rtol anyway
+        # norm: sqrt of an exact sum of squares, compared with rtol anyway; logsumexp, var
+        # and std round (a log, a mean of 24 numbers, a sqrt)
+        exact_ok = op not in ("norm", "logsumexp", "variance", "std")
         for axis, keepdims in AXES:
             extra = _axis_text(axis, keepdims)
             expr = f"{name}(A{', ' + extra if extra else ''})"
@@ -947,6 +1416,35 @@ def _build_reductions():
             ([0.0, -0.0], 0.0),
             ([], 0.0),
         ],
+        # torch.logsumexp: -inf for nothing and for all -inf, +inf for any +inf
+        "logsumexp": [
+            ([-INF, -INF], -INF),
+            ([INF, 1.0], INF),
+            ([INF, -INF], INF),
+            ([INF, INF], INF),
+            ([NAN, 1.0], NAN),
+            ([NAN, INF], NAN),
+            ([-INF, 0.0], 0.0),
+            ([], -INF),
+        ],
+        # torch.var/std(correction=0): nan with an inf (inf - inf) and for nothing, 0 for a
+        # constant; var overflows to inf past the largest float
+        "variance": [
+            ([INF, 1.0], NAN),
+            ([-INF], NAN),
+            ([NAN, 1.0], NAN),
+            ([2.0, 2.0, 2.0], 0.0),
+            ([1e200, -1e200], INF),
+            ([1.0, 2.0, 4.0, 7.0], 5.25),
+            ([], NAN),
+        ],
+        "std": [
+            ([INF, 1.0], NAN),
+            ([NAN, 1.0], NAN),
+            ([-3.0, -3.0], 0.0),
+            ([1.0, 3.0], 1.0),
+            ([], NAN),
+        ],
     }
     for op, rows in specials.items():
         for v, expected in rows:
@@ -957,6 +1455,30 @@ def _build_reductions():
     add("prod", "prod(A, axis=1)", {"A": empty}, [1.0, 1.0], label="empty axis")
     add("mean", "mean(A, axis=0)", {"A": empty}, [], label="empty result")
     add("norm", "norm(A, axis=1)", {"A": empty}, [0.0, 0.0], label="empty axis")
+    add("logsumexp", "logsumexp(A, axis=1)", {"A": empty}, [-INF, -INF], label="empty axis")
+    add("variance", "var(A, axis=1)", {"A": empty}, [NAN, NAN], label="empty axis")
+    add("std", "std(A, axis=1, keepdims=1)", {"A": empty}, [[NAN], [NAN]], label="empty axis")
+    # logsumexp without overflow or underflow, along an axis with infinities and nan
+    big = [[1000.0, 1000.0], [-1000.0, -1001.0], [-INF, 5.0], [INF, NAN]]
+    for axis in (1, -1):
+        add(
+            "logsumexp",
+            f"logsumexp(A, axis={axis})",
+            {"A": big},
+            o_reduce(r_logsumexp, big, axis),
+            exact=False,
+            label="large",
+        )
+    m = [[1.0, NAN, 3.0], [4.0, 5.0, -INF]]
+    for op in ("variance", "std"):
+        add(
+            op,
+            f"{SPELLING[op]}(A, axis=0)",
+            {"A": m},
+            o_reduce(REDUCERS[op], m, 0),
+            exact=False,
+            label="nan inf axis",
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -1204,6 +1726,7 @@ def _build_internal():
 
 _build_unary()
 _build_binary()
+_build_new_binary()
 _build_reductions()
 _build_products_and_shapes()
 _build_internal()

@@ -61,6 +61,9 @@ ATOL = 1e-8
 SCALARS = {"x": 0.3, "y": 0.7, "z": 0.2}
 VECTORS = {"x": [0.3, 0.7, 0.2], "y": [0.6, 0.4, 0.9], "z": [0.5, 0.8, 0.1]}
 CONSTANT = 0.5  # the value of an argument the op does not differentiate (max(x, c))
+# Domain facts: such a constant where 0.5 is outside the op's domain (polygamma's order n
+# is a whole number).
+CONSTANTS = {"polygamma": 1.0}
 # Values for the attributes an op's forward takes beyond its array arguments.
 SAMPLE_ATTRS = {"axis": 0, "keepdims": False, "index": (1,), "shape": (3, 1)}
 # Op kinds whose sample is scalars; the others (reductions, products, shapes) get vectors.
@@ -112,8 +115,9 @@ def sample(name: str) -> Sample:
     args, values, arrays, wrt = [], {}, [], []
     for i in range(n):
         if not flags[i] and any(flags):
-            args.append(Expr.const(CONSTANT))
-            arrays.append(np.float64(CONSTANT))
+            c = CONSTANTS.get(name, CONSTANT)
+            args.append(Expr.const(c))
+            arrays.append(np.float64(c))
             continue
         var = next(names)
         values[var] = np.asarray(pool[var], dtype=np.float64)

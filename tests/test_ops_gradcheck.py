@@ -21,6 +21,7 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -71,6 +72,31 @@ def zeros_and_ones(rng, shape):
 
 def constant(value):
     return lambda rng, shape: np.full(shape, float(value))
+
+
+def whole_numbers(lo, hi):
+    # lo .. hi - 1, as floats: polygamma's order n (not differentiated).
+    return lambda rng, shape: rng.integers(lo, hi, size=shape).astype(np.float64)
+
+
+def divisors(rng, shape):
+    # +-0.5, +-1, +-2 (times 1 .. 1.01): with a dividend from between_half_integers the
+    # quotient a/b stays >= 0.03 from a whole number, where mod jumps.
+    base = rng.choice([0.5, 1.0, 2.0], size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return base * rng.uniform(1.0, 1.01, size=shape)
+
+
+def off_bounds(rng, shape):
+    # -2 .. -1.6, -0.4 .. 0.4 or 1.6 .. 2: clip's x in all three of its regions, >= 0.2
+    # from bounds drawn from +-(0.6 .. 1.2) (LOWER_BOUNDS, UPPER_BOUNDS), where it kinks.
+    k = rng.integers(0, 3, size=shape)
+    centre = np.array([-1.8, 0.0, 1.8])[k]
+    half_width = np.array([0.2, 0.4, 0.2])[k]
+    return centre + half_width * rng.uniform(-1.0, 1.0, size=shape)
+
+
+LOWER_BOUNDS = uniform(-1.2, -0.6)
+UPPER_BOUNDS = uniform(0.6, 1.2)
 
 
 DEFAULT = uniform(-2.0, 2.0)
@@ -143,7 +169,18 @@ UNARY_SAMPLERS = {
     "ceil": between_half_integers,
     "round": between_half_integers,
     "neg": DEFAULT,
+    "log1p": uniform(-0.5, 2.0),
+    "expm1": DEFAULT,
+    "cbrt": away_from_zero(),
+    "erf": DEFAULT,
+    "erfc": DEFAULT,
+    "erfinv": uniform(-0.9, 0.9),
+    "gamma": POSITIVE,
+    "lgamma": POSITIVE,
+    "digamma": POSITIVE,
 }
+# Between the poles at -2 and -1: gamma < 0 there, lgamma is log|gamma|.
+NEGATIVE_GAMMA = uniform(-1.8, -1.2)
 UNARY_SHAPES = [(), (4,), (3, 2)]
 
 BINARY_SHAPES = [
@@ -163,6 +200,11 @@ BINARY_SAMPLERS = {
     "pow": (uniform(0.5, 2.0), uniform(-2.0, 2.0)),
     "maximum": (DEFAULT, DEFAULT),
     "minimum": (DEFAULT, DEFAULT),
+    # y away from 0: away from the origin (where the partials are 1/r) and from atan2's
+    # jump from pi to -pi across y = 0 for x < 0.
+    "atan2": (away_from_zero(0.3, 2.0), DEFAULT),
+    "hypot": (away_from_zero(0.3, 2.0), DEFAULT),
+    "mod": (between_half_integers, divisors),
 }
 
 REDUCTION_SAMPLERS = {
@@ -172,6 +214,9 @@ REDUCTION_SAMPLERS = {
     "amax": distinct,
     "amin": distinct,
     "norm": DEFAULT,
+    "logsumexp": DEFAULT,
+    "variance": DEFAULT,
+    "std": DEFAULT,
 }
 REDUCTION_CASES = [
     ((), None, False),
@@ -197,6 +242,8 @@ def _build_cases() -> dict[str, list[Case]]:
     for name, sampler in UNARY_SAMPLERS.items():
         for shape in UNARY_SHAPES:
             add(Case(name, (shape,), samplers=(sampler,)))
+    for name in ("gamma", "lgamma", "digamma"):
+        add(Case(name, ((4,),), samplers=(NEGATIVE_GAMMA,), label="negative"))
     for name, samplers in BINARY_SAMPLERS.items():
         for shapes in BINARY_SHAPES:
             add(Case(name, shapes, samplers=samplers, separate=name in ("maximum", "minimum")))
@@ -244,6 +291,50 @@ def _build_cases() -> dict[str, list[Case]]:
             samplers=(uniform(0.5, 3.0), DEFAULT),
             diff=(False, True),
             label="const-base",
+        )
+    )
+
+    # polygamma(n, x): the order n is a whole number and takes no gradient (the op's own
+    # flags, (False, True)); x > 0 mostly, and between the poles at -2 and -1.
+    for n in range(4):
+        add(Case("polygamma", ((), (4,)), samplers=(constant(n), POSITIVE), label=f"n={n}"))
+    for shapes in (((3, 1), (1, 4)), ((2, 3), ()), ((4,), (4,))):
+        add(Case("polygamma", shapes, samplers=(whole_numbers(0, 4), POSITIVE)))
+    add(
+        Case(
+            "polygamma",
+            ((4,), (4,)),
+            samplers=(whole_numbers(0, 3), NEGATIVE_GAMMA),
+            label="negative",
+        )
+    )
+
+    # clip(x, lo, hi): x below, inside and above [lo, hi] (each input takes the gradient
+    # in its own region), and lo > hi (clip is hi everywhere).
+    clip_samplers = (off_bounds, LOWER_BOUNDS, UPPER_BOUNDS)
+    for shapes in (
+        ((3, 4), (3, 4), (3, 4)),
+        ((3, 4), (), ()),
+        ((3, 1), (4,), ()),
+        ((), (2,), (3, 1)),
+        ((2, 3), (2, 3), (3,)),
+    ):
+        add(Case("clip", shapes, samplers=clip_samplers))
+    add(
+        Case(
+            "clip",
+            ((3, 4), (), ()),
+            samplers=clip_samplers,
+            diff=(True, False, False),
+            label="x-only",
+        )
+    )
+    add(
+        Case(
+            "clip",
+            ((6,), (6,), (6,)),
+            samplers=(off_bounds, UPPER_BOUNDS, LOWER_BOUNDS),
+            label="lo>hi",
         )
     )
 
@@ -564,7 +655,25 @@ SECOND_ORDER_UNARY = {
     "softplus": (uniform(-4, 4), lambda x: (s := 1 / (1 + np.exp(-x))) * (1 - s)),
     "abs": (away_from_zero(), lambda x: 0 * x),
     "relu": (away_from_zero(), lambda x: 0 * x),
+    "log1p": (uniform(-0.5, 2.0), lambda x: -1 / (1 + x) ** 2),
+    "expm1": (DEFAULT, np.exp),
+    "cbrt": (away_from_zero(), lambda x: -2 / 9 * np.sign(x) * np.abs(x) ** (-5 / 3)),
+    "erf": (DEFAULT, lambda x: -4 / math.sqrt(math.pi) * x * np.exp(-x * x)),
+    "erfc": (DEFAULT, lambda x: 4 / math.sqrt(math.pi) * x * np.exp(-x * x)),
+    # the special functions' f'' from mpmath at 30 digits
+    "erfinv": (
+        uniform(-0.9, 0.9),
+        lambda x: _mp(lambda v: (y := mpmath.erfinv(v)) * mpmath.pi / 2 * mpmath.exp(2 * y * y), x),
+    ),
+    "gamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.diff(mpmath.gamma, v, 2), x)),
+    "lgamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(1, v), x)),
+    "digamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(2, v), x)),
 }
+
+
+def _mp(fn, xs):
+    with mpmath.workdps(30):
+        return np.array([float(fn(mpmath.mpf(float(v)))) for v in xs])
 
 
 @pytest.mark.parametrize("name", sorted(SECOND_ORDER_UNARY))
@@ -809,6 +918,14 @@ def test_domain_errors_through_the_language(strict_floats):
 # Against PyTorch, where it is installed
 # ---------------------------------------------------------------------------
 
+
+def _op(name, *args, **attrs):
+    return apply(OPS[name], *args, **attrs)
+
+
+WHOLE = {"axis": None, "keepdims": False}  # a reduction over every axis
+
+
 TORCH_CASES = [
     # (engine fn, torch fn, inputs)
     (
@@ -850,6 +967,63 @@ TORCH_CASES = [
         lambda t, x: (x @ t.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=t.float64) @ x).sum(),
         [0.7, -1.1],
     ),
+    (
+        "log1p*expm1+erf+erfc",
+        lambda x: (_op("log1p", x) * _op("expm1", x) + _op("erf", x) + _op("erfc", x)).sum(),
+        lambda t, x: (t.log1p(x) * t.expm1(x) + t.erf(x) + t.erfc(x)).sum(),
+        [0.3, -0.6, 2.0, 0.0],
+    ),
+    ("erfinv", lambda x: _op("erfinv", x).sum(), lambda t, x: t.erfinv(x).sum(), [0.3, -0.7, 0.9]),
+    ("lgamma", lambda x: _op("lgamma", x).sum(), lambda t, x: t.lgamma(x).sum(), [0.3, 2.5, -1.5]),
+    (
+        "atan2+hypot",
+        lambda x: (_op("atan2", x, 2 - x) + _op("hypot", x, x + 1)).sum(),
+        lambda t, x: (t.atan2(x, 2 - x) + t.hypot(x, x + 1)).sum(),
+        [0.3, -1.2, 2.5],
+    ),
+    # at the origin: atan2's partials pinned to 0, hypot's 0/0 = nan
+    (
+        "atan2-origin",
+        lambda x: _op("atan2", x, x).sum(),
+        lambda t, x: t.atan2(x, x).sum(),
+        [0.0, 1.0],
+    ),
+    (
+        "hypot-origin",
+        lambda x: _op("hypot", x, x).sum(),
+        lambda t, x: t.hypot(x, x).sum(),
+        [0.0, 1.0],
+    ),
+    (
+        "mod",
+        lambda x: _op("mod", x, tensor(1.5)).sum(),
+        lambda t, x: t.remainder(x, 1.5).sum(),
+        [-2.0, 0.7, 3.2, -0.3],
+    ),
+    (
+        "clip-at-bounds",
+        lambda x: _op("clip", x, tensor(-0.5), tensor(1.0)).sum(),
+        lambda t, x: t.clamp(x, -0.5, 1.0).sum(),
+        [-1.0, -0.5, 0.3, 1.0, 2.0],
+    ),
+    (
+        "logsumexp",
+        lambda x: _op("logsumexp", x, **WHOLE),
+        lambda t, x: t.logsumexp(x, 0),
+        [0.3, -1.2, 2.0, 700.0],
+    ),
+    (
+        "var+std",
+        lambda x: _op("variance", x, **WHOLE) + _op("std", x, **WHOLE),
+        lambda t, x: t.var(x, correction=0) + t.std(x, correction=0),
+        [0.3, -1.2, 2.0, 0.5],
+    ),
+    (
+        "std-constant",
+        lambda x: _op("std", x, **WHOLE),
+        lambda t, x: t.std(x, correction=0),
+        [2.0, 2.0],
+    ),
 ]
 
 
@@ -887,6 +1061,30 @@ def test_against_torch_grad_fn_names(torch):
         (x.exp(), tx.exp()),
         (x / 3, tx / 3),
         (-x, -tx),
+    ]
+    for ours, theirs in pairs:
+        assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+
+
+def test_against_torch_grad_fn_names_of_the_new_functions(torch):
+    v = [0.3, 0.6]
+    tx = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    x = tensor(v, requires_grad=True)
+    pairs = [
+        (_op("log1p", x), tx.log1p()),
+        (_op("expm1", x), tx.expm1()),
+        (_op("erf", x), tx.erf()),
+        (_op("erfc", x), tx.erfc()),
+        (_op("erfinv", x), tx.erfinv()),
+        (_op("lgamma", x), tx.lgamma()),
+        (_op("digamma", x), tx.digamma()),
+        (_op("polygamma", tensor(2.0), x), torch.polygamma(2, tx)),
+        (_op("atan2", x, x + 1), torch.atan2(tx, tx + 1)),
+        (_op("hypot", x, x + 1), torch.hypot(tx, tx + 1)),
+        (_op("clip", x, x - 1, x + 1), torch.clamp(tx, tx - 1, tx + 1)),
+        (_op("logsumexp", x, **WHOLE), tx.logsumexp(0)),
+        (_op("variance", x, **WHOLE), tx.var(correction=0)),
+        (_op("std", x, **WHOLE), tx.std(correction=0)),
     ]
     for ours, theirs in pairs:
         assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
