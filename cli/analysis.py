@@ -23,6 +23,8 @@ from .app import (
     Expr,
     Invocation,
     Json,
+    Plain,
+    Precision,
     Var,
     Vars,
     Wrt,
@@ -68,6 +70,8 @@ def taylor_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -169,6 +173,8 @@ def propagate_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -315,6 +321,8 @@ def minimize_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -353,6 +361,8 @@ def solve_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -388,6 +398,8 @@ def critical_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
 ):
@@ -439,14 +451,26 @@ def _scalars(values: dict, what: str) -> dict:
 
 
 def _num(x) -> str:
-    from .render import _number_text
+    """A number at the table's precision (``--precision``); every digit with ``--plain``."""
+    from .render import _number_text, current_precision, format_scalar
 
-    return _number_text(x)
+    if current_precision() is None:
+        return _number_text(x)
+    return format_scalar(x)
 
 
 def _compact(v) -> str:
+    """A number or nested list on one line: NumPy's array text at the table's precision."""
+    from .render import current_precision, one_line
+
+    if current_precision() is None:
+        if isinstance(v, list):
+            return "[" + ", ".join(_compact(x) for x in v) + "]"
+        return _num(v)
     if isinstance(v, list):
-        return "[" + ", ".join(_compact(x) for x in v) + "]"
+        import numpy
+
+        return one_line(numpy.asarray(v, dtype=float), limit=10**6)
     return _num(v)
 
 

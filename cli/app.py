@@ -135,6 +135,20 @@ Expr = Annotated[
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document (for programs).")]
 Device = Annotated[str, typer.Option("--device", help="cpu (NumPy) or gpu (CuPy).")]
 Dtype = Annotated[str, typer.Option("--dtype", help="float64 (default) or float32.")]
+Precision = Annotated[
+    str | None,
+    typer.Option(
+        "--precision",
+        metavar="N",
+        help="Digits after the decimal point in tables (0 to 17), or 'full' for every "
+        "round-trip digit; --json, --format plain/csv always keep every digit.  [default: 4]",
+        show_default=False,
+    ),
+]
+Plain = Annotated[
+    bool,
+    typer.Option("--plain", help="Every round-trip digit in tables (--precision full)."),
+]
 MaxMemory = Annotated[
     str | None,
     typer.Option(
@@ -177,6 +191,10 @@ Wrt = Annotated[
 ]
 
 
+#: a --vars key the expression does not use is an error, not a warning (see Invocation)
+STRICT = "--strict"
+
+
 class Invocation:
     """What every command shares: the expression, the values and the global options."""
 
@@ -197,6 +215,7 @@ class Invocation:
         if device not in ("cpu", "gpu"):
             raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
         enter_limits(ctx, ctx.params.get("max_memory"), ctx.params.get("timeout"))
+        enter_precision(ctx, ctx.params.get("precision"), ctx.params.get("plain", False))
         self.ctx = ctx
         self.dtype = dtype
         self._program = None
@@ -205,8 +224,14 @@ class Invocation:
         self.source = options.read_expression(expr)
         self.json = json_out
         self._check_option_names()
-        self.values, leftovers = options.collect_variables(list(ctx.args), var, vars_json)
+        from_vars: set = set()
+        self.values, leftovers = options.collect_variables(
+            list(ctx.args), var, vars_json, from_vars=from_vars
+        )
+        self.strict = self._take_strict(leftovers)
         self._check_leftovers(leftovers)
+        if from_vars and not self.strict:
+            self._ignore_unused(from_vars)
         # For the command's run only: Click closes the context, and so the block, when the
         # command returns or raises, and the previous device and dtype come back.
         ctx.with_resource(backend.using(device=device, dtype=dtype))
@@ -230,6 +255,36 @@ class Invocation:
         for name in suspects:
             if name not in known:
                 raise options.UsageError(_option_hint(self.ctx, name))
+
+    def _take_strict(self, leftovers: list[str]) -> bool:
+        """``--strict`` (a flag every command reads here, not an option of its own): a
+        ``--vars`` key the expression does not use is an error, not a warning.  A variable
+        named ``strict`` keeps its ``--strict VALUE``."""
+        if STRICT not in leftovers or "strict" in self.program().inputs:
+            return False
+        leftovers[:] = [t for t in leftovers if t != STRICT]
+        return True
+
+    def _ignore_unused(self, from_vars: set) -> None:
+        """``--vars`` keys the expression does not use are dropped with one warning on
+        stderr, so one file of values serves many expressions (``--strict``: an error, as
+        for a ``--NAME VALUE`` the expression does not use)."""
+        known = set(self.program().inputs)
+        unused = [name for name in self.values if name in from_vars and name not in known]
+        if not unused:
+            return
+        for name in unused:
+            del self.values[name]
+        from . import streams
+
+        names = ", ".join(repr(name) for name in unused[:10])
+        if len(unused) > 10:
+            names += f" and {len(unused) - 10} more"
+        streams.say(
+            f"autograd-cli: warning: --vars: ignoring {names}: not "
+            f"{'a variable' if len(unused) == 1 else 'variables'} of the expression "
+            f"(--strict makes this an error)"
+        )
 
     def _check_leftovers(self, leftovers: list[str]) -> None:
         """Tokens that are not ``--NAME VALUE`` pairs: a ``--NAME`` with no value, ``-h``,
@@ -271,6 +326,34 @@ def enter_limits(ctx: typer.Context, max_memory: str | None, timeout: str | None
     if seconds is not None:
         ctx.with_resource(deadline(seconds, _timeout_handler(seconds)))
     return seconds
+
+
+def parse_precision(text: str | None, plain: bool = False) -> int | None:
+    """``--precision N`` (0 to 17) or ``full``, and ``--plain``: the digits after the decimal
+    point of the numbers in tables, None for every round-trip digit."""
+    from .render import DEFAULT_PRECISION, MAX_PRECISION
+
+    if text is None:
+        return None if plain else DEFAULT_PRECISION
+    word = text.strip().lower()
+    if word == "full":
+        return None
+    if not (word.isdigit() and int(word) <= MAX_PRECISION):
+        raise options.UsageError(
+            f"--precision takes 0 to {MAX_PRECISION} digits, or full, not {text!r}"
+        )
+    if plain:
+        raise options.UsageError(
+            f"--plain (every digit) and --precision {text} disagree: give one of them"
+        )
+    return int(word)
+
+
+def enter_precision(ctx: typer.Context, text: str | None, plain: bool) -> None:
+    """The tables' precision for the command's run (checked before any work)."""
+    from .render import using_precision
+
+    ctx.with_resource(using_precision(parse_precision(text, plain)))
 
 
 def _timeout_handler(seconds: float):
@@ -359,6 +442,8 @@ def eval_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -406,6 +491,8 @@ def grad_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -445,6 +532,8 @@ def hessian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -468,6 +557,8 @@ def jacobian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -514,6 +605,8 @@ def check_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -605,9 +698,19 @@ def diff_command(
             "megabytes); 0 for no limit.",
         ),
     ] = 100_000,
+    hessian: Annotated[
+        bool,
+        typer.Option(
+            "--hessian",
+            help="Every second partial, mixed ones included (the Hessian as expressions; "
+            "JSON: hessian, and hessian_value with values).  Implies --order 2.",
+        ),
+    ] = False,
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -619,13 +722,85 @@ def diff_command(
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
+    if hessian:
+        if order_text is not None and order != 2:
+            raise options.UsageError(
+                f"--hessian gives the second partials: it takes --order 2 (or no --order), "
+                f"not --order {order}"
+            )
+        order = 2
     names = options.split_names(wrt)
     limit = options.parse_count(max_nodes, "--max-nodes")
-    result = api.diff_of(inv.program(), inv.values, wrt=names, order=order, max_nodes=limit)
+    result = api.diff_of(
+        inv.program(), inv.values, wrt=names, order=order, max_nodes=limit, mixed=hessian
+    )
     if inv.json:
-        render.emit_json(render.result_json(inv.source, result))
+        render.emit_json(_diff_document(render.result_json(inv.source, result), result))
     else:
         render.render_diff(inv.source, result, latex=latex)
+        _render_mixed(result, latex)
+
+
+def _diff_document(doc: dict, result) -> dict:
+    """diff's JSON document, with ``hessian`` (``{a: {b: string}}``) after ``derivative`` and
+    ``hessian_value`` after ``derivative_value`` when the mixed partials were asked for."""
+    if result.hessian is None:
+        return doc
+    out: dict = {}
+    for key, value in doc.items():
+        out[key] = value
+        if key == "order":
+            out["hessian"] = result.hessian_texts()
+        elif key == "derivative_value":
+            out["hessian_value"] = result.hessian_values()
+    out.setdefault("hessian", result.hessian_texts())
+    if result.value is not None:
+        out.setdefault("hessian_value", result.hessian_values())
+    return out
+
+
+def _render_mixed(result, latex: bool) -> None:
+    """For a person: the mixed partials under diff's table (``--hessian``), or a hint that
+    ``--hessian`` gives them (``--order 2`` with several variables)."""
+    from . import render
+
+    console = render.make_console()
+    names = list(result.derivatives)
+    if result.hessian is None:
+        if result.order == 2 and len(names) > 1 and not latex:
+            console.print("[dim]note: --hessian adds the mixed partials (d^2/dxdy)[/dim]")
+        return
+    if latex:
+        rows = [" & ".join(result.hessian[a][b].latex for b in names) for a in names]
+        sys.stdout.write("\\begin{pmatrix} " + " \\\\ ".join(rows) + " \\end{pmatrix}\n")
+        return
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    if not pairs:
+        return
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(
+        title="mixed partials (the Hessian is symmetric)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("derivative", overflow="fold")
+    evaluated = result.value is not None
+    if evaluated:
+        table.add_column("value at the point", overflow="fold")
+    for a, b in pairs:
+        d = result.hessian[a][b]
+        row = [escape(f"d^2/d{a}d{b}"), render.user_text(d.text)]
+        if evaluated:
+            import numpy
+
+            row.append(escape(render.format_value(numpy.asarray(d.value, dtype=float))))
+        table.add_row(*row)
+    console.print(table)
 
 
 @app.command("explain", context_settings=VARIABLE_CONTEXT)
@@ -686,6 +861,8 @@ def graph_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,

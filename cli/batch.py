@@ -379,7 +379,9 @@ def _csv_fast(texts: list[str], ncols: int, joined: str | None = None):
     return arr
 
 
-def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task:
+def _csv_row(
+    pos: int, text: str, names: list[str], opts: BatchOptions, skip: frozenset = frozenset()
+) -> _Task:
     try:
         fields = next(csv.reader([text]))
     except csv.Error as exc:
@@ -391,6 +393,8 @@ def _csv_row(pos: int, text: str, names: list[str], opts: BatchOptions) -> _Task
     values = {}
     shapes = []
     for name, cell in zip(names, fields):
+        if name in skip:  # a column the expression does not use: not read
+            continue
         cell = cell.strip()
         if not cell:
             raise missing_value(name, " (an empty field)")
@@ -1426,11 +1430,25 @@ def _check_order(program, opts: BatchOptions, fmt: str) -> None:
             )
 
 
-def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
-    """Problems of the command itself (header against expression, --wrt): exit 2, not N errors."""
-    from ..core.program import check_values, resolve_wrt, topological
+def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozenset:
+    """Problems of the command itself (header against expression, --wrt): exit 2, not N errors.
 
-    check_values(program, dict.fromkeys(names))
+    Returns the columns the expression does not use: they are ignored, with one warning on
+    stderr (one file of points serves many expressions), and their cells are not read.
+    """
+    from ..core.program import resolve_wrt, topological
+    from . import streams
+
+    used = set(program.inputs)
+    unused = [n for n in names if n not in used]
+    if unused:
+        shown = ", ".join(repr(n) for n in unused[:10])
+        if len(unused) > 10:
+            shown += f" and {len(unused) - 10} more"
+        streams.say(
+            f"autograd-cli: warning: batch: ignoring CSV column{'s' if len(unused) > 1 else ''} "
+            f"{shown}: not {'a variable' if len(unused) == 1 else 'variables'} of the expression"
+        )
     for node in topological([program.output]):
         if node.op == "var" and node.name not in names:
             raise missing_value(
@@ -1439,6 +1457,7 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> None:
             )
     if opts.op != "eval" and opts.wrt:
         resolve_wrt(program, opts.wrt)
+    return frozenset(unused)
 
 
 def run_batch(opts: BatchOptions) -> Summary:
@@ -1593,6 +1612,7 @@ def _drive(
 ):
     stream = source.stream
     names = None
+    skip: frozenset = frozenset()  # CSV columns the expression does not use
     first_line = 1
     if fmt == "csv":
         interrupt.state = "reading"
@@ -1617,7 +1637,7 @@ def _drive(
             return
         names = _csv_header(header)
         program, _ = runner.programs.get(opts.expr)
-        _check_csv_program(program, names, opts)
+        skip = _check_csv_program(program, names, opts)
         first_line = header_line + 1
     runner.chunks = _chunks(stream, first_line, opts.chunk_size, interrupt, source.limits)
     for numbers, texts, joined in runner.chunks:
@@ -1636,13 +1656,13 @@ def _drive(
         elif fmt == "csv":
             fast = _csv_fast(texts, len(names), joined) if batchable(opts.op, opts.order) else None
             if fast is not None:
-                cols = {n: fast[:, i] for i, n in enumerate(names)}
+                cols = {n: fast[:, i] for i, n in enumerate(names) if n not in skip}
                 groups.append(
                     (
                         opts.expr,
                         opts.op,
                         tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
-                        tuple((n, ()) for n in names),
+                        tuple((n, ()) for n in names if n not in skip),
                         list(range(len(numbers))),
                         lambda cols=cols: cols,
                         None,
@@ -1651,7 +1671,7 @@ def _drive(
             else:
                 for pos, text in enumerate(texts):
                     try:
-                        tasks.append(_csv_row(pos, text, names, opts))
+                        tasks.append(_csv_row(pos, text, names, opts, skip))
                     except Exception as exc:  # noqa: BLE001
                         chunk.fail(pos, exc)
                         if opts.fail_fast:

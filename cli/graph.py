@@ -8,7 +8,7 @@ levels and says so (DOT and JSON always hold the whole graph).
 from __future__ import annotations
 
 from ..core.safetext import visible
-from .render import format_value, shape_text
+from .render import format_value, one_line, shape_text
 
 
 def _label(node) -> str:
@@ -19,7 +19,8 @@ def _label(node) -> str:
 
 
 def _short(array) -> str:
-    text = format_value(array)
+    """A value for a DOT label: every digit (DOT is for Graphviz, as before), cut at 60."""
+    text = format_value(array, precision=None)
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -94,9 +95,9 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
         text = f"[bold]{escape(_label(n))}[/bold] ({leafness}"
         if n.requires_grad:
             text += ", requires_grad"
-        text += f") shape {shape_text(n.value.shape)} value {escape(_short(n.value))}"
+        text += f") shape {shape_text(n.value.shape)} value {escape(one_line(n.value))}"
         if n.grad is not None:
-            text += f" grad {escape(_short(n.grad))}"
+            text += f" grad {escape(one_line(n.grad))}"
         elif n.requires_grad and result.grads_computed:
             text += " grad None"
         return text

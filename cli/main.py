@@ -108,8 +108,8 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
 
 #: the options every command takes (SPEC: "Global options on every command"); before the
 #: command's name they are moved after it (``autograd-cli --json grad ...``)
-GLOBAL_FLAGS = ("--json",)
-GLOBAL_VALUED = ("--device", "--dtype", "--max-memory", "--timeout")
+GLOBAL_FLAGS = ("--json", "--plain")
+GLOBAL_VALUED = ("--device", "--dtype", "--max-memory", "--timeout", "--precision")
 HELP = "--help"
 
 

@@ -3,7 +3,9 @@
 Variables arrive three ways (SPEC.md, "Commands"): ``--NAME VALUE`` (any
 option that is not one of the command's own; also ``--NAME=VALUE``),
 ``--var NAME=VALUE`` (repeatable) and ``--vars JSON`` (``-`` reads stdin).
-A VALUE is a number or a JSON array literal.
+A VALUE is a number or a JSON array literal, or ``@FILE``: an array read from a
+``.npy``, ``.npz`` (``@FILE.npz:KEY``), ``.csv``/``.txt`` or ``.json`` file
+(:func:`read_value_file`); ``--vars @FILE`` reads a JSON object or a ``.npz`` archive.
 """
 
 from __future__ import annotations
@@ -164,6 +166,13 @@ def vars_from_json(text: str) -> dict:
         text = read_stdin("--vars")
     elif text.startswith("@"):
         path = text[1:]
+        if path.lower().endswith(".npz"):
+            return vars_from_npz(path)
+        if path.lower().endswith(".npy"):
+            raise UsageError(
+                f"--vars: {excerpt(path)} holds one array; give it as --NAME @{excerpt(path)} "
+                "(--vars reads a JSON object or a .npz archive, a variable per key)"
+            )
         try:
             with open(path, "rb") as f:
                 text = _read_bounded(f, "--vars", excerpt(path))
@@ -207,7 +216,10 @@ def _same_json(a, b) -> bool:
 
 
 def collect_variables(
-    extra_args: list[str], var_options: list[str] | None, vars_json: str | None
+    extra_args: list[str],
+    var_options: list[str] | None,
+    vars_json: str | None,
+    from_vars: set | None = None,
 ) -> tuple[dict, list[str]]:
     """Values from ``--NAME VALUE`` pairs, ``--var`` and ``--vars``; returns (values, leftovers).
 
@@ -215,10 +227,13 @@ def collect_variables(
     ``--NAME`` with no value after it (the last token, or one followed by another
     ``--NAME``): the caller knows whether NAME is a variable or a misspelt option.
     A variable given twice with different values is an error (the same value twice is
-    not), whichever ways it was given.
+    not), whichever ways it was given.  A VALUE may be ``@FILE`` (:func:`read_value_file`).
+    ``from_vars``, when given, receives the names that only ``--vars`` gave (the caller
+    may ignore those the expression does not use).
     """
     values: dict = {}
     sources: dict = {}  # name -> how it was given, for the message about a conflict
+    explicit: set = set()
 
     def put(name: str, value, how: str) -> None:
         if name in values and not same_value(values[name], value):
@@ -229,11 +244,13 @@ def collect_variables(
             )
         values.setdefault(name, value)
         sources.setdefault(name, how)
+        if how != "--vars":
+            explicit.add(name)
 
     if vars_json is not None:
         for name, value in vars_from_json(vars_json).items():
             put(name, value, "--vars")
-    for name, value in named_literals(var_options or [], "--var").items():
+    for name, value in named_literals(var_options or [], "--var", files=True).items():
         put(name, value, "--var")
     leftovers = []
     i = 0
@@ -253,10 +270,12 @@ def collect_variables(
                     continue
                 value = extra_args[i + 1]
                 i += 1
-            put(name, parse_literal(value, f"--{name}"), f"--{name}")
+            put(name, read_value(value, f"--{name}"), f"--{name}")
         else:
             leftovers.append(token)
         i += 1
+    if from_vars is not None:
+        from_vars.update(name for name in values if name not in explicit)
     return values, leftovers
 
 
@@ -266,11 +285,21 @@ def is_option_name(token: str) -> bool:
 
 
 def _show(value) -> str:
+    if hasattr(value, "shape"):  # an array read from a file
+        return f"an array of shape {tuple(value.shape)}" if value.shape else _show(float(value))
     return shorten(json.dumps(value))
 
 
 def same_value(a, b) -> bool:
     """Two parsed values are the same (nan equals nan, 1 equals 1.0, lists elementwise)."""
+    if hasattr(a, "shape") or hasattr(b, "shape"):  # an array read from a file
+        import numpy
+
+        try:
+            x, y = numpy.asarray(a, dtype=float), numpy.asarray(b, dtype=float)
+        except (TypeError, ValueError):
+            return False
+        return x.shape == y.shape and bool(numpy.array_equal(x, y, equal_nan=True))
     if isinstance(a, list) or isinstance(b, list):
         return (
             isinstance(a, list)
@@ -317,8 +346,9 @@ def split_names(text: str | None) -> list[str]:
     return names
 
 
-def named_literals(items: list[str], what: str) -> dict:
-    """``NAME=VALUE`` items (as for --var) as a dict of parsed values.
+def named_literals(items: list[str], what: str, files: bool = False) -> dict:
+    """``NAME=VALUE`` items (as for --var) as a dict of parsed values (``files``: a VALUE
+    may be ``@FILE``).
 
     The same NAME twice with different values is an error; with the same value it passes.
     """
@@ -328,7 +358,7 @@ def named_literals(items: list[str], what: str) -> dict:
         name = name.strip()
         if not sep or not _NAME.match(name):
             raise UsageError(f"{what} expects NAME=VALUE, got {excerpt(item)}")
-        parsed = parse_literal(value, f"{what} {name}")
+        parsed = (read_value if files else parse_literal)(value, f"{what} {name}")
         if name in out and not same_value(out[name], parsed):
             raise UsageError(f"{what}: {name!r} is given twice with different values; give it once")
         out.setdefault(name, parsed)
@@ -389,3 +419,245 @@ def parse_count(value: int, option: str) -> int | None:
     if value < 0:
         raise UsageError(f"{option} must be 0 (no limit) or more, not {value}")
     return value or None
+
+
+# ---------------------------------------------------------------------------
+# Values from files: --x @x.npy, @x.npz[:KEY], @x.csv, @x.txt, @x.json; --vars @vars.npz
+# ---------------------------------------------------------------------------
+
+#: a value file's form, by its extension (case does not matter)
+VALUE_FILES = {
+    ".npy": "npy",
+    ".npz": "npz",
+    ".csv": "text",
+    ".txt": "text",
+    ".tsv": "text",
+    ".json": "json",
+}
+_NPZ_KEY = re.compile(r"(?P<path>.+\.npz):(?P<key>[^:/\\]*)\Z", re.IGNORECASE)
+_FILE_FORMS = ".npy, .npz (@FILE.npz:KEY), .csv, .txt or .json"
+
+
+def is_file_value(text: str) -> bool:
+    """``@PATH``: a value read from a file (a literal never starts with ``@``)."""
+    return text.startswith("@")
+
+
+def read_value(text: str, what: str):
+    """A VALUE as typed: ``@FILE`` (see :func:`read_value_file`), else a literal."""
+    if is_file_value(text.strip()):
+        return read_value_file(text.strip()[1:], what)
+    return parse_literal(text, what)
+
+
+def read_value_file(spec: str, what: str):
+    """One variable's value from a file: ``x.npy``, ``x.npz:KEY`` (the key may be left out
+    when the archive holds one array), ``x.csv``/``x.txt`` (``numpy.loadtxt``: comma- or
+    whitespace-separated; one row or one column is a vector), ``x.json`` (a number or
+    array).  NumPy files are read with ``allow_pickle=False`` (never unpickled), after
+    their headers' shapes are checked against the memory limit; text files are read up to
+    :data:`MAX_INPUT_BYTES`.  A missing or unreadable file is a usage error, a malformed
+    one a bad value (both exit 2), one past a limit a limit error (exit 1)."""
+    if not spec:
+        raise UsageError(f"{what}: '@' needs a file name (@FILE with FILE ending {_FILE_FORMS})")
+    key = None
+    m = _NPZ_KEY.match(spec)
+    if m is not None:
+        spec, key = m.group("path"), m.group("key")
+    kind = _file_kind(spec, what)
+    where = excerpt(spec)
+    label = f"{what} (@{where})"
+    if kind == "npz":
+        arrays = _read_npz(spec, what, None if key is None else [key])
+        if key is None and len(arrays) != 1:
+            keys = ", ".join(excerpt(k) for k in arrays) or "none"
+            raise UsageError(
+                f"{what}: {where} holds {len(arrays)} arrays ({keys}); name one after "
+                f"the file name: @FILE.npz:KEY"
+            )
+        return next(iter(arrays.values()))
+    if kind == "npy":
+        with _open_binary(spec, what) as f:
+            return _read_npy(f, label, where)
+    with _open_binary(spec, what, regular=False) as f:
+        try:
+            text = _read_bounded(f, what, where)
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot read {where}: {exc.strerror or exc}") from None
+    if kind == "json":
+        return parse_literal(text, label)
+    return _read_table(text, label, where)
+
+
+def _file_kind(path: str, what: str) -> str:
+    import os.path
+
+    ext = os.path.splitext(path)[1].lower()
+    kind = VALUE_FILES.get(ext)
+    if kind is None:
+        raise UsageError(
+            f"{what}: cannot tell the form of {excerpt(path)} from its name; "
+            f"a value file ends {_FILE_FORMS}"
+        )
+    return kind
+
+
+def _open_binary(path: str, what: str, regular: bool = True):
+    """The file, open for reading; a NumPy file (``regular``) must be a regular file no
+    larger than the memory limit."""
+    import os
+    import stat
+
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read {excerpt(path)}: {exc.strerror}") from None
+    if regular:
+        try:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UsageError(f"{what}: {excerpt(path)} is not a regular file")
+            _check_file_size(st.st_size, what, path)
+        except BaseException:
+            f.close()
+            raise
+    return f
+
+
+def _check_file_size(size: int, what: str, path: str) -> None:
+    from ..core import limits
+
+    limit = limits.max_bytes()
+    if size > limit:
+        raise LimitError(
+            f"{what}: {excerpt(path)} is {limits.format_bytes(size)}, over the memory limit "
+            f"of {limits.format_bytes(limit)}; raise it with --max-memory SIZE or "
+            f"{limits.ENV}=SIZE",
+            needed_bytes=size,
+            limit_bytes=limit,
+        )
+
+
+def _npy_header(f, label: str, where: str):
+    """(shape, dtype) from a .npy header, refusing what is not an array of plain numbers."""
+    from numpy.lib import format as npy_format
+
+    try:
+        version = npy_format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = npy_format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, _, dtype = npy_format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"format version {version[0]}.{version[1]} holds no plain numbers")
+    except (ValueError, EOFError, OSError, SyntaxError, TypeError) as exc:
+        raise BadValueError(f"{label}: {where} is not a valid .npy array ({exc})") from None
+    if dtype.hasobject:
+        raise BadValueError(
+            f"{label}: {where} holds Python objects (a pickle); only arrays of numbers are "
+            "read, and a file is never unpickled"
+        )
+    if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
+        raise BadValueError(f"{label}: {where} holds {dtype} values, not real numbers")
+    return shape, dtype
+
+
+def _check_array_size(shape, dtype, label: str) -> None:
+    import math as _math
+
+    from ..core import limits
+
+    # as float64, the engine's widest dtype: the array is converted once it is read
+    limits.check(_math.prod(shape), max(dtype.itemsize, 8), label)
+
+
+def _read_npy(f, label: str, where: str):
+    import numpy
+
+    shape, dtype = _npy_header(f, label, where)
+    _check_array_size(shape, dtype, label)
+    f.seek(0)
+    try:
+        return numpy.load(f, allow_pickle=False)
+    except (ValueError, EOFError, OSError) as exc:
+        raise BadValueError(f"{label}: {where} is not a valid .npy array ({exc})") from None
+
+
+def _read_npz(path: str, what: str, keys: list | None) -> dict:
+    """Arrays from a .npz archive: those of ``keys`` (None: every one, each key a variable's
+    name), by key; each member's header is checked before it is read."""
+    import zipfile
+
+    import numpy
+
+    where = excerpt(path)
+    with _open_binary(path, what) as f:
+        try:
+            archive = numpy.load(f, allow_pickle=False)
+        except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+            raise BadValueError(f"{what}: {where} is not a valid .npz archive ({exc})") from None
+        if not isinstance(archive, numpy.lib.npyio.NpzFile):
+            raise BadValueError(f"{what}: {where} is not a .npz archive (it is a .npy array)")
+        with archive:
+            available = list(archive.files)
+            members = set(archive.zip.namelist())
+            if keys is None:
+                keys = available
+                for key in keys:
+                    if not _NAME.match(key):
+                        raise BadValueError(
+                            f"{what}: {where} holds an array {excerpt(key)}, whose key is "
+                            f"not a valid variable name"
+                        )
+            out = {}
+            for key in keys:
+                label = f"{what} (@{where}:{excerpt(key)})"
+                if key not in available:
+                    raise UsageError(
+                        f"{what}: {where} has no array {excerpt(key)} (its keys: "
+                        f"{', '.join(excerpt(k) for k in available) or 'none'})"
+                    )
+                member = key if key in members else key + ".npy"
+                try:
+                    with archive.zip.open(member) as stream:
+                        shape, dtype = _npy_header(stream, label, f"{where}:{excerpt(key)}")
+                    _check_array_size(shape, dtype, label)
+                    out[key] = archive[key]
+                except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+                    raise BadValueError(
+                        f"{label}: {where}:{excerpt(key)} is not a valid array ({exc})"
+                    ) from None
+            return out
+
+
+def _read_table(text: str, label: str, where: str):
+    """Numbers in rows (``numpy.loadtxt``): commas or whitespace between them, ``#``
+    comments; its shape is loadtxt's (one row or one column: a vector, one number: a
+    scalar)."""
+    import io
+    import warnings
+
+    import numpy
+
+    rows = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        raise BadValueError(f"{label}: {where} holds no numbers")
+    delimiter = "," if any("," in ln for ln in rows) else None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = numpy.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=float)
+    except (ValueError, TypeError, IndexError) as exc:
+        hint = " (a header line? begin it with #)" if "row 0" in str(exc) else ""
+        raise BadValueError(
+            f"{label}: {where} is not a table of numbers: {shorten(str(exc))}{hint}"
+        ) from None
+    from ..core import limits
+
+    limits.check(table.size, 8, label)
+    return table
+
+
+def vars_from_npz(path: str) -> dict:
+    """``--vars @vars.npz``: every array of the archive, its key the variable's name."""
+    return _read_npz(path, "--vars", None)

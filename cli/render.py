@@ -6,22 +6,167 @@ only when rendering for a person, so ``--json`` runs never pay for it.
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
 
-from ..core.format import format_array
 from ..core.safetext import shorten, visible
 from . import jsonout
 
+#: Digits after the decimal point in tables, PyTorch's default print precision.
+DEFAULT_PRECISION = 4
+#: The most ``--precision`` takes (a float64 holds about 17 digits; ``--plain``: all of them).
+MAX_PRECISION = 17
+#: NumPy's ``set_printoptions`` defaults: arrays of more elements than this are summarised
+#: with ``...`` and ``EDGE_ITEMS`` elements at each end of each axis.
+SUMMARY_THRESHOLD = 1000
+EDGE_ITEMS = 3
+#: With full digits (``--plain``) nothing is summarised below this many elements.
+FULL_THRESHOLD = 10**6
+#: Arrays of more elements than this, with full digits, are measured without formatting.
+EDGE_BIG = 10**4
 
-def format_value(array) -> str:
-    """A number the way NumPy prints a scalar (``-12.0``), an array with NumPy's
-    printing and PyTorch's separators (``[2., 4.]``)."""
+_settings: dict = {"precision": DEFAULT_PRECISION}
+_CURRENT = object()
+
+
+def current_precision() -> int | None:
+    """Digits after the decimal point for tables now; None: full round-trip digits."""
+    return _settings["precision"]
+
+
+@contextlib.contextmanager
+def using_precision(precision: int | None):
+    """Tables print numbers with ``precision`` digits (None: full) inside the block."""
+    before = _settings["precision"]
+    _settings["precision"] = precision
+    try:
+        yield
+    finally:
+        _settings["precision"] = before
+
+
+def format_scalar(x, precision=_CURRENT) -> str:
+    """One number as NumPy prints a scalar, rounded to ``precision`` digits after the
+    decimal point and trimmed (``-12.0``, ``1.8186``, ``1.2346e-05``, ``nan``, ``inf``);
+    ``precision=None``: NumPy's own scalar text, every digit (``1.8185948536513634``)."""
     import numpy
 
-    a = numpy.asarray(array)
+    if precision is _CURRENT:
+        precision = _settings["precision"]
+    x = numpy.asarray(x)[()]
+    if precision is None or not isinstance(x, numpy.floating) or not numpy.isfinite(x):
+        return str(x)
+    size = abs(x)
+    if size == 0 or 1e-4 <= size < 1e16:  # NumPy's scalar rule for positional notation
+        return numpy.format_float_positional(x, precision=precision, unique=True, trim="0")
+    return numpy.format_float_scientific(x, precision=precision, unique=True, trim="-")
+
+
+def format_value(value, precision=_CURRENT, width: int | None = None, edgeitems=None) -> str:
+    """A number or array for a person: the one formatter of every table, tree and row.
+
+    A scalar is :func:`format_scalar`'s.  An array is NumPy's ``array2string`` with
+    PyTorch's separators: ``precision`` digits after the decimal point at most
+    (``floatmode="maxprec"``: ``[2.    , 3.    , 0.8415]``, ``[2., 4.]``), summarised with
+    ``...`` past 1000 elements (3 at each end), lines at most ``width`` long and broken
+    only between numbers.  ``precision=None`` (``--plain``): every round-trip digit,
+    nothing summarised below a million elements.  ``edgeitems`` forces a summary with
+    that many elements at each end (for one-line labels).
+    """
+    import numpy
+
+    if precision is _CURRENT:
+        precision = _settings["precision"]
+    a = numpy.asarray(value)
     if a.ndim == 0:
-        return str(a[()])
-    return format_array(a)
+        return format_scalar(a, precision)
+    options: dict = {"separator": ", "}
+    options["max_line_width"] = width if width else 10**6 if a.ndim <= 1 else 75
+    if precision is None:
+        options.update(floatmode="unique", threshold=FULL_THRESHOLD)
+    else:
+        options.update(
+            floatmode="maxprec",
+            precision=precision,
+            suppress_small=False,
+            threshold=SUMMARY_THRESHOLD,
+            edgeitems=EDGE_ITEMS,
+        )
+    if edgeitems is not None:
+        options.update(threshold=0, edgeitems=edgeitems)
+    return numpy.array2string(a, **options)
+
+
+def one_line(value, precision=_CURRENT, limit: int = 60) -> str:
+    """:func:`format_value` on one line of at most about ``limit`` characters (a graph
+    node's label, a row of text): a long array is summarised with fewer edge items, and
+    cut only between numbers."""
+    text = _joined(format_value(value, precision))
+    for edge in (3, 2, 1):
+        if len(text) <= limit:
+            return text
+        text = _joined(format_value(value, precision, edgeitems=edge))
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(", ", 0, limit - 5)
+    return (text[:cut] if cut > 0 else text[: limit - 3]) + ", ..."
+
+
+def _joined(text: str) -> str:
+    """NumPy's lines as one, without the padding that aligned them: ``[0.1, 0.4, 1.]``."""
+    text = re.sub(r"\s+", " ", text)
+    return re.sub(r"\s+(?=[,\]])|(?<=\[)\s+", "", text)
+
+
+class ValueCell:
+    """A table cell holding a number or array, formatted for the width Rich gives its
+    column: the lines are NumPy's, broken between numbers, never folded inside one."""
+
+    def __init__(self, value, precision=_CURRENT):
+        import numpy
+
+        self.array = numpy.asarray(value)
+        self.precision = _settings["precision"] if precision is _CURRENT else precision
+        self._texts: dict = {}
+        self._measure: tuple | None = None
+
+    def text(self, width: int | None) -> str:
+        for made_at, (text, widest) in self._texts.items():
+            if width is not None and made_at is not None and made_at >= width >= widest:
+                return text  # the same lines: every one fits, and no break moves
+        if width not in self._texts:
+            text = format_value(self.array, self.precision, width=width)
+            self._texts[width] = (text, max(len(line) for line in text.splitlines()))
+        return self._texts[width][0]
+
+    def __str__(self) -> str:
+        return self.text(None)
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        # Measured once, at the most the table can give (Rich clamps a measure to its
+        # max_width, which only shrinks as the table lays out): formatting a large array
+        # with every digit takes seconds, so it is done here and at the final width only.
+        if self._measure is None and self.precision is None and self.array.size > EDGE_BIG:
+            # Every digit of a large array: it fills the line; a number is 25 wide at most
+            self._measure = (min(options.max_width, 25 + 2 * self.array.ndim + 2), 10**6)
+        if self._measure is None:
+            text = self.text(max(1, options.max_width))
+            widest = max(len(line) for line in text.splitlines())
+            # The narrowest it can go: one number a line, with its brackets and separator.
+            number = max(len(t) for t in re.split(r"[\s,\[\]]+", text))
+            narrowest = widest if self.array.ndim == 0 else number + 2 * self.array.ndim + 2
+            self._measure = (min(widest, narrowest), widest)
+        return Measurement(*self._measure)
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+
+        for line in self.text(max(1, options.max_width)).splitlines():
+            yield Segment(line)
+            yield Segment.line()
 
 
 def shape_text(shape) -> str:
@@ -63,7 +208,7 @@ def _table(title: str | None):
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     table.add_column("", style="bold", no_wrap=True)
     table.add_column("shape", no_wrap=True)
-    table.add_column("value", overflow="fold")
+    table.add_column("value")  # ValueCells: lines broken between numbers, never inside one
     return table
 
 
@@ -80,14 +225,14 @@ def render_result(expr: str, result, *, kind: str) -> None:
     from rich.markup import escape
 
     table = _table(user_text(expr.strip()))
-    table.add_row("value", shape_text(result.value.shape), escape(format_value(result.value)))
+    table.add_row("value", shape_text(result.value.shape), ValueCell(result.value))
     order = getattr(result, "order", None)
     if result.grad is not None:
         for name, g in result.grad.items():
             label = f"∂/∂{name}" if not order or order == 1 else f"∂^{order}/∂{name}^{order}"
-            table.add_row(escape(label), shape_text(g.shape), escape(format_value(g)))
+            table.add_row(escape(label), shape_text(g.shape), ValueCell(g))
     if getattr(result, "jvp", None) is not None:
-        table.add_row("J·v", shape_text(result.jvp.shape), escape(format_value(result.jvp)))
+        table.add_row("J·v", shape_text(result.jvp.shape), ValueCell(result.jvp))
     console = make_console()
     console.print(table)
     if getattr(result, "hessian", None):
@@ -138,14 +283,14 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     table.add_column("block", style="bold", no_wrap=True)
     table.add_column("shape", no_wrap=True)
-    table.add_column("value", overflow="fold")
+    table.add_column("value")
     items = (
         [(f"∂²/∂{a}∂{b}", blk) for a, row in blocks.items() for b, blk in row.items()]
         if nested
         else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()]
     )
     for label, blk in items:
-        table.add_row(escape(label), shape_text(blk.shape), escape(format_value(blk)))
+        table.add_row(escape(label), shape_text(blk.shape), ValueCell(blk))
     console.print(table)
 
 
@@ -174,14 +319,14 @@ def render_check(expr: str, result) -> None:
 
     table = _table(user_text(expr.strip()))
     table.columns[2].header = "analytic"
-    table.add_column("numeric (central differences)", overflow="fold")
+    table.add_column("numeric (central differences)")
     for name in result.analytic:
         a, n = result.analytic[name], result.numeric[name]
         table.add_row(
             f"∂/∂{escape(name)}",
             shape_text(a.shape),
-            escape(format_value(a)),
-            escape(format_value(n)),
+            ValueCell(a),
+            ValueCell(n),
         )
     console = make_console()
     console.print(table)
@@ -388,23 +533,24 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     table.add_column("derivative", overflow="fold")
     evaluated = result.value is not None
     if evaluated:
-        table.add_column("value at the point", overflow="fold")
+        table.add_column("value at the point")
     n = result.order
     for name, d in result.derivatives.items():
         label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
         row = [escape(label), user_text(d.text)]
         if evaluated:
-            row.append(escape(_plain_value(d.value)))
+            row.append(ValueCell(_float_array(d.value)))
         table.add_row(*row)
     console.print(table)
     if evaluated:
-        console.print(f"value {escape(_plain_value(result.value))}")
+        text = format_value(_float_array(result.value), width=max(20, console.width - 6))
+        console.print("value " + escape(text.replace("\n", "\n      ")))
     for note in result.notes:
         console.print(f"[dim]note: {user_text(note)}[/dim]")
     print_warnings(result.warnings)
 
 
-def _plain_value(v) -> str:
+def _float_array(v):
     import numpy
 
-    return format_value(numpy.asarray(v, dtype=float))
+    return numpy.asarray(v, dtype=float)

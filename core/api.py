@@ -353,11 +353,19 @@ def check_of(
 _DEFAULT = object()  # diff_of's max_nodes not given: symbolic.diff's own default
 
 
-def diff_of(program: Program, values: dict, wrt=None, order: int = 1, max_nodes=_DEFAULT):
+def diff_of(
+    program: Program,
+    values: dict,
+    wrt=None,
+    order: int = 1,
+    max_nodes=_DEFAULT,
+    mixed: bool = False,
+):
     """The derivative as an expression (symbolic, simplified); evaluated too when values are given.
 
     ``max_nodes``: refuse a derivative larger than this (None or 0: no limit; default
-    :data:`~autograd_cli.core.symbolic.MAX_NODES`).
+    :data:`~autograd_cli.core.symbolic.MAX_NODES`).  ``mixed`` (order 2): every second
+    partial too, in the result's ``hessian`` (``diff --hessian``).
 
     Returns :class:`~autograd_cli.core.symbolic.DiffResult` (plain data; the command line renders it).
     """
@@ -370,7 +378,16 @@ def diff_of(program: Program, values: dict, wrt=None, order: int = 1, max_nodes=
     if not names:
         raise InputError("the expression has no variables to differentiate")
     limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
-    return diff(program, wrt=names, order=order, values=dict(values) if values else None, **limit)
+    if mixed and order != 2:
+        raise InputError(f"mixed partials are second derivatives: --order must be 2, not {order}")
+    return diff(
+        program,
+        wrt=names,
+        order=order,
+        values=dict(values) if values else None,
+        mixed=mixed,
+        **limit,
+    )
 
 
 def explain_of(program: Program, values: dict, wrt=None):

@@ -155,7 +155,8 @@ def non_scalar_message(shape) -> str:
 def check_values(program: Program, values: Mapping) -> None:
     """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 
-    This catches typos like ``--xx`` and values given to ``name = expr`` intermediates.
+    This catches typos like ``--xx`` (naming the closest variable that has no value yet:
+    "did you mean 'x'?") and values given to ``name = expr`` intermediates.
     """
     known = set(program.inputs)
     for name in values:
@@ -177,7 +178,36 @@ def check_values(program: Program, values: Mapping) -> None:
                 f"{name}_ ({where})",
                 variable=name,
             )
+        else:
+            close = closest_name(name, [n for n in program.inputs if n not in values])
+            if close is not None:
+                hint = f" (did you mean {close!r}?)"
         raise UnknownVariableError(f"unknown variable {name!r}{hint}: {where}", variable=name)
+
+
+def closest_name(name: str, candidates: Sequence[str], cutoff: float = 0.6) -> str | None:
+    """The candidate most like ``name`` (difflib's measure, 2 * common / total length, with
+    the longest common subsequence as the common part), if it reaches ``cutoff``; the first
+    one on a tie.  Written out here so that this module keeps importing only the errors."""
+    best, best_score = None, cutoff
+    for candidate in candidates:
+        total = len(name) + len(candidate)
+        if not name or not candidate or 2 * min(len(name), len(candidate)) < cutoff * total:
+            continue  # too different in length to reach the cutoff
+        if len(name) * len(candidate) > 1_000_000:
+            continue  # names this long are not typos worth the quadratic table
+        row = [0] * (len(candidate) + 1)  # the LCS table, one row at a time
+        for ch in name:
+            prev_diag = 0
+            for j, other in enumerate(candidate, 1):
+                prev_diag, row[j] = (
+                    row[j],
+                    prev_diag + 1 if ch == other else max(row[j], row[j - 1]),
+                )
+        score = 2 * row[-1] / total
+        if score > best_score or (best is None and score >= cutoff):
+            best, best_score = candidate, score
+    return best
 
 
 def _checked(names: Iterable[str], known: Sequence[str], error) -> list[str]:

@@ -304,8 +304,9 @@ def test_csv_bad_rows_and_tensor_cells(tmp_path, cli):
 def test_csv_command_problems_exit_2(tmp_path, cli):
     path = write(tmp_path, "pts.csv", "x,y\n1,2\n")
     assert cli("batch", path).code == 2  # no --expr
-    r = cli("batch", path, "--expr", "x*z", "--json")  # y unknown
-    assert r.code == 2 and json.loads(r.out)["error"]["kind"] == "unknown_variable"
+    r = cli("batch", path, "--expr", "x*z", "--json")  # y unused (ignored, issue 13), z missing
+    assert r.code == 2 and json.loads(r.out)["error"]["kind"] == "missing_value"
+    assert "ignoring CSV column 'y'" in r.err
     assert cli("batch", path, "--expr", "x", "--wrt", "q").code == 2  # --wrt not a var
     assert cli("batch", write(tmp_path, "h.csv", "x,1x\n1,2\n"), "--expr", "x").code == 2
     assert cli("batch", tmp_path / "missing.csv", "--expr", "x").code == 2

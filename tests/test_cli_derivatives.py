@@ -24,7 +24,7 @@ def test_hessian_matches_sympy(cli):
             expected = float(sympy.diff(f, sa, sb).subs(point))
             assert doc["hessian"][a][b] == pytest.approx(expected, rel=1e-13, abs=1e-15)
     table = cli("hessian", "x**2*y + sin(x*y)", "--x", "1", "--y", "2").out
-    assert "Hessian" in table and "0.36281029269727" in table
+    assert "Hessian" in table and "0.3628" in table  # 4 digits (issue 13)
 
 
 def test_hessian_tensor_blocks_shapes(cli):
@@ -51,7 +51,7 @@ def test_jacobian_3x2(cli):
     assert r.code == 0
     assert r.json["jacobian"] == {"x": [2.0, 1.0, math.cos(1.0)], "y": [1.0, 1.0, 0.0]}
     table = cli("jacobian", "[x*y, x+y, sin(x)]", "--x", "1", "--y", "2").out
-    assert "out[2]" in table and "0.5403023058681398" in table
+    assert "out[2]" in table and "0.5403" in table  # 4 digits (issue 13)
 
 
 def test_jacobian_matrix_shapes(cli):
