@@ -1,0 +1,98 @@
+"""What fuzzing found (tests/test_fuzz.py, bench/fuzz.py), one test per finding.
+
+A finding fixed in this change is a plain regression test.  A finding in code that is not
+this change's to edit is a strict xfail naming the file and the reproducer, so it stays
+tracked and the xfail turns into a failure (XPASS) the day it is fixed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# ---- open: in files other workers own --------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "cli/options.py: the 'held bytes that are not valid UTF-8' note is module state "
+        "(_REPLACED) that is never cleared, so after one run whose argv held a bad byte every "
+        "later in-process run (the cli fixture, the library's callers, bench/fuzz.py) adds the "
+        "note to its error messages; cli/main.py's run() should clear it first"
+    ),
+)
+def test_the_utf8_note_does_not_leak_into_the_next_run(cli):
+    import fuzzgen
+
+    try:
+        cli("eval", "x\udcff", "--x", "1", "--json")  # an argument with a bad byte: the note
+        r = cli("eval", "2*", "--json")  # clean input, a plain syntax error
+    finally:
+        fuzzgen.forget_run_state()  # so the tests after this one do not inherit the note
+    assert r.code == 2
+    assert "not valid UTF-8" not in r.json["error"]["message"]
+
+
+# ---- fixed: core/symbolic.py -----------------------------------------------------------------
+
+
+def _second_derivative_of_an_exp_chain(n: int):
+    from autograd_cli.core import symbolic
+    from autograd_cli.grammar import parse
+
+    builder = symbolic.Builder()
+    output = parse("exp(" * n + "x" + ")" * n).output
+    first = symbolic.simplify(symbolic.grad_exprs(output, ["x"], builder)["x"])
+    return symbolic.grad_exprs(first, ["x"], builder)["x"]
+
+
+def test_a_product_of_products_is_charged_for_every_factor():
+    """Found by fuzzing: `diff "exp(exp(...exp(x)...))" --order 3` (300 deep) ran 51 s past
+    its 10-s simplification budget.  Flattening a product of products did work for every
+    inner factor but charged the step budget once, and the deadline is read from that budget's
+    bookkeeping (every 4096 steps), so it came too late.  Here the work is about 12,000 steps
+    (it was charged about 1,700)."""
+    from autograd_cli.core.symbolic import Algebra, SimplifyBudgetExceeded, simplify
+
+    raw = _second_derivative_of_an_exp_chain(60)
+    with pytest.raises(SimplifyBudgetExceeded):
+        simplify(raw, algebra=Algebra(budget=6000))
+    alg = Algebra(budget=float("inf"))
+    simplify(raw, algebra=alg)
+    assert alg.steps > 60 * 59 / 2  # at least the flattened factors
+
+
+def test_no_simplification_starts_once_the_time_budget_is_spent():
+    """The same finding: after one order's pass had used up the time budget, the next order's
+    pass still started and ran until its first clock reading.  Now a spent budget leaves every
+    later derivative unsimplified (with the note), and still right."""
+    import math
+
+    import autograd_cli as ag
+
+    r = ag.diff("sin(x)*exp(x)", "x", order=3, time_budget=-1.0)
+    d = r.derivatives["x"]
+    assert not d.simplified and "time budget" in d.note
+    x = 0.7
+    want = 2 * math.exp(x) * (math.cos(x) - math.sin(x))  # (sin*exp)''' = 2 e^x (cos - sin)
+    assert math.isclose(ag.evaluate(d.text, {"x": x}).value.item(), want, rel_tol=1e-12)
+
+
+# ---- open: core/symbolic.py (found by bench/fuzz.py, not fixed in this change) -----------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "core/symbolic.py: the simplifier keeps b/b where b can be nan (sqrt(x)/sqrt(x) is nan "
+        "for x < 0) but prints it after the other factors, exp(z)*sqrt(exp(z))/sqrt(exp(z)), "
+        "so exp(z)*sqrt(exp(z)) overflows to inf at z = 700 where the engine (and PyTorch) give "
+        "1.0142e304; printing the guard pair first (sqrt(exp(z))/sqrt(exp(z))*exp(z)) would "
+        "evaluate it to 1 before the multiplication"
+    ),
+)
+def test_a_kept_guard_pair_does_not_overflow_the_derivative(cli):
+    r = cli("diff", "sqrt(exp(z))**2", "--z", "700", "--json")
+    g = cli("grad", "sqrt(exp(z))**2", "--z", "700", "--json")
+    assert g.json["grad"]["z"] == pytest.approx(1.0142320547350045e304)
+    assert r.json["derivative_value"] == pytest.approx(g.json["grad"]["z"])
