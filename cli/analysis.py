@@ -23,6 +23,8 @@ from .app import (
     Expr,
     Invocation,
     Json,
+    MaxMemory,
+    Timeout,
     Var,
     Vars,
     Wrt,
@@ -70,6 +72,8 @@ def taylor_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """Taylor coefficients and polynomial at a point, exact from the engine.
 
@@ -171,6 +175,8 @@ def propagate_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """Value and standard uncertainty of an expression of uncertain inputs (GUM).
 
@@ -317,6 +323,8 @@ def minimize_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A local minimum from a start point (--x LOW:HIGH bounds x and starts mid-way).
 
@@ -355,6 +363,8 @@ def solve_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A root of an equation, or of a system (one equation per ';'-separated statement).
 
@@ -390,6 +400,8 @@ def critical_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A stationary point from a start point, and its kind (minimum, maximum, saddle, degenerate).
 
