@@ -217,6 +217,7 @@ def run(argv: list[str] | None = None) -> int:
     Output is flushed inside the boundary, so a write that fails at the end (a full
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
+    options.forget_replaced()  # a run in the same process (repl, tests) starts clean
     argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
     if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
         argv = ["repl"]
