@@ -23,8 +23,10 @@ from .app import (
     Expr,
     Invocation,
     Json,
+    MaxMemory,
     Plain,
     Precision,
+    Timeout,
     Var,
     Vars,
     Wrt,
@@ -74,6 +76,8 @@ def taylor_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """Taylor coefficients and polynomial at a point, exact from the engine.
 
@@ -177,6 +181,8 @@ def propagate_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """Value and standard uncertainty of an expression of uncertain inputs (GUM).
 
@@ -325,6 +331,8 @@ def minimize_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A local minimum from a start point (--x LOW:HIGH bounds x and starts mid-way).
 
@@ -365,6 +373,8 @@ def solve_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A root of an equation, or of a system (one equation per ';'-separated statement).
 
@@ -402,6 +412,8 @@ def critical_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """A stationary point from a start point, and its kind (minimum, maximum, saddle, degenerate).
 

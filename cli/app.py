@@ -27,7 +27,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 # Variables come as --NAME VALUE: unknown options are collected, not rejected.

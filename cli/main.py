@@ -126,7 +126,7 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
     while i < len(argv):
         token = argv[i]
         name = token.split("=", 1)[0]
-        if token in GLOBAL_FLAGS or token in (HELP, "-h"):
+        if token in GLOBAL_FLAGS or token == HELP:
             moved.append(token)
         elif name in GLOBAL_VALUED and "=" in token:
             moved.append(token)
@@ -141,13 +141,13 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
     if i < len(argv) and argv[i] in commands:
         return [argv[i]] + moved + argv[i + 1 :]
     # No command next: the top level (its help, "no command", or Click's "No such command")
-    return ([HELP] if HELP in moved or "-h" in moved else []) + argv[i:]
+    return ([HELP] if HELP in moved else []) + argv[i:]
 
 
 def _help_document(command, argv: list[str]) -> dict | None:
     """With ``--json``, ``--help`` is one JSON document: ``{"command": ..., "help": text}``."""
     head = argv[: argv.index("--")] if "--" in argv else argv
-    if HELP not in head and "-h" not in head:
+    if HELP not in head:
         return None
     commands = getattr(command, "commands", {})
     name = argv[0] if argv and argv[0] in commands else None
@@ -202,6 +202,16 @@ def _version(json_mode: bool) -> int:
     return ExitCode.OK
 
 
+def _dash_h_is_help(argv: list[str]) -> list[str]:
+    """``-h`` is ``--help`` (the Unix convention), as a token of its own before ``--``.
+
+    Not a Click short option: Click would read ``-tanh(x)`` (an expression that should
+    have come after ``--``) as a cluster of short options holding ``h``, and print help.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    return [HELP if i < end and t == "-h" else t for i, t in enumerate(argv)]
+
+
 def _on_a_terminal() -> bool:
     try:
         return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
@@ -217,7 +227,9 @@ def run(argv: list[str] | None = None) -> int:
     Output is flushed inside the boundary, so a write that fails at the end (a full
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
+    options.forget_replaced()  # a run in the same process (repl, tests) starts clean
     argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
+    argv = _dash_h_is_help(argv)
     if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
         argv = ["repl"]
     lead = []  # the options before the command's name: --version is one of them

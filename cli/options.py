@@ -110,6 +110,11 @@ MAX_INPUT_BYTES = 16 * 1024 * 1024
 _REPLACED: list = []
 
 
+def forget_replaced() -> None:
+    """A new run starts with no note (the list is per run, not per process)."""
+    _REPLACED.clear()
+
+
 def note_replaced(where: str) -> None:
     if where not in _REPLACED:
         _REPLACED.append(where)

@@ -15,7 +15,19 @@ from typing import Annotated
 import typer
 
 from . import options
-from .app import VARIABLE_CONTEXT, Device, Dtype, Expr, Invocation, Json, Var, Vars, app
+from .app import (
+    VARIABLE_CONTEXT,
+    Device,
+    Dtype,
+    Expr,
+    Invocation,
+    Json,
+    MaxMemory,
+    Timeout,
+    Var,
+    Vars,
+    app,
+)
 
 _RANGE = re.compile(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*")
 
@@ -83,6 +95,8 @@ def plot_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ):
     """f and its derivatives over a range of one variable: plot "sin(x)" --x -4:4 --order 2.
 

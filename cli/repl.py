@@ -30,7 +30,7 @@ from typing import Annotated
 
 import typer
 
-from .app import Device, Dtype, Json, app
+from .app import Device, Dtype, Json, MaxMemory, Timeout, app
 
 COMMANDS = (
     "eval",
@@ -189,7 +189,7 @@ class Session:
         from .status import ExitCode
 
         if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.HANGUP):
-            raise KeyboardInterrupt
+            raise typer.Exit(code)  # the line has said so already: end with its code
 
     # ---- output ----------------------------------------------------------------------------
     def _say(self, text: str, doc: dict) -> None:
@@ -278,9 +278,12 @@ def _plain_lines(session: Session, interactive: bool = False) -> None:
 
 @app.command("repl")
 def repl_command(
+    ctx: typer.Context,
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
     plain: Annotated[
         bool,
         typer.Option(
@@ -293,6 +296,9 @@ def repl_command(
     With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
     line failed.
     """
+    from .app import enter_limits
+
+    enter_limits(ctx, max_memory, timeout)  # for the whole session
     session = Session(json_out, device, dtype)
     if sys.stdin.isatty() and sys.stdout.isatty() and not plain and not json_out:
         _interactive(session)

@@ -71,6 +71,10 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
+#: how often SIGALRM comes again after the deadline, until the block has ended
+REPEAT_SECONDS = 1.0
+
+
 @contextlib.contextmanager
 def deadline(seconds: float | None, handler=None) -> Iterator[None]:
     """Within the block, SIGALRM arrives after ``seconds`` (None: never) and ``handler``
@@ -90,7 +94,10 @@ def deadline(seconds: float | None, handler=None) -> Iterator[None]:
         yield
         return
     try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        # Repeating: a signal handler's exception raised while Python runs a garbage
+        # collector callback or a __del__ is printed and dropped, not raised; the next
+        # alarm, a second later, raises it again where it counts.
+        signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_SECONDS)
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

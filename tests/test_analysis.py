@@ -308,3 +308,26 @@ def test_commands_errors_and_exit_codes(cli):
     assert r.code == 0 and r.json["x"]["x"] == pytest.approx([0.0, 0.0], abs=1e-15)
     r = cli("minimize", "x**2 + y", "--x", "1", "--y", "-1:1", "--trace", "--json")
     assert r.code == 0 and r.json["x"]["y"] == -1.0 and r.json["trace"][0]["iteration"] == 0
+
+
+def test_global_limits_reach_the_analysis_commands(cli):
+    r = cli(
+        "minimize",
+        "x",
+        "--x",
+        "1",
+        "--method",
+        "gd",
+        "--max-iter",
+        "1000000",
+        "--timeout",
+        "1",
+        "--json",
+    )
+    assert r.code == 1 and r.json["error"]["kind"] == "limit"
+    assert "--timeout of 1 s" in r.json["error"]["message"]
+    r = cli("--max-memory", "banana", "taylor", "x", "--x", "1", "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "usage"
+    for command in ("taylor", "propagate", "minimize", "solve", "critical", "plot", "repl"):
+        r = cli(command, "--help")
+        assert "--max-memory" in r.out and "--timeout" in r.out, command

@@ -174,7 +174,8 @@ def test_timeout_that_does_not_run_out_changes_nothing(cli, args):
 @needs_alarm
 def test_timeout_in_process_stops_and_puts_the_timer_back(cli):
     before = signal.getsignal(signal.SIGALRM)
-    result = cli("diff", big_sum(3000), "--wrt", "x", "--order", "2", "--timeout", "0.5", "--json")
+    args = ["diff", big_sum(3000), "--wrt", "x", "--order", "2", "--max-nodes", "0"]
+    result = cli(*args, "--timeout", "0.5", "--json")
     message = error_of(result, "limit", 1)
     assert "stopped after the --timeout of 0.5 s" in message
     assert signal.getsignal(signal.SIGALRM) is before
@@ -212,7 +213,9 @@ def test_timeout_stops_a_long_diff_with_kind_limit(how):
 @needs_cli
 @needs_alarm
 def test_timeout_text_mode_says_so_on_stderr():
-    done = run_cli("diff", big_sum(3000), "--wrt", "x", "--order", "2", "--timeout", "1")
+    done = run_cli(
+        "diff", big_sum(3000), "--wrt", "x", "--order", "2", "--max-nodes", "0", "--timeout", "1"
+    )
     assert done.returncode == 1
     assert done.stdout == b""
     assert b"stopped after the --timeout of 1 s" in done.stderr

@@ -12,16 +12,8 @@ import pytest
 # ---- open: in files other workers own --------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "cli/options.py: the 'held bytes that are not valid UTF-8' note is module state "
-        "(_REPLACED) that is never cleared, so after one run whose argv held a bad byte every "
-        "later in-process run (the cli fixture, the library's callers, bench/fuzz.py) adds the "
-        "note to its error messages; cli/main.py's run() should clear it first"
-    ),
-)
 def test_the_utf8_note_does_not_leak_into_the_next_run(cli):
+    # Fixed: cli/main.py's run() clears the note (options.forget_replaced) before each run.
     import fuzzgen
 
     try:
