@@ -5,6 +5,11 @@
 #
 #   STEPS=30 LR=0.1 ./gradient_descent.sh
 #
+# It is kept as an example of scripting the tool; the same minimum in one command, with
+# Newton's method on the exact Hessian:
+#
+#   autograd-cli minimize '(x - 3)**2 + 2*(y + 1)**2 + 0.5*x*y' --x 0 --y 0
+#
 # requires: jq
 set -euo pipefail
 
