@@ -114,7 +114,9 @@ def errstate():
 # cost, and a state already ignoring everything needs no change at all.  Any other state in
 # force (set by the caller) goes through ``numpy.errstate`` itself.
 try:  # pragma: no branch - NumPy >= 2 keeps the state in this ContextVar
-    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar as _ERRSTATE,
+    )
 except ImportError:  # pragma: no cover - another NumPy: always the public errstate
     _ERRSTATE = None
     _DEFAULT_STATE = _IGNORE_STATE = None

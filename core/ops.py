@@ -579,7 +579,7 @@ def _special():
 
         return special
     try:
-        import scipy.special as special  # noqa: PLC0415 - optional, on first use only
+        import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         raise UnsupportedError(
             "erf, erfc, erfinv, gamma, lgamma, digamma and polygamma need SciPy: pip install scipy"

@@ -1717,8 +1717,8 @@ def diff(
     builder = Builder(guards=guards)
     notes: list[str] = []
     current = {name: output for name in names}
-    simplified = {name: True for name in names}
-    why: dict[str, str | None] = {name: None for name in names}
+    simplified: dict = {name: True for name in names}  # name, or (a, b) for --hessian
+    why: dict = {name: None for name in names}  # name, or (a, b): why it is unsimplified
 
     def tidy(name: str, raw: Expr) -> Expr:
         try:

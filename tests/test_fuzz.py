@@ -153,7 +153,9 @@ def test_the_oracle_agrees_with_sympy(rng):
         "sinh": sympy.sinh, "cosh": sympy.cosh, "atan": sympy.atan, "tan": sympy.tan,
         "log2": lambda a: sympy.log(a, 2), "log10": lambda a: sympy.log(a, 10),
         "sigmoid": lambda a: 1 / (1 + sympy.exp(-a)), "softplus": lambda a: sympy.log(1 + sympy.exp(a)),
-        "relu": lambda a: sympy.Max(a, 0),
+        # relu as a Piecewise, not Max: at 0 its derivative is then 0 (PyTorch's relu'(0)),
+        # where Max's is Heaviside(0) = 1/2
+        "relu": lambda a: sympy.Piecewise((a, a > 0), (0, True)),
     }  # fmt: skip
 
     def build(t):
