@@ -324,6 +324,19 @@ def _line_search(flat, theta, f, g, step, box, c1=1e-4, shrink=0.5, tries=60):
     return None, None
 
 
+def _halving(theta, step, accept, tries=60):
+    """Damped Newton's step: the first of theta + step, theta + step/2, ... that ``accept``
+    takes (it returns what it computed there, or None); (None, None) when none is."""
+    t = 1.0
+    for _ in range(tries):
+        trial = theta + t * step
+        state = accept(trial)
+        if state is not None:
+            return trial, state
+        t *= 0.5
+    return None, None
+
+
 def _value(flat: _Flat, theta) -> float:
     from .expr import evaluate
     from .tensor import no_grad
@@ -389,17 +402,16 @@ def solve(
             converged, message, it = True, "the residual is zero (to --tol)", it - 1
             break
         step, *_ = np.linalg.lstsq(J, -F, rcond=None)
-        t, moved = 1.0, False
-        for _ in range(60):
-            trial = theta + t * step
+
+        def smaller(trial, norm=norm):
             F_trial = _residual(system, flat, trial)
-            if np.isfinite(F_trial).all() and np.linalg.norm(F_trial) < norm:
-                theta, moved = trial, True
-                break
-            t *= 0.5
-        if not moved:
+            return np.isfinite(F_trial).all() and np.linalg.norm(F_trial) < norm or None
+
+        trial, _ = _halving(theta, step, smaller)
+        if trial is None:
             message, it = "no step reduces the residual: stopped (no root nearby?)", it - 1
             break
+        theta = trial
         F, J = _residual_jacobian(system, flat, theta)
         trace.append(_solve_row(it, flat, theta, F))
     else:
@@ -503,17 +515,17 @@ def critical(
             converged, message, it = True, "the gradient is zero (to --gtol)", it - 1
             break
         step, *_ = np.linalg.lstsq(H, -g, rcond=None)
-        t, moved = 1.0, False
-        for _ in range(60):
-            trial = theta + t * step
+
+        def flatter(trial, gnorm=gnorm):
             f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True)
-            if np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm:
-                theta, f, g, H, moved = trial, f_t, g_t, H_t, True
-                break
-            t *= 0.5
-        if not moved:
+            ok = np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm
+            return (f_t, g_t, H_t) if ok else None
+
+        trial, state = _halving(theta, step, flatter)
+        if trial is None:
             message, it = "no step makes the gradient smaller: stopped", it - 1
             break
+        theta, (f, g, H) = trial, state
         trace.append(_trace_row(it, flat, theta, f, g))
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
