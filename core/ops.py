@@ -44,6 +44,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import backend
 from .errors import UnsupportedError
 from .tensor import OPS, Tensor, apply, as_tensor, is_grad_enabled
@@ -788,13 +790,26 @@ def _pow_node(n):
     return "PowBackward1" if n.needs[0] else "PowBackward2"
 
 
-# np.power, not a ** b: on NumPy scalars ** calls C pow(), which can differ in the last bit
-# from the ufunc loop that arrays (and batch rows) use; one kernel for both keeps single
-# lines and batch identical.
+_HOST_SCALARS = (np.ndarray, np.floating)  # a constant exponent lives on the host (CuPy: C's +0)
+
+
+def _power(a, b):
+    # np.power, not a ** b: on NumPy scalars ** calls C pow(), which can differ in the last
+    # bit from the ufunc loop that arrays (and batch rows) use; one kernel for both keeps
+    # single lines and batch identical.  A constant exponent of -0.5 is PyTorch's rsqrt:
+    # (-inf)**-0.5 is nan there (as (-inf)**0.5 is nan in both), not C's +0, so x**0.5 has
+    # gradient nan at -inf in grad, in diff's printed 1/(2*x**(1/2)) and in PyTorch alike.
+    xp = _xp()
+    r = xp.power(a, b)
+    if isinstance(b, _HOST_SCALARS) and b.ndim == 0 and b == -0.5:
+        r = xp.where(a == -math.inf, math.nan, r)
+    return r
+
+
 _binary(
     "pow",
     _pow_node,
-    lambda a, b: _xp().power(a, b),
+    _power,
     _pow_da,
     _pow_db,
     printing=infix(

@@ -1189,14 +1189,29 @@ def _product_expr(coeff, bases: Sequence[Term], exps: Sequence, built: dict) -> 
     pairs = sorted(
         zip(bases, exps), key=lambda be: (_FACTOR_RANK[be[0].kind], be[0].label, be[0].uid)
     )
+    # A kept guard pair b/b (b**1*b**-1, kept because b can be nan) prints first, so it is 1
+    # before it meets the other factors: exp(z)*sqrt(exp(z))/sqrt(exp(z)) overflows at z = 700
+    # where sqrt(exp(z))/sqrt(exp(z))*exp(z) does not.
+    signs: dict[int, set] = {}
+    for b, e in pairs:
+        v = e.data if isinstance(e, Term) and e.kind == NUM else e
+        if not isinstance(v, Term) and v in (1, -1):
+            signs.setdefault(b.uid, set()).add(v)
+    guarded = {uid for uid, seen in signs.items() if len(seen) == 2}
+    guards: list[Expr] = []
     for b, e in pairs:
         if isinstance(e, Term) and e.kind == NUM:
             e = e.data
+        if b.uid in guarded and not isinstance(e, Term) and e in (1, -1):
+            if e == 1:
+                guards.append(Expr("div", (built[b.uid], built[b.uid])))
+            continue
         if not isinstance(e, Term) and e < 0:
             denom.append(_present_power(b, -e, built))  # x**-2 prints as 1/x**2
         else:
             numer.append(_present_power(b, e, built))
     p, q = (a.numerator, a.denominator) if isinstance(a, Fraction) else (a, 1)
+    numer[:0] = guards
     if p != 1 or not numer:
         numer.insert(0, Expr.const(float(p)))
     if q != 1:
