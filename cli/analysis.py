@@ -26,6 +26,7 @@ from .app import (
     MaxMemory,
     Plain,
     Precision,
+    Strict,
     Timeout,
     Var,
     Vars,
@@ -76,6 +77,7 @@ def taylor_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
@@ -181,6 +183,7 @@ def propagate_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
@@ -331,6 +334,7 @@ def minimize_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
@@ -373,6 +377,7 @@ def solve_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
@@ -412,6 +417,7 @@ def critical_command(
     plain: Plain = False,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):

@@ -176,6 +176,13 @@ Vars = Annotated[
     str | None,
     typer.Option("--vars", help="All values as a JSON object ('-' reads stdin, @FILE a file)."),
 ]
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="A --vars key the expression does not use is an error, not a warning.",
+    ),
+]
 OutputFormat = Annotated[
     str,
     typer.Option(
@@ -188,10 +195,6 @@ Wrt = Annotated[
     str | None,
     typer.Option("--wrt", help="Differentiate only w.r.t. these variables (comma-separated)."),
 ]
-
-
-#: a --vars key the expression does not use is an error, not a warning (see Invocation)
-STRICT = "--strict"
 
 
 class Invocation:
@@ -227,7 +230,7 @@ class Invocation:
         self.values, leftovers = options.collect_variables(
             list(ctx.args), var, vars_json, from_vars=from_vars
         )
-        self.strict = self._take_strict(leftovers)
+        self.strict = bool(ctx.params.get("strict"))
         self._check_leftovers(leftovers)
         if from_vars and not self.strict:
             self._ignore_unused(from_vars)
@@ -254,15 +257,6 @@ class Invocation:
         for name in suspects:
             if name not in known:
                 raise options.UsageError(_option_hint(self.ctx, name))
-
-    def _take_strict(self, leftovers: list[str]) -> bool:
-        """``--strict`` (a flag every command reads here, not an option of its own): a
-        ``--vars`` key the expression does not use is an error, not a warning.  A variable
-        named ``strict`` keeps its ``--strict VALUE``."""
-        if STRICT not in leftovers or "strict" in self.program().inputs:
-            return False
-        leftovers[:] = [t for t in leftovers if t != STRICT]
-        return True
 
     def _ignore_unused(self, from_vars: set) -> None:
         """``--vars`` keys the expression does not use are dropped with one warning on
@@ -306,6 +300,13 @@ class Invocation:
                         f"did you mean --{name}?)"
                     )
             problems.append(token)
+        clashes = sorted(n for n in known if _is_option(self.ctx, n))
+        if clashes:
+            n = clashes[0]
+            raise options.UsageError(
+                f"unexpected argument(s): {' '.join(problems)} (--{n} is an option of this "
+                f"command; give the variable {n} as --var {n}=VALUE)"
+            )
         raise options.UsageError(
             f"unexpected argument(s): {' '.join(problems)} (variables are "
             f"given as --NAME VALUE; quote the expression)"
@@ -447,6 +448,7 @@ def eval_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Evaluate the expression: its value and shape."""
     from ..core import api
@@ -496,6 +498,7 @@ def grad_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Value and gradient w.r.t. every input variable (or those named by --wrt)."""
     from ..core import api
@@ -537,6 +540,7 @@ def hessian_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Value, gradient and all second partials of a scalar expression."""
     from ..core import api
@@ -562,6 +566,7 @@ def jacobian_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
     from ..core import api
@@ -610,6 +615,7 @@ def check_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Gradient check: analytic derivatives vs central finite differences; exit 1 on failure."""
     from ..core import api
@@ -714,6 +720,7 @@ def diff_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """The derivative as an expression (symbolic, simplified); with values, also its value."""
     from ..core import api
@@ -822,6 +829,7 @@ def explain_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """Walk the chain rule: intermediates, local derivatives, and the sum over paths."""
     from . import render
@@ -866,6 +874,7 @@ def graph_command(
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
 ):
     """The computation graph as a tree: node kinds (MulBackward0 ...), leaves, values and grads."""
     from ..core import api
@@ -954,6 +963,12 @@ def batch_command(
     dtype: Dtype = "float64",
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="A CSV column the expression does not use is an error, not a warning."
+        ),
+    ] = False,
 ):
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
@@ -985,6 +1000,7 @@ def batch_command(
                 progress=progress,
                 order=None if order_text is None else options.parse_order(order_text, None),
                 timeout=seconds,
+                strict=strict,
             )
         )
     summary.exit()

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.batch import BatchResult
-from ..core.errors import AutogradCliError, BadValueError, ParseError
+from ..core.errors import AutogradCliError, BadValueError, ParseError, UnknownVariableError
 from ..core.program import missing_value
 from ..rows import OPS, Row, batchable, evaluate_group, outcome, plan, row_result, stack_rows
 from . import jsonout, options, render
@@ -112,6 +112,7 @@ class BatchOptions:
     progress: bool | None = None  # None: when stderr is a terminal and the input is large
     order: int | None = None
     timeout: float | None = None  # --timeout in seconds (None: none)
+    strict: bool = False  # a CSV column the expression does not use is an error
 
 
 class _Stop(Exception):
@@ -1441,6 +1442,15 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozens
 
     used = set(program.inputs)
     unused = [n for n in names if n not in used]
+    if unused and opts.strict:
+        shown = ", ".join(repr(n) for n in unused[:10])
+        raise UnknownVariableError(
+            f"batch: CSV column{'s' if len(unused) > 1 else ''} {shown}"
+            f"{f' and {len(unused) - 10} more' if len(unused) > 10 else ''}: not "
+            f"{'a variable' if len(unused) == 1 else 'variables'} of the expression "
+            f"(without --strict they are ignored)",
+            variable=unused[0],
+        )
     if unused:
         shown = ", ".join(repr(n) for n in unused[:10])
         if len(unused) > 10:

@@ -23,6 +23,7 @@ from .app import (
     Invocation,
     Json,
     MaxMemory,
+    Strict,
     Timeout,
     Var,
     Vars,
@@ -95,6 +96,7 @@ def plot_command(
     dtype: Dtype = "float64",
     var: Var = None,
     vars_json: Vars = None,
+    strict: Strict = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):

@@ -249,9 +249,30 @@ def test_strict_makes_unused_vars_keys_errors(cli):
     for where in ((*argv, "--strict", "--json"), (*argv[:2], "--strict", *argv[2:], "--json")):
         error = _error(cli(*where), 2, "unknown_variable", "'unused'")
         assert error["variable"] == "unused"
-    # a variable called strict keeps its --strict VALUE
-    r = cli("eval", "strict*2", "--strict", "3", "--json")
+    # --strict is an option of every command, before the expression too, and in --help
+    error = _error(cli("grad", "--strict", *argv[1:], "--json"), 2, "unknown_variable")
+    assert error["variable"] == "unused"
+    assert "--strict" in cli("grad", "--help").out
+    # a variable called strict: --strict is the flag, so its value comes with --var, and a
+    # stray value says so
+    r = cli("eval", "strict*2", "--var", "strict=3", "--json")
     assert r.code == 0 and r.json["value"] == 6.0
+    error = _error(cli("eval", "strict*2", "--strict", "3", "--json"), 2, "usage")
+    assert "--var strict=VALUE" in error["message"]
+
+
+def test_strict_makes_unused_csv_columns_errors(cli, tmp_path):
+    path = tmp_path / "pts.csv"
+    path.write_text("x,y,unused\n1,2,3\n")
+    r = cli("batch", str(path), "--expr", "x*y", "--strict", "--json")
+    assert r.code == 2 and r.out.count("\n") == 1, r.out  # one error, before any line
+    error = json.loads(r.out)["error"]
+    assert error["kind"] == "unknown_variable" and error["variable"] == "unused"
+    assert "'unused'" in error["message"]
+    r = cli("batch", str(path), "--expr", "x*y", "--json")  # without: a note, every line
+    assert r.code == 0 and json.loads(r.out)["grad"] == {"x": 2.0, "y": 1.0}
+    assert "ignoring CSV column 'unused'" in r.err
+    assert "--strict" in cli("batch", "--help").out
 
 
 def test_explicit_values_the_expression_does_not_use_stay_errors(cli):
