@@ -451,7 +451,47 @@ def _matmul(op, node, args, B):
     return apply(_matmul_op(ra, rb, a.batched, b.batched), a.t, b.t), None, None
 
 
+def _same_rank(args) -> int:
+    """The common per-row rank of operands that are all batched (else Unbatchable)."""
+    if not all(a.batched for a in args):
+        raise Unbatchable("an operand that is the same for every row")
+    ranks = {len(a.rowshape) for a in args}
+    if len(ranks) != 1:
+        raise Unbatchable("operands of different per-row ranks")
+    return ranks.pop()
+
+
+def _shifted_axes(op, node, args, B):
+    """An op whose "axis"/"axes" params say where it works: each moves past the batch axis."""
+    r = _same_rank(args)
+    attrs = dict(node.attrs)
+    for p in OPS[op].params:
+        if p.kind not in ("axis", "axes"):
+            continue
+        axis = attrs[p.name]
+        if axis is None:
+            raise Unbatchable(f"{op}() without an axis")
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        if any(not -r <= a < r for a in axes):
+            raise Unbatchable(f"axis out of range for per-row rank {r}")
+        shifted = tuple(a + 1 if a >= 0 else a for a in axes)
+        attrs[p.name] = shifted if isinstance(axis, tuple) else shifted[0]
+    return apply(OPS[op], *[a.t for a in args], **attrs), [*args], attrs
+
+
+def _trailing(op, node, args, B):
+    """An op on its operands' last k axes (NumPy's linalg, triu): the batch axis leads."""
+    if _same_rank(args) < OPS[op].batching[1]:
+        raise Unbatchable(f"{op}() of rows of rank below {OPS[op].batching[1]}")
+    return apply(OPS[op], *[a.t for a in args], **node.attrs), [*args], node.attrs
+
+
+_BY_DECLARATION = {"axes": _shifted_axes, "trailing": _trailing}
+
 _RULES = {name: _elementwise for name in ELEMENTWISE}
+_RULES.update(
+    {name: _BY_DECLARATION[op.batching[0]] for name, op in OPS.items() if op.batching is not None}
+)
 _RULES.update({name: _reduction for name in REDUCTIONS})
 _RULES.update(
     {

@@ -139,6 +139,32 @@ def function(*names: str, latex: str | tuple, **more) -> Printing:
 
 CALL = Printing()  # an op printed as a call of its own name (the internal ops)
 
+REQUIRED = object()  # a Param without a default
+
+
+@dataclass(frozen=True)
+class Param:
+    """An attribute argument of a function of the language: ``cumsum(x, axis=0)``,
+    ``triu(A, k=1)``, ``roll(x, 2)``.  After the op's array arguments come its params, by
+    position or by keyword, each a constant the parser checks by ``kind``:
+
+    ``"int"``   a whole number (``k``, ``shift``, ``repeats``);
+    ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
+    ``"axes"``  an axis or a list of axes (a tuple);
+    ``"flag"``  0 or 1, a bool.
+
+    A param with a default prints only where it differs from it, as a keyword
+    (``cumsum(x, axis=1)``); a required one prints by position.
+    """
+
+    name: str
+    kind: str
+    default: object = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
 
 class Op:
     __slots__ = (
@@ -158,6 +184,8 @@ class Op:
         "printing",
         "internal",
         "size",
+        "params",
+        "batching",
     )
 
     def __init__(
@@ -177,8 +205,22 @@ class Op:
         printing: Printing = CALL,
         internal=False,
         size=None,
+        params: tuple = (),
+        batching: tuple | None = None,
     ):
         self.name = name
+        # how core/batch.py evaluates the op for many rows at once when its kind does not
+        # say (elementwise ops broadcast, reductions shift their axes):
+        #   ("axes",)      its "axis"/"axes" params move past the batch axis (None: row by row)
+        #   ("trailing", k) it works on its operands' last k axes, as NumPy's linalg does,
+        #                   so a leading batch axis passes through (rows of rank >= k)
+        # None: no rule; a graph using it is evaluated row by row.
+        self.batching = batching
+        # the attribute arguments of its function of the language (see Param): an op with
+        # params is parsed by them, its array arguments first (arity None: one list of them)
+        self.params = tuple(params)
+        if any(a.required > b.required for a, b in zip(self.params[1:], self.params)):
+            raise ValueError(f"{name}: a required param follows an optional one")
         self.node = node
         self.forward = forward
         self.vjp = vjp
@@ -1700,7 +1742,16 @@ __all__ = [
 
 
 class Function:
-    __slots__ = ("name", "unary", "binary", "ternary", "reduce", "positional_axis", "doc")
+    __slots__ = (
+        "name",
+        "unary",
+        "binary",
+        "ternary",
+        "reduce",
+        "with_params",
+        "positional_axis",
+        "doc",
+    )
 
     def __init__(
         self,
@@ -1710,6 +1761,7 @@ class Function:
         binary=None,
         ternary=None,
         reduce=None,
+        with_params=None,
         positional_axis=True,
         doc="",
     ):
@@ -1718,10 +1770,16 @@ class Function:
         self.binary = binary
         self.ternary = ternary
         self.reduce = reduce
+        self.with_params = with_params  # an op with Params: parsed by them alone
         self.positional_axis = positional_axis
         self.doc = doc
 
     def arities(self) -> str:
+        if self.with_params:
+            op = OPS[self.with_params]
+            least = (op.arity or 1) + sum(p.required for p in op.params)
+            most = (op.arity or 1) + len(op.params)
+            return str(least) if least == most else f"{least} to {most}"
         counts = []
         if self.unary or self.reduce or self.name == "reshape":
             counts.append(1 if self.name != "reshape" else 2)
@@ -1744,7 +1802,9 @@ def language_functions() -> dict[str, Function]:
     for op in OPS.values():
         if op.internal:
             continue
-        if op.kind == "reduction":
+        if op.params:
+            role = "with_params"
+        elif op.kind == "reduction":
             role = "reduce"
         elif op.printing.attr_args:
             role = None
@@ -1758,6 +1818,8 @@ def language_functions() -> dict[str, Function]:
                 raise ValueError(f"{name}(): both {getattr(fn, role)} and {op.name} are its {role}")
             setattr(fn, role, op.name)
     for fn in table.values():
+        if fn.with_params and any((fn.unary, fn.binary, fn.ternary, fn.reduce)):
+            raise ValueError(f"{fn.name}(): an op with params cannot share its name")
         # max(x, 1) is the binary op, so such a reduction takes its axis by keyword only.
         fn.positional_axis = not (fn.reduce and fn.binary)
     return table
@@ -1917,8 +1979,8 @@ def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
     return table
 
 
-# The one place the table is filled: ``tensor.OPS`` is the dict every layer reads (Tensor
-# methods find their ops there without importing this module, which imports ``tensor``).
-OPS.update(op_table(_DECLARED, kinks=KINKS, differentiable=DIFFERENTIABLE))
-
-FUNCTIONS: dict[str, Function] = language_functions()
+# The table is filled once, by core/optable.py, after this module and the modules of more
+# functions (core/ops_arrays.py) have declared their ops: ``tensor.OPS`` is the dict every
+# layer reads (Tensor methods find their ops there without importing this module), and
+# FUNCTIONS the functions of the language, made from it.
+FUNCTIONS: dict[str, Function] = {}

@@ -246,6 +246,15 @@ class TextPrinter(_Printer):
             return self.call_pieces("", node.args, (), brackets="[]")
         if p.form == "subscript":
             return self.wrap(node.args[0], ATOM) + ["[" + _format_index(node.attrs["index"]) + "]"]
+        params = OPS[op].params if op in OPS else ()
+        if params:
+            extra = _param_texts(node, params)
+            if OPS[op].arity is None:  # concatenate([a, b], axis=1): the arrays as a list
+                pieces = [call_name(op) + "("] + self.call_pieces("", node.args, (), "[]")
+                for e in extra:
+                    pieces += [", ", e]
+                return pieces + [")"]
+            return self.call_pieces(call_name(op), node.args, extra)
         extra = [_format_list(list(node.attrs[a])) for a in p.attr_args]
         if "axis" in node.attrs and node.attrs["axis"] is not None:
             axis = node.attrs["axis"]
@@ -268,6 +277,23 @@ class TextPrinter(_Printer):
             pieces.append(e)
         pieces.append(brackets[1])
         return pieces
+
+
+def _param_texts(node: Expr, params) -> list[str]:
+    """An op's params as its call writes them: required ones by position, the others as
+    ``name=value`` where they differ from their default."""
+    texts = []
+    for p in params:
+        v = node.attrs[p.name]
+        if isinstance(v, tuple):
+            text = _format_list(list(v))
+        else:
+            text = str(int(v)) if isinstance(v, bool) else str(v)
+        if p.required:
+            texts.append(text)
+        elif v != p.default:
+            texts.append(f"{p.name}={text}")
+    return texts
 
 
 def _format_index(index) -> str:

@@ -202,6 +202,95 @@ def _const_int(expr: Expr, what: str, token=None, **bounds) -> int:
 _AXIS = {"low": -_MAX_DIMS, "high": _MAX_DIMS - 1}
 
 
+def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> Expr:
+    """``f(arrays..., params...)`` for an op with Params:
+    its array arguments first (for a variadic op, one list of them: ``concatenate([a, b])``),
+    then its params by position or keyword, each a constant checked by its kind."""
+    names = ", ".join(p.name for p in op.params)
+    where = _position(tok)
+    if op.arity is None:
+        if not positional:
+            raise ArityError(
+                f"{name}() takes a list of arrays first: {name}([a, b], ...)",
+                function=name,
+                **where,
+            )
+        arrays = _list_items(positional[0], name, tok)
+        rest = positional[1:]
+    else:
+        if len(positional) < op.arity:
+            raise ArityError(
+                f"{name}() takes {op.arity} array argument{'s' if op.arity > 1 else ''} "
+                f"then {names}; got {len(positional)} argument(s)",
+                function=name,
+                **where,
+            )
+        arrays, rest = positional[: op.arity], positional[op.arity :]
+    if len(rest) > len(op.params):
+        raise ArityError(
+            f"{name}() takes at most {len(op.params)} argument(s) after its array"
+            f"{'s' if op.arity != 1 else ''} ({names}), got {len(rest)}",
+            function=name,
+            **where,
+        )
+    given = {p.name: (e, tok) for p, e in zip(op.params, rest)}
+    for key, keyword in keywords.items():
+        if key not in {p.name for p in op.params}:
+            raise ArityError(
+                f"{name}(): unexpected keyword argument {key} (it takes {names})",
+                function=name,
+                **_position(keyword.token),
+            )
+        if key in given:
+            raise ArityError(
+                f"{name}(): {key} is given twice", function=name, **_position(keyword.token)
+            )
+        given[key] = (keyword.expr, keyword.token)
+    attrs = {}
+    for p in op.params:
+        if p.name not in given:
+            if p.required:
+                raise ArityError(f"{name}() needs its {p.name} argument", function=name, **where)
+            attrs[p.name] = p.default
+            continue
+        expr, token = given[p.name]
+        attrs[p.name] = _param_value(f"{p.name} of {name}()", p.kind, expr, token)
+    return Expr(op.name, tuple(arrays), attrs)
+
+
+def _list_items(expr: Expr, name: str, tok) -> list:
+    """The arrays of a list argument, ``[a, b]``: a stack's elements, or a constant's rows."""
+    if expr.op == "stack":
+        items = list(expr.args)
+    elif expr.is_const and isinstance(expr.value, list):
+        items = [Expr.const(v) for v in expr.value]
+    else:
+        raise InputError(
+            f"{name}() takes a list of arrays first: {name}([a, b], ...)", **_position(tok)
+        )
+    if not items:
+        raise InputError(f"{name}() needs at least one array", **_position(tok))
+    return items
+
+
+def _param_value(what: str, kind: str, expr: Expr, token):
+    value = _const_value(expr, what, token)
+    if kind == "int":
+        return _integer(value, what, token)
+    if kind == "axis":
+        return _integer(value, what, token, **_AXIS)
+    if kind == "axes":
+        if isinstance(value, list):
+            return tuple(_integer(v, f"each axis of {what}", token, **_AXIS) for v in value)
+        return _integer(value, what, token, **_AXIS)
+    if kind == "flag":
+        if isinstance(value, list) or float(value) not in (0.0, 1.0):
+            shown = "a list" if isinstance(value, list) else repr(float(value))
+            raise InputError(f"{what} must be 0 or 1, got {shown}", **_position(token))
+        return float(value) == 1.0
+    raise ValueError(f"unknown param kind {kind!r}")  # a mistake in the op table
+
+
 def _list_shape(value) -> tuple[tuple[int, ...], bool]:
     """The shape of a nested list of numbers built by :meth:`Builder.array` (rectangular by
     construction): the lengths along its first elements, walked iteratively."""
@@ -476,6 +565,8 @@ class Builder(Transformer):
                 _integer(s, "a dimension of reshape()", tok, low=-1, high=_INT64[1]) for s in shape
             )
             return Expr("reshape", (positional[0],), {"shape": dims})
+        if fn.with_params:
+            return _call_with_params(name, OPS[fn.with_params], positional, keywords, tok)
         if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
             unknown = set(keywords) - {"axis", "keepdims"}
             if unknown or ("axis" in keywords and n == 2):

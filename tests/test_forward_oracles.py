@@ -1644,6 +1644,50 @@ def _build_products_and_shapes():
 
 
 # ---------------------------------------------------------------------------
+# Array functions (core/ops_arrays.py): running sums, flips, joins, by Python loops
+# ---------------------------------------------------------------------------
+
+
+def o_cumsum(xs):
+    out, total = [], 0.0
+    for x in xs:
+        total = total + x  # left to right, as NumPy's cumsum adds
+        out.append(total)
+    return out
+
+
+def _build_array_functions():
+    v = [1.5, -0.0, NAN, 2.0]
+    add("cumsum", "cumsum(v)", {"v": v}, o_cumsum(v), label="nan carries on")
+    w = [1e308, 1e308, -INF]
+    add("cumsum", "cumsum(w)", {"w": w}, o_cumsum(w), label="overflow")
+    M = [[1.0, 2.0, 3.0], [0.5, -0.0, 4.0]]
+    add("cumsum", "cumsum(M)", {"M": M}, o_cumsum([x for row in M for x in row]), label="flat")
+    add("cumsum", "cumsum(M, axis=1)", {"M": M}, [o_cumsum(row) for row in M], label="rows")
+    cols = [o_cumsum([row[j] for row in M]) for j in range(3)]
+    add("cumsum", "cumsum(M, 0)", {"M": M}, [[c[i] for c in cols] for i in range(2)], label="cols")
+    add("cumsum", "cumsum(x)", {"x": -0.0}, [-0.0], label="scalar")
+
+    add("flip", "flip(v)", {"v": v}, v[::-1], label="vector")
+    add("flip", "flip(M, axis=0)", {"M": M}, M[::-1], label="rows")
+    add("flip", "flip(M, 1)", {"M": M}, [row[::-1] for row in M], label="cols")
+    add("flip", "flip(M)", {"M": M}, [row[::-1] for row in M[::-1]], label="all")
+    add("flip", "flip(M, [0, -1])", {"M": M}, [row[::-1] for row in M[::-1]], label="list")
+    add("flip", "flip(x)", {"x": NAN}, NAN, label="scalar")
+
+    add("concatenate", "concatenate([v, w])", {"v": v, "w": w}, v + w, label="vectors")
+    add("concatenate", "cat([M, M], axis=0)", {"M": M}, M + M, label="rows")
+    add(
+        "concatenate",
+        "concatenate([M, [[9], [8]]], 1)",
+        {"M": M},
+        [M[0] + [9.0], M[1] + [8.0]],
+        label="const column",
+    )
+    add("concatenate", "concatenate([v])", {"v": v}, v, label="one")
+
+
+# ---------------------------------------------------------------------------
 # Internal ops (no spelling in the language): through core.apply
 # ---------------------------------------------------------------------------
 
@@ -1729,6 +1773,7 @@ _build_binary()
 _build_new_binary()
 _build_reductions()
 _build_products_and_shapes()
+_build_array_functions()
 _build_internal()
 
 LANGUAGE = [c for c in CASES if c.expr is not None]

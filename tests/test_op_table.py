@@ -126,7 +126,9 @@ def sample(name: str) -> Sample:
         if flags[i]:
             wrt.append(i)
     params = list(inspect.signature(op.forward).parameters.values())
-    attrs = {}
+    attrs = {p.name: SAMPLE_ATTRS.get(p.name, p.default) for p in op.params}
+    if op.params:
+        params = []  # an op's Params are its attributes: the forward's signature says no more
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or params.index(p) < n:
             continue

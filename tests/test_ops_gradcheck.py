@@ -399,6 +399,20 @@ def _build_cases() -> dict[str, list[Case]]:
     for shapes in (((3,), (3,), (3,)), ((), (3,)), ((2, 2), (2, 2)), ((4,),), ((), ())):
         add(Case("stack", shapes))
 
+    # the array functions (core/ops_arrays.py)
+    for shape, axis in (((5,), None), ((3, 4), 0), ((3, 4), 1), ((3, 4), -1), ((2, 3, 4), None)):
+        add(Case("cumsum", (shape,), {"axis": axis}))
+    for shape, axis in (((4,), None), ((3, 4), 0), ((3, 4), (0, 1)), ((2, 3, 4), -1), ((), None)):
+        add(Case("flip", (shape,), {"axis": axis}))
+    for shapes, axis in (
+        (((2,), (3,)), 0),
+        (((2, 3), (4, 3)), 0),
+        (((2, 3), (2, 1)), 1),
+        (((2, 2, 2), (2, 2, 1), (2, 2, 3)), -1),
+        (((3,),), 0),
+    ):
+        add(Case("concatenate", shapes, {"axis": axis}))
+
     for name, sampler in REDUCTION_SAMPLERS.items():
         for shape, axis, keepdims in REDUCTION_CASES:
             add(Case(name, (shape,), {"axis": axis, "keepdims": keepdims}, samplers=(sampler,)))
