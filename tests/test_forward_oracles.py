@@ -35,6 +35,8 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
+import cases_arrays
+import cases_linalg
 import mpmath
 import numpy as np
 import pytest
@@ -1774,6 +1776,9 @@ _build_new_binary()
 _build_reductions()
 _build_products_and_shapes()
 _build_array_functions()
+for _module in (cases_linalg, cases_arrays):  # oracles kept beside the ops' other cases
+    for _kw in _module.FORWARD_CASES:
+        add(**_kw)
 _build_internal()
 
 LANGUAGE = [c for c in CASES if c.expr is not None]

@@ -34,6 +34,8 @@ import re
 import warnings
 from dataclasses import dataclass
 
+import cases_arrays
+import cases_linalg
 import numpy as np
 import pytest
 
@@ -66,6 +68,11 @@ CONSTANT = 0.5  # the value of an argument the op does not differentiate (max(x,
 CONSTANTS = {"polygamma": 1.0}
 # Values for the attributes an op's forward takes beyond its array arguments.
 SAMPLE_ATTRS = {"axis": 0, "keepdims": False, "index": (1,), "shape": (3, 1)}
+# An op whose arguments must be more than three-vectors (a square matrix for det): its values,
+# from tests/cases_linalg.py and tests/cases_arrays.py (name -> one value per argument).
+SAMPLE_VALUES = {**cases_linalg.OP_TABLE_SAMPLES, **cases_arrays.OP_TABLE_SAMPLES}
+# and the attributes (a required Param's value: roll's shift), name -> {param: value}
+SAMPLE_ATTRS_BY_OP = {**cases_linalg.OP_TABLE_ATTRS, **cases_arrays.OP_TABLE_ATTRS}
 # Op kinds whose sample is scalars; the others (reductions, products, shapes) get vectors.
 SCALAR_KINDS = ("elementwise", "comparison", "constant")
 # The kinds the symbolic differentiator handles; any other kind declares "no diff".
@@ -120,13 +127,15 @@ def sample(name: str) -> Sample:
             arrays.append(np.float64(c))
             continue
         var = next(names)
-        values[var] = np.asarray(pool[var], dtype=np.float64)
+        given = SAMPLE_VALUES.get(name)
+        values[var] = np.asarray(pool[var] if given is None else given[i], dtype=np.float64)
         args.append(Expr.var(var))
         arrays.append(values[var])
         if flags[i]:
             wrt.append(i)
     params = list(inspect.signature(op.forward).parameters.values())
     attrs = {p.name: SAMPLE_ATTRS.get(p.name, p.default) for p in op.params}
+    attrs.update(SAMPLE_ATTRS_BY_OP.get(name, {}))
     if op.params:
         params = []  # an op's Params are its attributes: the forward's signature says no more
     for p in params:

@@ -21,6 +21,8 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 
+import cases_arrays
+import cases_linalg
 import mpmath
 import numpy as np
 import pytest
@@ -412,6 +414,12 @@ def _build_cases() -> dict[str, list[Case]]:
         (((3,),), 0),
     ):
         add(Case("concatenate", shapes, {"axis": axis}))
+
+    # the functions declared in core/ops_linalg.py and the rest of core/ops_arrays.py: their
+    # cases live beside their other oracles (tests/cases_linalg.py, tests/cases_arrays.py)
+    for module in (cases_linalg, cases_arrays):
+        for kw in module.GRAD_CASES:
+            add(Case(**kw))
 
     for name, sampler in REDUCTION_SAMPLERS.items():
         for shape, axis, keepdims in REDUCTION_CASES:
