@@ -490,7 +490,11 @@ _BY_DECLARATION = {"axes": _shifted_axes, "trailing": _trailing}
 
 _RULES = {name: _elementwise for name in ELEMENTWISE}
 _RULES.update(
-    {name: _BY_DECLARATION[op.batching[0]] for name, op in OPS.items() if op.batching is not None}
+    {
+        name: _BY_DECLARATION[op.batching[0]]
+        for name, op in OPS.items()
+        if op.batching is not None and op.batching[0] != "rows"
+    }
 )
 _RULES.update({name: _reduction for name in REDUCTIONS})
 _RULES.update(

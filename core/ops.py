@@ -214,7 +214,9 @@ class Op:
         #   ("axes",)      its "axis"/"axes" params move past the batch axis (None: row by row)
         #   ("trailing", k) it works on its operands' last k axes, as NumPy's linalg does,
         #                   so a leading batch axis passes through (rows of rank >= k)
-        # None: no rule; a graph using it is evaluated row by row.
+        #   ("rows",)      none on purpose (diag of a vector): a graph using it is evaluated
+        #                  row by row, exactly, just slower
+        # None: its kind says (elementwise, reductions), or core/batch.py has a rule by name.
         self.batching = batching
         # the attribute arguments of its function of the language (see Param): an op with
         # params is parsed by them, its array arguments first (arity None: one list of them)
