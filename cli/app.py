@@ -852,6 +852,31 @@ def _explain(program, values: dict, wrt: list, max_steps: int | None):
     return explain(program, values, resolve_wrt(program, wrt), max_steps=max_steps)
 
 
+@app.command("completion")
+def completion_command(
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+    json_out: Json = False,
+):
+    """Print the shell's completion script for commands and options.
+
+    bash: eval "$(autograd-cli completion bash)" in ~/.bashrc (or save it to a file and
+    source that); zsh: the same in ~/.zshrc after compinit; fish: autograd-cli completion fish
+    > ~/.config/fish/completions/autograd-cli.fish
+    """
+    from .main import COMPLETE_VAR, completion_class
+
+    completer = completion_class(shell)(
+        typer.main.get_command(app), {}, "autograd-cli", COMPLETE_VAR
+    )
+    script = completer.source().strip("\n") + "\n"
+    if json_out:
+        from .render import emit_json
+
+        emit_json({"shell": shell, "script": script})
+    else:
+        sys.stdout.write(script)
+
+
 @app.command("graph", context_settings=VARIABLE_CONTEXT)
 def graph_command(
     ctx: typer.Context,

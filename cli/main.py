@@ -188,6 +188,47 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
     return out
 
 
+#: set by the completion scripts `autograd-cli completion SHELL` prints: complete_bash, ...
+COMPLETE_VAR = "_AUTOGRAD_CLI_COMPLETE"
+SHELLS = ("bash", "zsh", "fish")
+
+
+def completion_class(shell: str):
+    """The shell's completion class (Typer's: they know each shell's script and format)."""
+    import typer
+    from typer import _completion_classes
+
+    _completion_classes.completion_init()
+    cls = typer._click.shell_completion.get_completion_class(shell)
+    if shell not in SHELLS or cls is None:
+        raise click.exceptions.UsageError(
+            f"no completion for the shell {shell!r}: choose one of {', '.join(SHELLS)}"
+        )
+    return cls
+
+
+def shell_complete(instruction: str) -> int:
+    """Print the completions (``complete_SHELL``) or the script (``source_SHELL``)."""
+    from .app import app, plain_converters
+
+    action, _, shell = instruction.partition("_")
+    try:
+        import typer
+
+        command = typer.main.get_command(app)
+        plain_converters(command)
+        completer = completion_class(shell)(command, {}, "autograd-cli", COMPLETE_VAR)
+        text = completer.source() if action == "source" else completer.complete()
+        sys.stdout.write(text + ("\n" if text else ""))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        streams.silence_stdout()
+        return ExitCode.BROKEN_PIPE
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into a shell
+        return ExitCode.EVALUATION_ERROR
+    return ExitCode.OK
+
+
 def _version(json_mode: bool) -> int:
     """``--version`` anywhere before ``--``: the version, exit 0 (one JSON object with --json)."""
     from .. import __version__
@@ -228,6 +269,9 @@ def run(argv: list[str] | None = None) -> int:
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
     options.forget_replaced()  # a run in the same process (repl, tests) starts clean
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction and argv is None:  # the shell asks for completions (see `completion`)
+        return shell_complete(instruction)
     argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
     argv = _dash_h_is_help(argv)
     if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
