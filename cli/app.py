@@ -882,6 +882,14 @@ def graph_command(
     ctx: typer.Context,
     expr: Expr,
     dot: Annotated[bool, typer.Option("--dot", help="Print Graphviz DOT.")] = False,
+    svg: Annotated[
+        str | None,
+        typer.Option("--svg", metavar="FILE", help="Save the graph as SVG (Graphviz's dot)."),
+    ] = None,
+    png: Annotated[
+        str | None,
+        typer.Option("--png", metavar="FILE", help="Save the graph as PNG (Graphviz's dot)."),
+    ] = None,
     grad_output: Annotated[
         str | None,
         typer.Option(
@@ -908,6 +916,15 @@ def graph_command(
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
     result = api.graph_of(inv.program(), inv.values, grad_output=seed)
+    images = [(path, fmt) for path, fmt in ((svg, "svg"), (png, "png")) if path is not None]
+    if images:
+        from .files import write_atomically
+
+        text = graph.graph_dot(inv.source, result)
+        for path, fmt in images:  # drawn first: an error leaves no file and prints nothing
+            write_atomically(path, graph.dot_image(text, fmt), f"--{fmt}")
+        if not (inv.json or dot):
+            return
     if inv.json:
         render.emit_json(graph.graph_json(inv.source, result))
     elif dot:

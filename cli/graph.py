@@ -1,4 +1,4 @@
-"""Rendering the computation graph: a Rich tree, Graphviz DOT, or JSON.
+"""Rendering the computation graph: a Rich tree, Graphviz DOT, JSON, or an SVG/PNG by dot.
 
 All three walk the graph with explicit stacks (no recursion), so a
 100,000-deep graph renders; the tree stops indenting after ``max_depth``
@@ -6,6 +6,8 @@ levels and says so (DOT and JSON always hold the whole graph).
 """
 
 from __future__ import annotations
+
+import os
 
 from ..core.safetext import visible
 from .render import format_value, one_line, shape_text
@@ -131,3 +133,45 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
     from .render import print_warnings
 
     print_warnings(result.warnings)
+
+
+def dot_image(dot: str, fmt: str, timeout: float = 120.0) -> bytes:
+    """The graph drawn by Graphviz's ``dot`` as ``fmt`` (svg or png) bytes.
+
+    ``dot`` is found on PATH and run with the DOT text on stdin (no shell, no file); one in a
+    folder anyone may write to is refused, as is a missing one (with how to get it)."""
+    import shutil
+    import stat
+    import subprocess
+
+    from ..core.errors import UnsupportedError
+
+    exe = shutil.which("dot")
+    if exe is None:
+        raise UnsupportedError(
+            f"--{fmt} needs Graphviz's dot, which is not on PATH: install Graphviz "
+            "(apt install graphviz, brew install graphviz, conda install graphviz); --dot "
+            "prints the DOT text without it"
+        )
+    folder = os.path.dirname(os.path.realpath(exe))
+    mode = os.stat(folder).st_mode
+    if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+        raise UnsupportedError(
+            f"--{fmt}: not running {exe}: its folder {folder} is writable by every user"
+        )
+    try:
+        done = subprocess.run(
+            [exe, f"-T{fmt}"],
+            input=dot.encode("utf-8"),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise UnsupportedError(f"--{fmt}: dot did not finish in {timeout:g} s") from None
+    if done.returncode != 0 or not done.stdout:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UnsupportedError(
+            f"--{fmt}: dot failed (exit {done.returncode})" + (f": {why[-1]}" if why else "")
+        )
+    return done.stdout

@@ -219,12 +219,16 @@ def _save_image(path: str, fmt: str, title: str, name: str, s, overlays) -> None
     ax.set_title(title)
     ax.legend()
     ax.grid(alpha=0.3)
+    import io
+
+    from .files import write_atomically
+
+    buffer = io.BytesIO()
     try:
-        fig.savefig(path, format=fmt)
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror}") from None
+        fig.savefig(buffer, format=fmt)
     finally:
         plt.close(fig)
+    write_atomically(path, buffer.getvalue(), f"--{fmt}")  # whole, or the old file stays
 
 
 def _finite_list(values):
