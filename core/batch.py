@@ -51,7 +51,7 @@ from .autograd import grad as _grad
 from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
 from .expr import _SPREADS_NONFINITE, _describe_nonfinite
 from .interpret import Interpretation, interpret
-from .ops import Op, RuleContext, chain, stack_shape, sum_to
+from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
 from .program import (
     Expr,
     Program,
@@ -420,6 +420,8 @@ def _getitem(op, node, args, B):
     used = sum(1 for i in index if i is not None and i is not Ellipsis)
     if used > len(x.rowshape) or sum(1 for i in index if i is Ellipsis) > 1:
         raise Unbatchable("too many indices")
+    if split_advanced(index):
+        raise Unbatchable("integer arrays apart in an index: NumPy moves their axes first")
     return apply(OPS["getitem"], x.t, index=(slice(None),) + index), None, None
 
 

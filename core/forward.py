@@ -48,6 +48,7 @@ from .ops import (
     call,
     chain,
     reshape,
+    split_advanced,
     sum_to,
 )
 from .program import Expr, Program, variables
@@ -194,10 +195,14 @@ def _mT(op, ctx, ts, batch):
 
 
 def _getitem(op, ctx, ts, batch):
+    if split_advanced(ctx.attrs["index"]):  # the batch axis would not stay in front
+        return _loop(op, ctx, ts, batch)
     return call("getitem", ts[0], index=(slice(None),) + tuple(ctx.attrs["index"]))
 
 
 def _scatter(op, ctx, ts, batch):
+    if split_advanced(ctx.attrs["index"]):
+        return _loop(op, ctx, ts, batch)
     return call(
         "scatter",
         ts[0],

@@ -1196,6 +1196,49 @@ def _basic_index(index) -> bool:
     return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index)
 
 
+def split_advanced(index) -> bool:
+    """Whether an index with integer arrays (``x[[0, 2]]``) has its advanced parts (the arrays
+    and, among them, plain ints) apart, separated by a slice, None or Ellipsis.  NumPy then
+    puts the selected axes first, so a batch axis put in front of the index does not stay
+    in front: batched rules fall back to one row (or direction) at a time."""
+    if not any(type(i) is tuple for i in index):
+        return False
+    where = [k for k, i in enumerate(index) if type(i) in (int, tuple)]
+    return where[-1] - where[0] + 1 != len(where)
+
+
+def _getitem_size(shapes, attrs) -> int:
+    """How many numbers ``x[index]`` holds: integer arrays can select more than x has."""
+    index = attrs["index"]
+    if not any(type(i) is tuple for i in index):
+        return 0  # a view of x: never larger
+    import numpy as host
+
+    arrays = [host.shape(i) for i in index if type(i) is tuple]
+    try:
+        count = math.prod(host.broadcast_shapes(*arrays))
+    except ValueError:
+        return 0  # the forward reports the shapes
+    shape = shapes[0]
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > len(shape):
+        return 0  # too many indices: the forward says so
+    fill = len(shape) - used  # the axes an Ellipsis stands for
+    pos = 0
+    for i in index:
+        if i is None:
+            continue
+        if i is Ellipsis:
+            count *= math.prod(shape[pos : pos + fill])
+            pos += fill
+            fill = 0
+            continue
+        if type(i) is slice:
+            count *= len(range(*i.indices(shape[pos])))
+        pos += 1
+    return count * math.prod(shape[pos:])
+
+
 def _scatter_forward(g, index, shape):
     xp = _xp()
     out = xp.zeros(shape, dtype=g.dtype)
@@ -1225,6 +1268,7 @@ register(
         saves=False,
         kind="shape",
         printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
+        size=_getitem_size,
     )
 )
 register(

@@ -305,6 +305,8 @@ def _format_index(index) -> str:
                 + ":"
                 + ("" if i.stop is None else str(i.stop))
             )
+        elif isinstance(i, tuple):  # an integer array: x[[0, 2]]
+            parts.append(_format_list(i))
         else:
             parts.append(str(i))
     return ", ".join(parts)

@@ -443,8 +443,11 @@ def apply(op, *args, **attrs) -> Tensor:
     n = len(inputs)
     if op.arity is not None and n != op.arity:
         raise TypeError(f"{op.name}() takes {op.arity} arguments, got {n}")
-    if op.size is not None and n > 1:
-        if n == 2 and op.kind != "product":  # _check_size's common case, inline
+    if op.size is not None:
+        if n == 1:  # one operand and a size rule: the result can be larger (x[[0, 0, 0]])
+            n_out = op.size([inputs[0].data.shape], attrs)
+            limits.check(n_out, inputs[0].data.dtype.itemsize, f"{op.name}'s result")
+        elif n == 2 and op.kind != "product":  # _check_size's common case, inline
             sa = inputs[0].data.shape
             sb = inputs[1].data.shape
             if sa != sb and sa != () and sb != ():

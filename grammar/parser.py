@@ -202,6 +202,32 @@ def _const_int(expr: Expr, what: str, token=None, **bounds) -> int:
 _AXIS = {"low": -_MAX_DIMS, "high": _MAX_DIMS - 1}
 
 
+def _index_array(value) -> tuple:
+    """A constant list of integers as an index (nested tuples, the shape of the list): each
+    element a whole number, checked without recursion; an empty list selects nothing."""
+    out: list = []
+    stack = [(value, out)]
+    while stack:
+        items, into = stack.pop()
+        for v in items:
+            if isinstance(v, list):
+                inner: list = []
+                into.append(inner)
+                stack.append((v, inner))
+            else:
+                into.append(_integer(v, "an index in a list of indices"))
+    frozen: dict[int, tuple] = {}
+    work = [(out, False)]
+    while work:  # lists to tuples, innermost first, still without recursion
+        node, done = work.pop()
+        if done:
+            frozen[id(node)] = tuple(frozen.get(id(v), v) for v in node)
+        else:
+            work.append((node, True))
+            work.extend((v, False) for v in node if isinstance(v, list))
+    return frozen[id(out)]
+
+
 def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> Expr:
     """``f(arrays..., params...)`` for an op with Params:
     its array arguments first (for a variadic op, one list of them: ``concatenate([a, b])``),
@@ -507,6 +533,8 @@ class Builder(Transformer):
                 start = None if item.start is None else _const_int(item.start, "a slice bound")
                 stop = None if item.stop is None else _const_int(item.stop, "a slice bound")
                 index.append(slice(start, stop))
+            elif item.is_const and isinstance(item.value, list):
+                index.append(_index_array(item.value))  # x[[0, 2]]: NumPy's integer arrays
             else:
                 index.append(_const_int(item, "an index"))
         return Expr("getitem", (target,), {"index": tuple(index)})

@@ -1624,6 +1624,19 @@ def _build_products_and_shapes():
         add("getitem", f"M[{index}]", {"M": M}, expected, label=index)
     add("getitem", "T[1, 2, 3]", {"T": T}, T[1][2][3], label="3-D")
     add("getitem", "T[0][1]", {"T": T}, T[0][1], label="chained")
+    v = [1.5, NAN, -0.0, 4.0]
+    add("getitem", "v[[3, 0, 0]]", {"v": v}, [4.0, 1.5, 1.5], label="int array")
+    add("getitem", "v[[-1, 2]]", {"v": v}, [4.0, -0.0], label="negative")
+    add("getitem", "v[[[0, 1], [3, 3]]]", {"v": v}, [[1.5, NAN], [4.0, 4.0]], label="2-D ints")
+    add("getitem", "M[[2, 0], [1, 3]]", {"M": M}, [M[2][1], M[0][3]], label="pairs")
+    add("getitem", "M[:, [3, 0]]", {"M": M}, [[row[3], row[0]] for row in M], label="columns")
+    add(
+        "getitem",
+        "T[[1, 0], :, [0, 3]]",
+        {"T": T},
+        [[T[1][j][0] for j in range(len(T[0]))], [T[0][j][3] for j in range(len(T[0]))]],
+        label="apart",
+    )
 
     add("stack", "[a, b]", {"a": 1.5, "b": NAN}, [1.5, NAN], label="scalars")
     add("stack", "[a * 2, b + 1, -a]", {"a": 1.5, "b": -0.5}, [3.0, 0.5, -1.5], label="exprs")

@@ -389,6 +389,12 @@ def _build_cases() -> dict[str, list[Case]]:
         ((4,), (2,)),
         ((2, 3, 4), (1, slice(1, 3), -2)),
         ((4,), (slice(1, None),)),
+        # integer arrays (NumPy's advanced indexing): repeats add up in the gradient
+        ((4,), ((0, 2, 2),)),
+        ((3, 4), (slice(None), (1, 1, 3))),
+        ((3, 4), ((2, 0), (1, 3))),
+        ((2, 3, 4), ((1, 0), slice(None), (0, 3))),  # apart: NumPy puts their axis first
+        ((3, 4), (((0, 1), (2, 2)),)),
     ):
         add(Case("getitem", (shape,), {"index": index}))
     for shape, index, target in (
