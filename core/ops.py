@@ -379,7 +379,7 @@ def _finite_factor(d) -> bool:
 
 def _any_zero(x) -> bool:
     if _is_tensor(x):
-        return bool((x.data == 0).any())
+        return backend.any_nonzero(x.data == 0)
     return getattr(x, "maybe_zero", True)
 
 
@@ -693,11 +693,26 @@ _unary(
     lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out),
     latex="\\operatorname{erfinv}",
 )
+
+
+def _gamma_forward(a):
+    xp = _xp()
+    r = _special().gamma(a)
+    # SciPy's gamma underflows to 0 below -171, where gamma is still a subnormal number
+    # (gamma(-171.5) = 1.9e-310, as C's tgamma and mpmath): there |gamma| = exp(lgamma),
+    # with the sign of (-1)**(floor(-x) + 1) between the poles
+    deep = (a < -171.0) & (a > -190.0) & (a != xp.floor(a))
+    if bool(deep.any()):
+        sign = xp.where(xp.floor(-a) % 2 == 0, -1.0, 1.0)
+        r = xp.where(deep, sign * xp.exp(_special().gammaln(a)), r)
+    return r
+
+
 # gamma: inf at +0, -inf at -0, nan at the negative integers (poles), as C's tgamma.
 _unary(
     "gamma",
     "GammaBackward0",
-    lambda a: _special().gamma(a),
+    _gamma_forward,
     lambda x, out: out * call("digamma", x),
     latex="\\Gamma",
 )
@@ -906,7 +921,7 @@ _binary(
 # gradient (DIFFERENTIABLE below), and d/dx polygamma(n, x) = polygamma(n + 1, x).
 def _polygamma_forward(n, x):
     xp = _xp()
-    whole = (n >= 0) & (n == xp.floor(n))
+    whole = (n >= 0) & (n == xp.floor(n)) & (n != xp.inf)  # inf == floor(inf), not whole
     r = _special().polygamma(xp.where(whole, n, 0), x)
     # nan at -inf, where digamma is nan too (scipy says inf for n >= 1)
     return xp.where(whole & (x != -xp.inf), r, xp.nan)
@@ -970,7 +985,9 @@ def _mod_db(a, b, out):
 # PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b.
 _binary(
     "mod",
-    "RemainderBackward0",
+    # PyTorch's overloads: remainder(Tensor, Scalar) is RemainderBackward0, (Tensor, Tensor)
+    # RemainderBackward1; a divisor that takes no gradient is the Scalar one (as pow's)
+    lambda n: "RemainderBackward1" if n.needs[1] else "RemainderBackward0",
     lambda a, b: _xp().mod(a, b),
     lambda a, b, out: 1.0,
     _mod_db,
@@ -1008,7 +1025,9 @@ def _elementwise_op(name, node, forward, derivs, *, printing):
 # < hi, hi where x > hi or hi < lo (then clip is hi everywhere).  NaN propagates.
 _elementwise_op(
     "clip",
-    "ClampBackward0",
+    # clamp(Tensor, Tensor, Tensor) is ClampBackward0, clamp(Tensor, Scalar, Scalar)
+    # ClampBackward1: bounds that take no gradient are the Scalar overload's
+    lambda n: "ClampBackward0" if n.needs[1] or n.needs[2] else "ClampBackward1",
     lambda x, lo, hi: _xp().minimum(_xp().maximum(x, lo), hi),
     (
         lambda x, lo, hi, out: call("ge", x, lo) * call("le", x, hi),
@@ -1881,7 +1900,7 @@ def language_functions() -> dict[str, Function]:
 def _where_kink(test, message):
     def kink(inputs, out, attrs):
         with backend.errstate():
-            return message if bool(test(inputs, out, attrs).any()) else None
+            return message if backend.any_nonzero(test(inputs, out, attrs)) else None
 
     return kink
 
@@ -1896,7 +1915,7 @@ def _tie_kink(name):
             else _xp().expand_dims(out, axis if axis is not None else tuple(range(x.ndim)))
         )
         hits = (x == full).sum(axis=axis)
-        if bool((hits > 1).any()):
+        if backend.any_nonzero(hits > 1):
             extreme = "maximal" if name == "max" else "minimal"
             return (
                 f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
@@ -1959,7 +1978,8 @@ KINKS = {
         "(PyTorch's remainder)",
     ),
     "clip": _where_kink(
-        lambda i, o, a: (i[0] == i[1]) | (i[0] == i[2]),
+        # with lo > hi clip is hi on a whole neighbourhood: no kink there
+        lambda i, o, a: ((i[0] == i[1]) | (i[0] == i[2])) & (i[1] <= i[2]),
         "clip(x, lo, hi) at x == lo or x == hi is not differentiable; used gradient 1 for x "
         "and 0 for the bound (PyTorch's clamp)",
     ),

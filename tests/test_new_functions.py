@@ -585,20 +585,17 @@ def test_diff_keeps_what_is_nan_on_a_region(expr):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="polygamma takes inf for a whole order (inf == floor(inf))")
 def test_polygamma_of_an_infinite_order_is_nan():
     # not a whole number: nan, as for 0.5, -1 and nan above
     assert math.isnan(float(ag.evaluate("polygamma(n, x)", {"n": INF, "x": 0.3}).value))
 
 
-@pytest.mark.xfail(strict=True, reason="scipy.special.gamma underflows to 0 below -171")
 def test_gamma_keeps_its_subnormal_values():
     # gamma(-171.5) = 1.93e-310, a subnormal (math.gamma and mpmath agree); ours gives 0.0
     value = float(ag.evaluate("gamma(x)", {"x": -171.5}).value)
     close(value, float(sympy.N(sympy.gamma(sympy.Float(-171.5, 30)), 30)), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="clip's kink rule fires at x == lo > hi, where clip is hi")
 def test_clip_with_crossed_bounds_has_no_kink():
     # lo > hi: clip is hi on a whole neighbourhood of x == lo, no kink (and x takes no
     # gradient, not the 1 the warning says)
@@ -607,7 +604,6 @@ def test_clip_with_crossed_bounds_has_no_kink():
     assert r.warnings == []
 
 
-@pytest.mark.xfail(strict=True, reason="RemainderBackward0/ClampBackward0 whatever the operands")
 def test_grad_fn_names_of_mod_and_clip_follow_torch_overloads(torch):
     # as pow's (PowBackward0 for a constant exponent): the Tensor overload's name where the
     # bound or divisor is differentiated, the Scalar overload's where it is a constant
