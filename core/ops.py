@@ -628,7 +628,8 @@ def _special():
         import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         raise UnsupportedError(
-            "erf, erfc, erfinv, gamma, lgamma, digamma and polygamma need SciPy: pip install scipy"
+            "erf, erfc, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
+            "pip install scipy"
         ) from None
     return special
 
@@ -702,7 +703,7 @@ def _gamma_forward(a):
     # (gamma(-171.5) = 1.9e-310, as C's tgamma and mpmath): there |gamma| = exp(lgamma),
     # with the sign of (-1)**(floor(-x) + 1) between the poles
     deep = (a < -171.0) & (a > -190.0) & (a != xp.floor(a))
-    if bool(deep.any()):
+    if backend.any_nonzero(deep):
         sign = xp.where(xp.floor(-a) % 2 == 0, -1.0, 1.0)
         r = xp.where(deep, sign * xp.exp(_special().gammaln(a)), r)
     return r
@@ -957,6 +958,16 @@ _binary(
     lambda y, x, out: _atan2_partials(y, x)[0],
     lambda y, x, out: _atan2_partials(y, x)[1],
     printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"),
+)
+# beta(a, b) = gamma(a) gamma(b) / gamma(a + b) (SciPy's, no overflow for large a, b);
+# d/da = beta(a, b) (digamma(a) - digamma(a + b)), and the same in b.
+_binary(
+    "beta",
+    "BetaBackward0",
+    lambda a, b: _special().beta(a, b),
+    lambda a, b, out: out * (call("digamma", a) - call("digamma", a + b)),
+    lambda a, b, out: out * (call("digamma", b) - call("digamma", a + b)),
+    printing=function("beta", latex="\\mathrm{B}"),
 )
 # hypot(a, b) = sqrt(a^2 + b^2) without overflow; at (0, 0) its partials a/0, b/0 are nan,
 # as in PyTorch.

@@ -1138,6 +1138,18 @@ def _build_new_binary():
     )
     add("polygamma", "polygamma(n, x)", {"n": 0.0, "x": 2.0}, o_polygamma(0.0, 2.0), exact=False)
 
+    # beta(a, b) against mpmath's (gamma(a) gamma(b) / gamma(a + b) at 30 digits)
+    beta_pairs = [(2.0, 3.0), (0.5, 0.5), (10.5, 0.25), (30.0, 40.0), (1e-3, 4.0), (-0.5, 1.0)]
+    _pairs_case(
+        "beta", "beta(a, b)", lambda a, b: float(mpmath.beta(a, b)), beta_pairs, exact=False
+    )
+    _special_rows(
+        "beta",
+        "beta(a, b)",
+        ("a", "b"),
+        [(0.0, 1.0, INF), (INF, 1.0, 0.0), (NAN, 1.0, NAN), (1.0, 1.0, 1.0)],
+    )
+
     for op, fn, special, spellings in (
         ("atan2", math.atan2, ATAN2_SPECIAL, ("atan2(a, b)", "arctan2(a, b)")),
         ("hypot", math.hypot, HYPOT_SPECIAL, ("hypot(a, b)",)),
