@@ -1,4 +1,5 @@
-"""Array functions of the language: running sums, flips, joins (issue 13).
+"""Array functions of the language (issue 13): running sums and products, flips, rolls, sorts,
+repeats, joins and stacks, softmax and log_softmax.
 
 Each op is declared as in :mod:`.ops` (forward on arrays, ``vjp`` and ``jvp`` written with
 engine ops, so second derivatives work) and takes its attribute arguments as
@@ -9,7 +10,10 @@ here join the table's.
 
 from __future__ import annotations
 
-from .ops import Op, Param, call, function, register, reshape, zeros_like
+import math
+
+from . import limits
+from .ops import Op, Param, _any_zero, call, eq, function, register, reshape, where, zeros_like
 from .ops import _xp as xp
 
 KINKS: dict = {}
@@ -131,6 +135,440 @@ register(
         saves=False,
         kind="shape",
         printing=function("concatenate", "cat", latex="\\operatorname{concatenate}"),
+        params=(Param("axis", "axis", 0),),
+        batching=("axes",),
+    )
+)
+
+
+# ---- helpers of the rules below -------------------------------------------------------------
+
+
+def _sum(x, axis=None, keepdims=False):
+    # both attributes, always: sum's own rules read them
+    return call("sum", x, axis=axis, keepdims=keepdims)
+
+
+def _sum_keep(x, axis):
+    return _sum(x, axis, keepdims=True)
+
+
+def _reversed_cumsum(x, axis):
+    """sum_{j >= i} x_j along ``axis``: the adjoint of a running sum."""
+    return flip(cumsum(flip(x, axis), axis), axis)
+
+
+class _Spelled(Op):
+    """An op whose shape errors name the function the user wrote (``stack``, not the op's
+    key ``stack_axis``)."""
+
+    __slots__ = ()
+
+    def shape_message(self, inputs, attrs, exc) -> str:
+        message = super().shape_message(inputs, attrs, exc)
+        return self.printing.names[0] + message[len(self.name) :]
+
+
+# ---- softmax(x, axis=-1), log_softmax(x, axis=-1) -----------------------------------------
+# Stable: the largest element of each slice is subtracted first.  A slice holding +inf, nan
+# or only -inf is nan throughout, as torch.softmax and torch.log_softmax give (x - max is
+# nan there); -inf beside finite numbers is 0 (softmax) and -inf (log_softmax).
+
+
+def _shifted(a, axis, name):
+    """``a`` minus the largest element of its slice along ``axis`` (checked), and the axis."""
+    ax = axis_of(axis, a.ndim, name)
+    if a.shape[ax] == 0:  # nothing to normalize (and NumPy's max of nothing is an error)
+        return a + 0.0, ax
+    return a - xp().max(a, axis=ax, keepdims=True), ax
+
+
+def _softmax_forward(a, axis=-1):
+    s, ax = _shifted(a, axis, "softmax")
+    e = xp().exp(s)
+    return e / e.sum(axis=ax, keepdims=True)
+
+
+def _log_softmax_forward(a, axis=-1):
+    # s - log(sum(exp(s))) with the sum split as (count of maxima) + (the rest): the log is
+    # log1p(count - 1 + rest), accurate where the result is near 0 (log of a sum near 1 is
+    # not: 1e-14 relative off there).  A slice that is nan after the shift stays nan.
+    xps = xp()
+    s, ax = _shifted(a, axis, "log_softmax")
+    top = s == 0
+    rest = xps.where(top, 0.0, xps.exp(s)).sum(axis=ax, keepdims=True)
+    return s - xps.log1p(rest + (top.sum(axis=ax, keepdims=True) - 1))
+
+
+def _softmax_vjp(n, g):
+    # PyTorch's _softmax_backward_data: y * (g - sum(g * y)); the Jacobian is symmetric, so
+    # the jvp is the same with the tangent for g
+    y = n.out
+    return (y * (g - _sum_keep(g * y, n.attrs["axis"])),)
+
+
+def _softmax_jvp(n, ts):
+    if ts[0] is None:
+        return None
+    y = n.out
+    return y * (ts[0] - _sum_keep(ts[0] * y, n.attrs["axis"]))
+
+
+def _log_softmax_vjp(n, g):
+    # PyTorch's _log_softmax_backward_data: g - exp(out) * sum(g)
+    return (g - call("exp", n.out) * _sum_keep(g, n.attrs["axis"]),)
+
+
+def _log_softmax_jvp(n, ts):
+    if ts[0] is None:
+        return None
+    return ts[0] - _sum_keep(call("exp", n.out) * ts[0], n.attrs["axis"])
+
+
+register(
+    Op(
+        "softmax",
+        "SoftmaxBackward0",
+        _softmax_forward,
+        _softmax_vjp,
+        _softmax_jvp,
+        kind="shape",
+        printing=function("softmax", latex="\\operatorname{softmax}"),
+        params=(Param("axis", "axis", -1),),
+        batching=("axes",),
+    )
+)
+register(
+    Op(
+        "log_softmax",
+        "LogSoftmaxBackward0",
+        _log_softmax_forward,
+        _log_softmax_vjp,
+        _log_softmax_jvp,
+        kind="shape",
+        printing=function("log_softmax", latex="\\operatorname{log\\_softmax}"),
+        params=(Param("axis", "axis", -1),),
+        batching=("axes",),
+    )
+)
+
+
+# ---- cumprod(x, axis=None): running products; without an axis over the flattened array ----
+#
+# d out_j / d x_i = prod_{m <= j, m != i} x_m for i <= j.  Where x has no zero that is
+# out_j / x_i, and the vjp is the reversed running sum of g * out divided by x (PyTorch's
+# fast path).  A zero makes that 0/0, so there, as PyTorch's cumprod_backward, the
+# derivative with respect to each zero is the product of the others: exact for the first two
+# zeros of a slice (every later one has two zero factors, so its derivative is 0, and so is
+# the first derivative of that), which keeps the values and the Hessian exact at any zeros.
+
+
+def cumprod(x, axis=None):
+    return call("cumprod", x, axis=axis)
+
+
+def _cumprod_zeros(x, axis):
+    """What both rules need where x (flattened when ``axis`` is None) has zeros: the masks of
+    its zeros and of the first and second zero of each slice, x with its zeros set to 1,
+    and ``f1``/``f2``: prod_{m <= j, m != k} x_m for the first / second zero k (to first
+    order in the zeros: a product with two zero factors is dropped)."""
+    zero = eq(x, 0)
+    count = cumsum(zero, axis)  # zeros up to and including each element
+    one, two = eq(count, 1), eq(count, 2)
+    first, second = zero * one, zero * two
+    safe = where(zero, 1.0, x)
+    kept = cumprod(safe, axis)  # the product of the nonzero elements so far
+    # each of the first two zeros carried on from its place: value 0, derivative to it
+    x1 = cumsum(where(first, x, 0.0), axis)
+    x2 = cumsum(where(second, x, 0.0), axis)
+    f1 = kept * (one + two * x2)
+    f2 = kept * (two * x1)
+    return zero, first, second, safe, f1, f2
+
+
+def _cumprod_axis(n):
+    """The rules' view of the node: input, output and the axis they work along."""
+    x, out, axis = n.inputs[0], n.out, n.attrs["axis"]
+    if axis is None:
+        return reshape(x, (-1,)), out, 0
+    return x, out, axis
+
+
+def _cumprod_vjp(n, g):
+    x, out, axis = _cumprod_axis(n)
+    if not _any_zero(x):
+        grad = _reversed_cumsum(g * out, axis) / x
+    else:
+        zero, first, second, safe, f1, f2 = _cumprod_zeros(x, axis)
+        grad = where(
+            zero,
+            where(
+                first,
+                _reversed_cumsum(g * f1, axis),
+                where(second, _reversed_cumsum(g * f2, axis), 0.0),
+            ),
+            _reversed_cumsum(g * out, axis) / safe,
+        )
+    return (reshape(grad, n.shapes[0]) if n.attrs["axis"] is None else grad,)
+
+
+def _cumprod_jvp(n, ts):
+    if ts[0] is None:
+        return None
+    x, out, axis = _cumprod_axis(n)
+    t = reshape(ts[0], (-1,)) if n.attrs["axis"] is None else ts[0]
+    if not _any_zero(x):
+        return out * cumsum(t / x, axis)
+    zero, first, second, safe, f1, f2 = _cumprod_zeros(x, axis)
+    return (
+        out * cumsum(where(zero, 0.0, t / safe), axis)
+        + f1 * cumsum(first * t, axis)
+        + f2 * cumsum(second * t, axis)
+    )
+
+
+register(
+    Op(
+        "cumprod",
+        "CumprodBackward0",
+        lambda a, axis=None: xp().cumprod(a, axis=axes_of(axis, a.ndim, "cumprod")),
+        _cumprod_vjp,
+        _cumprod_jvp,
+        kind="shape",
+        printing=function("cumprod", latex="\\operatorname{cumprod}"),
+        params=(Param("axis", "axis", None),),
+        batching=("axes",),
+    )
+)
+
+
+# ---- roll(x, shift, axis=None): NumPy's roll; without an axis over the flattened array ----
+# A list of axes rolls each by ``shift`` (NumPy's roll with one shift and several axes).
+
+
+def roll(x, shift, axis=None):
+    return call("roll", x, shift=shift, axis=axis)
+
+
+def _roll_along(a, shift, ax):
+    size = a.shape[ax]
+    # the shift taken modulo the length here, in Python: any int64 shift (and its negation,
+    # which the vjp uses) is fine
+    return a if size == 0 else xp().roll(a, shift % size, axis=ax)
+
+
+def _roll_forward(a, shift, axis=None):
+    axes = axes_of(axis, a.ndim, "roll")
+    if axes is None:
+        return _roll_along(a.reshape(-1), shift, 0).reshape(a.shape)
+    for ax in axes if isinstance(axes, tuple) else (axes,):
+        a = _roll_along(a, shift, ax)
+    return a
+
+
+register(
+    Op(
+        "roll",
+        "RollBackward0",
+        _roll_forward,
+        lambda n, g: (roll(g, -n.attrs["shift"], n.attrs["axis"]),),
+        lambda n, ts: None if ts[0] is None else roll(ts[0], n.attrs["shift"], n.attrs["axis"]),
+        saves=False,
+        kind="shape",
+        printing=function("roll", latex="\\operatorname{roll}"),
+        params=(Param("shift", "int"), Param("axis", "axes", None)),
+        batching=("axes",),
+    )
+)
+
+
+# ---- sort(x, axis=-1): ascending along an axis, NaN last (NumPy's) ---------------------------
+# Ties keep their order (NumPy's kind="stable"), and the gradient follows that permutation:
+# element i of the result takes its gradient back to the element it came from.
+
+
+def _sort_index(a, axis: int):
+    """The index that sorts the array ``a`` along ``axis`` (stable, NaN last), and the one that
+    undoes it, each a tuple of integer arrays for getitem."""
+    xps = xp()
+    order = xps.argsort(a, axis=axis, kind="stable")
+    back = xps.argsort(order, axis=axis, kind="stable")
+    mesh = [
+        xps.arange(size).reshape(tuple(size if d == e else 1 for e in range(a.ndim)))
+        for d, size in enumerate(a.shape)
+    ]
+
+    def index(along):
+        return tuple(along if d == axis else m for d, m in enumerate(mesh))
+
+    return index(order), index(back)
+
+
+def _sort_forward(a, axis=-1):
+    ax = axis_of(axis, a.ndim, "sort")
+    return a[_sort_index(a, ax)[0]]
+
+
+def _sort_node_index(n):
+    x = n.inputs[0]
+    return _sort_index(x.data, axis_of(n.attrs["axis"], x.data.ndim, "sort"))
+
+
+register(
+    Op(
+        "sort",
+        "SortBackward0",
+        _sort_forward,
+        # a permutation's adjoint is its inverse: gather g by the inverse permutation
+        lambda n, g: (call("getitem", g, index=_sort_node_index(n)[1]),),
+        lambda n, ts: (
+            None if ts[0] is None else call("getitem", ts[0], index=_sort_node_index(n)[0])
+        ),
+        kind="shape",
+        printing=function("sort", latex="\\operatorname{sort}"),
+        params=(Param("axis", "axis", -1),),
+        batching=("axes",),
+    )
+)
+
+
+# ---- repeat(x, repeats, axis=None): each element `repeats` times in a row (NumPy's) -------
+# Without an axis over the flattened array.  The result is `repeats` times the input: its size
+# is checked against the memory limit before it is made.
+
+
+def repeat(x, repeats, axis=None):
+    return call("repeat", x, repeats=repeats, axis=axis)
+
+
+def _count(value: int, what: str) -> int:
+    if value < 0:
+        raise ValueError(f"{what} must be 0 or more, got {value}")
+    return value
+
+
+def _repeat_size(shapes, attrs) -> int:
+    return math.prod(shapes[0]) * max(attrs["repeats"], 0)
+
+
+def _repeat_forward(a, repeats, axis=None):
+    _count(repeats, "repeats of repeat()")
+    ax = None if axis is None else axis_of(axis, a.ndim, "repeat")
+    limits.check(a.size * repeats, a.dtype.itemsize, "repeat's result")
+    return xp().repeat(a, repeats, axis=ax)
+
+
+def _repeat_vjp(n, g):
+    shape, r, axis = n.shapes[0], n.attrs["repeats"], n.attrs["axis"]
+    if axis is None:  # g is flat: one row of r copies per element
+        return (reshape(_sum(reshape(g, (math.prod(shape), r)), 1), shape),)
+    ax = axis_of(axis, len(shape), "repeat")
+    split = shape[:ax] + (shape[ax], r) + shape[ax + 1 :]
+    return (_sum(reshape(g, split), ax + 1),)
+
+
+register(
+    Op(
+        "repeat",
+        "ViewBackward0",  # what torch.repeat_interleave records (a view of an expand)
+        _repeat_forward,
+        _repeat_vjp,
+        lambda n, ts: None if ts[0] is None else repeat(ts[0], **n.attrs),
+        saves=False,
+        kind="shape",
+        printing=function("repeat", latex="\\operatorname{repeat}"),
+        params=(Param("repeats", "int"), Param("axis", "axis", None)),
+        size=_repeat_size,
+        batching=("axes",),
+    )
+)
+
+
+# ---- tile(x, reps): x repeated `reps` times along its last axis (NumPy's tile, int reps) --
+# A number becomes a vector of `reps` copies.
+
+
+def tile(x, reps):
+    return call("tile", x, reps=reps)
+
+
+def _tile_forward(a, reps):
+    _count(reps, "reps of tile()")
+    limits.check(a.size * reps, a.dtype.itemsize, "tile's result")
+    return xp().tile(a, reps)
+
+
+def _tile_vjp(n, g):
+    shape, reps = n.shapes[0], n.attrs["reps"]
+    if not shape:
+        return (_sum(g),)
+    copies = reshape(g, shape[:-1] + (reps, shape[-1]))
+    return (_sum(copies, len(shape) - 1),)
+
+
+register(
+    Op(
+        "tile",
+        "RepeatBackward0",  # torch.tile records Tensor.repeat's node
+        _tile_forward,
+        _tile_vjp,
+        lambda n, ts: None if ts[0] is None else tile(ts[0], n.attrs["reps"]),
+        saves=False,
+        kind="shape",
+        printing=function("tile", latex="\\operatorname{tile}"),
+        params=(Param("reps", "int"),),
+        size=lambda shapes, attrs: math.prod(shapes[0]) * max(attrs["reps"], 0),
+        # it works on the last axis alone: a leading batch axis passes through
+        batching=("trailing", 1),
+    )
+)
+
+
+# ---- stack([a, b, ...], axis=0): join arrays of one shape along a new axis (NumPy's) -------
+# The array literal [a, b] is the op "stack" (a new first axis, numbers repeated to the
+# arrays' shape); this is the function of the language, its key stack_axis.
+
+
+def _stack_axis_forward(*arrays, axis=0):
+    shapes = sorted({a.shape for a in arrays})
+    if len(shapes) > 1:
+        raise ValueError("stack() joins arrays of one shape")
+    ndim = arrays[0].ndim
+    if not -ndim - 1 <= axis <= ndim:
+        raise ValueError(
+            f"axis {axis} of stack() is out of range: arrays of {ndim} dimension(s) "
+            f"stack along an axis from {-ndim - 1} to {ndim}"
+        )
+    return xp().stack(arrays, axis=axis)
+
+
+def _stack_axis_vjp(n, g):
+    axis = n.attrs["axis"]
+    ax = axis + len(n.shapes[0]) + 1 if axis < 0 else axis
+    return tuple(
+        call("getitem", g, index=(slice(None),) * ax + (i,)) if need else None
+        for i, need in enumerate(n.needs)
+    )
+
+
+def _stack_axis_jvp(n, ts):
+    if all(t is None for t in ts):
+        return None
+    parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
+    return call("stack_axis", *parts, axis=n.attrs["axis"])
+
+
+register(
+    _Spelled(
+        "stack_axis",
+        "StackBackward0",
+        _stack_axis_forward,
+        _stack_axis_vjp,
+        _stack_axis_jvp,
+        arity=None,
+        saves=False,
+        kind="shape",
+        printing=function("stack", latex="\\operatorname{stack}"),
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
     )

@@ -13,7 +13,373 @@
 
 from __future__ import annotations
 
+import math
+
+import mpmath
+import numpy as np
+
+NAN = math.nan
+INF = math.inf
+
+
+# ---------------------------------------------------------------------------
+# Samplers: (rng, shape) -> float64 array
+# ---------------------------------------------------------------------------
+
+
+def _uniform(lo, hi):
+    return lambda rng, shape: rng.uniform(lo, hi, size=shape)
+
+
+def _distinct(rng, shape):
+    # values at least 0.2 apart: no ties, so sort's permutation is the same within H of them
+    n = int(np.prod(shape, dtype=int))
+    values = rng.permutation(n) * 0.3 - 0.15 * n + rng.uniform(0, 0.1, size=n)
+    return values.reshape(shape)
+
+
+def _with_zeros(count):
+    """Values in +-(0.5 .. 1.5) with ``count`` zeros planted in each slice along the last axis
+    (or in the whole array when it is a vector or flattened): cumprod's 0/0 cases."""
+
+    def sample(rng, shape):
+        x = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        rows = x.reshape(-1, shape[-1])
+        for row in rows:
+            row[rng.choice(shape[-1], size=count, replace=False)] = 0.0
+        return rows.reshape(shape)
+
+    return sample
+
+
+_DEFAULT = _uniform(-2.0, 2.0)
+_SIGNED = _uniform(-1.5, 1.5)
+
+
+def _case(op, shapes, attrs=None, samplers=None, label=""):
+    kw = {"op": op, "shapes": shapes, "attrs": attrs or {}, "label": label}
+    if samplers is not None:
+        kw["samplers"] = samplers
+    return kw
+
+
 GRAD_CASES: list[dict] = []
+
+for _op in ("softmax", "log_softmax"):
+    for _shape, _axis in (((4,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -2), ((1,), 0)):
+        GRAD_CASES.append(_case(_op, (_shape,), {"axis": _axis}, (_DEFAULT,)))
+
+for _shape, _axis in (((5,), None), ((3, 4), 0), ((3, 4), -1), ((2, 3, 2), None), ((), None)):
+    GRAD_CASES.append(_case("cumprod", (_shape,), {"axis": _axis}, (_SIGNED,)))
+for _count, _label in ((1, "one zero"), (2, "two zeros"), (3, "three zeros")):
+    GRAD_CASES.append(
+        _case("cumprod", ((6,),), {"axis": None}, (_with_zeros(_count),), label=_label)
+    )
+    GRAD_CASES.append(
+        _case("cumprod", ((3, 5),), {"axis": 1}, (_with_zeros(_count),), label=_label)
+    )
+GRAD_CASES.append(
+    _case("cumprod", ((4, 3),), {"axis": 0}, (_with_zeros(1),), label="zeros across the axis")
+)
+GRAD_CASES.append(_case("cumprod", ((3,),), {"axis": 0}, (lambda r, s: np.zeros(s),), "all 0"))
+
+for _shape, _shift, _axis in (
+    ((5,), 2, None),
+    ((5,), -7, 0),
+    ((3, 4), 1, None),
+    ((3, 4), 3, 1),
+    ((3, 4), -1, (0, 1)),
+    ((), 4, None),
+):
+    GRAD_CASES.append(_case("roll", (_shape,), {"shift": _shift, "axis": _axis}))
+
+for _shape, _axis in (((5,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -2)):
+    GRAD_CASES.append(_case("sort", (_shape,), {"axis": _axis}, (_distinct,)))
+
+for _shape, _repeats, _axis in (
+    ((4,), 3, None),
+    ((3, 2), 2, None),
+    ((3, 2), 2, 0),
+    ((3, 2), 3, -1),
+    ((2, 3), 0, 1),
+    ((), 3, None),
+):
+    GRAD_CASES.append(_case("repeat", (_shape,), {"repeats": _repeats, "axis": _axis}))
+
+for _shape, _reps in (((3,), 2), ((2, 3), 3), ((), 4), ((2,), 0)):
+    GRAD_CASES.append(_case("tile", (_shape,), {"reps": _reps}))
+
+for _shapes, _axis in (
+    (((3,), (3,)), 0),
+    (((3,), (3,), (3,)), 1),
+    (((2, 3), (2, 3)), -1),
+    (((2, 3), (2, 3)), 1),
+    (((), ()), 0),
+    (((4,),), -2),
+):
+    GRAD_CASES.append(_case("stack_axis", _shapes, {"axis": _axis}))
+
+
+# ---------------------------------------------------------------------------
+# Independent oracles (Python loops, math.fsum, mpmath)
+# ---------------------------------------------------------------------------
+
+
+def _rows(a, axis):
+    """The 1-D slices of the nested list ``a`` along ``axis`` with a setter for each: loops
+    over index tuples, no NumPy."""
+    shape = []
+    v = a
+    while isinstance(v, list):
+        shape.append(len(v))
+        v = v[0] if v else None
+    axis %= len(shape)
+    others = [range(s) for i, s in enumerate(shape) if i != axis]
+
+    def cells(rest):
+        out = [[]]
+        for r in rest:
+            out = [c + [k] for c in out for k in r]
+        return out
+
+    def get(idx):
+        v = a
+        for k in idx:
+            v = v[k]
+        return v
+
+    result = []
+    for rest in cells(others):
+        idxs = []
+        for k in range(shape[axis]):
+            idx = list(rest)
+            idx.insert(axis, k)
+            idxs.append(tuple(idx))
+        result.append((idxs, [get(i) for i in idxs]))
+    return shape, result
+
+
+def _along(fn, a, axis):
+    """``fn`` (a list -> a list of the same length) applied along ``axis`` of the nested
+    list ``a``."""
+    shape, rows = _rows(a, axis)
+    out = _zeros(shape)
+    for idxs, values in rows:
+        for idx, v in zip(idxs, fn(values)):
+            target = out
+            for k in idx[:-1]:
+                target = target[k]
+            target[idx[-1]] = v
+    return out
+
+
+def _zeros(shape):
+    if not shape:
+        return 0.0
+    return [_zeros(shape[1:]) for _ in range(shape[0])]
+
+
+def _flatten(a):
+    return [x for v in a for x in _flatten(v)] if isinstance(a, list) else [a]
+
+
+def o_softmax(row):
+    """mpmath at 40 digits; a slice with nan, +inf or only -inf is nan (torch.softmax)."""
+    if any(math.isnan(v) or v == INF for v in row) or all(v == -INF for v in row):
+        return [NAN] * len(row)
+    with mpmath.workdps(40):
+        m = max(row)
+        e = [mpmath.exp(mpmath.mpf(v) - m) if v != -INF else mpmath.mpf(0) for v in row]
+        s = mpmath.fsum(e)
+        return [float(x / s) for x in e]
+
+
+def o_log_softmax(row):
+    if any(math.isnan(v) or v == INF for v in row) or all(v == -INF for v in row):
+        return [NAN] * len(row)
+    with mpmath.workdps(40):
+        m = max(row)
+        s = mpmath.fsum(mpmath.exp(mpmath.mpf(v) - m) for v in row if v != -INF)
+        lse = mpmath.log(s)
+        return [-INF if v == -INF else float(mpmath.mpf(v) - m - lse) for v in row]
+
+
+def o_cumprod(row):
+    out, p = [], 1.0
+    for v in row:
+        p = p * v
+        out.append(p)
+    return out
+
+
+def o_roll(row, shift):
+    n = len(row)
+    return [row[(i - shift) % n] for i in range(n)] if n else []
+
+
+def o_sort(row):
+    """Insertion sort, stable, NaN after every number (NumPy's order)."""
+    numbers = [v for v in row if not math.isnan(v)]
+    out = []
+    for v in numbers:
+        k = len(out)
+        while k > 0 and out[k - 1] > v:
+            k -= 1
+        out.insert(k, v)
+    return out + [NAN] * (len(row) - len(numbers))
+
+
 FORWARD_CASES: list[dict] = []
+
+
+def _add(op, expr, values, expected, *, exact=True, zero_sign=True, label=""):
+    FORWARD_CASES.append(
+        {
+            "op": op,
+            "expr": expr,
+            "values": values,
+            "expected": expected,
+            "exact": exact,
+            "zero_sign": zero_sign,
+            "label": label,
+        }
+    )
+
+
+def _build():
+    v = [1.0, 2.0, 3.0, -1.5]
+    M = [[1.0, -2.0, 0.5], [3.0, 3.0, -0.0]]
+    _add("softmax", "softmax(v)", {"v": v}, o_softmax(v), exact=False, label="vector")
+    _add("softmax", "softmax(M, 0)", {"M": M}, _along(o_softmax, M, 0), exact=False, label="cols")
+    _add("softmax", "softmax(M)", {"M": M}, _along(o_softmax, M, 1), exact=False, label="rows")
+    big = [1000.0, 999.0, -1000.0]
+    _add("softmax", "softmax(v)", {"v": big}, o_softmax(big), exact=False, label="no overflow")
+    edges = [[-INF, -INF], [INF, 1.0], [-INF, 1.0], [NAN, 1.0], [1e308, -1e308]]
+    _add(
+        "softmax",
+        "softmax(E, axis=1)",
+        {"E": edges},
+        _along(o_softmax, edges, 1),
+        exact=False,
+        label="inf nan",
+    )
+    _add("log_softmax", "log_softmax(v)", {"v": v}, o_log_softmax(v), exact=False, label="vector")
+    _add(
+        "log_softmax",
+        "log_softmax(M, axis=0)",
+        {"M": M},
+        _along(o_log_softmax, M, 0),
+        exact=False,
+        label="cols",
+    )
+    _add(
+        "log_softmax",
+        "log_softmax(v)",
+        {"v": big},
+        o_log_softmax(big),
+        exact=False,
+        label="no overflow",
+    )
+    _add(
+        "log_softmax",
+        "log_softmax(E)",
+        {"E": edges},
+        _along(o_log_softmax, edges, 1),
+        exact=False,
+        label="inf nan",
+    )
+
+    w = [2.0, -0.5, NAN, 4.0]
+    _add("cumprod", "cumprod(w)", {"w": w}, o_cumprod(w), label="nan carries on")
+    z = [3.0, -0.0, 2.0, INF]
+    _add("cumprod", "cumprod(z)", {"z": z}, o_cumprod(z), label="-0 and 0*inf")
+    _add("cumprod", "cumprod(M)", {"M": M}, o_cumprod(_flatten(M)), label="flat")
+    _add("cumprod", "cumprod(M, axis=0)", {"M": M}, _along(o_cumprod, M, 0), label="cols")
+    _add("cumprod", "cumprod(M, -1)", {"M": M}, _along(o_cumprod, M, 1), label="rows")
+    huge = [1e200, 1e200, 0.0]
+    _add("cumprod", "cumprod(h)", {"h": huge}, o_cumprod(huge), label="overflow then 0")
+    _add("cumprod", "cumprod(x)", {"x": -0.0}, [-0.0], label="scalar")
+
+    r = [1.0, -0.0, NAN, INF, 5.0]
+    _add("roll", "roll(r, 2)", {"r": r}, o_roll(r, 2), label="vector")
+    _add("roll", "roll(r, -12)", {"r": r}, o_roll(r, -12), label="negative, past the length")
+    _add("roll", "roll(M, 1)", {"M": M}, _unflat(o_roll(_flatten(M), 1), 2, 3), label="flat")
+    _add("roll", "roll(M, 1, axis=1)", {"M": M}, _along(lambda t: o_roll(t, 1), M, 1), label="rows")
+    _add(
+        "roll",
+        "roll(M, shift=-1, axis=[0, 1])",
+        {"M": M},
+        _along(lambda t: o_roll(t, -1), _along(lambda t: o_roll(t, -1), M, 0), 1),
+        label="two axes",
+    )
+    _add("roll", "roll(x, 3)", {"x": NAN}, NAN, label="scalar")
+
+    s = [3.0, NAN, -INF, 1.0, -0.0, INF, 1.0, NAN]
+    _add("sort", "sort(s)", {"s": s}, o_sort(s), zero_sign=True, label="nan last")
+    S = [[2.0, -1.0, 0.5], [-3.0, 4.0, NAN]]
+    _add("sort", "sort(S)", {"S": S}, _along(o_sort, S, 1), label="rows")
+    _add("sort", "sort(S, axis=0)", {"S": S}, _along(o_sort, S, 0), label="cols")
+    # -0.0 and 0.0 are equal: the stable order keeps them as they came
+    _add("sort", "sort(t)", {"t": [0.0, -0.0, -1.0]}, [-1.0, 0.0, -0.0], label="signed zeros")
+
+    q = [1.5, NAN, -0.0]
+    _add("repeat", "repeat(q, 2)", {"q": q}, [a for a in q for _ in range(2)], label="vector")
+    _add("repeat", "repeat(q, 0)", {"q": q}, [], label="none")
+    _add(
+        "repeat",
+        "repeat(M, 2)",
+        {"M": M},
+        [a for a in _flatten(M) for _ in range(2)],
+        label="flat",
+    )
+    _add("repeat", "repeat(M, 2, axis=0)", {"M": M}, [M[0], M[0], M[1], M[1]], label="rows")
+    _add(
+        "repeat",
+        "repeat(M, repeats=3, axis=-1)",
+        {"M": M},
+        [[a for a in row for _ in range(3)] for row in M],
+        label="cols",
+    )
+    _add("repeat", "repeat(x, 3)", {"x": INF}, [INF, INF, INF], label="scalar")
+
+    _add("tile", "tile(q, 2)", {"q": q}, q + q, label="vector")
+    _add("tile", "tile(M, 3)", {"M": M}, [row * 3 for row in M], label="last axis")
+    _add("tile", "tile(x, 2)", {"x": -0.0}, [-0.0, -0.0], label="scalar")
+    _add("tile", "tile(q, 0)", {"q": q}, [], label="none")
+
+    a, b = [1.0, NAN, -0.0], [INF, 2.0, 3.0]
+    _add("stack_axis", "stack([a, b])", {"a": a, "b": b}, [a, b], label="rows")
+    _add(
+        "stack_axis",
+        "stack([a, b], axis=1)",
+        {"a": a, "b": b},
+        [[a[i], b[i]] for i in range(3)],
+        label="cols",
+    )
+    _add(
+        "stack_axis",
+        "stack([M, M, M], -1)",
+        {"M": M},
+        [[[M[i][j]] * 3 for j in range(3)] for i in range(2)],
+        label="last",
+    )
+    _add("stack_axis", "stack([x, y])", {"x": 1.0, "y": -0.0}, [1.0, -0.0], label="numbers")
+
+
+def _unflat(flat, rows, cols):
+    return [flat[i * cols : (i + 1) * cols] for i in range(rows)]
+
+
+_build()
+
+
+# ---------------------------------------------------------------------------
+# tests/test_op_table.py's sample: vectors of three, axis=0, and these
+# ---------------------------------------------------------------------------
+
 OP_TABLE_SAMPLES: dict[str, list] = {}
-OP_TABLE_ATTRS: dict[str, dict] = {}
+OP_TABLE_ATTRS: dict[str, dict] = {
+    "roll": {"shift": 1},
+    "repeat": {"repeats": 2},
+    "tile": {"reps": 2},
+}
