@@ -148,7 +148,8 @@ class Param:
     ``triu(A, k=1)``, ``roll(x, 2)``.  After the op's array arguments come its params, by
     position or by keyword, each a constant the parser checks by ``kind``:
 
-    ``"int"``   a whole number (``k``, ``shift``, ``repeats``);
+    ``"int"``   a whole number (``k``, ``shift``);
+    ``"count"`` a whole number >= 0 (``repeats``, ``reps``);
     ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
     ``"axes"``  an axis or a list of axes (a tuple);
     ``"flag"``  0 or 1, a bool.

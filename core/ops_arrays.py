@@ -477,7 +477,7 @@ register(
         saves=False,
         kind="shape",
         printing=function("repeat", latex="\\operatorname{repeat}"),
-        params=(Param("repeats", "int"), Param("axis", "axis", None)),
+        params=(Param("repeats", "count"), Param("axis", "axis", None)),
         size=_repeat_size,
         batching=("axes",),
     )
@@ -516,7 +516,7 @@ register(
         saves=False,
         kind="shape",
         printing=function("tile", latex="\\operatorname{tile}"),
-        params=(Param("reps", "int"),),
+        params=(Param("reps", "count"),),
         size=lambda shapes, attrs: math.prod(shapes[0]) * max(attrs["reps"], 0),
         # it works on the last axis alone: a leading batch axis passes through
         batching=("trailing", 1),

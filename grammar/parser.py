@@ -303,6 +303,8 @@ def _param_value(what: str, kind: str, expr: Expr, token):
     value = _const_value(expr, what, token)
     if kind == "int":
         return _integer(value, what, token)
+    if kind == "count":
+        return _integer(value, what, token, low=0)
     if kind == "axis":
         return _integer(value, what, token, **_AXIS)
     if kind == "axes":
