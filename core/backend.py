@@ -92,8 +92,10 @@ def asarray(value, dtype=None):
 
 
 def to_numpy(array):
-    """A NumPy array (host memory) holding ``array``."""
-    if xp is not numpy and hasattr(array, "get"):  # pragma: no cover - CuPy with a GPU
+    """A NumPy array (host memory) holding ``array``: the one transfer from the device to the
+    host (CuPy's ``array.get()``).  Anything else that reads device numbers on the host is
+    one of the two host syncs below, or a bug (tests/test_strict_backend.py finds them)."""
+    if xp is not numpy and hasattr(array, "get"):
         return array.get()
     return numpy.asarray(array)
 
@@ -167,13 +169,17 @@ _DOT_TYPES = (numpy.dtype(numpy.float64), numpy.dtype(numpy.float32))
 def all_finite(data) -> bool:
     """True when every element of ``data`` (an array of the current module) is finite.
 
-    A NumPy array of floats is first summed as ``dot(a, a)`` (BLAS, no temporary): a finite
-    sum of squares means no element is inf or nan.  Only when that sum is not finite (an
-    inf or nan, or squares that overflow) are the elements tested one by one.
+    A host sync on the device: one bool is read back (CuPy: ``isfinite(data).all()`` on
+    the device, then that one element).  On the CPU a NumPy array of floats is first summed
+    as ``dot(a, a)`` (BLAS, no temporary): a finite sum of squares means no element is inf or
+    nan.  Only when that sum is not finite (an inf or nan, or squares that overflow) are the
+    elements tested one by one.
     """
+    if xp is not numpy:
+        return bool(xp.isfinite(data).all())
     if data.ndim == 0:
         return math.isfinite(data)
-    if xp is numpy and data.size >= 1024 and data.dtype in _DOT_TYPES and data.flags.c_contiguous:
+    if data.size >= 1024 and data.dtype in _DOT_TYPES and data.flags.c_contiguous:
         flat = data.reshape(-1)
         token = quiet_enter()  # squares that overflow: no warning, the test below decides
         try:
@@ -182,4 +188,11 @@ def all_finite(data) -> bool:
             quiet_exit(token)
         if math.isfinite(total):
             return True
-    return bool(xp.isfinite(data).all())
+    return bool(numpy.isfinite(data).all())
+
+
+def any_nonzero(data) -> bool:
+    """True when some element of ``data`` (an array of the current module) is nonzero (True):
+    ``data.any()`` as a Python bool.  A host sync on the device, as :func:`all_finite`: one
+    bool is read back, for a decision (a kink's warning, a rule's special case at 0)."""
+    return bool(data.any())

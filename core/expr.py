@@ -160,7 +160,7 @@ def domain_warnings(order: list, values: dict, key=id) -> list[str]:
 
 def _describe_nonfinite(op_name: str, data) -> str:
     xp = backend.xp
-    has_nan = bool(xp.isnan(data).any())
+    has_nan = backend.any_nonzero(xp.isnan(data))
     what = "nan" if has_nan else "inf"
     reason = "an input outside its domain" if has_nan else "a pole, division by zero or overflow"
     return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"

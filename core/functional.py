@@ -274,7 +274,7 @@ def _reverse_blocks(outs, xs, create_graph, what="the Jacobian"):
 def _check_strict(blocks, outs, xs, what):
     for i, row in enumerate(blocks):
         for j, b in enumerate(row):
-            if not bool((b.data != 0).any()) and not _depends(outs[i], xs[j]):
+            if not backend.any_nonzero(b.data != 0) and not _depends(outs[i], xs[j]):
                 raise GradError(
                     f"{what}: output {i} of the user-provided function is "
                     f"independent of input {j}. This is not allowed in strict mode."

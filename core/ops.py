@@ -851,7 +851,7 @@ def _pow_node(n):
     return "PowBackward1" if n.needs[0] else "PowBackward2"
 
 
-_HOST_SCALARS = (np.ndarray, np.floating)  # a constant exponent lives on the host (CuPy: C's +0)
+_HOST_SCALARS = (np.ndarray, np.floating)  # an exponent on the host (a constant, on the CPU)
 
 
 def _power(a, b):
@@ -862,8 +862,11 @@ def _power(a, b):
     # gradient nan at -inf in grad, in diff's printed 1/(2*x**(1/2)) and in PyTorch alike.
     xp = _xp()
     r = xp.power(a, b)
-    if isinstance(b, _HOST_SCALARS) and b.ndim == 0 and b == -0.5:
-        r = xp.where(a == -math.inf, math.nan, r)
+    if isinstance(b, _HOST_SCALARS):
+        if b.ndim == 0 and b == -0.5:
+            r = xp.where(a == -math.inf, math.nan, r)
+    elif getattr(b, "ndim", None) == 0:  # a device scalar: decided on the device, no sync
+        r = xp.where((a == -math.inf) & (b == -0.5), math.nan, r)
     return r
 
 

@@ -61,12 +61,12 @@ DIFFERENTIABLE: dict = {}
 def _any(mask) -> bool:
     """Whether any element of the boolean array ``mask`` is true: one number read back from
     the device (the host syncs of this module, each a flag that decides what to do next)."""
-    return bool(mask.any())
+    return backend.any_nonzero(mask)
 
 
 def _all(mask) -> bool:
     """Whether every element of the boolean array ``mask`` is true (one number read back)."""
-    return bool(mask.all())
+    return not backend.any_nonzero(~mask)
 
 
 def _described(a) -> str:

@@ -138,7 +138,7 @@ class Tensor:
             raise ShapeError(
                 f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
             )
-        return float(self.data.reshape(()))
+        return float(backend.to_numpy(self.data).reshape(()))
 
     def tolist(self):
         return self.numpy().tolist()
@@ -163,7 +163,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.data.size != 1:
             raise ShapeError("the truth value of a tensor with more than one element is ambiguous")
-        return bool(self.data.reshape(()))
+        return bool(backend.to_numpy(self.data).reshape(()))
 
     def __repr__(self) -> str:
         from .format import tensor_repr
