@@ -3,18 +3,20 @@
 Each is a thin layer over a library function (:mod:`autograd_cli.core.taylor`,
 :mod:`~autograd_cli.core.uncertainty`, :mod:`~autograd_cli.core.optimize`):
 read the expression and values as every command does (:class:`.app.Invocation`),
-call the library, render a Rich table for people or SPEC's JSON document.
-Importing this module registers the commands on :data:`.app.app`.
+check the options and run the analysis, render a Rich table for people or SPEC's JSON
+document.  The checks, the run and the document are :mod:`autograd_cli.analysis_docs`'s,
+shared with the ``batch`` command's lines of these ops (a line's output is the document
+printed here).  Importing this module registers the commands on :data:`.app.app`.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Annotated
 
 import typer
 
+from .. import analysis_docs as docs
+from ..analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
 from . import options
 from .app import (
     VARIABLE_CONTEXT,
@@ -85,26 +87,21 @@ def taylor_command(
 
     Example: autograd-cli taylor "exp(sin(x))" --x 0 --order 6
     """
-    from ..core.taylor import taylor
-
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
-    where = _scalars(options.named_literals(at or [], "--at"), "--at")
-    r = taylor(inv.program(), inv.values, wrt=options.split_names(wrt), order=order, at=where)
-    doc = {
-        "expr": inv.source,
-        "at": r.at,
-        "order": r.order,
-        "coefficients": r.coefficients,
-        "polynomial": r.polynomial,
-        "value": r.value,
-    }
-    if r.remainder is not None:
-        doc["remainder"] = r.remainder
+    where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
+    r = docs.analyse(
+        "taylor",
+        inv.program(),
+        inv.values,
+        wrt=options.split_names(wrt),
+        order=order,
+        settings={"at": where},
+    )
     if inv.json:
         from .render import emit_json
 
-        emit_json(doc)
+        emit_json(docs.document("taylor", inv.source, r))
         return
     rows = [("point", ", ".join(f"{k} = {_num(v)}" for k, v in r.at.items()))]
     if isinstance(r.coefficients, list):
@@ -128,17 +125,6 @@ def taylor_command(
 # ---------------------------------------------------------------------------
 # propagate
 # ---------------------------------------------------------------------------
-
-_UNCERTAIN = re.compile(r"^(?P<value>.+?)\s*(?:\+-|\+/-|±)\s*(?P<u>.+)$", re.DOTALL)
-
-
-def split_uncertain(text: str, name: str):
-    """``"9.81+-0.02"`` / ``"9.81±0.02"`` / ``"[1,2]+-[0.1,0.2]"`` -> (value, u) literals;
-    a plain value -> (value, None)."""
-    m = _UNCERTAIN.match(text.strip())
-    if m is None:
-        return text, None
-    return m.group("value"), options.parse_literal(m.group("u"), f"the uncertainty of --{name}")
 
 
 def _take_uncertainties(ctx) -> dict:
@@ -191,40 +177,24 @@ def propagate_command(
 
     Example: autograd-cli propagate "g*t**2/2" --g "9.81+-0.02" --t "1.5+-0.01"
     """
-    from ..core.uncertainty import propagate
-
     uncertainties = _take_uncertainties(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    correlations = {}
-    for item in corr or []:
-        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*=\s*(.+)", item)
-        if m is None:
-            raise options.UsageError(f"--corr takes A,B=R (such as x,y=0.3), not {item!r}")
-        try:
-            r = float(m.group(3))
-        except ValueError:
-            raise options.UsageError(f"--corr {item!r}: {m.group(3)!r} is not a number") from None
-        correlations[(m.group(1), m.group(2))] = r
-    if mc is not None and mc < 2:
-        raise options.UsageError(f"--mc takes a number of draws of 2 or more, not {mc}")
-    r = propagate(
-        inv.program(), inv.values, uncertainties, correlations=correlations, mc=mc, seed=seed
+    correlations = docs.parse_corr(corr or [])
+    r = docs.analyse(
+        "propagate",
+        inv.program(),
+        inv.values,
+        settings={
+            "uncertainties": uncertainties,
+            "correlations": correlations,
+            "mc": docs.check_mc(mc),
+            "seed": docs.check_seed(seed),
+        },
     )
-    doc = {
-        "expr": inv.source,
-        "value": r.value,
-        "uncertainty": r.uncertainty,
-        "budget": r.budget,
-        "second_order": r.second_order,
-    }
-    if r.mc is not None:
-        doc["mc"] = r.mc
-    if r.warnings:
-        doc["warnings"] = list(r.warnings)
     if inv.json:
         from .render import emit_json
 
-        emit_json(doc)
+        emit_json(docs.document("propagate", inv.source, r))
         return
     _print_budget(inv.source, r)
 
@@ -243,65 +213,33 @@ def _bounds_from_args(ctx) -> dict:
         token = args[i]
         if not (options.is_option_name(token) and "=" not in token):
             continue
-        m = re.fullmatch(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*", args[i + 1])
-        if m is None:
+        found = docs.parse_bounds(args[i + 1], token)
+        if found is None:
             continue
-        name = token[2:]
-        try:
-            lo, hi = float(m.group(1)), float(m.group(2))
-        except ValueError:
-            raise options.UsageError(
-                f"--{name} {args[i + 1]!r}: bounds are LOW:HIGH, two numbers"
-            ) from None
-        if math.isnan(lo) or math.isnan(hi) or lo > hi:
-            raise options.UsageError(f"--{name} {args[i + 1]!r}: the bounds are empty")
-        bounds[name] = (lo, hi)
-        if math.isfinite(lo) and math.isfinite(hi):
-            start = (lo + hi) / 2
-        else:
-            start = lo if math.isfinite(lo) else hi if math.isfinite(hi) else 0.0
+        lo, hi, start = found
+        bounds[token[2:]] = (lo, hi)
         args[i + 1] = repr(start)
     ctx.args[:] = args
     return bounds
 
 
-def _optimize_doc(source: str, r, *, solve: bool = False, critical: bool = False) -> dict:
-    doc = {
-        "expr": source,
-        "x": r.x,
-        "value": r.value,
-        "grad": r.grad,
-        "iterations": r.iterations,
-        "converged": r.converged,
-        "method": r.method,
-        "message": r.message,
-    }
-    if solve:
-        doc["residual"] = r.residual
-    if critical:
-        doc["kind"] = r.kind
-        doc["eigenvalues"] = r.eigenvalues
-    return doc
-
-
-def _finish_optimize(inv, r, trace: bool, **kind) -> None:
-    doc = _optimize_doc(inv.source, r, **kind)
-    if trace:
-        doc["trace"] = r.trace
+def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
+    """Run minimize, solve or critical and print the result; exit 1 when not converged."""
+    r = docs.analyse(op, inv.program(), inv.values, wrt=options.split_names(wrt), settings=settings)
     if inv.json:
         from .render import emit_json
 
-        emit_json(doc)
+        emit_json(docs.document(op, inv.source, r, trace=trace))
     else:
         rows = [
             ("x", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
             ("value", _compact(r.value)),
         ]
-        if kind.get("solve"):
+        if op == "solve":
             rows.append(("residual", _num(r.residual)))
-        label = "Jacobian" if kind.get("solve") else "gradient"
+        label = "Jacobian" if op == "solve" else "gradient"
         rows.append((label, ", ".join(f"{k}: {_compact(v)}" for k, v in r.grad.items())))
-        if kind.get("critical"):
+        if op == "critical":
             rows.append(("kind", r.kind))
             rows.append(("eigenvalues", _compact(r.eigenvalues)))
         rows.append(("iterations", f"{r.iterations} ({r.method})"))
@@ -343,21 +281,19 @@ def minimize_command(
     Example: autograd-cli minimize "(1-x)**2 + 100*(y-x**2)**2" --x -1 --y 1
     Exit 1 when it does not converge (the last iterate is still printed).
     """
-    from ..core.optimize import minimize
-
     bounds = _bounds_from_args(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    _check_positive(gtol, "--gtol")
-    r = minimize(
-        inv.program(),
-        inv.values,
-        wrt=options.split_names(wrt),
+    docs.check_positive(gtol, "--gtol")
+    _optimize(
+        "minimize",
+        inv,
+        wrt,
+        trace,
         method=method,
         gtol=gtol,
-        max_iter=_max_iter(max_iter),
+        max_iter=docs.check_max_iter(max_iter),
         bounds=bounds,
     )
-    _finish_optimize(inv, r, trace)
 
 
 @app.command("solve", context_settings=VARIABLE_CONTEXT)
@@ -386,18 +322,9 @@ def solve_command(
     Example: autograd-cli solve "x**2 + y**2 - 4; x - y" --x 1 --y 0
     Exit 1 when it does not converge (the last iterate is still printed).
     """
-    from ..core.optimize import solve
-
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    _check_positive(tol, "--tol")
-    r = solve(
-        inv.program(),
-        inv.values,
-        wrt=options.split_names(wrt),
-        tol=tol,
-        max_iter=_max_iter(max_iter) or 100,
-    )
-    _finish_optimize(inv, r, trace, solve=True)
+    docs.check_positive(tol, "--tol")
+    _optimize("solve", inv, wrt, trace, tol=tol, max_iter=docs.check_max_iter(max_iter))
 
 
 @app.command("critical", context_settings=VARIABLE_CONTEXT)
@@ -425,47 +352,14 @@ def critical_command(
 
     Example: autograd-cli critical "x**3 - 3*x + y**2" --x 0.8 --y 0.1
     """
-    from ..core.optimize import critical
-
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    _check_positive(gtol, "--gtol")
-    r = critical(
-        inv.program(),
-        inv.values,
-        wrt=options.split_names(wrt),
-        gtol=gtol,
-        max_iter=_max_iter(max_iter) or 100,
-    )
-    _finish_optimize(inv, r, trace, critical=True)
+    docs.check_positive(gtol, "--gtol")
+    _optimize("critical", inv, wrt, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))
 
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-MAX_ITER = 1_000_000
-
-
-def _max_iter(n: int | None) -> int | None:
-    if n is None:
-        return None
-    if not 1 <= n <= MAX_ITER:
-        raise options.UsageError(f"--max-iter must be 1 to {MAX_ITER:,}, not {n}")
-    return n
-
-
-def _check_positive(x: float, option: str) -> None:
-    if not (math.isfinite(x) and x > 0):
-        raise options.UsageError(f"{option} must be a finite number above 0, not {x:g}")
-
-
-def _scalars(values: dict, what: str) -> dict:
-    out = {}
-    for name, v in values.items():
-        if isinstance(v, (list, tuple)):
-            raise options.UsageError(f"{what} {name}: a number, not an array")
-        out[name] = float(v)
-    return out
 
 
 def _num(x) -> str:

@@ -7,6 +7,15 @@ Input (SPEC.md, "Batch"):
   ``--expr`` a line may also be just the variables object).  A line may also carry
   ``"grad_output"`` (for ``grad`` of a non-scalar output) and ``"order"`` (for ``diff``,
   and ``grad`` of one variable).
+* The analysis ops (taylor, propagate, minimize, solve, critical): a line may also carry
+  the command's options as keys (:data:`autograd_cli.analysis_docs.KEYS`: taylor ``order``,
+  ``at``; propagate ``corr``, ``mc``, ``seed``; minimize ``method``, ``gtol``, ``max_iter``,
+  ``trace``; solve ``tol``, ...; ``wrt`` where the command has ``--wrt``); a key its op does
+  not take is a ``bad_line`` error.  A propagate input's value may be ``"9.81+-0.02"`` and a
+  minimize variable's ``"-1:2"`` (bounds), as on the command line (also in a CSV cell).
+  The output line is the command's ``--json`` document (``analysis_docs.document``); a
+  minimize, solve or critical that does not converge keeps its document
+  (``"converged": false``) and counts as a failed line, as the command exits 1.
 * CSV: a header of variable names, then one point per row; a cell is a number or a
   JSON array in quotes (``"[1, 2]"``).  ``--expr`` and ``--op`` come from the command line.
 
@@ -20,10 +29,12 @@ How it runs:
 * Within a chunk, lines that share the expression, op, ``wrt`` and variable shapes form
   a group, evaluated at once by :mod:`autograd_cli.core.batch` (vectorised over a batch
   axis, identical to one-at-a-time evaluation).  A group the batch evaluator cannot take
-  is evaluated row by row, as are ``hessian``, ``jacobian`` and ``diff``.  The chunk's
-  lines are written in input order once the chunk is done.  The evaluation (grouping,
-  the vectorised call, the named fallbacks, one row alone) is the library's
-  :mod:`autograd_cli.rows`; this module reads the lines, writes them, and reports.
+  is evaluated row by row, as are ``hessian``, ``jacobian``, ``diff`` and the analysis
+  ops.  The chunk's lines are written in input order once the chunk is done.  The
+  evaluation (grouping, the vectorised call, the named fallbacks, one row alone) is the
+  library's :mod:`autograd_cli.rows`; this module reads the lines, writes them, and
+  reports.  With ``--fail-fast``, a line or group that starts after a failed line is not
+  evaluated (it would not be written).
 * Reading CSV: numbers only, no quotes -> one ``numpy.loadtxt`` per chunk; anything
   else (quoted arrays, a bad line) -> the ``csv`` module line by line for that chunk.
 * Writing: for scalar results one %-template per group (made from ``render.result_json``
@@ -43,8 +54,9 @@ How it runs:
 * Ctrl-C, SIGTERM and SIGHUP: the lines completed so far are written (never a partial
   line), the output file (with ``-o``) keeps them, the temporary file never stays behind,
   and the exit code is 130, 143 or 129.  A second signal stops at once (still never
-  inside a write).  A closed stdout (``| head -1``) raises ``BrokenPipeError`` for the
-  error boundary (a quiet exit 141).
+  inside a write), as the first does during an analysis line (a minimize may run long:
+  that line is left unfinished).  A closed stdout (``| head -1``) raises
+  ``BrokenPipeError`` for the error boundary (a quiet exit 141).
 * Exit code: 0 when every line succeeded, 1 when some line failed (a one-line summary goes
   to stderr; stdout holds only the lines, ``--json`` or not) or the output could not be
   written, 2 for a bad command line (missing file, bad ``--format``, CSV header against
@@ -72,10 +84,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import analysis_docs
 from ..core.batch import BatchResult
 from ..core.errors import AutogradCliError, BadValueError, ParseError, UnknownVariableError
 from ..core.program import missing_value
-from ..rows import OPS, Row, batchable, evaluate_group, outcome, plan, row_result, stack_rows
+from ..rows import (
+    ANALYSIS_OPS,
+    OPS,
+    Row,
+    batchable,
+    evaluate_group,
+    outcome,
+    plan,
+    row_result,
+    stack_rows,
+)
 from . import jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, TimedOut, exit_code_for_signal
 
@@ -91,7 +114,11 @@ _READ_SIZE = 1 << 16  # bytes per read of the input (below MAX_LINE_BYTES: see _
 #: a chunk ends early once this much input is read for it (long lines: bounded memory)
 MAX_CHUNK_BYTES = 16 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
-_RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}
+_RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}.union(
+    *analysis_docs.KEYS.values()
+)
+#: a line's keys that are an analysis op's settings (analysis_docs.settings checks them)
+_SETTING_KEYS = frozenset(_RECORD_KEYS - {"expr", "vars", "op", "wrt", "grad_output", "order"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # A CSV cell may be as long as a line (the csv module's own default is 128 KiB).
@@ -113,6 +140,10 @@ class BatchOptions:
     order: int | None = None
     timeout: float | None = None  # --timeout in seconds (None: none)
     strict: bool = False  # a CSV column the expression does not use is an error
+    #: the analysis ops' settings for every line, as a line's keys ({"method": "bfgs", ...}):
+    #: a line's own keys override them; a line whose op does not take one ignores it (CSV:
+    #: each must be --op's)
+    settings: dict | None = None
 
 
 class _Stop(Exception):
@@ -139,9 +170,10 @@ class _OutputError(Exception):
 class Summary:
     code: int  # ExitCode: OK, EVALUATION_ERROR, or 130/143/129 (stopped by a signal)
     lines: int = 0  # output lines written
-    failed: int = 0  # of which errors
+    failed: int = 0  # of which errors (or a minimize/solve/critical that did not converge)
     stopped: bool = False  # --fail-fast stopped early
     error: str | None = None  # the run could not go on (output not writable, endless line)
+    unconverged: int = 0  # of the failed: "converged": false documents, not error records
 
     def message(self) -> str | None:
         if self.error:
@@ -150,9 +182,15 @@ class Summary:
             return f"{_SIGNAL_WORDS[self.code]}; {self.lines} complete line(s) written"
         if self.failed:
             how = " (stopped there: --fail-fast)" if self.stopped else ""
+            if not self.unconverged:
+                return (
+                    f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
+                    f"record in the output"
+                )
             return (
-                f"{self.failed} of {self.lines} line(s) failed{how}; each has an error "
-                f"record in the output"
+                f"{self.failed} of {self.lines} line(s) failed{how}; "
+                f"{self.unconverged} did not converge (their documents say "
+                f'"converged": false), the others have an error record in the output'
             )
         return None
 
@@ -183,10 +221,21 @@ class _Task(Row):
 
     __slots__ = ("pos", "expr")
 
-    def __init__(self, pos: int, expr: str, values: dict, op: str, wrt, order, grad_output, shapes):
+    def __init__(
+        self,
+        pos: int,
+        expr: str,
+        values: dict,
+        op: str,
+        wrt,
+        order,
+        grad_output,
+        shapes,
+        settings=None,
+    ):
         self.pos = pos
         self.expr = expr
-        super().__init__(values, op, wrt, order, grad_output, shapes)
+        super().__init__(values, op, wrt, order, grad_output, shapes, settings)
 
 
 class _LineError(Exception):
@@ -315,7 +364,23 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
     op = record.get("op", opts.op)
     if op not in OPS:
         raise _LineError("bad_line", f'"op" must be one of {", ".join(OPS)}, not {op!r}')
-    wrt = _check_wrt(record["wrt"]) if "wrt" in record else (tuple(opts.wrt) if opts.wrt else None)
+    settings = None
+    takes_wrt = True
+    if op in ANALYSIS_OPS:
+        settings = _analysis_settings(op, record, opts)
+        takes_wrt = "wrt" in analysis_docs.KEYS[op]
+    elif not _SETTING_KEYS.isdisjoint(record):
+        keys = [k for k in record if k in _SETTING_KEYS]
+        owners = [o for o in ANALYSIS_OPS if any(k in analysis_docs.KEYS[o] for k in keys)]
+        raise _LineError(
+            "bad_line",
+            f"{op} takes no {', '.join(json.dumps(k) for k in keys)} (a setting of "
+            f"{', '.join(owners)})",
+        )
+    if "wrt" in record:
+        wrt = _check_wrt(record["wrt"])
+    else:
+        wrt = tuple(opts.wrt) if opts.wrt and takes_wrt else None
     values = {}
     shapes = []
     for name, value in variables.items():
@@ -329,20 +394,71 @@ def _parse_jsonl(pos: int, text: str, opts: BatchOptions) -> _Task:
             values[name] = value
             shapes.append((name, ()))
             continue
+        if kind is str and op in _SPECIAL_VALUES:  # "9.81+-0.02", "-1:2"
+            found = _special_value(op, name, value, name, settings)
+            if found is not None:
+                value = found
         values[name], shape = _value_shape(name, value, name)
         shapes.append((name, shape))
     grad_output = None
     if record.get("grad_output") is not None:
         grad_output, _ = _value_shape("grad_output", record["grad_output"], "grad_output")
     order = opts.order
+    if settings is not None and "order" not in analysis_docs.KEYS[op]:
+        order = None  # --order is not this op's (a line's own "order" is a bad_line above)
     if "order" in record:
         order = record["order"]
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        if op == "taylor":  # degree 0 (the value) is a Taylor polynomial too
+            if isinstance(order, bool) or not isinstance(order, int) or order < 0:
+                raise _LineError("bad_line", '"order" must be a whole number, 0 or more')
+        elif isinstance(order, bool) or not isinstance(order, int) or order < 1:
             raise _LineError("bad_line", '"order" must be a positive integer')
         if order > options.MAX_ORDER:
             raise _LineError("bad_line", f'"order" must be at most {options.MAX_ORDER}')
     wrt = wrt if op != "eval" else None
-    return _Task(pos, expr, values, op, wrt, order, grad_output, tuple(shapes))
+    return _Task(pos, expr, values, op, wrt, order, grad_output, tuple(shapes), settings)
+
+
+#: the ops whose variables may carry more than a value, and what: propagate's "V+-U" (an
+#: uncertainty), minimize's "LOW:HIGH" (bounds; the start is mid-way), as the commands take them
+_SPECIAL_VALUES = {"propagate": "uncertainties", "minimize": "bounds"}
+
+
+def _analysis_settings(op: str, record: dict, opts: BatchOptions) -> dict:
+    """An analysis line's settings: ``opts.settings`` (those ``op`` takes) updated with the
+    line's own keys, checked by ``analysis_docs.settings`` (a wrong one: bad_line)."""
+    takes = analysis_docs.KEYS[op]
+    given = {k: v for k, v in (opts.settings or {}).items() if k in takes}
+    given.update((k, v) for k, v in record.items() if k not in ("expr", "vars", "op"))
+    if given.get("grad_output", 0) is None:  # null: absent, as on any line
+        del given["grad_output"]
+    try:
+        settings = analysis_docs.settings(op, given)
+    except options.UsageError as exc:
+        raise _LineError("bad_line", exc.message) from None
+    if op in _SPECIAL_VALUES:
+        settings[_SPECIAL_VALUES[op]] = {}  # filled by _special_value, variable by variable
+    return settings
+
+
+def _special_value(op: str, name: str, text: str, what: str, settings: dict):
+    """A propagate input's ``"V+-U"`` or a minimize variable's ``"LOW:HIGH"``: the value
+    (minimize: the start, mid-way), its uncertainty or bounds put in ``settings``; None for
+    other text (read as any value is).  ``what`` names the value in an error."""
+    try:
+        if op == "propagate":
+            value, u = analysis_docs.split_uncertain(text, name, f"the uncertainty of {what}")
+            if u is None:
+                return None
+            settings["uncertainties"][name] = u
+            return options.parse_literal(value, what)
+        found = analysis_docs.parse_bounds(text, what)
+        if found is None:
+            return None
+        settings["bounds"][name] = found[:2]
+        return found[2]
+    except options.UsageError as exc:
+        raise _LineError("bad_line", exc.message) from None
 
 
 # ---------------------------------------------------------------------------
@@ -393,21 +509,27 @@ def _csv_row(
         )
     values = {}
     shapes = []
+    op = opts.op
+    settings = _analysis_settings(op, {}, opts) if op in ANALYSIS_OPS else None
     for name, cell in zip(names, fields):
         if name in skip:  # a column the expression does not use: not read
             continue
         cell = cell.strip()
         if not cell:
             raise missing_value(name, " (an empty field)")
-        value = options.parse_literal(cell, f"column {name!r}")
+        value = None
+        if op in _SPECIAL_VALUES:  # "9.81+-0.02", "-1:2"
+            value = _special_value(op, name, cell, f"column {name!r}", settings)
+        if value is None:
+            value = options.parse_literal(cell, f"column {name!r}")
         if isinstance(value, list):
             value, shape = _value_shape(name, value, f"column {name!r}")
         else:
             shape = ()
         values[name] = value
         shapes.append((name, shape))
-    wrt = tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None
-    return _Task(pos, opts.expr, values, opts.op, wrt, opts.order, None, tuple(shapes))
+    wrt = tuple(opts.wrt) if opts.wrt and op != "eval" else None
+    return _Task(pos, opts.expr, values, op, wrt, opts.order, None, tuple(shapes), settings)
 
 
 # ---------------------------------------------------------------------------
@@ -507,10 +629,13 @@ class _Chunk:
         self.lines = lines
         self.out: list = [None] * len(lines)
         self.failed: list = [False] * len(lines)
+        self.unconverged: list = [False] * len(lines)  # failed, with a "converged": false doc
+        self.first_failed = len(lines)  # the first failed position (len(lines): none yet)
 
     def fail(self, pos: int, exc: BaseException) -> None:
         self.out[pos] = _exception_doc(self.lines[pos], exc)
         self.failed[pos] = True
+        self.first_failed = min(self.first_failed, pos)
 
     def done_prefix(self) -> int:
         n = 0
@@ -526,7 +651,8 @@ class _Runner:
         self.opts = opts
         self.current: _Chunk | None = None  # the chunk being evaluated
         self.written = 0  # lines written so far
-        self.failed = 0  # of which error records
+        self.failed = 0  # of which error records (or "converged": false documents)
+        self.unconverged = 0  # of which "converged": false documents
         self.stopped = False  # --fail-fast stopped the run
         self.programs = _Programs()
         self.templates = _Templates()
@@ -536,6 +662,7 @@ class _Runner:
     def count(self, chunk: _Chunk, n: int) -> None:
         self.written += n
         self.failed += sum(chunk.failed[:n])
+        self.unconverged += sum(chunk.unconverged[:n])
 
     def check(self) -> None:
         if self.interrupt.requested:
@@ -552,6 +679,8 @@ class _Runner:
                 self.run_group(chunk, *group)
             return
         for batched, positions in plan(tasks, [t.expr for t in tasks]):
+            if self.opts.fail_fast and chunk.first_failed < positions[0]:
+                return  # every line from here on comes after the first failure: not written
             self.check()
             if not batched:
                 self.run_single(chunk, tasks[positions[0]])
@@ -648,7 +777,35 @@ class _Runner:
         if error is not None:
             chunk.fail(task.pos, error)
             return
-        self.write_one(chunk, task.pos, task.expr, outcome(program, task))
+        if task.op not in ANALYSIS_OPS:
+            self.write_one(chunk, task.pos, task.expr, outcome(program, task))
+            return
+        self.interrupt.at_once = True  # Ctrl-C: not after a long minimize, now
+        try:
+            result = outcome(program, task)
+        finally:
+            self.interrupt.at_once = False
+        if isinstance(result, BaseException):
+            chunk.fail(task.pos, result)
+        else:
+            self.write_analysis(chunk, task, result)
+
+    @staticmethod
+    def write_analysis(chunk: _Chunk, task: _Task, result) -> None:
+        """An analysis line's output: the command's --json document (``analysis_docs``); one
+        that did not converge keeps it and counts as failed, as the command exits 1."""
+        pos = task.pos
+        trace = bool((task.settings or {}).get("trace"))
+        try:
+            doc = {"line": chunk.lines[pos]}
+            doc.update(analysis_docs.document(task.op, task.expr, result, trace=trace))
+            chunk.out[pos] = jsonout.dumps(doc)
+        except Exception as exc:  # noqa: BLE001 - a line's error is its record
+            chunk.fail(pos, exc)
+            return
+        if not analysis_docs.converged(result):
+            chunk.failed[pos] = chunk.unconverged[pos] = True
+            chunk.first_failed = min(chunk.first_failed, pos)
 
     @staticmethod
     def write_one(chunk: _Chunk, pos: int, expr: str, result) -> None:
@@ -682,6 +839,9 @@ class _Interrupt:
         self.timed_out = None  # the state the run was in when the --timeout ran out
         self._late = False  # it ran out between safe points: TimedOut at the next one
         self._evaluating = False  # a chunk is being parsed and evaluated (runner.current)
+        #: an analysis line (a minimize may run long) is being evaluated: a stop signal
+        #: stops it at once, as a second signal does elsewhere (it is left unfinished)
+        self.at_once = False
         #: a read may wait for ever (a pipe, a terminal, a FIFO to open): a --timeout stops
         #: it at once; reading a regular file ends soon, and the timeout waits for it
         self.blocking_input = True
@@ -766,7 +926,7 @@ class _Interrupt:
         if self.state == "writing":
             self.requested = True
             return
-        if self.requested or self.state == "reading":
+        if self.requested or self.state == "reading" or self.at_once:
             self.requested = True
             if signum == signal.SIGINT:
                 raise KeyboardInterrupt
@@ -1405,8 +1565,9 @@ def _check_options(opts: BatchOptions) -> None:
         raise options.UsageError(f"--op must be one of {', '.join(OPS)}, not {opts.op!r}")
     if opts.chunk_size < 1:
         raise options.UsageError(f"--chunk-size must be at least 1, not {opts.chunk_size}")
-    if opts.order is not None and opts.order < 1:
-        raise options.UsageError(f"--order must be at least 1, not {opts.order}")
+    least = 0 if opts.op == "taylor" else 1  # taylor's degree 0 is the value
+    if opts.order is not None and opts.order < least:
+        raise options.UsageError(f"--order must be at least {least}, not {opts.order}")
     if opts.order is not None and opts.order > options.MAX_ORDER:
         raise options.UsageError(f"--order must be at most {options.MAX_ORDER}, not {opts.order}")
 
@@ -1417,10 +1578,12 @@ def _check_order(program, opts: BatchOptions, fmt: str) -> None:
     Only where no line can say otherwise: CSV rows take op, --wrt and --order from the
     command line (a JSONL line may give its own "op" and "wrt", so its line says).
     """
-    if fmt != "csv" or opts.order in (None, 1):
+    if fmt != "csv" or opts.order in (None, 1) or opts.op == "taylor":
         return
     if opts.op not in ("grad", "diff"):
-        raise options.UsageError(f"--order applies to --op grad and --op diff, not --op {opts.op}")
+        raise options.UsageError(
+            f"--order applies to --op grad and --op diff and --op taylor, not --op {opts.op}"
+        )
     if opts.op == "grad":
         names = list(opts.wrt) if opts.wrt else list(program.inputs)
         if len(names) != 1:
@@ -1429,6 +1592,25 @@ def _check_order(program, opts: BatchOptions, fmt: str) -> None:
                 f"--order {opts.order} with --op grad needs one variable to differentiate "
                 f"with respect to; the expression has {have}: give --wrt NAME"
             )
+
+
+def _option(key: str) -> str:
+    """A line's key as the command line spells it: max_iter -> --max-iter."""
+    return "--" + key.replace("_", "-")
+
+
+def _check_settings(opts: BatchOptions, fmt: str) -> None:
+    """``opts.settings`` (the analysis ops' settings for every line), checked before any
+    input is read: each taken by some analysis op (CSV: by --op) and a good value."""
+    for key, value in (opts.settings or {}).items():
+        ops = [op for op in ANALYSIS_OPS if key in analysis_docs.KEYS[op]]
+        if key in ("wrt", "order") or not ops:
+            raise options.UsageError(f"batch: {key!r} is not a setting of the analysis ops")
+        if fmt == "csv" and opts.op not in ops:
+            raise options.UsageError(
+                f"{_option(key)} applies to --op {', '.join(ops)}, not --op {opts.op}"
+            )
+        analysis_docs.settings(opts.op if opts.op in ops else ops[0], {key: value}, _option)
 
 
 def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozenset:
@@ -1465,6 +1647,8 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozens
                 node.name,
                 f": the CSV header has no column {node.name!r} (columns: {', '.join(names)})",
             )
+    if opts.op in ANALYSIS_OPS and opts.wrt and "wrt" not in analysis_docs.KEYS[opts.op]:
+        raise options.UsageError(f"--wrt does not apply to --op {opts.op}")
     if opts.op != "eval" and opts.wrt:
         resolve_wrt(program, opts.wrt)
     return frozenset(unused)
@@ -1474,6 +1658,7 @@ def run_batch(opts: BatchOptions) -> Summary:
     """Run a batch: the output lines are written; returns what happened (see ``Summary``)."""
     _check_options(opts)
     fmt = _input_format(opts)
+    _check_settings(opts, fmt)
     programs = _Programs()
     if opts.expr is not None:
         program, error = programs.get(opts.expr)
@@ -1554,7 +1739,7 @@ def run_batch(opts: BatchOptions) -> Summary:
         )
     if code == ExitCode.OK and (runner.failed or error):
         code = ExitCode.EVALUATION_ERROR
-    return Summary(code, runner.written, runner.failed, runner.stopped, error)
+    return Summary(code, runner.written, runner.failed, runner.stopped, error, runner.unconverged)
 
 
 def _regular(source: _Input) -> bool:

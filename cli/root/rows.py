@@ -1,10 +1,13 @@
 """Many points of one expression: the ``batch`` command's evaluation, as a library.
 
 Each point (a *row*) is a :class:`Row`: the variables' values and what to compute there
-(``op``: eval, grad, hessian, jacobian or diff; ``wrt``; ``order``; ``grad_output``).
+(``op``: eval, grad, hessian, jacobian or diff; ``wrt``; ``order``; ``grad_output``; or an
+analysis, :data:`ANALYSIS_OPS`, with its ``settings``).
 :func:`evaluate_rows` evaluates a list of rows of one program and returns, row by row, the
-:class:`~autograd_cli.core.api.Result` that the single command computes at that point, or
-the row's error (an exception object, not raised): the same numbers, warnings and messages.
+:class:`~autograd_cli.core.api.Result` that the single command computes at that point (for
+an analysis: the library's result, whose document is
+:func:`autograd_cli.analysis_docs.document`), or the row's error (an exception object, not
+raised): the same numbers, warnings and messages.
 
 How: rows that share ``op``, ``wrt`` and the variables' shapes (and can be vectorised:
 ``eval``, and ``grad`` of order 1 without ``grad_output``) form a group, evaluated at once
@@ -12,7 +15,8 @@ by :func:`autograd_cli.core.batch.evaluate_batch` along a leading batch axis.  A
 back to one row at a time only for named reasons: the batch evaluator has no rule for it
 (:class:`~autograd_cli.core.batch.Unbatchable`), an engine error each row must get in its
 own words (:class:`~autograd_cli.core.errors.EvaluationError`), or a ``MemoryError``; any
-other exception is a bug and is raised.  Every other row is evaluated on its own.
+other exception is a bug and is raised.  Every other row is evaluated on its own, an
+analysis (taylor, propagate, minimize, solve, critical) always.
 
 >>> import autograd_cli as ag
 >>> out = evaluate_rows(ag.parse("x*y"), [{"x": 1.0, "y": 2.0}, {"x": 3.0, "y": 4.0}])
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import analysis_docs
 from .core import api
 from .core import batch as _batch
 from .core.errors import AutogradCliError, EvaluationError
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from .core.program import Program
 
 __all__ = [
+    "ANALYSIS_OPS",
     "BATCHED_OPS",
     "OPS",
     "Row",
@@ -58,7 +64,9 @@ __all__ = [
     "stack_rows",
 ]
 
-OPS = ("eval", "grad", "hessian", "jacobian", "diff")
+#: the analyses (the commands of :mod:`autograd_cli.analysis_docs`): one row at a time
+ANALYSIS_OPS = analysis_docs.OPS
+OPS = ("eval", "grad", "hessian", "jacobian", "diff") + ANALYSIS_OPS
 #: the ops whose rows can be evaluated together, vectorised
 BATCHED_OPS = ("eval", "grad")
 
@@ -79,9 +87,11 @@ class Row:
 
     ``shapes`` (``((name, shape), ...)`` in the values' order) decides, with ``op`` and
     ``wrt``, which rows are evaluated together; it is computed when not given.
+    ``settings``: an analysis op's, as :func:`autograd_cli.analysis_docs.analyse` takes them
+    (:func:`autograd_cli.analysis_docs.settings` makes them from a batch line's keys).
     """
 
-    __slots__ = ("values", "op", "wrt", "order", "grad_output", "shapes")
+    __slots__ = ("values", "op", "wrt", "order", "grad_output", "shapes", "settings")
 
     def __init__(
         self,
@@ -91,8 +101,10 @@ class Row:
         order: int | None = None,
         grad_output=None,
         shapes: tuple | None = None,
+        settings: dict | None = None,
     ):
         self.values = values
+        self.settings = settings
         self.op = op
         if wrt is not None and type(wrt) is not tuple:  # "a, b" or a list of names
             wrt = _names(wrt)
@@ -126,6 +138,10 @@ def evaluate_row(program: Program, row: Row):
     values = row.values
     wrt = list(row.wrt) if row.wrt else None
     op = row.op
+    if op in ANALYSIS_OPS:
+        return _analyse(program, row, wrt)
+    if row.settings:
+        raise RowError("bad_line", f"{op} takes no settings (only an analysis does)")
     if op == "eval":
         return api.eval_of(program, values)
     if op == "grad" and row.order not in (None, 1):
@@ -138,6 +154,20 @@ def evaluate_row(program: Program, row: Row):
     if op == "grad":
         return api.grad_of(program, values, wrt=wrt, grad_output=row.grad_output)
     return _call_api(op, program, values, wrt, row.order)
+
+
+def _analyse(program: Program, row: Row, wrt):
+    """An analysis row: the library's result (:func:`analysis_docs.analyse`)."""
+    takes = analysis_docs.KEYS[row.op]
+    if row.grad_output is not None:
+        raise RowError("bad_line", f'{row.op} takes no "grad_output"')
+    if row.order is not None and "order" not in takes:
+        raise RowError("bad_line", f'{row.op} takes no "order"')
+    if wrt and "wrt" not in takes:
+        raise RowError("bad_line", f'{row.op} takes no "wrt"')
+    return analysis_docs.analyse(
+        row.op, program, row.values, wrt=wrt, order=row.order, settings=row.settings
+    )
 
 
 _PARAMS: dict = {}  # api function -> the names of its parameters
@@ -292,13 +322,13 @@ def plan(rows: Sequence[Row], keys: Sequence | None = None) -> list:
     return [(kind == 0, positions) for _, kind, positions in items]
 
 
-def _as_row(item, op, wrt, order, grad_output) -> Row:
+def _as_row(item, op, wrt, order, grad_output, settings=None) -> Row:
     if isinstance(item, Row):
         return item
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
     names = _names(wrt) if op != "eval" else None
-    return Row(dict(item), op, names, order, grad_output)
+    return Row(dict(item), op, names, order, grad_output, settings=settings)
 
 
 def _names(wrt) -> tuple | None:
@@ -315,15 +345,22 @@ def evaluate_rows(
     wrt: str | Sequence[str] | None = None,
     order: int | None = None,
     grad_output=None,
+    settings: dict | None = None,
     check: Callable[[], None] | None = None,
 ) -> list:
-    """Each row of ``program`` evaluated: per row a Result, or the row's error (not raised).
+    """Each row of ``program`` evaluated: per row a Result (an analysis: the library's
+    result), or the row's error (not raised).
 
     ``rows``: :class:`Row` objects, or plain ``{name: value}`` dicts that take ``op``,
-    ``wrt``, ``order`` and ``grad_output`` from the keywords.  ``check()`` is called before
-    each group and each row evaluated alone (to stop early, raise from it).
+    ``wrt``, ``order``, ``grad_output`` and ``settings`` from the keywords.  ``check()`` is
+    called before each group and each row evaluated alone (to stop early, raise from it).
+
+    >>> import autograd_cli as ag
+    >>> r, = evaluate_rows(ag.parse("x**2 - 4*x"), [{"x": 0.0}], op="minimize")
+    >>> r.converged, round(r.x["x"], 9)
+    (True, 2.0)
     """
-    items = [_as_row(r, op, wrt, order, grad_output) for r in rows]
+    items = [_as_row(r, op, wrt, order, grad_output, settings) for r in rows]
     out: list = [None] * len(items)
     for batched, positions in plan(items):
         if check is not None:
