@@ -951,7 +951,8 @@ def batch_command(
         str,
         typer.Option(
             "--op",
-            help='eval, grad, hessian, jacobian or diff (a JSONL line\'s "op" overrides it).',
+            help="eval, grad, hessian, jacobian, diff, taylor, propagate, minimize, solve or "
+            'critical (a JSONL line\'s "op" overrides it).',
         ),
     ] = "grad",
     wrt: Wrt = None,
@@ -1011,6 +1012,36 @@ def batch_command(
             "--strict", help="A CSV column the expression does not use is an error, not a warning."
         ),
     ] = False,
+    method: Annotated[
+        str | None, typer.Option("--method", help="minimize lines: newton, bfgs or gd.")
+    ] = None,
+    gtol: Annotated[
+        float | None,
+        typer.Option("--gtol", help="minimize and critical lines: gradient tolerance."),
+    ] = None,
+    tol: Annotated[
+        float | None, typer.Option("--tol", help="solve lines: residual tolerance.")
+    ] = None,
+    max_iter: Annotated[
+        int | None, typer.Option("--max-iter", help="minimize, solve, critical lines: at most.")
+    ] = None,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="minimize, solve, critical lines: every iterate.")
+    ] = False,
+    at: Annotated[
+        list[str] | None,
+        typer.Option("--at", metavar="NAME=VALUE", help="taylor lines: the remainder's point."),
+    ] = None,
+    corr: Annotated[
+        list[str] | None,
+        typer.Option("--corr", metavar="A,B=R", help="propagate lines: a correlation."),
+    ] = None,
+    mc: Annotated[
+        int | None, typer.Option("--mc", metavar="N", help="propagate lines: Monte Carlo draws.")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="propagate lines: the draws' seed.")
+    ] = None,
 ):
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
@@ -1043,9 +1074,27 @@ def batch_command(
                 order=None if order_text is None else options.parse_order(order_text, None),
                 timeout=seconds,
                 strict=strict,
+                settings=_analysis_defaults(
+                    method=method,
+                    gtol=gtol,
+                    tol=tol,
+                    max_iter=max_iter,
+                    trace=trace or None,
+                    at=None if at is None else options.named_literals(at, "--at"),
+                    corr=corr,
+                    mc=mc,
+                    seed=seed,
+                ),
             )
         )
     summary.exit()
+
+
+def _analysis_defaults(**given) -> dict | None:
+    """The analysis settings given on batch's command line, keyed as a line's keys: each
+    applies to the lines whose op takes it (a line's own key wins)."""
+    settings = {key: value for key, value in given.items() if value is not None}
+    return settings or None
 
 
 # The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in

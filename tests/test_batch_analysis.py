@@ -531,3 +531,33 @@ def test_settings_table_mirrors_the_commands_options(cli):
         help_text = cli(op, "--help").out
         for key in keys:
             assert "--" + key.replace("_", "-") in help_text, (op, key)
+
+
+def test_command_line_settings_apply_to_csv_lines(cli, tmp_path):
+    # batch --method/--max-iter/--mc/--seed/--corr/--at: what a line's keys would say
+    path = tmp_path / "start.csv"
+    path.write_text("x,y\n-1.2,1\n")
+    expr = "(1-x)**2 + 100*(y-x**2)**2"
+    got = cli(
+        "batch", str(path), "--op", "minimize", "--expr", expr, "--method", "gd", "--max-iter", "3"
+    )
+    one = cli(
+        "minimize", expr, "--x", "-1.2", "--y", "1", "--method", "gd", "--max-iter", "3", "--json"
+    )
+    assert got.code == 1 and one.code == 1  # not converged in 3 steps: a failed line
+    assert json.loads(got.out) == {"line": 2, **one.json}
+    path = tmp_path / "m.csv"
+    path.write_text("g,t\n9.81+-0.02,1.5+-0.01\n")
+    argv = ("--mc", "2000", "--seed", "7", "--corr", "g,t=0.3")
+    got = cli("batch", str(path), "--op", "propagate", "--expr", "g*t**2/2", *argv)
+    one = cli("propagate", "g*t**2/2", "--g", "9.81+-0.02", "--t", "1.5+-0.01", *argv, "--json")
+    assert got.code == 0 and json.loads(got.out) == {"line": 2, **one.json}
+    path = tmp_path / "t.csv"
+    path.write_text("x\n0\n")
+    got = cli(
+        "batch", str(path), "--op", "taylor", "--expr", "exp(x)", "--order", "3", "--at", "x=0.5"
+    )
+    one = cli("taylor", "exp(x)", "--x", "0", "--order", "3", "--at", "x=0.5", "--json")
+    assert got.code == 0 and json.loads(got.out) == {"line": 2, **one.json}
+    bad = cli("batch", str(path), "--op", "minimize", "--expr", "x**2", "--method", "foo", "--json")
+    assert bad.code == 2 and json.loads(bad.out)["error"]["kind"] == "usage"
