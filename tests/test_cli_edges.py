@@ -514,7 +514,11 @@ def test_out_of_memory_on_a_line_is_a_limit_record(tmp_path, cli, monkeypatch):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--op", "nope"], "--op must be one of eval, grad, hessian, jacobian, diff, not 'nope'"),
+        (
+            ["--op", "nope"],
+            "--op must be one of eval, grad, hessian, jacobian, diff, taylor, propagate, "
+            "minimize, solve, critical, not 'nope'",
+        ),
         (["--order", "0"], "--order must be at least 1, not 0"),
         (["--device", "tpu"], "--device must be cpu or gpu, not 'tpu'"),
         (["--dtype", "f16"], "--dtype must be float64 or float32, not 'f16'"),
