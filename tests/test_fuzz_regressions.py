@@ -101,3 +101,37 @@ def test_the_square_root_gradient_at_minus_infinity_is_pytorchs():
     x = torch.tensor(-float("inf"), dtype=torch.float64, requires_grad=True)
     (x**0.5).backward()
     assert torch.isnan(x.grad)  # what the test above pins: PyTorch's rsqrt at -inf
+
+
+# ---- fixed: the fuzz oracle itself (tests/fuzzgen.py), bench/fuzz.py --seed 2 ----------------
+
+
+def _oracle_findings(tree, env, op):
+    import fuzzgen
+
+    from autograd_cli.cli.main import run
+
+    case = fuzzgen.make_oracle_case(tree, env)
+    argv = {"grad": case.argv_grad, "diff": case.argv_diff, "eval": case.argv_eval}[op]
+    code, out, _err = fuzzgen.run_inprocess(argv)
+    assert run is not None and code == 0
+    return fuzzgen.oracle_findings(case, op, code, out)
+
+
+def test_the_oracle_takes_pytorchs_rsqrt_at_minus_infinity():
+    # input 41751: (u)**0.5 with u = -inf has gradient nan (PyTorch, and the tool since
+    # core/ops.py's rsqrt rule); the oracle's C pow said 0
+    tree = ("pow", ("-", ("var", "x"), ("/", ("var", "y"), ("const", 0.0))), 0.5)
+    assert _oracle_findings(tree, {"x": 0.6, "y": 0.624}, "grad") == []
+
+
+def test_diff_of_a_sine_of_a_huge_argument_is_not_compared():
+    # input 22903: cos(exp(u**3)) with exp(u**3) ~ 1e140: diff's simplified form sums u in
+    # another order, a few ulps of 1e140 are another angle, and no tolerance can hold
+    tree = (
+        "cos",
+        ("exp", ("pow", ("+", ("sin", ("var", "z")), ("+", ("const", 10.0), ("var", "z"))), 3.0)),
+    )
+    assert _oracle_findings(tree, {"z": -2.961}, "diff") == []
+    # a moderate argument is still compared (a wrong derivative there would be found)
+    assert _oracle_findings(("sin", ("exp", ("var", "z"))), {"z": 2.0}, "diff") == []
