@@ -117,11 +117,17 @@ def _concatenate_vjp(n, g):
     return tuple(grads)
 
 
-def _concatenate_jvp(n, ts):
-    if all(t is None for t in ts):
-        return None
-    parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
-    return call("concatenate", *parts, axis=n.attrs["axis"])
+def _join_jvp(name: str):
+    """The jvp of an op that joins its inputs (concatenate, stack): the same join of the
+    tangents, zeros for the inputs without one."""
+
+    def jvp(n, ts):
+        if all(t is None for t in ts):
+            return None
+        parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
+        return call(name, *parts, axis=n.attrs["axis"])
+
+    return jvp
 
 
 register(
@@ -130,7 +136,7 @@ register(
         "CatBackward0",
         _concatenate_forward,
         _concatenate_vjp,
-        _concatenate_jvp,
+        _join_jvp("concatenate"),
         arity=None,
         saves=False,
         kind="shape",
@@ -551,20 +557,13 @@ def _stack_axis_vjp(n, g):
     )
 
 
-def _stack_axis_jvp(n, ts):
-    if all(t is None for t in ts):
-        return None
-    parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
-    return call("stack_axis", *parts, axis=n.attrs["axis"])
-
-
 register(
     _Spelled(
         "stack_axis",
         "StackBackward0",
         _stack_axis_forward,
         _stack_axis_vjp,
-        _stack_axis_jvp,
+        _join_jvp("stack_axis"),
         arity=None,
         saves=False,
         kind="shape",
