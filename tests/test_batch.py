@@ -43,6 +43,14 @@ class Out:
         return [json.loads(line) for line in self.lines]
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGHUP as a terminal delivers them (a test run under nohup,
+    or a shell that ignores SIGINT in background jobs, would pass SIG_IGN on)."""
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 @pytest.fixture
 def cli(capsys):
     def invoke(*argv):
@@ -404,7 +412,7 @@ def test_ctrl_c_while_reading_stdin(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         # Ctrl-C at its default even when the runner ignores it
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_default_signals,  # as at a terminal, even under nohup
     )
     try:
         for i in range(3):

@@ -38,6 +38,14 @@ RENDERERS = [
 ]
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGHUP as a terminal delivers them (a test run under nohup,
+    or a shell that ignores SIGINT in background jobs, would pass SIG_IGN on)."""
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 def _command() -> list:
     exe = shutil.which("autograd-cli")
     return [exe] if exe else [sys.executable, "-m", "autograd_cli"]
@@ -219,7 +227,7 @@ def test_signal_during_a_command(signum, code, words, json_out):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=_env(),
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_default_signals,  # as at a terminal, even under nohup
     )
     time.sleep(1.5)  # past start-up, blocked reading stdin
     p.send_signal(signum)
