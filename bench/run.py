@@ -1,4 +1,4 @@
-"""The benchmark suite of issue 12: eight rows, each autograd-cli against a reference.
+"""The benchmark suite of issue 12: nine rows, each autograd-cli against a reference.
 
 Not a test: run it by hand with the project installed, e.g.
 
@@ -29,10 +29,14 @@ Rows:
    ``torch.autograd.functional.hessian(f, x, vectorize=True)``;
 7. ``sum(tanh(W@x+b))`` with W n x n: value and gradient w.r.t. W, x, b vs hand NumPy;
 8. peak memory (max RSS) of ``autograd-cli batch`` over N rows vs a hand NumPy script
-   (``numpy.loadtxt``, value and gradient, written with ``tofile``).
+   (``numpy.loadtxt``, value and gradient, written with ``tofile``);
+9. ``autograd-cli batch --engine dask`` on a local Dask cluster (one worker process per
+   core) vs the local engine, the whole command, over the same N-row CSV (issue 15): the
+   ratio, and the peak memory (VmHWM) of each worker, of the client and of the local run;
+   the two outputs must be the same bytes.  Without Dask installed the row is not rated.
 
-Disk: the full mode's row 8 writes a 10^7-row CSV (~400 MB) and its JSONL output (~1 GB)
-into a temporary folder (``TMPDIR``), removed at the end.
+Disk: the full mode's rows 8 and 9 each write a 10^7-row CSV (~400 MB) and JSONL output
+(~1 GB; row 9 two of them) into a temporary folder (``TMPDIR``), removed at the end.
 
 Every library runs on ``--threads`` threads (default 1, set before NumPy and PyTorch load),
 which keeps ratios steady on small shared machines.  Timings use ``time.perf_counter``; our
@@ -102,6 +106,7 @@ SIZES = {
         "layer_n": 1000,
         "layer_repeat": 15,
         "mem_rows": 10**7,
+        "dask_rows": 10**7,
         "verify_rows": 300,
     },
     "quick": {
@@ -119,6 +124,7 @@ SIZES = {
         "layer_n": 1000,
         "layer_repeat": 7,
         "mem_rows": 10**6,
+        "dask_rows": 10**6,
         "verify_rows": 100,
     },
     "tiny": {
@@ -136,6 +142,7 @@ SIZES = {
         "layer_n": 20,
         "layer_repeat": 1,
         "mem_rows": 1000,
+        "dask_rows": 1000,
         "verify_rows": 20,
     },
 }
@@ -144,7 +151,7 @@ SIZES = {
 # In-process rows: one timed sample lasts at least this long (several calls when fast).
 MIN_SAMPLE = 0.05
 
-TARGETS = {1: 1.0, 2: 1.5, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0}
+TARGETS = {1: 1.0, 2: 1.5, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0, 9: None}
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.5x",
@@ -154,6 +161,7 @@ TARGET_TEXT = {
     6: "≤ torch hessian, vectorize=True (1.0x)",
     7: "≤ 1.2x",
     8: "≤ hand NumPy (1.0x)",
+    9: "none set (issue 15 asks for the ratio and the memory per worker)",
 }
 
 
@@ -1031,6 +1039,128 @@ def row_memory(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
+def peak_tree(cmd: list, stdout=None) -> tuple[float, dict]:
+    """(wall seconds, {pid: (VmHWM in MiB, command line)}) of a subprocess and every process
+    it starts (a Dask cluster's workers), /proc polled every 20 ms (Linux)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peaks: dict = {}
+    while proc.poll() is None:
+        for pid in [proc.pid, *_descendants(proc.pid)]:
+            kib = _vm_hwm_kib(pid)
+            if kib is not None and kib / 1024 > peaks.get(pid, (0.0, ""))[0]:
+                peaks[pid] = (kib / 1024, peaks.get(pid, (0, None))[1] or _cmdline(pid))
+        time.sleep(0.02)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])}... exited {proc.returncode}: {err[-500:]}")
+    return wall, peaks
+
+
+def _descendants(root: int) -> list:
+    children: dict = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def row_dask(cfg, peers: Peers, work: str) -> Row:
+    n = cfg["dask_rows"]
+    workers = os.cpu_count() or 1
+    row = Row(
+        9,
+        f"`autograd-cli batch --engine dask` (a local cluster, {workers} worker processes) vs "
+        f"the local engine, CSV -> JSONL, grad of `{BATCH_EXPR}`",
+        f"{count(n)} rows, 1 run",
+    )
+    cli, note = cli_command()
+    if note:
+        row.notes.append(note)
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        why = f"{exc.name}: not installed (pip install 'autograd-cli[dask]')"
+        row.line(who="autograd-cli batch --engine dask", missing=why, ours=True)
+        row.line(who="autograd-cli batch (local engine)", missing=why, reference=True)
+        return row
+    if not os.path.isdir("/proc"):
+        row.notes.append("no /proc: peak memory not measured")
+    csv_path = os.path.join(work, f"dask_{n}.csv")
+    local_out = os.path.join(work, f"dask_{n}.local.jsonl")
+    dask_out = os.path.join(work, f"dask_{n}.dask.jsonl")
+    make_csv(csv_path, n)
+    base = cli + ["batch", csv_path, "--expr", BATCH_EXPR, "--no-progress"]
+    dask_cmd = base + ["-o", dask_out, "--engine", "dask", "--workers", str(workers)]
+    local_wall, local_peaks = peak_tree(base + ["-o", local_out])
+    dask_wall, dask_peaks = peak_tree(dask_cmd)
+    row.line(
+        who=f"autograd-cli batch --engine dask ({workers} workers)", samples=[dask_wall], ours=True
+    )
+    row.line(who="autograd-cli batch (local engine)", samples=[local_wall], reference=True)
+    worker_mib = [
+        mib
+        for mib, line in dask_peaks.values()
+        if "multiprocessing" in line and "resource_tracker" not in line
+    ]
+    client_mib = max(
+        (mib for mib, line in dask_peaks.values() if "multiprocessing" not in line), default=0
+    )
+    local_mib = max((mib for mib, _ in local_peaks.values()), default=0)
+    if worker_mib:
+        row.notes.append(
+            f"peak memory (VmHWM): each Dask worker {min(worker_mib):.0f}-{max(worker_mib):.0f} "
+            f"MiB ({len(worker_mib)} workers), the Dask client {client_mib:.0f} MiB, the local "
+            f"engine {local_mib:.0f} MiB"
+        )
+    mb = os.path.getsize(csv_path) / 1e6
+    row.notes.append(
+        f"input {mb:.0f} MB; both wall times include start-up (the cluster's: a few seconds)"
+    )
+    try:
+        if not _same_bytes(local_out, dask_out):
+            raise AssertionError("the Dask engine's output differs from the local engine's")
+        pairs = verify_jsonl(csv_path, dask_out, n, cfg["verify_rows"])
+        agree(row, pairs, 1e-12, f"NumPy at {min(cfg['verify_rows'], n)} sampled lines", atol=1e-12)
+        row.check += "; the same bytes as the local engine's output"
+    except AssertionError as exc:
+        row.failed = str(exc)
+    for path in (csv_path, local_out, dask_out):
+        os.remove(path)
+    return row
+
+
 ROWS = {
     1: row_cold_start,
     2: row_batch,
@@ -1040,6 +1170,7 @@ ROWS = {
     6: row_hessian,
     7: row_layer,
     8: row_memory,
+    9: row_dask,
 }
 
 

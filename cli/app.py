@@ -1042,13 +1042,47 @@ def batch_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="propagate lines: the draws' seed.")
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="local (this process) or dask (a Dask cluster: FILE may also be a glob or a "
+            "folder of CSV, JSONL and Parquet files, and -o DIR.parquet writes Parquet).",
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="--engine dask: the scheduler of an existing cluster (tcp://host:8786), or "
+            "in-process (threads in this process); default: a new local cluster.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="--engine dask, local cluster: worker processes (default: one per core).",
+        ),
+    ] = None,
+    partition_size: Annotated[
+        str | None,
+        typer.Option(
+            "--partition-size",
+            metavar="SIZE",
+            help="--engine dask: bytes of CSV/JSONL per task, like 16M (default: from the input's "
+            "size and the cluster's threads, 1M to 16M); Parquet: one task per row group.",
+        ),
+    ] = None,
 ):
     """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
 
     Exit code 0 when every line succeeded, 1 when any line failed (its output line holds
     the error; a summary goes to stderr), 2 for a bad command line, 130/143/129 when
     stopped by SIGINT/SIGTERM/SIGHUP (the lines completed so far are kept), 141 when the
-    reader of stdout goes away.
+    reader of stdout goes away.  With --engine dask the lines are evaluated on a Dask
+    cluster (FILE may be a glob or a folder; Parquet too): the same output, in order.
     """
     from ..core import backend, limits
     from . import batch
@@ -1059,8 +1093,15 @@ def batch_command(
         raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
     memory = options.parse_max_memory(max_memory)
     seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
+    dask = None  # --engine dask's settings (its module is loaded on that path only)
+    if engine != "local" or (scheduler, workers, partition_size) != (None, None, None):
+        from . import batch_dask
+
+        dask = batch_dask.engine_options(
+            engine, scheduler, workers, partition_size, device, dtype, memory
+        )
     with backend.using(device=device, dtype=dtype), limits.using(memory):
-        summary = batch.run_batch(
+        summary = (batch.run_batch if dask is None else batch_dask.runner(dask))(
             batch.BatchOptions(
                 source=file,
                 expr=expr,

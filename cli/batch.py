@@ -503,6 +503,14 @@ def _csv_row(
         fields = next(csv.reader([text]))
     except csv.Error as exc:
         raise _LineError("bad_line", f"not a CSV row: {exc}") from None
+    return _csv_fields(pos, fields, names, opts, skip)
+
+
+def _csv_fields(
+    pos: int, fields: list, names: list[str], opts: BatchOptions, skip: frozenset = frozenset()
+) -> _Task:
+    """A row's cells (text, one per column of ``names``) -> its task, as for a CSV line (also
+    the Dask engine's Parquet rows, cells written as text)."""
     if len(fields) != len(names):
         raise _LineError(
             "bad_line", f"expected {len(names)} value(s) ({', '.join(names)}), got {len(fields)}"
@@ -1280,7 +1288,10 @@ class _Sink:
     def write_lines(self, lines: list) -> None:
         if not lines:
             return
-        data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
+        self.write_data(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
+
+    def write_data(self, data: bytes) -> None:
+        """Whole lines as UTF-8 bytes (``write_lines``' encoding), written out."""
         try:
             if self.fd is not None:
                 if self.text is not None:
@@ -1391,8 +1402,9 @@ class _Input:
         self.stream = self._text(self.limits)
 
     @staticmethod
-    def _text(binary) -> io.TextIOWrapper:
-        stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
+    def _text(binary, encoding: str = "utf-8-sig") -> io.TextIOWrapper:
+        """Text lines of ``binary`` (``encoding="utf-8"``: a part of a file after its start)."""
+        stream = io.TextIOWrapper(binary, encoding=encoding, errors="replace")
         stream._CHUNK_SIZE = _READ_SIZE
         return stream
 
@@ -1732,14 +1744,18 @@ def run_batch(opts: BatchOptions) -> Summary:
         source.close()
     limits = source.limits
     if error is None and limits is not None and limits.runaway is not None and code == ExitCode.OK:
-        error = (
-            f"line {limits.runaway} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
-            f"without a line end (is the input a text file?); reading stopped there, "
-            f"after {runner.written} output line(s), the last one its error record"
-        )
+        error = _runaway_message(limits.runaway, runner.written)
     if code == ExitCode.OK and (runner.failed or error):
         code = ExitCode.EVALUATION_ERROR
     return Summary(code, runner.written, runner.failed, runner.stopped, error, runner.unconverged)
+
+
+def _runaway_message(line: int, written: int) -> str:
+    return (
+        f"line {line} goes on for more than {_size(MAX_RUNAWAY_BYTES)} "
+        f"without a line end (is the input a text file?); reading stopped there, "
+        f"after {written} output line(s), the last one its error record"
+    )
 
 
 def _regular(source: _Input) -> bool:
@@ -1770,12 +1786,7 @@ def _after_timeout(runner: _Runner, source: _Input, sink, interrupt: _Interrupt,
         start = interrupt.last_line
         try:
             for numbers, texts, _ in runner.chunks:  # the same reader, where it stopped
-                docs = [
-                    _exception_doc(n, t.error())
-                    if type(t) is _Overlong
-                    else _error_doc(n, "limit", message)
-                    for n, t in zip(numbers, texts)
-                ]
+                docs = _limit_docs(numbers, texts, message)
                 sink.write_lines(docs)
                 runner.written += len(docs)
                 runner.failed += len(docs)
@@ -1796,6 +1807,15 @@ def _after_timeout(runner: _Runner, source: _Input, sink, interrupt: _Interrupt,
     return f"stopped after the --timeout of {seconds:g} s: {done}{note}"
 
 
+def _limit_docs(numbers: list, texts: list, message: str) -> list:
+    """The records of lines read after a --timeout: each a ``limit`` error with ``message``
+    (an overlong line: its own record)."""
+    return [
+        _exception_doc(n, t.error()) if type(t) is _Overlong else _error_doc(n, "limit", message)
+        for n, t in zip(numbers, texts)
+    ]
+
+
 def _drive(
     runner: _Runner,
     source: _Input,
@@ -1810,24 +1830,7 @@ def _drive(
     skip: frozenset = frozenset()  # CSV columns the expression does not use
     first_line = 1
     if fmt == "csv":
-        interrupt.state = "reading"
-        try:
-            header_line = 0
-            header = None
-            for text in stream:
-                header_line += 1
-                overlong = source.overlong(header_line)
-                if overlong is not None:
-                    raise options.UsageError(
-                        f"the CSV header (line {header_line}) is longer "
-                        f"than {_size(MAX_LINE_BYTES)}: "
-                        f"is this a CSV file?"
-                    )
-                if text.strip():
-                    header = text
-                    break
-        finally:
-            interrupt.state = "working"
+        header, header_line = _read_header(source, interrupt)
         if header is None:
             return
         names = _csv_header(header)
@@ -1841,54 +1844,8 @@ def _drive(
         chunk = _Chunk(numbers)
         runner.current = chunk
         interrupt.evaluating = True  # from here a --timeout gives the chunk's lines records
-        tasks = []
-        groups = []
-        stop_at = None  # with --fail-fast: a line that fails before evaluation
-        if type(texts[0]) is _Overlong:  # a line too long to read: alone in its chunk
-            chunk.fail(0, texts[0].error())
-            if opts.fail_fast:
-                stop_at = 0
-        elif fmt == "csv":
-            fast = _csv_fast(texts, len(names), joined) if batchable(opts.op, opts.order) else None
-            if fast is not None:
-                cols = {n: fast[:, i] for i, n in enumerate(names) if n not in skip}
-                groups.append(
-                    (
-                        opts.expr,
-                        opts.op,
-                        tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
-                        tuple((n, ()) for n in names if n not in skip),
-                        list(range(len(numbers))),
-                        lambda cols=cols: cols,
-                        None,
-                    )
-                )
-            else:
-                for pos, text in enumerate(texts):
-                    try:
-                        tasks.append(_csv_row(pos, text, names, opts, skip))
-                    except Exception as exc:  # noqa: BLE001
-                        chunk.fail(pos, exc)
-                        if opts.fail_fast:
-                            stop_at = pos
-                            break
-        else:
-            for pos, text in enumerate(texts):
-                try:
-                    tasks.append(_parse_jsonl(pos, text, opts))
-                except Exception as exc:  # noqa: BLE001
-                    chunk.fail(pos, exc)
-                    if opts.fail_fast:
-                        stop_at = pos
-                        break
-        runner.run_chunk(chunk, tasks, groups)
+        n = _evaluate_chunk(runner, chunk, fmt, texts, joined, names, skip)
         interrupt.evaluating = False
-        n = len(numbers) if stop_at is None else stop_at + 1
-        if opts.fail_fast:
-            for i in range(n):
-                if chunk.failed[i]:
-                    n = i + 1
-                    break
         interrupt.state = "writing"  # written and counted, or neither: no stop in between
         sink.write_lines(chunk.out[:n])
         runner.count(chunk, n)
@@ -1900,3 +1857,95 @@ def _drive(
             return
         if interrupt.requested:
             raise _Stop()
+
+
+def _read_header(source: _Input, interrupt) -> tuple[str | None, int]:
+    """A CSV file's header: its first non-blank line (None: there is none) and its number."""
+    interrupt.state = "reading"
+    try:
+        header_line = 0
+        for text in source.stream:
+            header_line += 1
+            overlong = source.overlong(header_line)
+            if overlong is not None:
+                raise options.UsageError(
+                    f"the CSV header (line {header_line}) is longer "
+                    f"than {_size(MAX_LINE_BYTES)}: "
+                    f"is this a CSV file?"
+                )
+            if text.strip():
+                return text, header_line
+    finally:
+        interrupt.state = "working"
+    return None, header_line
+
+
+def _evaluate_chunk(
+    runner: _Runner,
+    chunk: _Chunk,
+    fmt: str,
+    texts: list,
+    joined: str | None = None,
+    names: list | None = None,
+    skip: frozenset = frozenset(),
+) -> int:
+    """One chunk's lines (``texts``, CSV or JSONL) parsed and evaluated into ``chunk.out``;
+    returns how many of them are to be written: all, or with --fail-fast those up to and
+    including the first failed one."""
+    opts = runner.opts
+    tasks: list = []
+    groups: list = []
+    stop_at = None  # with --fail-fast: a line that fails before evaluation
+    if type(texts[0]) is _Overlong:  # a line too long to read: alone in its chunk
+        chunk.fail(0, texts[0].error())
+        if opts.fail_fast:
+            stop_at = 0
+    elif fmt == "csv":
+        fast = _csv_fast(texts, len(names), joined) if batchable(opts.op, opts.order) else None
+        if fast is not None:
+            columns = {n: fast[:, i] for i, n in enumerate(names) if n not in skip}
+            groups.append(_column_group(opts, columns, len(texts)))
+        else:
+            tasks, stop_at = _parse_each(chunk, texts, opts, _csv_row, names, opts, skip)
+    else:
+        tasks, stop_at = _parse_each(chunk, texts, opts, _parse_jsonl, opts)
+    return _run_chunk(runner, chunk, tasks, groups, stop_at)
+
+
+def _column_group(opts: BatchOptions, columns: dict, size: int) -> tuple:
+    """A ready-made group of ``size`` rows of --expr from columns of plain numbers (name ->
+    float64 array, in the header's order), for ``_Runner.run_chunk``."""
+    return (
+        opts.expr,
+        opts.op,
+        tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
+        tuple((n, ()) for n in columns),
+        list(range(size)),
+        lambda: columns,
+        None,
+    )
+
+
+def _parse_each(chunk: _Chunk, items: list, opts: BatchOptions, parse, *args) -> tuple:
+    """``parse(pos, item, *args)`` for each line of the chunk: (tasks, the position where
+    --fail-fast stopped or None); a line that does not parse gets its error record."""
+    tasks = []
+    for pos, item in enumerate(items):
+        try:
+            tasks.append(parse(pos, item, *args))
+        except Exception as exc:  # noqa: BLE001
+            chunk.fail(pos, exc)
+            if opts.fail_fast:
+                return tasks, pos
+    return tasks, None
+
+
+def _run_chunk(runner: _Runner, chunk: _Chunk, tasks: list, groups: list, stop_at) -> int:
+    """Evaluate a parsed chunk; returns the number of its lines to write (see _evaluate_chunk)."""
+    runner.run_chunk(chunk, tasks, groups)
+    n = len(chunk.lines) if stop_at is None else stop_at + 1
+    if runner.opts.fail_fast:
+        for i in range(n):
+            if chunk.failed[i]:
+                return i + 1
+    return n
