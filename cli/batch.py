@@ -1569,7 +1569,17 @@ def _input_format(opts: BatchOptions) -> str:
         return fmt
     if opts.source == "-":
         return "jsonl"
+    _no_parquet(opts.source, "input")
     return _EXTENSIONS.get(os.path.splitext(opts.source)[1].lower(), "jsonl")
+
+
+def _no_parquet(path: str | None, what: str) -> None:
+    """The local engine reads and writes text: a Parquet file is the Dask engine's."""
+    if path and os.path.splitext(path.rstrip("/"))[1].lower() in (".parquet", ".pq"):
+        raise options.UsageError(
+            f"batch: Parquet {what} ({path!r}) needs --engine dask (pip install "
+            "'autograd-cli[dask]'); the local engine reads JSONL or CSV and writes JSONL"
+        )
 
 
 def _check_options(opts: BatchOptions) -> None:
@@ -1668,6 +1678,7 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozens
 
 def run_batch(opts: BatchOptions) -> Summary:
     """Run a batch: the output lines are written; returns what happened (see ``Summary``)."""
+    _no_parquet(opts.output, "output")
     _check_options(opts)
     fmt = _input_format(opts)
     _check_settings(opts, fmt)

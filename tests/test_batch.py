@@ -644,3 +644,15 @@ def test_rows_with_warnings_keep_their_own(tmp_path, cli):
         for i, (x, y) in enumerate(zip(xs.tolist(), ys.tolist()))
     ]
     assert len({tuple(d.get("warnings", ())) for d in r.docs}) >= 2
+
+
+def test_the_local_engine_refuses_parquet_and_says_which_engine_reads_it(cli, tmp_path):
+    csv = tmp_path / "p.csv"
+    csv.write_text("x\n1\n")
+    for argv in (
+        ["batch", str(tmp_path / "p.parquet"), "--expr", "x"],
+        ["batch", str(csv), "--expr", "x", "-o", str(tmp_path / "out.parquet")],
+    ):
+        r = cli(*argv, "--json")
+        assert r.code == 2 and "needs --engine dask" in json.loads(r.out)["error"]["message"]
+    assert not (tmp_path / "out.parquet").exists()
