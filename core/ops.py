@@ -414,6 +414,8 @@ def _reduced_shape(shape, axis, keepdims):
         return tuple(1 for _ in shape) if keepdims else ()
     axes = axis if isinstance(axis, tuple) else (axis,)
     nd = len(shape)
+    if nd == 0:
+        return ()  # a number along axis 0 or -1, as NumPy and PyTorch take it: itself
     axes = {a % nd for a in axes}
     if keepdims:
         return tuple(1 if i in axes else s for i, s in enumerate(shape))
@@ -2057,7 +2059,25 @@ def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
     for op in table.values():
         if op.size is None and op.kind in ("elementwise", "comparison") and op.arity != 1:
             op.size = broadcast_size
+        if op.kind == "reduction":
+            op.forward = _axis_checked(op.forward, (op.printing.names or (op.name,))[0])
     return table
+
+
+def _axis_checked(forward, name: str):
+    """A reduction's forward that refuses an axis of a number (NumPy takes axis 0 of a 0-d
+    array as no axis at all, var and std do not; one rule for all: a shape error)."""
+
+    def checked(a, axis=None, keepdims=False):
+        if axis is not None and a.ndim == 0:
+            raise ValueError(
+                f"{name}() of a number has no axis {axis}: a number has no axes (leave the "
+                "axis out)"
+            )
+        return forward(a, axis=axis, keepdims=keepdims)
+
+    checked.__wrapped__ = forward  # type: ignore[attr-defined]
+    return checked
 
 
 # The table is filled once, by core/optable.py, after this module and the modules of more

@@ -135,3 +135,15 @@ def test_diff_of_a_sine_of_a_huge_argument_is_not_compared():
     assert _oracle_findings(tree, {"z": -2.961}, "diff") == []
     # a moderate argument is still compared (a wrong derivative there would be found)
     assert _oracle_findings(("sin", ("exp", ("var", "z"))), {"z": 2.0}, "diff") == []
+
+
+def test_a_reduction_along_an_axis_of_a_number_is_a_shape_error(cli):
+    # bench/fuzz.py --seed 3: `check "sum(x,axis=0)" --x 7` was an internal error (the
+    # backward's shape of a reduced 0-d array divided by its 0 dimensions); NumPy takes axis
+    # 0 of a number for no axis in sum and max but not in var: one rule for every reduction
+    for text in ("sum(x,axis=0)", "max(x, axis=-1)", "var(x, 0)", "logsumexp(x, axis=0)"):
+        for command in ("eval", "grad", "check", "hessian"):
+            r = cli(command, text, "--x", "7", "--json")
+            assert r.code == 1 and r.json["error"]["kind"] == "shape", (command, text, r.out)
+            assert "of a number has no axis" in r.json["error"]["message"]
+    assert cli("grad", "sum(x, axis=0)", "--x", "[1, 2]", "--json").json["grad"]["x"] == [1, 1]
