@@ -1,10 +1,24 @@
 """Taylor expansions at a point, with the engine's exact derivatives.
 
-One variable: ``c[k] = f^(k)(a) / k!`` for k = 0..order, by repeated
-differentiation of the recorded graph (``create_graph``: exact, never finite
-differences).  Several variables: the k-th derivative tensors D^k f(a) / k!
-(k = 0: the value, 1: the gradient, 2: the Hessian / 2, ...).  The polynomial
-is written in the tool's own language, so it parses back; with ``at``, the
+One variable: ``c[k] = f^(k)(a) / k!`` for k = 0..order.  Two methods, the same numbers
+(to float64 rounding):
+
+* Taylor mode (:mod:`.taylor_mode`, the default): one walk of the expression graph that
+  carries the order + 1 Taylor coefficients of every node, with an O(order^2) rule per op
+  (Griewank & Walther ch. 13, JAX's ``jet``).  Every elementwise op of the op table has a
+  rule; nodes that do not depend on the variable can be anything (arrays, reductions, ...).
+* Repeated differentiation of the recorded graph (``create_graph``, ``order`` times), whose
+  cost grows much faster than order^2.  It is used where Taylor mode cannot promise the
+  engine's numbers: an op without a Taylor rule on the variable's path (reductions or
+  indexing of arrays, linear algebra), a singular point (``sqrt`` or a fractional power of 0,
+  ``asin(1)``, a pole: wherever a coefficient or a local derivative is not finite or
+  overflows), ``a**b`` with both variable and ``b`` a whole number at the point (the engine
+  pins ``d(a**b)/da`` there, as PyTorch does), a device or dtype other than CPU float64.
+  :mod:`.taylor_mode` lists the conditions.
+
+Several variables: the k-th derivative tensors D^k f(a) / k! (k = 0: the value, 1: the
+gradient, 2: the Hessian / 2, ...), by repeated differentiation.  Never finite differences.
+The polynomial is written in the tool's own language, so it parses back; with ``at``, the
 expansion is compared with the function at another point (the remainder).
 """
 
@@ -18,6 +32,7 @@ from itertools import product
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
 from .program import Program, check_values, resolve_wrt
+from .taylor_mode import NoTaylorMode, taylor_coefficients
 
 __all__ = ["TaylorResult", "taylor", "MAX_TERMS"]
 
@@ -78,13 +93,14 @@ def taylor(
             f"taylor of {n} variables to order {order} needs {terms:,} derivative entries "
             f"(more than {MAX_TERMS:,}); lower --order or expand in fewer variables (--wrt)"
         )
-    tensors = _derivative_tensors(program, values, names, order)
-    value = tensors[0][()]
     coefficients: list | dict
     if n == 1:
-        coefficients = [float(tensors[k][(0,) * k]) / math.factorial(k) for k in range(order + 1)]
+        coefficients = _one_variable(program, values, names[0], order)
+        value = coefficients[0]
         monomials = [((k,), coefficients[k]) for k in range(order + 1)]
     else:
+        tensors = _derivative_tensors(program, values, names, order)
+        value = tensors[0][()]
         coefficients = {
             str(k): (tensors[k] / math.factorial(k)).tolist() if k else float(value)
             for k in range(order + 1)
@@ -95,6 +111,21 @@ def taylor(
     if at:
         remainder = _remainder(program, values, names, point, monomials, at)
     return TaylorResult(point, order, coefficients, text, float(value), remainder)
+
+
+def _one_variable(program, values, name: str, order: int) -> list:
+    """[c0, c1, ..., c_order]: by Taylor mode where it gives the engine's numbers, else by
+    repeated differentiation (:func:`_repeated`)."""
+    try:
+        return taylor_coefficients(program, values, name, order)
+    except NoTaylorMode:
+        return _repeated(program, values, name, order)
+
+
+def _repeated(program, values, name: str, order: int) -> list:
+    """[c0, c1, ..., c_order] by differentiating the recorded graph ``order`` times."""
+    tensors = _derivative_tensors(program, values, [name], order)
+    return [float(tensors[k][(0,) * k]) / math.factorial(k) for k in range(order + 1)]
 
 
 def _derivative_tensors(program, values, names, order) -> list:
