@@ -21,6 +21,7 @@ import functools
 import hashlib
 import math
 import os
+import threading
 from typing import cast
 
 import lark
@@ -738,15 +739,16 @@ class Parser:
     Build one with :meth:`from_tables` (the shipped tables, fast), :meth:`from_grammar`
     (``expr.lark`` in memory, slow) or :meth:`build` (the first, else the second); or
     use the one :func:`default_parser` keeps.  A parser parses one text at a time (its
-    builder holds the text being parsed): a thread that parses alongside others builds
-    its own.
+    builder holds the text being parsed), so :meth:`parse` holds the parser's lock: threads
+    that share it (a Dask worker's, a server's) take turns, and none sees another's names.
     """
 
-    __slots__ = ("lark", "builder")
+    __slots__ = ("lark", "builder", "_lock")
 
     def __init__(self, lark: Lark, builder: Builder):
         self.lark = lark
         self.builder = builder
+        self._lock = threading.Lock()
 
     @classmethod
     def from_tables(cls, grammar: bytes | None = None) -> Parser | None:
@@ -782,17 +784,18 @@ class Parser:
             )
         if not text.strip():
             raise ParseError("empty expression", line=1, column=1, context="\n^")
-        self.builder.reset(text)
-        try:
-            # Lark types parse() as returning a Tree; with the Builder as its (LALR inline)
-            # transformer it returns what Builder.program returns: a Program.
-            return cast(Program, self.lark.parse(text))
-        except UnexpectedInput as exc:
-            raise _syntax_error(text, exc) from None
-        except RecursionError:  # pragma: no cover - the build is iterative; kept as a guard
-            raise InputError("expression nests too deeply to parse") from None
-        finally:
-            self.builder.reset("")
+        with self._lock:
+            self.builder.reset(text)
+            try:
+                # Lark types parse() as returning a Tree; with the Builder as its (LALR
+                # inline) transformer it returns what Builder.program returns: a Program.
+                return cast(Program, self.lark.parse(text))
+            except UnexpectedInput as exc:
+                raise _syntax_error(text, exc) from None
+            except RecursionError:  # pragma: no cover - the build is iterative; a guard
+                raise InputError("expression nests too deeply to parse") from None
+            finally:
+                self.builder.reset("")
 
 
 @functools.cache

@@ -198,3 +198,33 @@ def test_a_stale_tables_file_is_reported_then_replaced(tmp_path, monkeypatch, ca
     assert target.read_text(encoding="utf-8") == stale  # --check writes nothing
     assert build_tables.main([]) == 0
     assert target.read_bytes() == TABLES_FILE.read_bytes()
+
+
+def test_threads_sharing_the_default_parser_see_only_their_own_names():
+    # A Dask worker's threads parse at once (batch --engine dask); the parser's builder holds
+    # the text being parsed, so parse() takes turns (it once gave one thread another's names)
+    import sys
+    import threading
+
+    from autograd_cli.grammar import parse
+
+    texts = [f"v{i}*sin(w{i}) + v{i}**2" for i in range(16)]
+    wrong: list = []
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+
+        def work(i: int) -> None:
+            for _ in range(100):
+                inputs = parse(texts[i]).inputs
+                if inputs != [f"v{i}", f"w{i}"]:
+                    wrong.append((i, inputs))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert wrong == []
