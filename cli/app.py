@@ -657,9 +657,12 @@ def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
     1.0 in float32): else a usage error naming the variable."""
     import numpy
 
+    from ..core.expr import parse_value
+
     for name in names:
         if name not in values:
             continue  # a missing value is reported by check_of, as by every command
+        parse_value(name, values[name])  # a ragged or deep value: its bad_value error first
         with numpy.errstate(all="ignore"):
             x = numpy.asarray(values[name], dtype=dtype)
             stuck = (x + numpy.asarray(eps, dtype=dtype)) - (x - numpy.asarray(eps, dtype=dtype))

@@ -72,10 +72,10 @@ def parse_value(name: str, value, dtype=None):
             "(write it as 1e400 for inf, or scale it)",
             variable=name,
         ) from None
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError):
         raise BadValueError(
-            f"bad value for {name!r}: {value!r} is not a number or a "
-            f"rectangular array of numbers ({exc})",
+            f"bad value for {name!r}: {value!r} is not a number or a rectangular array of "
+            "numbers (rows of different lengths, or an element that is not a number)",
             variable=name,
         ) from None
     if host.ndim > max_dims:

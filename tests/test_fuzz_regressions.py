@@ -147,3 +147,13 @@ def test_a_reduction_along_an_axis_of_a_number_is_a_shape_error(cli):
             assert r.code == 1 and r.json["error"]["kind"] == "shape", (command, text, r.out)
             assert "of a number has no axis" in r.json["error"]["message"]
     assert cli("grad", "sum(x, axis=0)", "--x", "[1, 2]", "--json").json["grad"]["x"] == [1, 1]
+
+
+def test_check_of_a_ragged_value_is_a_bad_value_error(cli):
+    # bench/fuzz.py --seed 4 (100,000 inputs, its one finding): `check "y+2" --y "[[],2]"` was
+    # an internal error (check's step test read the value before anything had checked it)
+    for command in ("check", "grad", "eval"):
+        r = cli(command, "y+2", "--y", "[[],2]", "--json")
+        assert r.code == 2 and r.json["error"]["kind"] == "bad_value", (command, r.out)
+        assert "rectangular array" in r.json["error"]["message"]
+        assert "inhomogeneous" not in r.json["error"]["message"]  # no NumPy wording
