@@ -677,7 +677,8 @@ def _tensordot_split(sa, sb, axes):
 
 def _tensordot_size(shapes, attrs) -> int:
     try:
-        free_a, _, free_b = _tensordot_split(*shapes, attrs.get("axes", 2))
+        sa, sb = shapes
+        free_a, _, free_b = _tensordot_split(sa, sb, attrs.get("axes", 2))
     except ValueError:
         return 0
     return math.prod(free_a) * math.prod(free_b)

@@ -389,7 +389,13 @@ def test_ctrl_c_keeps_the_finished_lines_in_order(tmp_path, cli, scheduler, monk
     local = cli("batch", path, "--expr", EXPR).out.splitlines()
     _SENT.clear()
     _slow_after_first(monkeypatch, _interrupt)
-    got = dask(cli, scheduler, path, "--expr", EXPR, "--partition-size", "200", "-o", out)
+    # Ctrl-C as at a terminal: a runner started in the background (`cmd &` in a script, as
+    # CI may be) inherits SIGINT ignored, and the tool keeps an ignored SIGINT ignored
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        got = dask(cli, scheduler, path, "--expr", EXPR, "--partition-size", "200", "-o", out)
+    finally:
+        signal.signal(signal.SIGINT, saved)
     assert got.code == 130 and "interrupted;" in got.err
     written = out.read_text().splitlines()
     assert written == local[: len(written)] and len(written) < len(local)
@@ -412,6 +418,8 @@ def test_a_local_cluster_of_processes_and_ctrl_c_at_the_terminal(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        # SIGINT at its default, as at a terminal, even when the runner ignores it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = proc.stdout.readline()  # the first partition is written: the run is going
