@@ -226,6 +226,19 @@ def _near_singularity(u: list, rho: float, scale: float, what: str) -> None:
         )
 
 
+def _products_fit(u: list, what: str) -> None:
+    """Poison unless products of ``u``'s derivatives of total order K fit a float:
+    ``growth(u)**K`` (:func:`_growth`).  ``u`` is an argument of a nonlinear op in the
+    engine's derivative graphs (an argument of the op, or an intermediate of its derivative
+    formula, such as ``x*x + y*y`` in atan2's), whose graphs multiply that many of them
+    before the op's own small factors can bring the product back (``atan2(x, 1e288**x)``:
+    ``u'**3`` is inf there)."""
+    k = min(len(u) - 1, _GUARDED_ORDER)
+    growth = _growth(u)
+    if growth > 1 and k * math.log(growth) > _LOG_LIMIT:
+        raise _Poisoned(f"{what}: products of derivatives overflow the engine", hard=True)
+
+
 def _pole_distance(x: float) -> float:
     """How far x is from the poles of gamma and its relatives, 0, -1, -2, ..."""
     return x if x > 0 else abs(x - round(x))
@@ -556,6 +569,7 @@ def _asin_acos(r: _Args) -> list:
     u, n = r.s(0), r.n
     w = [-x for x in _product(u, u, n)]
     w[0] = 1 - u[0] * u[0]
+    _products_fit(w, r.op.name)  # the engine's 1/sqrt(1 - x*x)
     if not w[0] > 0:
         raise _Poisoned(f"{r.op.name} at +-1")
     root0 = math.sqrt(w[0])
@@ -572,6 +586,7 @@ def _atan(r: _Args) -> list:
     u, n = r.s(0), r.n
     q = _product(u, u, n)
     q[0] = 1 + u[0] * u[0]
+    _products_fit(q, "atan")  # the engine's 1/(1 + x*x)
     d = _quotient([1.0] + [0.0] * (n - 1), q, 1.0 / q[0], n)
     return _integral(_weighted(u, n), d, r.out0, n)
 
@@ -580,6 +595,7 @@ def _atan(r: _Args) -> list:
 def _erf(r: _Args) -> list:
     u, n = r.s(0), r.n
     minus_square = [-x for x in _product(u, u, n)]
+    _products_fit(minus_square, r.op.name)  # the engine's exp(-(x*x))
     e = _exp(minus_square, _value("exp", -(u[0] * u[0])), n)
     scale = TWO_OVER_SQRT_PI if r.op.name == "erf" else -TWO_OVER_SQRT_PI
     return _integral(_weighted(u, n), _times(e, scale), r.out0, n)
@@ -684,8 +700,9 @@ def _atan2(r: _Args) -> list:
     dy = [(m + 1) * y[m + 1] for m in range(n - 1)]
     dx = [(m + 1) * x[m + 1] for m in range(n - 1)]
     numerator = [p - q for p, q in zip(_product(x, dy, n - 1), _product(y, dx, n - 1))]
-    squares = [p + q for p, q in zip(_product(x, x, n - 1), _product(y, y, n - 1))]
+    squares = [p + q for p, q in zip(_product(x, x, n), _product(y, y, n))]
     squares[0] = r2
+    _products_fit(squares, "atan2")  # the engine divides by x*x + y*y
     rate = _quotient(numerator, squares, numerator[0] / r2, n - 1)
     return [r.out0] + [rate[k - 1] / k for k in range(1, n)]
 
@@ -698,6 +715,7 @@ def _hypot(r: _Args) -> list:
         raise _Poisoned("hypot at the origin")
     _near_singularity(_larger(a, b), h0, h0, "hypot")
     squares = [p + q for p, q in zip(_product(a, a, n), _product(b, b, n))]
+    _products_fit(squares, "hypot")
     return _sqrt(squares, h0, n)
 
 
@@ -752,6 +770,12 @@ _LINEAR = frozenset(
     ("add", "sub", "neg", "where", "sum", "mean", "reshape", "transpose", "broadcast_to")
     + ("sum_to", "abs", "relu", "sign", "floor", "ceil", "round", "maximum", "minimum")
     + ("clamp_min", "clamp_max", "clip", "mod")
+)
+
+
+#: ops whose derivative formula in the op table is nonlinear in the result (tan: 1 + out*out)
+_NONLINEAR_IN_OUT = frozenset(
+    ("tan", "tanh", "sigmoid", "cbrt", "sqrt", "erfinv", "gamma", "beta", "hypot", "div", "pow")
 )
 
 
@@ -818,24 +842,14 @@ class TaylorJets(Interpretation):
             if _nonlinear(op.name, live):
                 for a, f in zip(args, live):
                     if f and a.c is not None:
-                        self._check_powers(a.c, op.name)
+                        _products_fit(a.c, op.name)
+                if op.name in _NONLINEAR_IN_OUT:
+                    _products_fit(c, op.name)
         except _Poisoned as why:
             return Jet(out, poison=str(why), hard=why.hard)
         except (ZeroDivisionError, OverflowError) as exc:
             return Jet(out, poison=f"{op.name}: {exc}", hard=True)
         return Jet(out, c)
-
-    def _check_powers(self, u: list, name: str) -> None:
-        """Poison a nonlinear op of an argument whose derivatives' products overflow: the
-        engine's graphs multiply up to K of them (Faa di Bruno's terms, ``u'**K`` and the
-        like, at most ``growth**K``, :func:`_growth`) before the op's own small factors can
-        bring the product back (``atan2(x, 1e288**x)``: ``u'**3`` is inf there)."""
-        k = min(self.n - 1, _GUARDED_ORDER)
-        growth = _growth(u)
-        if growth > 1 and k * math.log(growth) > self._log_limit:
-            raise _Poisoned(
-                f"{name}: products of its argument's derivatives overflow the engine", hard=True
-            )
 
     def _check(self, c: list, name: str) -> None:
         """Poison a series with a coefficient that is not finite, or a derivative
