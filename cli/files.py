@@ -31,6 +31,14 @@ def write_atomically(path: str, data: bytes, option: str) -> None:
         raise failed("it is a folder", True)
     if st is not None and not os.access(target, os.W_OK):
         raise failed(os.strerror(13), True)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device or a pipe (/dev/stdout, /dev/full, a FIFO): written to, never replaced
+        try:
+            with open(target, "wb") as f:
+                f.write(data)
+        except OSError as exc:
+            raise failed(exc.strerror or str(exc), False) from None
+        return
     directory, base = os.path.split(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory or ".")

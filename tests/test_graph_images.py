@@ -99,3 +99,13 @@ def test_the_real_dot_draws_an_svg(cli, tmp_path):
     target = tmp_path / "g.svg"
     assert cli(*ARGS, "--svg", str(target)).code == 0
     assert "<svg" in target.read_text() and "MulBackward0" in target.read_text()
+
+
+def test_a_device_is_written_to_not_replaced(cli, tmp_path, fake_dot):
+    # --svg /dev/full: the device stays a device (a rename would put a file in its place, as
+    # root), and the full disk is an io error
+    r = cli(*ARGS, "--svg", "/dev/full", "--json")
+    assert r.code == 1 and r.json["error"]["kind"] == "io"
+    assert not os.path.isfile("/dev/full") and stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert cli(*ARGS, "--svg", "/dev/null").code == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
