@@ -427,3 +427,29 @@ def test_error_messages_quote_a_short_window():
     assert r.returncode == 2 and len(r.stderr) < 2000, len(r.stderr)
     r = run_cli(["grad", "x", "--x", big_value, "--json"])
     assert r.returncode == 2 and len(r.stdout) < 2000, len(r.stdout)
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_ctrl_c_while_the_command_line_loads(monkeypatch, capsys, json_out):
+    # the console script's entry (cli/entry.py): a Ctrl-C while NumPy and the op table load
+    # is `interrupted` and exit 130, not Python's traceback
+    import sys as _sys
+
+    from autograd_cli.cli import entry
+
+    class Loading:
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(_sys.modules, "autograd_cli.cli.main", Loading())
+    monkeypatch.setattr(
+        _sys, "argv", ["autograd-cli", "eval", "x"] + (["--json"] if json_out else [])
+    )
+    with pytest.raises(SystemExit) as stop:
+        entry.main()
+    assert stop.value.code == 130
+    out, err = capsys.readouterr()
+    if json_out:
+        assert json.loads(out) == {"error": {"kind": "interrupted", "message": "interrupted"}}
+    else:
+        assert err == "autograd-cli: error: interrupted\n" and out == ""
