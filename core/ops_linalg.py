@@ -101,15 +101,21 @@ def _where_stack(index: tuple, whole: str = "the matrix", stack: str = "the stac
     return f"matrix [{', '.join(str(i) for i in index)}] of {stack}"
 
 
+def _fails(run, m) -> bool:
+    """Whether ``run`` cannot factorise the matrix ``m`` (LinAlgError, or a non-finite
+    result of finite numbers)."""
+    try:
+        r = run(m)
+    except backend.host.linalg.LinAlgError:
+        return True
+    return not _all(xp().isfinite(r))
+
+
 def _first_failure(a, run):
     """The index (a tuple over the stack's axes) of the first matrix of ``a`` that ``run``
-    cannot factorise (LinAlgError, or a non-finite result of finite numbers), or None."""
+    cannot factorise (:func:`_fails`), or None."""
     for index in backend.host.ndindex(a.shape[:-2]):
-        try:
-            r = run(a[index])
-        except backend.host.linalg.LinAlgError:
-            return index
-        if not _all(xp().isfinite(r)):
+        if _fails(run, a[index]):
             return index
     return None
 
@@ -414,11 +420,7 @@ def _leading_order(a) -> int | None:
     definite (the error's detail, as PyTorch gives it)."""
     run = _raising(xp().linalg.cholesky)
     for k in range(1, a.shape[-1] + 1):
-        try:
-            r = run(a[:k, :k])
-        except backend.host.linalg.LinAlgError:
-            return k
-        if not _all(xp().isfinite(r)):
+        if _fails(run, a[:k, :k]):
             return k
     return None
 
