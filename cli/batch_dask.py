@@ -744,7 +744,11 @@ def _cluster(distributed, engine: DaskOptions):
         if engine.scheduler not in (None, IN_PROCESS):
             try:
                 client = distributed.Client(engine.scheduler, timeout="10s")
-            except (OSError, TimeoutError, ValueError) as exc:
+            except (OSError, TimeoutError, ValueError, MemoryError) as exc:
+                # MemoryError: something that is not a Dask scheduler answered, and its first
+                # bytes read as the length of an impossible frame
+                if isinstance(exc, MemoryError):
+                    exc = "it does not speak Dask's protocol"  # type: ignore[assignment]
                 raise options.UsageError(
                     f"--scheduler: cannot reach a Dask scheduler at {engine.scheduler!r}: {exc}"
                 ) from None

@@ -434,3 +434,45 @@ def test_a_local_cluster_of_processes_and_ctrl_c_at_the_terminal(tmp_path):
     assert proc.returncode == 130, err.decode()[-2000:]
     assert out and local.startswith(out) and len(out) < len(local)
     assert b"Traceback" not in err and b"interrupted;" in err
+
+
+def test_a_scheduler_address_that_is_not_dask_is_a_usage_error(cli, tmp_path):
+    # something else listening there: its first bytes read as an impossible frame length
+    # (Dask then asks NumPy for exabytes): a usage error naming the address, not "out of memory"
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def answer():
+        for _ in range(4):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.sendall(b"\xff" * 64)
+            conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    path = tmp_path / "p.csv"
+    path.write_text("x\n1\n")
+    try:
+        got = cli(
+            "batch",
+            path,
+            "--expr",
+            "x",
+            "--engine",
+            "dask",
+            "--scheduler",
+            f"tcp://127.0.0.1:{port}",
+            "--json",
+        )
+    finally:
+        server.close()
+    assert got.code == 2
+    message = json.loads(got.out)["error"]["message"]
+    assert "--scheduler: cannot reach a Dask scheduler" in message
