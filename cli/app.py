@@ -394,10 +394,9 @@ def _option_hint(ctx, name: str) -> str | None:
         return f"{here} has no option --h (did you mean --help?)"
     if _is_option(ctx, name):
         return None
-    group = ctx.parent.command if ctx.parent is not None else None
-    takers = sorted(
-        cmd for cmd, sub in getattr(group, "commands", {}).items() if name in _long_options(sub)
-    )
+    # Every command, not the parent group: a run builds only the command it names.
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    takers = sorted(cmd for cmd, sub in commands.items() if name in _long_options(sub))
     if takers:
         return f"{here} has no option --{name} (--{name} is an option of {', '.join(takers)})"
     close = difflib.get_close_matches(name, _long_options(ctx.command), n=1, cutoff=0.75)

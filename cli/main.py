@@ -113,6 +113,49 @@ GLOBAL_VALUED = ("--device", "--dtype", "--max-memory", "--timeout", "--precisio
 HELP = "--help"
 
 
+def global_options_end(argv: list[str]) -> int:
+    """The index of the first token after the global options (and ``--help``) that lead
+    ``argv``: where the command's name is, when there is one."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name = token.split("=", 1)[0]
+        if token in GLOBAL_FLAGS or token == HELP or (name in GLOBAL_VALUED and "=" in token):
+            i += 1
+        elif name in GLOBAL_VALUED and i + 1 < len(argv):
+            i += 2
+        else:
+            break
+    return i
+
+
+def click_command(argv: list[str]):
+    """The Click command for ``argv``, with the plain converters (see ``app``).
+
+    Building Click commands from the typed signatures of every command is a sixth of a cold
+    start (issue 12), so when ``argv`` names a command (after any global options) the group
+    is built with that command alone: it parses, converts and helps exactly as in the full
+    group, which is built only when no command is named (top-level help, no command, a
+    misspelt one: the messages that list the commands).
+    """
+    import copy
+
+    import typer
+
+    from .app import app, plain_converters
+
+    i = global_options_end(argv)
+    infos = [c for c in app.registered_commands if i < len(argv) and c.name == argv[i]]
+    if len(infos) == 1:
+        one = copy.copy(app)  # a shallow copy: the app's own list of commands is not touched
+        one.registered_commands = infos
+        command = typer.main.get_group(one)
+    else:
+        command = typer.main.get_command(app)
+    plain_converters(command)  # no Pydantic at startup (see app.plain_converters)
+    return command
+
+
 def hoist_global_options(command, argv: list[str]) -> list[str]:
     """Global options given before the command's name go after it.
 
@@ -121,21 +164,8 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
     stays), so ``autograd-cli --json --help`` is the top-level help.
     """
     commands = getattr(command, "commands", {})
-    moved: list[str] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        name = token.split("=", 1)[0]
-        if token in GLOBAL_FLAGS or token == HELP:
-            moved.append(token)
-        elif name in GLOBAL_VALUED and "=" in token:
-            moved.append(token)
-        elif name in GLOBAL_VALUED and i + 1 < len(argv):
-            moved.extend(argv[i : i + 2])
-            i += 1
-        else:
-            break
-        i += 1
+    i = global_options_end(argv)
+    moved = argv[:i]
     if not moved:
         return argv
     if i < len(argv) and argv[i] in commands:
@@ -209,14 +239,9 @@ def completion_class(shell: str):
 
 def shell_complete(instruction: str) -> int:
     """Print the completions (``complete_SHELL``) or the script (``source_SHELL``)."""
-    from .app import app, plain_converters
-
     action, _, shell = instruction.partition("_")
     try:
-        import typer
-
-        command = typer.main.get_command(app)
-        plain_converters(command)
+        command = click_command([])  # every command: completion lists them
         completer = completion_class(shell)(command, {}, "autograd-cli", COMPLETE_VAR)
         text = completer.source() if action == "source" else completer.complete()
         sys.stdout.write(text + ("\n" if text else ""))
@@ -288,10 +313,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         import typer
 
-        from .app import app, plain_converters
-
-        command = typer.main.get_command(app)
-        plain_converters(command)  # no Pydantic at startup (see app.plain_converters)
+        command = click_command(argv)
         argv = hoist_global_options(command, argv)
         if json_mode:
             document = _help_document(command, argv)

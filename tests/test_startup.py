@@ -139,3 +139,35 @@ def test_unusual_values_are_left_to_typer():
     assert plain_value(bool, "yes") is NotImplemented
     assert plain_value(int, True) is NotImplemented
     assert plain_value(list[str], ("a", 1)) is NotImplemented
+
+
+def _help(command, name: str) -> str:
+    import click
+
+    group_ctx = click.Context(command, info_name="autograd-cli")
+    sub = command.commands[name]
+    with click.Context(sub, info_name=name, parent=group_ctx) as ctx:
+        return sub.get_help(ctx)
+
+
+def test_a_named_command_is_built_alone_and_as_in_the_full_group():
+    """A run builds only the command it names (a sixth of a cold start), and that command
+    has the same parameters, converters and help as in the group of every command."""
+    from autograd_cli.cli.app import app
+    from autograd_cli.cli.main import click_command
+
+    full = click_command([])
+    names = sorted(full.commands)
+    assert {"eval", "grad", "batch", "repl", "taylor"} <= set(names)
+    for name in names:
+        for argv in ([name, "x"], ["--json", "--dtype", "float32", name], ["--help", name]):
+            alone = click_command(argv)
+            assert list(alone.commands) == [name], argv
+            assert _help(alone, name) == _help(full, name)
+            params = [(p.name, p.opts, type(p).__name__) for p in alone.commands[name].params]
+            assert params == [(p.name, p.opts, type(p).__name__) for p in full.commands[name].params]
+    # The app itself keeps every command (the single-command group is built from a copy).
+    assert sorted(c.name for c in app.registered_commands) == names
+    # A value of a global option that spells a command is not taken for the command.
+    assert list(click_command(["--dtype", "grad", "eval"]).commands) == ["eval"]
+    assert sorted(click_command(["gradd", "x"]).commands) == names  # misspelt: all listed
