@@ -220,19 +220,96 @@ def print_warnings(warnings) -> None:
         console.print(f"[yellow]warning:[/yellow] {user_text(w)}", markup=True, highlight=False)
 
 
+#: Text that Rich lays out one terminal cell per character: printable ASCII and the symbols
+#: of our labels.  Anything else (wide or combining characters) is left to Rich.
+_ONE_CELL = re.compile(r"[ -~∂·]*")
+
+
+def plain_width() -> int | None:
+    """The width Rich's console would give stdout when it prints no styles there (not a
+    terminal, no FORCE_COLOR/TTY_COMPATIBLE asking for them): ``COLUMNS``, else the size of
+    the first of stdin, stdout, stderr that is a terminal, else 80, as ``rich.Console.size``
+    decides.  None when Rich would style the output (or on Windows): Rich renders it."""
+    import os
+
+    env = os.environ
+    if os.name == "nt" or env.get("TTY_COMPATIBLE", "") == "1":
+        return None
+    if env.get("TTY_COMPATIBLE", "") != "0":
+        force = env.get("FORCE_COLOR")
+        if force is not None and force != "":
+            return None
+        if force is None:
+            try:
+                if sys.stdout.isatty():
+                    return None
+            except (AttributeError, ValueError):
+                pass
+    columns = env.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    width = None
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    return width or 80
+
+
+def plain_table(title: str, header: list[str], rows: list[list[str]]) -> bool:
+    """Write the table ``_table`` would print (``box.SIMPLE_HEAD``, no edges, the title on
+    the left) without Rich, when that is exactly what Rich prints: no styles (see
+    ``plain_width``), every cell one line of one-cell characters, the title no wider than
+    the table and the table no wider than the console.  Returns False (nothing written)
+    otherwise, and the caller uses Rich.  Importing and running Rich was a tenth of a cold
+    start (issue 12); tests/test_format.py compares the two on random tables."""
+    cells = [title, *header, *(c for row in rows for c in row)]
+    if not title or not all(_ONE_CELL.fullmatch(c) for c in cells):
+        return False
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    total = sum(widths) + 3 * len(widths) - 1  # one space each side, one between columns
+    space = plain_width()
+    if space is None or total > space or len(title) > total:
+        return False
+
+    def line(row):
+        return " ".join(f" {c.ljust(w)} " for c, w in zip(row, widths))
+
+    text = [title.ljust(total), line(header), "─" * total, *(line(row) for row in rows)]
+    sys.stdout.write("\n".join(text) + "\n")
+    return True
+
+
 def render_result(expr: str, result, *, kind: str) -> None:
     """A table: the value, then a row per variable's gradient (when there is one)."""
-    from rich.markup import escape
-
-    table = _table(user_text(expr.strip()))
-    table.add_row("value", shape_text(result.value.shape), ValueCell(result.value))
     order = getattr(result, "order", None)
+    rows = [("value", result.value)]
     if result.grad is not None:
         for name, g in result.grad.items():
             label = f"∂/∂{name}" if not order or order == 1 else f"∂^{order}/∂{name}^{order}"
-            table.add_row(escape(label), shape_text(g.shape), ValueCell(g))
+            rows.append((label, g))
     if getattr(result, "jvp", None) is not None:
-        table.add_row("J·v", shape_text(result.jvp.shape), ValueCell(result.jvp))
+        rows.append(("J·v", result.jvp))
+    blocks = getattr(result, "hessian", None) or getattr(result, "jacobian", None)
+    title = visible(expr.strip())
+    if (
+        not blocks
+        and not result.warnings
+        and all(v.ndim == 0 for _, v in rows)
+        and plain_table(
+            title,
+            ["", "shape", "value"],
+            [[label, "()", format_value(v)] for label, v in rows],
+        )
+    ):
+        return
+    from rich.markup import escape
+
+    table = _table(escape(title))
+    for label, v in rows:
+        table.add_row(escape(label), shape_text(v.shape), ValueCell(v))
     console = make_console()
     console.print(table)
     if getattr(result, "hessian", None):

@@ -75,9 +75,17 @@ def test_batch_loads_neither_rich_nor_pydantic(tmp_path):
     assert not {"rich", "pydantic", "pydantic_core"} & tops(modules)
 
 
-def test_a_table_loads_rich_but_not_pydantic(tmp_path):
+def test_a_table_of_numbers_loads_neither_rich_nor_pydantic(tmp_path):
+    """The README's command, its output a pipe: the table is written without Rich (see
+    tests/test_plain_table.py), and nothing converts values with Pydantic."""
     code, modules, out = loaded(tmp_path, "grad", "3*a**3-b**2", "--a", "2", "--b", "6")
     assert code == 0 and "36.0" in out
+    assert not {"rich", "pydantic", "pydantic_core"} & tops(modules)
+
+
+def test_a_table_of_arrays_loads_rich_but_not_pydantic(tmp_path):
+    code, modules, out = loaded(tmp_path, "grad", "sum(x**2)", "--x", "[1,2]")
+    assert code == 0 and "[2., 4.]" in out
     assert "rich" in tops(modules)
     assert not {"pydantic", "pydantic_core"} & tops(modules)
 
@@ -165,9 +173,24 @@ def test_a_named_command_is_built_alone_and_as_in_the_full_group():
             assert list(alone.commands) == [name], argv
             assert _help(alone, name) == _help(full, name)
             params = [(p.name, p.opts, type(p).__name__) for p in alone.commands[name].params]
-            assert params == [(p.name, p.opts, type(p).__name__) for p in full.commands[name].params]
+            assert params == [
+                (p.name, p.opts, type(p).__name__) for p in full.commands[name].params
+            ]
     # The app itself keeps every command (the single-command group is built from a copy).
     assert sorted(c.name for c in app.registered_commands) == names
     # A value of a global option that spells a command is not taken for the command.
     assert list(click_command(["--dtype", "grad", "eval"]).commands) == ["eval"]
     assert sorted(click_command(["gradd", "x"]).commands) == names  # misspelt: all listed
+
+
+def test_option_names_are_every_commands_options():
+    """``app.OPTION_NAMES`` (the shortcut that spares a run building every command to tell
+    a variable from another command's option) is exactly the commands' long options."""
+    from autograd_cli.cli.app import OPTION_NAMES, _long_options
+    from autograd_cli.cli.main import click_command
+
+    every = {n for sub in click_command([]).commands.values() for n in _long_options(sub)}
+    assert OPTION_NAMES == every, (
+        f"update cli/app.py OPTION_NAMES: add {sorted(every - OPTION_NAMES)}, "
+        f"remove {sorted(OPTION_NAMES - every)}"
+    )
