@@ -37,8 +37,9 @@ How it runs:
   evaluated (it would not be written).
 * Reading CSV: numbers only, no quotes -> one ``numpy.loadtxt`` per chunk; anything
   else (quoted arrays, a bad line) -> the ``csv`` module line by line for that chunk.
-* Writing: for scalar results one %-template per group (made from ``render.result_json``
-  itself, so the text is exactly what ``jsonout.dumps`` gives), else ``jsonout.dumps``.
+* Writing: for scalar results one line template per group (made from ``render.result_json``
+  itself, so the text is exactly what ``jsonout.dumps`` gives; filled by ``fill``), else
+  ``jsonout.dumps``.
 * ``-o FILE`` (see ``_Sink``): a regular file (or a new one) gets a temporary file next to
   it, renamed over it at the end, with the old file's permission bits; a symlink is
   followed and its final target replaced (a dangling one: its target is created); a FIFO
@@ -582,8 +583,8 @@ class _Marker:
 
 
 class _Templates:
-    """%-templates of a result line with a scalar value and scalar gradients, per expression,
-    gradient names and warnings."""
+    """Templates of a result line with a scalar value and scalar gradients, per expression,
+    gradient names and warnings: the text between the numbers, and which number goes where."""
 
     def __init__(self):
         self.cache: dict = {}
@@ -614,7 +615,6 @@ class _Templates:
             text = jsonout.dumps(doc)
         except Exception:  # noqa: BLE001 - a renderer that wants more: use the general path
             return None
-        text = text.replace("%", "%%")
         places = []
         for key, marker in markers.items():
             quoted = f'"{marker}"'
@@ -622,12 +622,37 @@ class _Templates:
                 return None
             places.append((text.index(quoted), key))
         order = [key for _, key in sorted(places)]
-        expr_json = json.dumps(expr, ensure_ascii=False).replace("%", "%%")
-        text = text.replace(f'"{markers["expr"]}"', expr_json)
+        order = [key for key in order if key != "expr"]
+        parts = []
         for key in order:
-            if key != "expr":
-                text = text.replace(f'"{markers[key]}"', "%s")
-        return text, [k for k in order if k != "expr"]
+            head, text = text.split(f'"{markers[key]}"')
+            parts.append(head)
+        expr_json = json.dumps(expr, ensure_ascii=False)  # after the split: it is user text
+        parts = [part.replace(f'"{markers["expr"]}"', expr_json) for part in parts + [text]]
+        return parts, order
+
+
+def fill(parts: list, columns: list) -> list:
+    """Row i's line: ``parts[0] + columns[0][i] + parts[1] + ... + parts[-1]`` (texts).
+
+    An f-string with the parts in local names, written out for each common number of
+    columns (line, value and one to four partials): 2.5 times as fast as %-formatting,
+    which was the largest cost of a batch run (issue 12)."""
+    rows = zip(*columns)
+    if len(columns) == 3:
+        p0, p1, p2, p3 = parts
+        return [f"{p0}{a}{p1}{b}{p2}{c}{p3}" for a, b, c in rows]
+    if len(columns) == 4:
+        p0, p1, p2, p3, p4 = parts
+        return [f"{p0}{a}{p1}{b}{p2}{c}{p3}{d}{p4}" for a, b, c, d in rows]
+    if len(columns) == 5:
+        p0, p1, p2, p3, p4, p5 = parts
+        return [f"{p0}{a}{p1}{b}{p2}{c}{p3}{d}{p4}{e}{p5}" for a, b, c, d, e in rows]
+    if len(columns) == 6:
+        p0, p1, p2, p3, p4, p5, p6 = parts
+        return [f"{p0}{a}{p1}{b}{p2}{c}{p3}{d}{p4}{e}{p5}{f}{p6}" for a, b, c, d, e, f in rows]
+    text = "%s".join(part.replace("%", "%%") for part in parts)
+    return [text % row for row in rows]
 
 
 class _Chunk:
@@ -756,7 +781,7 @@ class _Runner:
                 if template is None:
                     general.extend(range(n) if idx is None else idx)
                     continue
-                text, order = template
+                parts, order = template
                 if idx is None:
                     v, g, ls = value, grad, lines
                 else:
@@ -770,7 +795,7 @@ class _Runner:
                 if g is not None:
                     for name, a in g.items():
                         cells[("grad", name)] = jsonout.number_texts(a)
-                formatted = [text % row for row in zip(*[cells[k] for k in order])]
+                formatted = fill(parts, [cells[k] for k in order])
                 if idx is None and whole:
                     chunk.out[:] = formatted
                 else:

@@ -163,31 +163,19 @@ def quiet() -> Iterator[None]:
         quiet_exit(token)
 
 
-_DOT_TYPES = (numpy.dtype(numpy.float64), numpy.dtype(numpy.float32))
-
-
 def all_finite(data) -> bool:
     """True when every element of ``data`` (an array of the current module) is finite.
 
     A host sync on the device: one bool is read back (CuPy: ``isfinite(data).all()`` on
-    the device, then that one element).  On the CPU a NumPy array of floats is first summed
-    as ``dot(a, a)`` (BLAS, no temporary): a finite sum of squares means no element is inf or
-    nan.  Only when that sum is not finite (an inf or nan, or squares that overflow) are the
-    elements tested one by one.
+    the device, then that one element).  On the CPU ``isfinite(data).all()`` too: one
+    vectorised pass (0.2 ns an element).  A BLAS ``dot(a, a)`` (a finite sum of squares
+    means every element is finite) was tried and is no faster on one thread, and on a busy
+    machine OpenBLAS's threads made it up to a hundred times slower (issue 12).
     """
     if xp is not numpy:
         return bool(xp.isfinite(data).all())
     if data.ndim == 0:
         return math.isfinite(data)
-    if data.size >= 1024 and data.dtype in _DOT_TYPES and data.flags.c_contiguous:
-        flat = data.reshape(-1)
-        token = quiet_enter()  # squares that overflow: no warning, the test below decides
-        try:
-            total = numpy.dot(flat, flat)
-        finally:
-            quiet_exit(token)
-        if math.isfinite(total):
-            return True
     return bool(numpy.isfinite(data).all())
 
 

@@ -163,3 +163,19 @@ def test_batch_output_is_the_same_with_and_without_orjson(tmp_path, capsys, monk
         run(["grad", "x*y + y", "--x", repr(x), "--y", repr(y), "--json"])
         single = json.loads(capsys.readouterr().out)
         assert line == dumps({"line": i + 2, **single}), (x, y)
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_batch_fill_pastes_columns_between_parts(k):
+    """``batch.fill`` (the f-string line writer) gives, for every number of columns, the
+    line that pasting the parts and cells one after another gives, whatever the parts
+    hold (%, braces, quotes from the expression)."""
+    from autograd_cli.cli.batch import fill
+
+    parts = [f'{{"k{i}": "%s %% {{}}", ' for i in range(k)] + ["}"]
+    columns = [[f"{i}.{r}e-320" if r % 2 else f"-{r}" for r in range(5)] for i in range(k)]
+    want = [
+        "".join(p + c for p, c in zip(parts, [col[r] for col in columns])) + parts[-1]
+        for r in range(5)
+    ]
+    assert fill(parts, columns) == want
