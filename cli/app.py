@@ -369,6 +369,18 @@ def _timeout_handler(seconds: float):
     return handler
 
 
+#: The long options of every command, without the dashes: so that a variable such as ``--x``
+#: is known at once not to be another command's option without building every command
+#: (a sixth of a cold start).  tests/test_startup.py checks it against the commands.
+OPTION_NAMES = frozenset(
+    """at atol chunk-size corr device dot dtype engine eps expr fail-fast format grad-output
+    gtol help hessian json latex max-depth max-iter max-memory max-nodes max-steps mc method
+    no-progress no-prompt op order output partition-size plain png points precision progress
+    rtol scheduler seed strict svg tangent tangent-at taylor timeout tol trace var vars workers
+    wrt""".split()
+)
+
+
 def _long_options(command) -> list[str]:
     """A command's long option names, without the dashes (``json``, ``wrt``, ``help``)."""
     names = ["help"]
@@ -394,9 +406,10 @@ def _option_hint(ctx, name: str) -> str | None:
         return f"{here} has no option --h (did you mean --help?)"
     if _is_option(ctx, name):
         return None
-    # Every command, not the parent group: a run builds only the command it names.
-    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
-    takers = sorted(cmd for cmd, sub in commands.items() if name in _long_options(sub))
+    takers = []
+    if name in OPTION_NAMES:  # every command, not the parent group: a run builds only its own
+        commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+        takers = sorted(cmd for cmd, sub in commands.items() if name in _long_options(sub))
     if takers:
         return f"{here} has no option --{name} (--{name} is an option of {', '.join(takers)})"
     close = difflib.get_close_matches(name, _long_options(ctx.command), n=1, cutoff=0.75)
