@@ -52,6 +52,7 @@ from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOu
 from .expr import _SPREADS_NONFINITE, _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
+from .ops_linalg import batch_label
 from .program import (
     Expr,
     Program,
@@ -488,6 +489,19 @@ def _trailing(op, node, args, B):
     return apply(OPS[op], *[a.t for a in args], **node.attrs), [*args], node.attrs
 
 
+def _einsum(op, node, args, B):
+    """einsum: a batched operand's subscripts and the output's get a leading label of their
+    own (a letter the subscripts do not use), unbatched operands (constants) keep theirs."""
+    subscripts = node.attrs["subscripts"]
+    label = batch_label(subscripts)
+    if label is None:
+        raise Unbatchable("einsum uses every letter")
+    left, out = subscripts.split("->")
+    terms = [label + t if a.batched else t for t, a in zip(left.split(","), args)]
+    attrs = {"subscripts": ",".join(terms) + "->" + label + out}
+    return apply(OPS[op], *[a.t for a in args], **attrs), [*args], attrs
+
+
 _BY_DECLARATION = {"axes": _shifted_axes, "trailing": _trailing}
 
 _RULES = {name: _elementwise for name in ELEMENTWISE}
@@ -499,6 +513,10 @@ _RULES.update(
     }
 )
 _RULES.update({name: _reduction for name in REDUCTIONS})
+# norm takes an ord beside axis and keepdims, so its kind is not "reduction"; it batches as one
+# (without an axis: every per-row axis, which with an ord is the row's vector or matrix)
+_RULES["norm"] = _reduction
+_RULES["einsum"] = _einsum
 _RULES.update(
     {
         "transpose": _transpose,

@@ -47,6 +47,7 @@ from .ops import (
     broadcast_to,
     call,
     chain,
+    norm_axes,
     reshape,
     split_advanced,
     sum_to,
@@ -258,6 +259,20 @@ def _weighted_reduction(op, ctx, ts, batch):
     return call("sum", chain(ts[0], partials), axis=_shift_axis(axis, x.ndim), keepdims=keepdims)
 
 
+def _norm(op, ctx, ts, batch):
+    """norm: without ord a weighted reduction as prod's; with ord its partials (d norm / d x,
+    in x's shape, for any order) summed over the axes the order reduces."""
+    attrs = ctx.attrs
+    ord = attrs.get("ord")
+    if ord is None:
+        return _weighted_reduction(op, ctx, ts, batch)
+    x = ctx.inputs[0]
+    keepdims = attrs.get("keepdims", False)
+    axes = norm_axes(x.ndim, attrs.get("axis"), ord)
+    partials = _norm_partials(x, ctx.out, attrs.get("axis"), keepdims, ord)
+    return call("sum", chain(ts[0], partials), axis=_shift_axis(axes, x.ndim), keepdims=keepdims)
+
+
 def _dot(op, ctx, ts, batch):
     a, b = ctx.inputs
     ta, tb = ts
@@ -337,7 +352,7 @@ _BATCHED = {
     "prod": _weighted_reduction,
     "amax": _weighted_reduction,
     "amin": _weighted_reduction,
-    "norm": _weighted_reduction,
+    "norm": _norm,
     "dot": _dot,
     "matmul": _matmul,
 }

@@ -1547,26 +1547,392 @@ _extreme("amax", "max", "MaxBackward1", "AmaxBackward0", function("max", latex="
 _extreme("amin", "min", "MinBackward1", "AminBackward0", function("min", latex="\\min"))
 
 
-def _norm_forward(a, axis=None, keepdims=False):
-    return _xp().sqrt((a * a).sum(axis=axis, keepdims=keepdims))
+# ---- norm(x, axis=None, keepdims=0, ord=None): NumPy's numpy.linalg.norm ------------------
+#
+# Without ord: the 2-norm over the axes given (all of them by default), as before ord existed:
+# sqrt(sum(x*x)) over any number of axes.  With ord (keyword only: NumPy's second positional
+# argument is ord, ours is axis, as every reduction's): a vector norm over one axis (a vector
+# by default) or a matrix norm over two (a matrix by default), NumPy's orders:
+#   vectors   ord = any real p: sum(|x|^p)^(1/p); 0: the count of nonzero entries; inf, -inf:
+#             max |x|, min |x|; 1 and 2 as p.
+#   matrices  'fro' (the 2-norm of the entries), 'nuc' (the sum of the singular values), 2, -2
+#             (the largest, smallest singular value), 1, -1 (max, min column sum of |x|), inf,
+#             -inf (max, min row sum of |x|).
+# Gradients are PyTorch's (linalg.vector_norm, linalg.matrix_norm): d norm / d x is a partial
+# in x's shape for every order (x/|x| pinned to 0 at 0; sign(x)|x|^(p-1) |x|_p^(1-p), with
+# PyTorch's pins; ties of inf-norms split evenly; U diag(w) Vᵀ for the orders made from
+# singular values, w the weights of the singular values chosen), so one vjp and one jvp
+# (:func:`_by_partials`) serve them all.  A kink (0, ties, a zero entry for p <= 1, repeated
+# or zero singular values) warns, as the other ops' conventions do.
 
 
-def _norm_partials(x, out, axis, keepdims):
+@dataclass(frozen=True)
+class KeywordParam(Param):
+    """A :class:`Param` that a call gives by keyword only (norm's ``keepdims`` and ``ord``:
+    NumPy's second positional argument of norm is ord, the language's is axis)."""
+
+    keyword_only: bool = True
+
+
+class Word(str):
+    """A string attribute: norm's ``ord='fro'``, einsum's subscripts.  It prints quoted, as the
+    language writes a string (``str()`` is what the printers write for an attribute)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "'" + self.__add__("'")
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+
+_MATRIX_ORDS = "'fro', 'nuc', 1, -1, 2, -2, inf, -inf"
+
+
+def norm_ord(value):
+    """The ``ord`` of norm as given (a number, or a string: ``'fro'``, ``'nuc'``, ``'f'``),
+    as the op keeps it: None, an int for a whole number, a float, or a :class:`Word`; a
+    ValueError saying what ord can be for anything else (nan, another word)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        word = {"fro": "fro", "f": "fro", "nuc": "nuc"}.get(value)
+        if word is None:
+            raise ValueError(
+                f"ord of norm() must be a number (a vector norm: any p, inf, -inf, 0) or "
+                f"'fro' or 'nuc' (matrix norms), got {value!r}"
+            )
+        return Word(word)
+    if isinstance(value, list):
+        raise ValueError("ord of norm() must be a number, 'fro' or 'nuc', got a list")
+    number = float(value)
+    if math.isnan(number):
+        raise ValueError("ord of norm() must be a number, 'fro' or 'nuc', got nan")
+    if math.isfinite(number) and number == math.floor(number) and abs(number) < 2**53:
+        return int(number)
+    return number
+
+
+def _ord_text(ord) -> str:
+    if isinstance(ord, float) and math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(ord)
+
+
+def _have(ndim: int) -> str:
+    return "a number" if ndim == 0 else f"an array of {ndim} dimension(s)"
+
+
+def norm_axes(ndim: int, axis, ord) -> tuple:
+    """The axes norm(x, axis, ord=ord) reduces (from 0), for an ord given: one (a vector norm)
+    or two (a matrix norm); a ValueError in the tool's words otherwise."""
+    shown = _ord_text(ord)
+    if axis is None:
+        if ndim not in (1, 2):
+            raise ValueError(
+                f"norm(x, ord={shown}) of {_have(ndim)} needs an axis: one (axis=0) for a "
+                "vector norm, two (axis=[0, 1]) for a matrix norm"
+            )
+        axes = tuple(range(ndim))
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(axes) not in (1, 2):
+        raise ValueError(
+            f"norm(x, ord={shown}) reduces one axis (a vector norm) or two (a matrix norm), "
+            f"not {len(axes)}"
+        )
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} of norm() is out of range for {_have(ndim)}")
+        out.append(a + ndim if a < 0 else a)
+    if len(out) == 2 and out[0] == out[1]:
+        raise ValueError(f"norm(x, ord={shown}): the two axes of a matrix norm must differ")
+    if len(out) == 1 and isinstance(ord, str):
+        raise ValueError(
+            f"norm(x, ord={shown}) is a matrix norm: give it a matrix or two axes (axis=[0, 1])"
+        )
+    if (
+        len(out) == 2
+        and not isinstance(ord, str)
+        and ord not in (1, -1, 2, -2, math.inf, -math.inf)
+    ):
+        raise ValueError(f"norm(): ord={shown} is not a matrix norm (those are {_MATRIX_ORDS})")
+    return tuple(out)
+
+
+def _moved(a, axes):
+    """``a`` with the two ``axes`` moved last, in that order (a host or device array)."""
+    return _xp().moveaxis(a, axes, (-2, -1))
+
+
+def _nonempty(a, axes, shown):
+    if any(a.shape[k] == 0 for k in axes):
+        raise ValueError(
+            f"norm(x, ord={shown}) of an empty array has no value (no largest element)"
+        )
+
+
+def _vector_norm(a, k: int, ord):
+    xp = _xp()
+    if ord == 2:
+        return xp.sqrt((a * a).sum(axis=k, keepdims=True))
+    if ord == 1:
+        return xp.abs(a).sum(axis=k, keepdims=True)
+    if ord == 0:
+        return (a != 0).sum(axis=k, keepdims=True, dtype=a.dtype)
+    if ord in (math.inf, -math.inf):
+        _nonempty(a, (k,), _ord_text(ord))
+        fn = xp.max if ord > 0 else xp.min
+        return fn(xp.abs(a), axis=k, keepdims=True)
+    # NumPy's: abs(x)**p summed, then to the power 1/p
+    return (xp.abs(a) ** ord).sum(axis=k, keepdims=True) ** (1.0 / ord)
+
+
+def _matrix_norm(a, axes, ord):
+    xp = _xp()
+    r, c = axes
+    if ord == "fro":
+        return xp.sqrt((a * a).sum(axis=axes, keepdims=True))
+    if ord in ("nuc", 2, -2):
+        s = OPS["svdvals"].forward(_moved(a, axes))  # (..., k): nan where a matrix is not finite
+        if ord == "nuc":
+            v = s.sum(axis=-1)
+        else:
+            _nonempty(a, axes, _ord_text(ord))
+            v = s.max(axis=-1) if ord == 2 else s.min(axis=-1)
+        return v.reshape(_keepdims_shape(a.shape, axes))
+    _nonempty(a, axes, _ord_text(ord))
+    # 1, -1: the column sums (over rows) of |x|; inf, -inf: the row sums (over columns)
+    summed, picked = (r, c) if ord in (1, -1) else (c, r)
+    sums = xp.abs(a).sum(axis=summed, keepdims=True)
+    return (xp.max if ord > 0 else xp.min)(sums, axis=picked, keepdims=True)
+
+
+def _norm_forward(a, axis=None, keepdims=False, ord=None):
+    if axis is not None and a.ndim == 0:
+        raise ValueError(
+            f"norm() of a number has no axis {axis}: a number has no axes (leave the axis out)"
+        )
+    if ord is None:
+        return _xp().sqrt((a * a).sum(axis=axis, keepdims=keepdims))
+    axes = norm_axes(a.ndim, axis, ord)
+    r = _vector_norm(a, axes[0], ord) if len(axes) == 1 else _matrix_norm(a, axes, ord)
+    return r if keepdims else r.reshape(_reduced_shape(a.shape, axes, False))
+
+
+def _index_arange(n: int, at: int, ndim: int):
+    """arange(n) as an index array along axis ``at`` of ``ndim`` (ones elsewhere)."""
+    host = backend.host
+    shape = [1] * ndim
+    shape[at] = n
+    return _xp().asarray(host.arange(n, dtype=host.intp).reshape(shape))
+
+
+def _permute(x, perm):
+    """``x`` with its axes in the order ``perm`` (x.transpose(perm)), as an engine getitem of
+    open index arrays, so that it differentiates (the table has no permute op)."""
+    n = len(perm)
+    if tuple(perm) == tuple(range(n)):
+        return x
+    if tuple(perm) == tuple(range(n - 2)) + (n - 1, n - 2):
+        return call("mT", x)
+    shape = tuple(x.shape)
+    where = {a: k for k, a in enumerate(perm)}
+    index = tuple(_index_arange(shape[a], where[a], n) for a in range(n))
+    return call("getitem", x, index=index)
+
+
+def _to_end_perm(ndim: int, axes) -> tuple:
+    return tuple(a for a in range(ndim) if a not in axes) + tuple(axes)
+
+
+def _sv_weights(s, ord):
+    """The weights of the singular values ``s`` (..., k) in a norm made from them: all 1 for
+    'nuc'; for 2 (-2) the largest (smallest), ties sharing evenly, as amax/amin backward."""
+    if ord == "nuc":
+        return call("zeros_like", s) + 1.0
+    ref = call("amax" if ord == 2 else "amin", s, axis=-1, keepdims=True)
+    hit = eq(s, ref)
+    return hit / call("sum", hit, axis=-1, keepdims=True)
+
+
+def _svd_partials(x, axes, ord):
+    """d norm / d x for 'nuc', 2, -2: U diag(w) Vᵀ (reduced SVD) of each matrix."""
+    nd = len(x.shape)
+    perm = _to_end_perm(nd, axes)
+    xm = _permute(x, perm)
+    u = call("svd", xm, full_matrices=False, part=0)
+    vh = call("svd", xm, full_matrices=False, part=2)
+    w = _sv_weights(call("svdvals", xm), ord)
+    d = call("matmul", u * reshape(w, tuple(w.shape[:-1]) + (1, w.shape[-1])), vh)
+    inverse = [0] * nd
+    for k, a in enumerate(perm):
+        inverse[a] = k
+    return _permute(d, inverse)
+
+
+def _norm_partials(x, out, axis, keepdims, ord=None):
     # d|x|/dx = x/|x|, pinned to 0 at |x| = 0 (PyTorch's convention).
-    out_k = expand_back(out, x.shape, axis, keepdims)
-    return where(eq(out_k, 0), 0.0, x / out_k)
+    if ord is None:
+        out_k = expand_back(out, x.shape, axis, keepdims)
+        return where(eq(out_k, 0), 0.0, x / out_k)
+    axes = norm_axes(len(x.shape), axis, ord)
+    out_k = expand_back(out, x.shape, axes, keepdims)
+    if ord in (2, "fro") and (len(axes) == 1 or ord == "fro"):
+        return where(eq(out_k, 0), 0.0, x / out_k)
+    if len(axes) == 2:
+        if ord in ("nuc", 2, -2):
+            return _svd_partials(x, axes, ord)
+        # 1, -1, inf, -inf: sign(x) times the weight of its column (row) sum, ties even
+        summed, picked = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
+        sums = call("sum", call("abs", x), axis=summed, keepdims=True)
+        ref = out if keepdims else reshape(out, _keepdims_shape(x.shape, axes))
+        weights = _extreme_weights(sums, ref, picked, True)
+        return sign(x) * broadcast_to(weights, tuple(x.shape))
+    if ord == 1:
+        return sign(x)
+    if ord == 0:
+        return zeros_like(x)
+    if ord in (math.inf, -math.inf):
+        # PyTorch's: sign(x) on the entries whose |x| is the norm (or nan), shared evenly
+        hit = eq(call("abs", x), out_k) + ne(x, x)
+        count = expand_back(call("sum", hit, axis=axes, keepdims=True), x.shape, axes, True)
+        return sign(x) * hit / count
+    scaled = sign(x) * call("abs", x) ** (ord - 1)
+    if ord < 1:  # PyTorch pins the entries that are 0 (their derivative is infinite)
+        return where(eq(x, 0), 0.0, scaled) * out_k ** (1 - ord)
+    return scaled * where(eq(out_k, 0), 0.0, out_k ** (1 - ord))
+
+
+def _norm_rule(n):
+    """(the partials of the norm, the axes it reduces, keepdims): shared by vjp and jvp."""
+    a = n.attrs
+    keepdims = a.get("keepdims", False)
+    d = _norm_partials(n.inputs[0], n.out, a.get("axis"), keepdims, a.get("ord"))
+    axes = (
+        a.get("axis")
+        if a.get("ord") is None
+        else norm_axes(len(n.shapes[0]), a.get("axis"), a["ord"])
+    )
+    return d, axes, keepdims
+
+
+def _norm_vjp(n, g):
+    d, axes, keepdims = _norm_rule(n)
+    return (chain(expand_back(g, n.shapes[0], axes, keepdims), d),)
+
+
+def _norm_jvp(n, ts):
+    if ts[0] is None:
+        return None
+    d, axes, keepdims = _norm_rule(n)
+    return call("sum", chain(ts[0], d), axis=axes, keepdims=keepdims)
+
+
+def _norm_node(n):
+    ord = n.attrs.get("ord")
+    if ord is None:
+        return "NormBackward1"
+    if ord in ("nuc",):
+        return "SumBackward1"
+    if len(norm_axes(len(n.shapes[0]), n.attrs.get("axis"), ord)) == 2 and ord != "fro":
+        return "AmaxBackward0" if ord > 0 else "AminBackward0"
+    return "LinalgVectorNormBackward0"
 
 
 register(
     Op(
         "norm",
-        "NormBackward1",
+        _norm_node,
         _norm_forward,
-        *_by_partials(_norm_partials),
-        kind="reduction",
+        _norm_vjp,
+        _norm_jvp,
+        # a reduction with an ord; its kind is linalg because a reduction's forward takes
+        # axis and keepdims only (core/batch.py batches it as a reduction all the same)
+        kind="linalg",
         printing=function("norm", latex="\\operatorname{norm}"),
+        params=(
+            Param("axis", "axes", None),
+            KeywordParam("keepdims", "flag", False),
+            KeywordParam("ord", "ord", None),
+        ),
     )
 )
+
+
+def _norm_kink(inputs, out, attrs):
+    """The kink of norm at this point, for its ord (None: no kink)."""
+    with backend.errstate():
+        return _norm_kink_at(inputs, out, attrs)
+
+
+def _norm_kink_at(inputs, out, attrs):
+    xp = _xp()
+    x = inputs[0]
+    ord = attrs.get("ord")
+    if ord is None:
+        return (
+            "norm is not differentiable at 0; used gradient 0 (PyTorch)"
+            if backend.any_nonzero(out == 0)
+            else None
+        )
+    shown = _ord_text(ord)
+    axes = norm_axes(x.ndim, attrs.get("axis"), ord)
+    if x.size == 0:
+        return None
+    if ord == 0:
+        return "norm(x, ord=0) counts the nonzero entries: its gradient is zero almost everywhere"
+    if (
+        ord == "fro"
+        or (ord == 2 and len(axes) == 1)
+        or (len(axes) == 1 and ord > 1 and ord != math.inf)
+    ):
+        if backend.any_nonzero(out == 0):
+            return f"norm(x, ord={shown}) is not differentiable at 0; used gradient 0 (PyTorch)"
+        return None
+    if len(axes) == 1 and ord not in (math.inf, -math.inf):  # p <= 1: |x|'s kink at each 0
+        if backend.any_nonzero(x == 0):
+            return (
+                f"norm(x, ord={shown}) is not differentiable where an entry is 0; used "
+                "gradient 0 for it (PyTorch)"
+            )
+        return None
+    keep = _keepdims_shape(x.shape, axes)
+    ref = out.reshape(keep)
+    if len(axes) == 1:  # inf, -inf: ties of |x| (0 is a tie of signs too)
+        hits = (xp.abs(x) == ref).sum(axis=axes)
+        if backend.any_nonzero((hits > 1) | (ref.reshape(hits.shape) == 0)):
+            return (
+                f"norm(x, ord={shown}) has tied extreme entries (or is 0), where it is not "
+                "differentiable; the gradient was split evenly among them (PyTorch)"
+            )
+        return None
+    if ord in ("nuc", 2, -2):
+        s = OPS["svdvals"].forward(_moved(x, axes))
+        if ord == "nuc":
+            bad = (s == 0).any(axis=-1)
+            why = "has a zero singular value (it is rank-deficient); used U Vᵀ of its reduced SVD"
+        else:
+            pick = s.max(axis=-1, keepdims=True) if ord == 2 else s.min(axis=-1, keepdims=True)
+            bad = ((s == pick).sum(axis=-1) > 1) | (pick[..., 0] == 0)
+            why = "has its extreme singular value repeated (or 0); the gradient was split evenly"
+        if backend.any_nonzero(bad):
+            return f"norm(x, ord={shown}) is not differentiable where the matrix {why} (PyTorch)"
+        return None
+    summed, picked = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
+    sums = xp.abs(x).sum(axis=summed, keepdims=True)
+    chosen = sums == ref
+    tied = chosen.sum(axis=picked, keepdims=True) > 1
+    zero = ((x == 0) & chosen).any(axis=summed, keepdims=True)
+    if backend.any_nonzero(tied | zero):
+        line = "column" if ord in (1, -1) else "row"
+        return (
+            f"norm(x, ord={shown}) is not differentiable where its extreme {line} sums tie or the "
+            f"chosen {line} has a zero entry; used PyTorch's gradient (ties split evenly)"
+        )
+    return None
 
 
 def _logsumexp_forward(a, axis=None, keepdims=False):
@@ -2002,9 +2368,7 @@ KINKS = {
     ),
     "amax": _tie_kink("max"),
     "amin": _tie_kink("min"),
-    "norm": _where_kink(
-        lambda i, o, a: o == 0, "norm is not differentiable at 0; used gradient 0 (PyTorch)"
-    ),
+    "norm": _norm_kink,
     **{
         name: (
             lambda n: (

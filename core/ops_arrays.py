@@ -572,3 +572,78 @@ register(
         batching=("axes",),
     )
 )
+
+
+# ---- split(x, indices_or_sections, axis=0): numpy.split, one of its arrays ------------------
+#
+# split(x, 3) cuts axis 0 into 3 equal sections (a length 3 does not divide is an error, as
+# numpy.split: array_split's unequal sections are not wanted); split(x, [2, 5]) cuts before
+# indices 2 and 5 (x[:2], x[2:5], x[5:], as slices: out-of-range indices give empty parts).
+# Its value is several arrays: the language indexes them (split(x, 3)[1]) or unpacks them
+# (a, b, c = split(x, 3)).  Each array is one node, of this op with part=k (how it prints:
+# split(x, 3, part=1)), or, where the indices and a nonnegative axis say where it lies, the
+# slice itself (x[:, 2:5]): the parser makes them.  vjp: the gradient in its place, zeros
+# elsewhere (scatter); jvp: the same part of the tangent.
+
+
+def split_count(indices_or_sections) -> int:
+    """How many arrays split() gives."""
+    if isinstance(indices_or_sections, tuple):
+        return len(indices_or_sections) + 1
+    return int(indices_or_sections)
+
+
+def _split_index(shape, indices_or_sections, axis, part) -> tuple:
+    """The index of part ``part`` of split(x, indices_or_sections, axis) for x of ``shape``."""
+    if part is None:
+        raise ValueError("split() gives several arrays: take one, split(x, 2)[0]")
+    if len(shape) == 0:
+        raise ValueError("split() cuts an array along an axis; a number has none")
+    ax = axis_of(axis, len(shape), "split")
+    count = split_count(indices_or_sections)
+    if not 0 <= part < count:
+        raise ValueError(f"split() gives {count} arrays, so there is no part {part}")
+    if isinstance(indices_or_sections, tuple):
+        bounds = [None, *indices_or_sections, None]
+        cut = slice(bounds[part], bounds[part + 1])
+    else:
+        length = shape[ax]
+        if length % count:
+            raise ValueError(
+                f"split(x, {count}): axis {axis} has length {length}, which {count} equal "
+                f"sections do not divide (numpy.split; cut it at indices instead, "
+                f"split(x, [i, j]))"
+            )
+        size = length // count
+        cut = slice(part * size, (part + 1) * size)
+    return (slice(None),) * ax + (cut,)
+
+
+def _split_forward(a, indices_or_sections, axis=0, part=None):
+    return a[_split_index(a.shape, indices_or_sections, axis, part)]
+
+
+def _split_vjp(n, g):
+    a = n.attrs
+    index = _split_index(n.shapes[0], a["indices_or_sections"], a["axis"], a["part"])
+    return (call("scatter", g, index=index, shape=tuple(n.shapes[0])),)
+
+
+register(
+    Op(
+        "split",
+        "SplitBackward0",
+        _split_forward,
+        _split_vjp,
+        lambda n, ts: None if ts[0] is None else call("split", ts[0], **n.attrs),
+        saves=False,
+        kind="shape",
+        printing=function("split", latex="\\operatorname{split}"),
+        params=(
+            Param("indices_or_sections", "sections"),
+            Param("axis", "axis", 0),
+            Param("part", "part", None),
+        ),
+        batching=("axes",),
+    )
+)

@@ -728,3 +728,456 @@ register(
         batching=("rows",),
     )
 )
+
+
+# ---- einsum(subscripts, *operands): NumPy's Einstein summation --------------------------------
+#
+# NumPy's explicit ('ij,jk->ik') and implicit ('ij,jk': the labels seen once, sorted) modes,
+# with '...' for the leading axes of an operand (broadcast against the others', as NumPy).
+# The subscripts are checked against the number of operands when the call is parsed
+# (:func:`einsum_subscripts`) and kept explicit; against the operands' shapes when it is
+# evaluated (:func:`_einsum_plan`: each '...' becomes letters no label uses, and an axis of
+# length 1 broadcasts against the same label's length elsewhere, as NumPy does).  The result's
+# size is checked against the memory limit first (Op.size), and NumPy's einsum runs without
+# an optimized path, so nothing larger than the result is ever allocated.
+#
+# The gradient of each operand is itself an einsum (PyTorch's einsum backward is the chain
+# rule through its own contraction, the same numbers): g with the other operands, contracted
+# to the operand's subscripts.  A label repeated in the operand (a diagonal, 'ii') is renamed
+# and tied by an identity matrix; a label only that operand has (summed out, 'ij->i') is
+# spread by a vector of ones; an axis that broadcast (length 1) is summed back.
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _einsum_terms(text: str, what: str) -> list:
+    """The labels of one side of the subscripts, each term a list of letters and '...'."""
+    terms = []
+    for term in text.split(","):
+        items: list = []
+        rest = term
+        while rest:
+            if rest.startswith("..."):
+                if "..." in items:
+                    raise ValueError(f"{what} {term!r} has '...' twice")
+                items.append("...")
+                rest = rest[3:]
+            elif rest[0] in _LETTERS:
+                items.append(rest[0])
+                rest = rest[1:]
+            elif rest[0] == ".":
+                raise ValueError(f"{what} {term!r} has a '.' that is not part of '...'")
+            else:
+                raise ValueError(
+                    f"{what} {term!r} has {rest[0]!r}: subscripts are letters (a-z, A-Z), "
+                    "',' between the arrays, '->' before the output and '...'"
+                )
+        terms.append(items)
+    return terms
+
+
+def einsum_subscripts(text: str, count: int) -> str:
+    """einsum's subscripts for ``count`` operands, checked (a ValueError says what is wrong)
+    and made explicit: spaces dropped, and an implicit output (no '->') written out, as
+    NumPy forms it ('...' first, then the labels seen once, sorted)."""
+    spec = "".join(text.split())
+    if spec.count("->") > 1:
+        raise ValueError(f"the subscripts {text!r} have '->' more than once")
+    if "->" in spec:
+        left, out = spec.split("->")
+    else:
+        left, out = spec, None
+    if "-" in left or ">" in left or (out is not None and ("-" in out or ">" in out)):
+        raise ValueError(f"the subscripts {text!r} have a '-' or '>' that is not '->'")
+    terms = _einsum_terms(left, "the subscripts of an array,")
+    if len(terms) != count:
+        raise ValueError(
+            f"the subscripts {text!r} name {len(terms)} array(s) "
+            f"({', '.join(repr(''.join(t)) for t in terms)}) but {count} are given"
+        )
+    seen: dict[str, int] = {}
+    for term in terms:
+        for c in term:
+            if c != "...":
+                seen[c] = seen.get(c, 0) + 1
+    ellipsis = any("..." in t for t in terms)
+    if out is None:
+        once = sorted((c for c, k in seen.items() if k == 1), key=_LETTERS.index)
+        out_items = (["..."] if ellipsis else []) + once
+    else:
+        (out_items,) = _einsum_terms(out, "the output's subscripts")
+        for i, c in enumerate(out_items):
+            if c in out_items[:i]:
+                raise ValueError(f"the output's subscripts {out!r} name {c!r} twice")
+            if c != "..." and c not in seen:
+                raise ValueError(f"the output's subscripts {out!r} name {c!r}, which no array has")
+    return ",".join("".join(t) for t in terms) + "->" + "".join(out_items)
+
+
+def _einsum_plan(subscripts: str, shapes):
+    """The explicit subscripts for these shapes ('...' replaced by free letters), as
+    (terms, output, size of each label); a ValueError where the shapes do not fit."""
+    left, out = subscripts.split("->")
+    terms = left.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"the subscripts name {len(terms)} arrays, {len(shapes)} given")
+    free = [c for c in _LETTERS if c not in subscripts]
+    widths = []
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        letters = term.replace("...", "")
+        if "..." in term:
+            width = len(shape) - len(letters)
+        else:
+            width = 0 if len(shape) == len(letters) else -1
+        if width < 0:
+            raise ValueError(
+                f"array {i + 1} has {len(shape)} dimension(s) but its subscripts "
+                f"{term!r} name {len(letters)}" + ("" if "..." in term else " (and no '...')")
+            )
+        widths.append(width)
+    span = max(widths, default=0)
+    if span > len(free):
+        raise ValueError("more dimensions than there are letters to label them (52)")
+    dots = "".join(free[:span])
+    if "..." not in out and any(widths):
+        raise ValueError(
+            "'...' stands for some axes of an array, so the output's subscripts need "
+            "'...' too (write '->...' and its labels)"
+        )
+    terms = [t.replace("...", dots[span - w :]) for t, w in zip(terms, widths)]
+    out = out.replace("...", dots)
+    sizes: dict[str, int] = {}
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        own: dict[str, int] = {}
+        for c, d in zip(term, shape):
+            if c in own and own[c] != d:
+                raise ValueError(
+                    f"array {i + 1} repeats the label {c!r} on axes of lengths "
+                    f"{own[c]} and {d} (a diagonal needs equal lengths)"
+                )
+            own[c] = d
+            have = sizes.get(c)
+            if have is None or have == 1:
+                sizes[c] = d
+            elif d not in (1, have):
+                raise ValueError(
+                    f"the label {c!r} is {have} long in one array and {d} in array "
+                    f"{i + 1} (they must be equal, or 1)"
+                )
+    return terms, out, sizes
+
+
+def batch_label(subscripts: str):
+    """A letter the (explicit) subscripts do not use, for a batch axis (None: none is left)."""
+    return next((c for c in _LETTERS if c not in subscripts), None)
+
+
+def _einsum_size(shapes, attrs) -> int:
+    try:
+        _, out, sizes = _einsum_plan(attrs["subscripts"], shapes)
+    except ValueError:
+        return 0  # the forward says what is wrong
+    return math.prod(sizes[c] for c in out)
+
+
+def _einsum_forward(*arrays, subscripts):
+    terms, out, _ = _einsum_plan(subscripts, [a.shape for a in arrays])
+    return xp().einsum(",".join(terms) + "->" + out, *arrays, optimize=False)
+
+
+def _einsum_vjp(n, g):
+    terms, out, sizes = _einsum_plan(n.attrs["subscripts"], n.shapes)
+    used = set("".join(terms) + out)
+    fresh = iter(c for c in _LETTERS if c not in used)
+    host = backend.host
+    grads = []
+    for k, (term, shape) in enumerate(zip(terms, n.shapes)):
+        if not n.needs[k]:
+            grads.append(None)
+            continue
+        others = [j for j in range(len(terms)) if j != k]
+        # the length each label has where the gradient's einsum finds it without operand k
+        found: dict[str, int] = {c: sizes[c] for c in out}
+        for j in others:
+            for c, d in zip(terms[j], n.shapes[j]):
+                found[c] = max(found.get(c, 0), d)
+        target, extra_terms, extra_arrays = [], [], []
+        for c, d in zip(term, shape):
+            if c in target:  # a diagonal: a new label, tied to c by the identity
+                c2 = next(fresh)
+                extra_terms.append(c + c2)
+                extra_arrays.append(host.eye(d))
+                target.append(c2)
+                continue
+            if found.get(c, 0) < d:  # nothing else spans this axis: ones spread the gradient
+                extra_terms.append(c)
+                extra_arrays.append(host.ones(d))
+            target.append(c)
+        spec = ",".join([out] + [terms[j] for j in others] + extra_terms) + "->" + "".join(target)
+        r = call("einsum", g, *[n.inputs[j] for j in others], *extra_arrays, subscripts=spec)
+        grads.append(sum_to(r, tuple(shape)))
+    return tuple(grads)
+
+
+def _einsum_jvp(n, ts):
+    total = None
+    for k, t in enumerate(ts):
+        if t is None:
+            continue
+        args = list(n.inputs)
+        args[k] = t
+        total = add_tangents(total, call("einsum", *args, subscripts=n.attrs["subscripts"]))
+    return total
+
+
+register(
+    Op(
+        "einsum",
+        "EinsumBackward0",
+        _einsum_forward,
+        _einsum_vjp,
+        _einsum_jvp,
+        arity=None,
+        kind="product",
+        printing=function("einsum", latex="\\operatorname{einsum}"),
+        params=(Param("subscripts", "subscripts"),),
+        size=_einsum_size,
+    )
+)
+
+
+# ---- svdvals(A), svd(A, full_matrices=1): the singular value decomposition A = U diag(S) Vh ----
+#
+# NumPy's numpy.linalg.svd on the last two axes (stacks broadcast), singular values in
+# descending order; svd(A) gives three arrays (U, S, Vh: the language's several-array values,
+# indexed svd(A)[0] or unpacked U, S, Vh = svd(A)).  Each of U and Vh is a part of one op
+# "svd" (part 0, 2: the value prints as svd(A, part=0)), S is svdvals(A) (PyTorch's
+# torch.linalg.svdvals): their gradients add up to linalg_svd's.  NumPy's default
+# full_matrices=1 gives U m x m and Vh n x n; full_matrices=0 the reduced k = min(m, n).
+#
+# Gradients are PyTorch's (svd_backward, linalg_svd_jvp): svdvals' is U diag(g) Vh, defined
+# everywhere.  U's and Vh's divide by s_j² - s_i², so where singular values repeat (or, for a
+# matrix that is not square, where one is 0) they are not defined: PyTorch gives inf or nan
+# there, this is an evaluation error that says why (never a wrong number).  With
+# full_matrices=1 the columns of U (rows of Vh) past k are any basis of the complement: their
+# gradient is ignored and their tangent is 0 (PyTorch's).  A matrix
+# with a nan or inf entry gives nan.
+
+
+def _svd_run(a, full_matrices: bool, compute_uv: bool):
+    """NumPy's svd of the stack ``a``, matrices with a nan or inf entry made nan (not NumPy's
+    LinAlgError "SVD did not converge")."""
+    x = xp()
+    finite = x.isfinite(a).all(axis=(-2, -1))
+    some_bad = not _all(finite)
+    if some_bad:
+        a = x.where(finite[..., None, None], a, 0.0)
+    try:
+        out = x.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    except backend.host.linalg.LinAlgError:
+        raise EvaluationError(
+            "svd: the decomposition did not converge (LAPACK gave up on this matrix)"
+        ) from None
+    if not compute_uv:
+        return x.where(finite[..., None], out, x.nan) if some_bad else out
+    u, s, vh = out
+    if some_bad:
+        u = x.where(finite[..., None, None], u, x.nan)
+        s = x.where(finite[..., None], s, x.nan)
+        vh = x.where(finite[..., None, None], vh, x.nan)
+    return u, s, vh
+
+
+def _svdvals_forward(a):
+    _rank_two(a, "svdvals")
+    return _svd_run(a, False, False)
+
+
+def _svd_forward(a, full_matrices=True, part=None):
+    _rank_two(a, "svd")
+    if part not in (0, 1, 2):
+        raise ValueError("svd() gives three arrays (U, S, Vh): take one, svd(A)[0]")
+    return _svd_run(a, bool(full_matrices), True)[part]
+
+
+def _column(s):
+    """(..., k) -> (..., 1, k)."""
+    return reshape(s, tuple(s.shape[:-1]) + (1, s.shape[-1]))
+
+
+def _row(s):
+    """(..., k) -> (..., k, 1)."""
+    return reshape(s, tuple(s.shape) + (1,))
+
+
+def _reduced(A):
+    """U, S, Vh of the reduced SVD of A, as engine values (so rules written with them
+    differentiate again)."""
+    u = call("svd", A, full_matrices=False, part=0)
+    return u, call("svdvals", A), call("svd", A, full_matrices=False, part=2)
+
+
+def _gap(s):
+    """E with E_ij = s_j² - s_i², 1 on the diagonal (PyTorch's, for 0 / E there)."""
+    s2 = s * s
+    k = s.shape[-1]
+    return _column(s2) - _row(s2) + backend.host.eye(k)
+
+
+def _svd_backward(A, gU, gS, gVh):
+    """PyTorch's svd_backward (real), for the reduced U, S, Vh of A: gA."""
+    m, n = A.shape[-2:]
+    U, S, Vh = _reduced(A)
+    if gU is None and gVh is None:
+        return call("matmul", U * _column(gS), Vh)
+    mT = lambda t: call("mT", t)  # noqa: E731
+    mm = lambda a, b: call("matmul", a, b)  # noqa: E731
+    E = _gap(S)
+    if gU is not None:
+        UhgU = mm(mT(U), gU)
+        UhgU = UhgU - mT(UhgU)
+    if gVh is not None:
+        VhgV = mm(Vh, mT(gVh))
+        VhgV = VhgV - mT(VhgV)
+    if gU is not None and gVh is not None:
+        ret = (UhgU * _column(S) + _row(S) * VhgV) / E
+    elif gU is not None:
+        ret = UhgU * (_column(S) / E)
+    else:
+        ret = _row(S) * (VhgV / E)
+    if gS is not None:
+        ret = ret + _row(gS) * backend.host.eye(S.shape[-1])
+    if m > n and gU is not None:
+        gA = mm(U, ret)
+        gUSinv = gU / _column(S)
+        gA = gA + gUSinv - mm(U, mm(mT(U), gUSinv))
+        return mm(gA, Vh)
+    if m < n and gVh is not None:
+        gA = mm(ret, Vh)
+        SinvgVh = gVh / _row(S)
+        gA = gA + SinvgVh - mm(mm(SinvgVh, mT(Vh)), Vh)
+        return mm(U, gA)
+    return mm(U, mm(ret, Vh))
+
+
+def _narrow(g, k: int, part: int):
+    """The first k columns of g (U's gradient) or rows (Vh's): the rest is ignored."""
+    if g.shape[-1 if part == 0 else -2] == k:
+        return g
+    index = (Ellipsis, slice(None), slice(0, k)) if part == 0 else (Ellipsis, slice(0, k))
+    return call("getitem", g, index=index)
+
+
+def _svd_vjp(n, g):
+    A = n.inputs[0]
+    part = n.attrs["part"]
+    k = min(n.shapes[0][-2:])
+    if part != 1:
+        _require_distinct(call("svdvals", A), n.shapes[0], part)
+    grads = [None, None, None]
+    grads[part] = g if part == 1 else _narrow(g, k, part)
+    return (_svd_backward(A, *grads),)
+
+
+def _svd_jvp(n, ts):
+    """PyTorch's linalg_svd_jvp: the tangent of the part asked for."""
+    dA = ts[0]
+    if dA is None:
+        return None
+    A = n.inputs[0]
+    part = n.attrs["part"]
+    m, nn = n.shapes[0][-2:]
+    mT = lambda t: call("mT", t)  # noqa: E731
+    mm = lambda a, b: call("matmul", a, b)  # noqa: E731
+    U, S, Vh = _reduced(A)
+    V = mT(Vh)
+    dP = mm(mT(U), mm(dA, V))
+    k = S.shape[-1]
+    eye = backend.host.eye(k)
+    dS = call("sum", dP * eye, axis=-1, keepdims=False)
+    if part == 1:
+        return dS
+    _require_distinct(S, n.shapes[0], part)
+    dP = dP - _row(dS) * eye
+    E = _gap(S)
+    if part == 0:
+        X = dP * _column(S)
+        dU = mm(U, (X + mT(X)) / E)
+        if m > nn:
+            dAVSinv = mm(dA, V / _column(S))
+            dU = dU + dAVSinv - mm(U, mm(mT(U), dAVSinv))
+        if tuple(dU.shape) != tuple(n.out.shape):  # full_matrices: 0 for the extra columns
+            index = (Ellipsis, slice(None), slice(0, k))
+            dU = call("scatter", dU, index=index, shape=tuple(n.out.shape))
+        return dU
+    X = dP * _row(-S)
+    dVh = mm((X + mT(X)) / E, Vh)
+    if m < nn:
+        UHdASinv = mm(mT(U) / _row(S), dA)
+        dVh = dVh + UHdASinv - mm(mm(UHdASinv, V), Vh)
+    if tuple(dVh.shape) != tuple(n.out.shape):
+        index = (Ellipsis, slice(0, k), slice(None))
+        dVh = call("scatter", dVh, index=index, shape=tuple(n.out.shape))
+    return dVh
+
+
+register(
+    Op(
+        "svdvals",
+        "LinalgSvdBackward0",
+        _svdvals_forward,
+        lambda n, g: (_svd_backward(n.inputs[0], None, g, None),),
+        lambda n, ts: None if ts[0] is None else _svd_jvp_values(n, ts[0]),
+        kind="linalg",
+        printing=function("svdvals", latex="\\operatorname{svdvals}"),
+        batching=("trailing", 2),
+    )
+)
+
+
+def _svd_jvp_values(n, dA):
+    """dS = diag(Uᵀ dA V) for the reduced U, V."""
+    U, _, Vh = _reduced(n.inputs[0])
+    return call("sum", U * call("matmul", dA, call("mT", Vh)), axis=-2, keepdims=False)
+
+
+register(
+    Op(
+        "svd",
+        "LinalgSvdBackward0",
+        _svd_forward,
+        _svd_vjp,
+        _svd_jvp,
+        kind="linalg",
+        printing=function("svd", latex="\\operatorname{svd}"),
+        params=(Param("full_matrices", "flag", True), Param("part", "part", None)),
+        batching=("trailing", 2),
+    )
+)
+
+
+def _repeated(s, square: bool):
+    """Per matrix: singular values that repeat, or (a matrix not square) one that is 0."""
+    x = xp()
+    if s.shape[-1] == 0:
+        return x.zeros(s.shape[:-1], dtype=bool)
+    if s.shape[-1] > 1:
+        rep = (s[..., 1:] == s[..., :-1]).any(axis=-1)
+    else:
+        rep = x.zeros(s.shape[:-1], dtype=bool)
+    return rep if square else rep | (s == 0).any(axis=-1)
+
+
+def _require_distinct(S, shape, part: int) -> None:
+    """U's and Vh's derivatives divide by s_j² - s_i² (and, for a matrix that is not square,
+    by s): where those are 0 the singular vectors are not unique and there is no derivative.
+    PyTorch returns inf or nan there; this says so instead (an evaluation error)."""
+    m, n = shape[-2:]
+    if _any(_repeated(S.data, m == n)):
+        which = "U" if part == 0 else "Vh"
+        extra = "" if m == n else " or one is 0 (the matrix is not square)"
+        raise EvaluationError(
+            f"svd: the derivative of {which} is not defined where singular values repeat"
+            f"{extra}: the singular vectors are not unique there (PyTorch gives inf or nan). "
+            "A function of the singular values alone (svdvals, norm) has one"
+        )

@@ -43,7 +43,8 @@ from ..core.errors import (
     UnknownFunctionError,
 )
 from ..core.expr import CONSTANTS, Expr, Program
-from ..core.ops import FUNCTIONS, OPS
+from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
+from ..core.ops_linalg import einsum_subscripts
 from ..core.safetext import WINDOW, visible
 
 _READABLE = {
@@ -64,6 +65,7 @@ _READABLE = {
     "COLON": "':'",
     "NAME": "a name",
     "NUMBER": "a number",
+    "STRING": "a string",
     "TRANSPOSE": "'.T'",
     "_NL": "a newline",
     "$END": "the end of the input",
@@ -127,6 +129,102 @@ class _Slice:
         self.stop = stop
 
 
+class _Value:
+    """A value of the parse that is not an array: a string literal, or the several arrays of
+    a function such as split().  Each is accepted in its own places only (a string as a
+    parameter that takes one, several arrays indexed or unpacked); anywhere else
+    :meth:`misuse` is the error."""
+
+    __slots__ = ()
+
+    def misuse(self) -> InputError:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def _string_params() -> str:
+    """Where the language takes a string: "einsum's subscripts or norm's ord", from the table."""
+    places = [
+        f"{(op.printing.names or (op.name,))[0]}'s {p.name}"
+        for op in OPS.values()
+        for p in op.params
+        if p.kind in _STRING_KINDS
+    ]
+    return " or ".join(sorted(places)) or "nothing"
+
+
+#: the Param kinds that take a string
+_STRING_KINDS = ("ord", "subscripts")
+
+
+class _String(_Value):
+    """A string literal, ``'ij,jk->ik'`` or ``"fro"``: only a Param of a string kind takes it."""
+
+    __slots__ = ("text", "token")
+
+    def __init__(self, token: Token):
+        self.token = token
+        self.text = str(token)[1:-1]
+
+    def misuse(self) -> InputError:
+        shown = visible(str(self.token)[:40], keep_newlines=False)
+        return InputError(
+            f"a string ({shown}) at line {self.token.line}, column {self.token.column} is not "
+            f"an array: the language takes a string only as {_string_params()}",
+            **_position(self.token),
+        )
+
+
+class _Tuple(_Value):
+    """The several arrays of one call (``split(x, 3)``, ``svd(A)``): indexed with a constant
+    integer (``split(x, 3)[1]``) or unpacked in a binding (``a, b, c = split(x, 3)``)."""
+
+    __slots__ = ("parts", "name", "token")
+
+    def __init__(self, parts: list, name: str, token: Token):
+        self.parts = parts
+        self.name = name
+        self.token = token
+
+    def misuse(self) -> InputError:
+        n = len(self.parts)
+        names = ", ".join(f"p{i}" for i in range(1, n + 1)) if n <= 4 else "p1, p2, ..."
+        return InputError(
+            f"{self.name}() at line {self.token.line}, column {self.token.column} gives {n} "
+            f"arrays, not one array: take one of them ({self.name}(...)[0]) or unpack them "
+            f"in a binding ({names} = {self.name}(...))",
+            **_position(self.token),
+        )
+
+
+def _expr(value) -> Expr:
+    """``value`` where an array is wanted: an Expr, else the misuse error of a string or of
+    several arrays."""
+    if isinstance(value, _Value):
+        raise value.misuse()
+    return value
+
+
+def _arrays(method):
+    """A Builder callback whose arguments must all be arrays (operators, ``.T``)."""
+
+    @functools.wraps(method)
+    def checked(self, *args):
+        for a in args:
+            if isinstance(a, _Value):
+                raise a.misuse()
+        return method(self, *args)
+
+    return checked
+
+
+class _Unpack:
+    __slots__ = ("names", "parts")
+
+    def __init__(self, names: list, parts: list):
+        self.names = names
+        self.parts = parts
+
+
 class _NewlinesInBrackets:
     """Post-lexer: newlines inside () or [] are whitespace, elsewhere they separate statements.
 
@@ -172,6 +270,8 @@ def _position(token) -> dict:
 
 
 def _const_value(expr: Expr, what: str, token=None):
+    if isinstance(expr, _Value):
+        raise expr.misuse()
     if not expr.is_const:
         raise InputError(f"{what} must be a constant number", **_position(token))
     return expr.value
@@ -232,7 +332,8 @@ def _index_array(value) -> tuple:
 def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> Expr:
     """``f(arrays..., params...)`` for an op with Params:
     its array arguments first (for a variadic op, one list of them: ``concatenate([a, b])``),
-    then its params by position or keyword, each a constant checked by its kind."""
+    then its params by position or keyword (a keyword-only one by keyword), each a constant
+    checked by its kind."""
     names = ", ".join(p.name for p in op.params)
     where = _position(tok)
     if op.arity is None:
@@ -253,14 +354,19 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
                 **where,
             )
         arrays, rest = positional[: op.arity], positional[op.arity :]
-    if len(rest) > len(op.params):
+    arrays = [_expr(a) for a in arrays]
+    by_position = [p for p in op.params if not getattr(p, "keyword_only", False)]
+    if len(rest) > len(by_position):
+        keyword_only = [p.name for p in op.params if getattr(p, "keyword_only", False)]
+        by_keyword = f"; {', '.join(keyword_only)} by keyword only" if keyword_only else ""
         raise ArityError(
-            f"{name}() takes at most {len(op.params)} argument(s) after its array"
-            f"{'s' if op.arity != 1 else ''} ({names}), got {len(rest)}",
+            f"{name}() takes at most {len(by_position)} argument(s) after its array"
+            f"{'s' if op.arity != 1 else ''} ({', '.join(p.name for p in by_position)}"
+            f"{by_keyword}), got {len(rest)}",
             function=name,
             **where,
         )
-    given = {p.name: (e, tok) for p, e in zip(op.params, rest)}
+    given = {p.name: (e, tok) for p, e in zip(by_position, rest)}
     for key, keyword in keywords.items():
         if key not in {p.name for p in op.params}:
             raise ArityError(
@@ -287,6 +393,7 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
 
 def _list_items(expr: Expr, name: str, tok) -> list:
     """The arrays of a list argument, ``[a, b]``: a stack's elements, or a constant's rows."""
+    expr = _expr(expr)
     if expr.op == "stack":
         items = list(expr.args)
     elif expr.is_const and isinstance(expr.value, list):
@@ -301,7 +408,29 @@ def _list_items(expr: Expr, name: str, tok) -> list:
 
 
 def _param_value(what: str, kind: str, expr: Expr, token):
+    if kind in _STRING_KINDS and isinstance(expr, _String):
+        if kind == "subscripts":
+            return Word(expr.text)  # checked against the operands by the call (_einsum)
+        try:
+            return norm_ord(expr.text)
+        except ValueError as exc:
+            raise InputError(str(exc), **_position(expr.token)) from None
     value = _const_value(expr, what, token)
+    if kind == "ord":
+        try:
+            return norm_ord(value)
+        except ValueError as exc:
+            raise InputError(str(exc), **_position(token)) from None
+    if kind == "subscripts":
+        raise InputError(
+            f"{what} must be a string of subscripts, such as 'ij,jk->ik'", **_position(token)
+        )
+    if kind == "sections":  # split's: a number of equal sections, or a list of indices
+        if isinstance(value, list):
+            return tuple(_integer(v, f"each index of {what}", token) for v in value)
+        return _integer(value, what, token, low=1, high=2**31)
+    if kind == "part":
+        return _integer(value, what, token, low=0, high=2**31)
     if kind == "int":
         return _integer(value, what, token)
     if kind == "count":
@@ -318,6 +447,158 @@ def _param_value(what: str, kind: str, expr: Expr, token):
             raise InputError(f"{what} must be 0 or 1, got {shown}", **_position(token))
         return float(value) == 1.0
     raise ValueError(f"unknown param kind {kind!r}")  # a mistake in the op table
+
+
+def _reduction_call(name: str, op_name: str, positional: list, keywords: dict, tok, params=()):
+    """``f(x)``, ``f(x, axis)``, ``f(x, axis=k, keepdims=1)`` for a reduction; ``params``, an
+    op's Params beyond axis and keepdims (norm's ``ord``), are taken by keyword only."""
+    extra = {p.name: p for p in params if p.name not in ("axis", "keepdims")}
+    n = len(positional)
+    unknown = set(keywords) - {"axis", "keepdims"} - set(extra)
+    if unknown or ("axis" in keywords and n == 2):
+        raise ArityError(
+            f"{name}(): unexpected keyword argument(s) "
+            f"{', '.join(sorted(unknown)) or 'axis (given twice)'}",
+            function=name,
+            **_position(tok),
+        )
+    axis_expr = positional[1] if n == 2 else (keywords["axis"].expr if "axis" in keywords else None)
+    axis: int | tuple[int, ...] | None = None
+    if axis_expr is not None:
+        what = f"the axis of {name}()"
+        value = _const_value(axis_expr, what, tok)
+        if isinstance(value, list):
+            axis = tuple(_integer(v, f"each axis of {name}()", tok, **_AXIS) for v in value)
+        else:
+            axis = _integer(value, what, tok, **_AXIS)
+    keepdims = False
+    if "keepdims" in keywords:
+        keyword = keywords["keepdims"]
+        flag = _const_value(keyword.expr, f"keepdims of {name}()", keyword.token)
+        if isinstance(flag, list) or float(flag) not in (0.0, 1.0):
+            shown = "a list" if isinstance(flag, list) else repr(float(flag))
+            raise InputError(
+                f"keepdims of {name}() must be 0 or 1, got {shown}",
+                **_position(keyword.token),
+            )
+        keepdims = float(flag) == 1.0
+    attrs = {"axis": axis, "keepdims": keepdims}
+    for key, p in extra.items():
+        keyword = keywords.get(key)
+        attrs[key] = (
+            p.default
+            if keyword is None
+            else _param_value(f"{key} of {name}()", p.kind, keyword.expr, keyword.token)
+        )
+    return Expr(op_name, (_expr(positional[0]),), attrs)
+
+
+def _einsum_call(name: str, op, positional: list, keywords: dict, tok) -> Expr:
+    """``einsum('ij,jk->ik', a, b)`` (NumPy's order), or ``einsum([a, b], 'ij,jk->ik')`` (how
+    it prints: a variadic op's arrays come first as a list); the subscripts are checked
+    against the number of arrays here, before anything is evaluated."""
+    where = _position(tok)
+    if keywords:
+        raise ArityError(
+            f"{name}() takes no keyword arguments: {name}('ij,jk->ik', a, b)",
+            function=name,
+            **where,
+        )
+    if positional and isinstance(positional[0], _String):
+        text, operands = positional[0], positional[1:]
+    elif (
+        len(positional) == 2
+        and isinstance(positional[1], _String)
+        and isinstance(positional[0], Expr)
+        and (positional[0].op == "stack" or isinstance(positional[0].value, list))
+    ):
+        text, operands = positional[1], _list_items(positional[0], name, tok)
+    else:
+        for a in positional:
+            if isinstance(a, _String):
+                raise InputError(
+                    f"{name}() takes its subscripts first: {name}('ij,jk->ik', a, b)",
+                    **_position(a.token),
+                )
+        raise ArityError(
+            f"{name}() takes a string of subscripts, then the arrays: {name}('ij,jk->ik', a, b)",
+            function=name,
+            **where,
+        )
+    operands = [_expr(o) for o in operands]
+    if not operands:
+        raise ArityError(
+            f"{name}() needs at least one array after its subscripts", function=name, **where
+        )
+    try:
+        subscripts = einsum_subscripts(text.text, len(operands))
+    except ValueError as exc:
+        raise InputError(f"{name}(): {exc}", **_position(text.token)) from None
+    return Expr(op.name, tuple(operands), {"subscripts": Word(subscripts)})
+
+
+def _split_parts(expr: Expr) -> list:
+    """The arrays of ``split(x, sections or indices, axis)``: slices of x (``x[:, 2:5]``) where
+    the indices and a nonnegative axis say where they are, else parts of the split op (equal
+    sections need x's length, known only when it is evaluated)."""
+    sections, axis = expr.attrs["indices_or_sections"], expr.attrs["axis"]
+    if isinstance(sections, tuple) and axis >= 0:
+        bounds = [None, *sections, None]
+        lead = (slice(None),) * axis
+        return [
+            Expr("getitem", expr.args, {"index": lead + (slice(lo, hi),)})
+            for lo, hi in zip(bounds, bounds[1:])
+        ]
+    count = len(sections) + 1 if isinstance(sections, tuple) else sections
+    return [Expr(expr.op, expr.args, {**expr.attrs, "part": k}) for k in range(count)]
+
+
+def _svd_parts(expr: Expr) -> list:
+    """U, S, Vh of ``svd(A)``: S is ``svdvals(A)``."""
+    return [
+        Expr(expr.op, expr.args, {**expr.attrs, "part": 0}),
+        Expr("svdvals", expr.args),
+        Expr(expr.op, expr.args, {**expr.attrs, "part": 2}),
+    ]
+
+
+#: the functions whose value is several arrays: op -> its parts (each an Expr)
+_SEVERAL = {"split": _split_parts, "svd": _svd_parts}
+
+
+def _several(expr: Expr, name: str, tok):
+    """A call of split() or svd(): its several arrays (a :class:`_Tuple`), or the one array a
+    ``part=`` names (how a part prints: ``split(x, 3, part=1)`` is ``split(x, 3)[1]``)."""
+    make = _SEVERAL.get(expr.op)
+    if make is None:
+        return expr
+    part = expr.attrs["part"]
+    parts = make(Expr(expr.op, expr.args, {**expr.attrs, "part": None}))
+    if part is None:
+        if len(parts) > MAX_ARRAY_ELEMENTS:
+            raise LimitError(f"{name}() would give more than {MAX_ARRAY_ELEMENTS:,} arrays")
+        return _Tuple(parts, name, tok)
+    if part >= len(parts):
+        raise InputError(
+            f"part of {name}() must be from 0 to {len(parts) - 1} (it gives {len(parts)} "
+            f"arrays), got {part}",
+            **_position(tok),
+        )
+    return parts[part]
+
+
+def _part_of(several: _Tuple, items: list) -> Expr:
+    """``split(x, 3)[1]``: one of several arrays, by a constant integer (negative from the end)."""
+    n = len(several.parts)
+    what = f"the index of {several.name}()'s {n} arrays"
+    if len(items) != 1 or isinstance(items[0], _Slice):
+        raise InputError(
+            f"{what} is one constant integer from 0 to {n - 1} ({several.name}(...)[0]); "
+            f"index the array it picks for more",
+            **_position(several.token),
+        )
+    k = _const_int(items[0], what, several.token, low=-n, high=n - 1)
+    return several.parts[k]
 
 
 def _list_shape(value) -> tuple[tuple[int, ...], bool]:
@@ -478,38 +759,51 @@ class Builder(Transformer):
         return node
 
     def elements(self, *items):
-        return [e for e in items if e is not None]
+        return [_expr(e) for e in items if e is not None]
+
+    def string(self, tok):
+        return _String(tok)
 
     # ---- operators ------------------------------------------------------------
+    @_arrays
     def add(self, a, b):
         return Expr("add", (a, b))
 
+    @_arrays
     def sub(self, a, b):
         return Expr("sub", (a, b))
 
+    @_arrays
     def mul(self, a, b):
         return Expr("mul", (a, b))
 
+    @_arrays
     def div(self, a, b):
         return Expr("div", (a, b))
 
+    @_arrays
     def matmul(self, a, b):
         return Expr("matmul", (a, b))
 
+    @_arrays
     def pow(self, a, _tok, b):
         return Expr("pow", (a, b))
 
+    @_arrays
     def neg(self, a):
         if a.is_const and not isinstance(a.value, list):
             return Expr.const(-a.value)
         return Expr("neg", (a,))
 
+    @_arrays
     def pos(self, a):
         return a
 
+    @_arrays
     def chain_start(self, a, tok, b):
         return _Chain(Expr(_COMPARISONS[str(tok)], (a, b)), b)
 
+    @_arrays
     def chain_next(self, chain, tok, b):
         # a < b < c is (a < b) and (b < c), as in Python: a product of 0/1 values, with b
         # one shared node (evaluated once); the text printer writes (a < b)*(b < c).
@@ -519,17 +813,22 @@ class Builder(Transformer):
     def compare(self, chain):
         return chain.value
 
+    @_arrays
     def dot_t(self, a, _tok):
         return Expr("transpose", (a,))
 
     # ---- indexing -------------------------------------------------------------
     def slice(self, start=None, stop=None):
-        return _Slice(start, stop)
+        return _Slice(
+            None if start is None else _expr(start), None if stop is None else _expr(stop)
+        )
 
     def subscripts(self, *items):
-        return list(items)
+        return [i if isinstance(i, _Slice) else _expr(i) for i in items]
 
     def index(self, target, items):
+        if isinstance(target, _Tuple):
+            return _part_of(target, items)
         index = []
         for item in items:
             if isinstance(item, _Slice):
@@ -566,6 +865,14 @@ class Builder(Transformer):
         if len(keywords) != len([a for a in args if isinstance(a, _Keyword)]):
             raise ArityError(f"{name}(): a keyword argument is repeated", **_position(tok))
         n = len(positional)
+        for a in args:
+            value = a.expr if isinstance(a, _Keyword) else a
+            if isinstance(value, _Tuple):
+                raise value.misuse()
+        op = OPS[fn.with_params] if fn.with_params else None
+        if op is None or not any(p.kind in _STRING_KINDS for p in op.params):
+            for a in args:
+                _expr(a.expr if isinstance(a, _Keyword) else a)
 
         def arity_error():
             return ArityError(
@@ -596,40 +903,22 @@ class Builder(Transformer):
                 _integer(s, "a dimension of reshape()", tok, low=-1, high=_INT64[1]) for s in shape
             )
             return Expr("reshape", (positional[0],), {"shape": dims})
-        if fn.with_params:
-            return _call_with_params(name, OPS[fn.with_params], positional, keywords, tok)
-        if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
-            unknown = set(keywords) - {"axis", "keepdims"}
-            if unknown or ("axis" in keywords and n == 2):
-                raise ArityError(
-                    f"{name}(): unexpected keyword argument(s) "
-                    f"{', '.join(sorted(unknown)) or 'axis (given twice)'}",
-                    function=name,
-                    **_position(tok),
-                )
-            axis_expr = (
-                positional[1] if n == 2 else (keywords["axis"].expr if "axis" in keywords else None)
-            )
-            axis = None
-            if axis_expr is not None:
-                what = f"the axis of {name}()"
-                value = _const_value(axis_expr, what, tok)
-                if isinstance(value, list):
-                    axis = tuple(_integer(v, f"each axis of {name}()", tok, **_AXIS) for v in value)
-                else:
-                    axis = _integer(value, what, tok, **_AXIS)
-            keepdims = False
-            if "keepdims" in keywords:
-                keyword = keywords["keepdims"]
-                flag = _const_value(keyword.expr, f"keepdims of {name}()", keyword.token)
-                if isinstance(flag, list) or float(flag) not in (0.0, 1.0):
-                    shown = "a list" if isinstance(flag, list) else repr(float(flag))
-                    raise InputError(
-                        f"keepdims of {name}() must be 0 or 1, got {shown}",
-                        **_position(keyword.token),
+        if op is not None:
+            if any(p.kind == "subscripts" for p in op.params):
+                return _einsum_call(name, op, positional, keywords, tok)
+            if [p.name for p in op.params[:2]] == ["axis", "keepdims"]:  # norm: a reduction
+                if n not in (1, 2):
+                    extra = ", ".join(p.name for p in op.params[1:])
+                    raise ArityError(
+                        f"{name}() takes 1 or 2 arguments (the array and its axis; {extra} by "
+                        f"keyword only: {name}(x, {op.params[-1].name}=...)), got {n}",
+                        function=name,
+                        **_position(tok),
                     )
-                keepdims = float(flag) == 1.0
-            return Expr(fn.reduce, (positional[0],), {"axis": axis, "keepdims": keepdims})
+                return _reduction_call(name, op.name, positional, keywords, tok, op.params)
+            return _several(_call_with_params(name, op, positional, keywords, tok), name, tok)
+        if fn.reduce and n == 1 or (fn.reduce and n == 2 and fn.positional_axis):
+            return _reduction_call(name, fn.reduce, positional, keywords, tok)
         if keywords:
             raise ArityError(
                 f"{name}() takes no keyword arguments", function=name, **_position(tok)
@@ -650,6 +939,45 @@ class Builder(Transformer):
 
     # ---- statements -----------------------------------------------------------
     def assign(self, tok, expr):
+        if isinstance(expr, _Tuple):
+            n = len(expr.parts)
+            raise InputError(
+                f"{expr.name}() gives {n} arrays: unpack them into {n} names "
+                f"({', '.join(f'{tok}{i}' for i in range(1, min(n, 3) + 1))}"
+                f"{', ...' if n > 3 else ''} = {expr.name}(...)) or take one "
+                f"({tok} = {expr.name}(...)[0])",
+                **_position(expr.token),
+            )
+        expr = _expr(expr)
+        self._bind(tok, expr)
+        return _Assignment(str(tok), expr)
+
+    def unpack(self, *items):
+        tokens, value = items[:-1], items[-1]
+        names = [str(t) for t in tokens]
+        if not isinstance(value, _Tuple):
+            _expr(value)  # a string: its own error
+            raise InputError(
+                f"cannot unpack one array into {len(names)} names ({', '.join(names)}): only "
+                "a function that gives several arrays (split, svd) can be unpacked",
+                **_position(tokens[0]),
+            )
+        if len(value.parts) != len(names):
+            raise InputError(
+                f"{value.name}() gives {len(value.parts)} arrays, but {len(names)} names "
+                f"({', '.join(names)}) unpack them: give one name for each array",
+                **_position(tokens[0]),
+            )
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise InputError(
+                    f"{name!r} is named twice in one unpacking", **_position(tokens[i])
+                )
+        for token, part in zip(tokens, value.parts):
+            self._bind(token, part)
+        return _Unpack(names, value.parts)
+
+    def _bind(self, tok, expr):
         name = str(tok)
         if name in CONSTANTS:
             raise InputError(f"cannot assign to the constant {name!r}", **_position(tok))
@@ -660,7 +988,6 @@ class Builder(Transformer):
         if expr.op not in ("var", "const"):
             expr.label = name
         self.bindings[name] = expr
-        return _Assignment(name, expr)
 
     def program(self, *statements):
         items = [s for s in statements if s is not None]
@@ -668,8 +995,16 @@ class Builder(Transformer):
         for s in items:
             if isinstance(s, _Assignment):
                 statements_out.append((s.name, s.expr))
+            elif isinstance(s, _Unpack):
+                statements_out.extend(zip(s.names, s.parts))
             else:
-                statements_out.append((None, s))
+                statements_out.append((None, _expr(s)))
+        if isinstance(items[-1], _Unpack):
+            names = items[-1].names
+            raise InputError(
+                f"the program ends with an unpacking ({', '.join(names)} = ...), which gives "
+                f"{len(names)} arrays: end it with the one to output, such as {names[-1]}"
+            )
         output = statements_out[-1][1]
         return Program(
             source=self.source,

@@ -83,6 +83,25 @@ GRAD_CASES.append(
 )
 GRAD_CASES.append(_case("cumprod", ((3,),), {"axis": 0}, (lambda r, s: np.zeros(s),), "all 0"))
 
+# split (issue 13): one part of numpy.split
+for _shape, _sections, _axis, _part in (
+    ((6,), 3, 0, 0),
+    ((6,), 3, 0, 2),
+    ((2, 6), 2, 1, 1),
+    ((2, 6), 2, -1, 0),
+    ((4, 3), (1, 3), 0, 1),
+    ((3, 4), (1, 3), -1, 2),
+    ((3, 4), (-1,), -1, 0),
+):
+    GRAD_CASES.append(
+        _case(
+            "split",
+            (_shape,),
+            {"indices_or_sections": _sections, "axis": _axis, "part": _part},
+            (_DEFAULT,),
+        )
+    )
+
 for _shape, _shift, _axis in (
     ((5,), 2, None),
     ((5,), -7, 0),
@@ -366,11 +385,34 @@ def _build():
     _add("stack_axis", "stack([x, y])", {"x": 1.0, "y": -0.0}, [1.0, -0.0], label="numbers")
 
 
+def _build_split():
+    v = [1.0, -2.0, 3.0, -0.0, NAN, INF]
+    for k in range(3):
+        _add("split", f"split(v, 3)[{k}]", {"v": v}, v[2 * k : 2 * k + 2], label=f"part {k}")
+    _add("split", "a, b, c = split(v, 3); c", {"v": v}, v[4:], label="unpacked")
+    M = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
+    _add(
+        "split",
+        "split(M, 2, axis=-1)[1]",
+        {"M": M},
+        [row[2:] for row in M],
+        label="negative axis",
+    )
+    _add(
+        "split",
+        "split(M, [1, 3], axis=-1)[2]",
+        {"M": M},
+        [row[3:] for row in M],
+        label="indices, negative axis",
+    )
+
+
 def _unflat(flat, rows, cols):
     return [flat[i * cols : (i + 1) * cols] for i in range(rows)]
 
 
 _build()
+_build_split()
 
 
 # ---------------------------------------------------------------------------
@@ -382,4 +424,5 @@ OP_TABLE_ATTRS: dict[str, dict] = {
     "roll": {"shift": 1},
     "repeat": {"repeats": 2},
     "tile": {"reps": 2},
+    "split": {"indices_or_sections": 3, "part": 1},
 }

@@ -26,6 +26,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from autograd_cli.core.ops import Word
+
 NAN = math.nan
 INF = math.inf
 
@@ -139,6 +141,55 @@ for _shapes, _axes in (
 ):
     _grad("tensordot", _shapes, (entries, entries), {"axes": _axes})
 
+
+# norm with an ord (core/ops.py), einsum, svdvals, svd (issue 13)
+for _shape, _axis in (((4,), None), ((3, 4), 1), ((3, 4), 0)):
+    for _ord in (1, 2, 3, 0.5, -1.5, INF, -INF, 0):
+        _grad("norm", (_shape,), (entries,), {"axis": _axis, "keepdims": False, "ord": _ord})
+_grad("norm", ((3, 4),), (entries,), {"axis": -1, "keepdims": True, "ord": 1.5}, label="keep")
+for _ord in (Word("fro"), Word("nuc"), 1, -1, 2, -2, INF, -INF):
+    for _shape, _axis, _keep in (
+        ((3, 4), None, False),
+        ((4, 3), (1, 0), False),
+        ((2, 3, 4), (1, 2), False),
+        ((2, 3, 4), (0, 2), True),
+    ):
+        _grad("norm", (_shape,), (entries,), {"axis": _axis, "keepdims": _keep, "ord": _ord})
+
+for _spec, _shapes in (
+    ("ij,jk->ik", ((2, 3), (3, 4))),
+    ("ij->ji", ((2, 3),)),
+    ("ij->", ((2, 3),)),
+    ("ij->i", ((2, 3),)),
+    ("ii->i", ((3, 3),)),
+    ("ii->", ((3, 3),)),
+    ("iji->j", ((2, 3, 2),)),
+    ("i,i->", ((4,), (4,))),
+    ("i,j->ij", ((2,), (3,))),
+    ("ij,ij->ij", ((1, 3), (2, 3))),
+    ("i,ij,j->", ((2,), (2, 3), (3,))),
+    ("...ij,...jk->...ik", ((2, 2, 3), (3, 2))),
+    ("i...->...", ((2, 3, 2),)),
+    ("bij,bkj->bik", ((2, 2, 3), (2, 4, 3))),
+    ("ijk->kij", ((2, 3, 4),)),
+):
+    _grad("einsum", _shapes, (entries,) * len(_shapes), {"subscripts": Word(_spec)})
+_grad(
+    "einsum",
+    ((2, 3), (3, 4)),
+    (entries, entries),
+    {"subscripts": Word("ij,jk->ik")},
+    diff=(False, True),
+    label="b-only",
+)
+
+for _shape in ((3, 3), (2, 4), (4, 2), (2, 3, 3), (1, 1)):
+    _grad("svdvals", (_shape,), (entries,))
+for _shape, _full in (((3, 3), False), ((4, 2), False), ((2, 4), False), ((3, 3), True)):
+    for _part in (0, 2):
+        _grad("svd", (_shape,), (entries,), {"full_matrices": _full, "part": _part})
+_grad("svd", ((2, 3, 3),), (entries,), {"full_matrices": True, "part": 0})
+_grad("svd", ((2, 3, 3),), (entries,), {"full_matrices": False, "part": 2})
 
 # ---------------------------------------------------------------------------
 # Exact oracles
@@ -421,6 +472,202 @@ _fwd(
 )
 
 
+# ---- norm with an ord, einsum, svdvals, svd (issue 13) -------------------------------------
+
+
+def mp_norm(v, p) -> float:
+    """The p-norm of the numbers v, with mpmath at 40 digits."""
+    with mpmath.workdps(40):
+        if p == INF:
+            return float(max(abs(mpmath.mpf(x)) for x in v))
+        if p == -INF:
+            return float(min(abs(mpmath.mpf(x)) for x in v))
+        if p == 0:
+            return float(sum(1 for x in v if x != 0))
+        if p < 0 and 0 in v:
+            return 0.0  # |0|**p is inf, so the sum is inf and its 1/p-th power 0
+        total = mpmath.fsum(abs(mpmath.mpf(x)) ** p for x in v)
+        return float(total ** (mpmath.mpf(1) / p))
+
+
+def mp_svd(a):
+    """U, S, Vh of the matrix a, with mpmath at 40 digits."""
+    with mpmath.workdps(40):
+        u, s, v = mpmath.svd_r(mpmath.matrix([[mpmath.mpf(x) for x in row] for row in a]))
+        k = min(len(a), len(a[0]))
+        return (
+            [[u[i, j] for j in range(k)] for i in range(len(a))],
+            [s[j] for j in range(k)],
+            [[v[i, j] for j in range(len(a[0]))] for i in range(k)],
+        )
+
+
+def mp_singular_values(a) -> list:
+    return [float(x) for x in mp_svd(a)[1]]
+
+
+def loop_matrix_norm(a, ord) -> float:
+    """1, -1, inf, -inf: the largest or smallest column (row) sum of |a|, in exact floats."""
+    if ord in (INF, -INF):
+        a = [list(col) for col in zip(*a)]
+    sums = [math.fsum(abs(row[j]) for row in a) for j in range(len(a[0]))]
+    return max(sums) if ord > 0 else min(sums)
+
+
+def loop_einsum(spec: str, *arrays) -> object:
+    """Einstein summation by loops over every label (explicit subscripts, no '...')."""
+    left, out = spec.split("->")
+    terms = left.split(",")
+    arrays = [np.asarray(a, dtype=object) for a in arrays]
+    sizes = {}
+    for t, a in zip(terms, arrays):
+        for c, d in zip(t, np.shape(a)):
+            sizes[c] = max(sizes.get(c, 1), d)
+    labels = sorted(sizes)
+    result = {}
+    for values in np.ndindex(*[sizes[c] for c in labels]):
+        at = dict(zip(labels, values))
+        product = Fraction(1)
+        for t, a in zip(terms, arrays):
+            idx = tuple(at[c] if a.shape[k] > 1 else 0 for k, c in enumerate(t))
+            product *= Fraction(float(a[idx]))
+        key = tuple(at[c] for c in out)
+        result[key] = result.get(key, Fraction(0)) + product
+    shape = tuple(sizes[c] for c in out)
+    r = np.zeros(shape)
+    for key, v in result.items():
+        r[key] = float(v)
+    return r.tolist() if shape else float(r)
+
+
+_V5 = [3.0, -4.0, 0.5, -0.0, 1.25]
+for _p in (1, 2, 3, 0.5, -1.5, INF, -INF, 0):
+    _fwd("norm", f"norm(v, ord={_p})", {"v": _V5}, mp_norm(_V5, _p), exact=False, label="vector")
+_fwd("norm", "norm(v, ord=inf)", {"v": [1.0, -INF, 2.0]}, INF, label="inf entry")
+_fwd("norm", "norm(v, ord=1)", {"v": [1.0, NAN]}, NAN, label="nan entry")
+_fwd(
+    "norm",
+    "norm(A, 1, ord=3)",
+    {"A": _M23},
+    [mp_norm(row, 3) for row in _M23],
+    exact=False,
+    label="rows",
+)
+_fwd(
+    "norm",
+    "norm(A, axis=0, keepdims=1, ord=-inf)",
+    {"A": _M23},
+    [[mp_norm(col, -INF) for col in zip(*_M23)]],
+    label="columns keepdims",
+)
+for _o in (1, -1, INF, -INF):
+    _fwd("norm", f"norm(A, ord={_o})", {"A": _M23}, loop_matrix_norm(_M23, _o), label="matrix")
+_fwd(
+    "norm",
+    "norm(A, axis=[1, 0], ord=1)",
+    {"A": _M23},
+    loop_matrix_norm([list(c) for c in zip(*_M23)], 1),
+    label="axes swapped",
+)
+_SVD2 = [[2.88, 1.16], [2.84, 2.88]]  # 0.6/0.8 rotations around diag(5, 1)
+_fwd("norm", "norm(A, ord='fro')", {"A": A3}, mp_norm(loop_flat(A3), 2), exact=False)
+for _o, _pick in (("'nuc'", sum), (2, max), (-2, min)):
+    _fwd(
+        "norm",
+        f"norm(A, ord={_o})",
+        {"A": A3},
+        _pick(mp_singular_values(A3)),
+        exact=False,
+        label="svd",
+    )
+_fwd(
+    "norm",
+    "norm(A, axis=[0, 2], ord='nuc')",
+    {"A": [A3, B3]},
+    [sum(mp_singular_values([A3[i], B3[i]])) for i in range(3)],
+    exact=False,
+    label="stack",
+)
+
+_fwd(
+    "einsum",
+    "einsum('ij,jk->ik', A, B)",
+    {"A": A3, "B": B3},
+    loop_einsum("ij,jk->ik", A3, B3),
+    exact=False,
+)
+_fwd(
+    "einsum",
+    "einsum('ij,jk', A, B)",
+    {"A": A3, "B": B3},
+    loop_einsum("ij,jk->ik", A3, B3),
+    exact=False,
+    label="implicit",
+)
+_fwd(
+    "einsum",
+    "einsum('ba', A)",
+    {"A": _M23},
+    loop_einsum("ba->ab", _M23),
+    zero_sign=False,  # (the oracle's fractions have no -0)
+    label="implicit order",
+)
+_fwd("einsum", "einsum('ii', A)", {"A": A3}, loop_einsum("ii->", A3), label="trace")
+_fwd("einsum", "einsum('ii->i', A)", {"A": A3}, loop_einsum("ii->i", A3), label="diagonal")
+_fwd(
+    "einsum",
+    "einsum('i, j', a, b)",
+    {"a": [1.5, -2.0], "b": _v3},
+    loop_einsum("i,j->ij", [1.5, -2.0], _v3),
+    label="outer",
+)
+_fwd(
+    "einsum",
+    "einsum('...j,j->...', A, b)",
+    {"A": [A3, B3], "b": _v3},
+    [loop_einsum("ij,j->i", A3, _v3), loop_einsum("ij,j->i", B3, _v3)],
+    exact=False,
+    label="ellipsis",
+)
+_fwd(
+    "einsum",
+    "einsum('i,i', a, b)",
+    {"a": [2.0], "b": [1.0, NAN, 3.0]},
+    NAN,
+    label="nan, broadcast",
+)
+
+_fwd("svdvals", "svdvals(A)", {"A": A3}, mp_singular_values(A3), exact=False)
+_fwd("svdvals", "svdvals(A)", {"A": _M23}, mp_singular_values(_M23), exact=False, label="wide")
+_fwd(
+    "svdvals",
+    "svdvals(A)",
+    {"A": [A3, B3]},
+    [mp_singular_values(A3), mp_singular_values(B3)],
+    exact=False,
+    label="stack",
+)
+_fwd("svdvals", "svdvals(A)", {"A": [[1.0, NAN], [2.0, 3.0]]}, [NAN, NAN], label="nan")
+# U and Vh up to the sign of each singular vector: their squares
+_u, _s, _vh = mp_svd(_SVD2)
+_fwd(
+    "svd",
+    "svd(A)[0] * svd(A)[0]",
+    {"A": _SVD2},
+    [[float(x * x) for x in row] for row in _u],
+    exact=False,
+    label="U",
+)
+_fwd(
+    "svd",
+    "U, S, Vh = svd(A); Vh * Vh",
+    {"A": _SVD2},
+    [[float(x * x) for x in row] for row in _vh],
+    exact=False,
+    label="Vh",
+)
+
+
 # ---------------------------------------------------------------------------
 # The op table's sample values and attributes (tests/test_op_table.py)
 # ---------------------------------------------------------------------------
@@ -429,6 +676,9 @@ _SQUARE = [[2.0, 0.5, 0.1], [0.3, 1.7, 0.2], [0.1, 0.4, 1.9]]
 _SPD = [[2.0, 0.5, 0.1], [0.5, 1.7, 0.2], [0.1, 0.2, 1.9]]
 
 OP_TABLE_SAMPLES: dict[str, list] = {
+    "einsum": [_SQUARE, _SPD],
+    "svdvals": [_SQUARE],
+    "svd": [_SQUARE],
     "det": [_SQUARE],
     "inv": [_SQUARE],
     "solve": [_SQUARE, [0.3, 0.7, 0.2]],
@@ -438,4 +688,7 @@ OP_TABLE_SAMPLES: dict[str, list] = {
     "tril": [_SQUARE],
     "tensordot": [_SQUARE, _SPD],
 }
-OP_TABLE_ATTRS: dict[str, dict] = {}
+OP_TABLE_ATTRS: dict[str, dict] = {
+    "einsum": {"subscripts": Word("ij,jk->ik")},
+    "svd": {"full_matrices": True, "part": 0},
+}
