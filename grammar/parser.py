@@ -1,16 +1,17 @@
 """Parse the expression language into an expression graph, during the LALR parse.
 
-The :class:`Builder` is handed to Lark, so each rule's callback runs as the
-LALR parser reduces it: the graph is built bottom-up on the parser's own
-stack, without a tree and without recursion, however deep the input nests.
-The LALR tables ship inside the package as ``_tables.py``, a module of plain
-literals generated from ``expr.lark`` by ``python -m autograd_cli.grammar.build_tables``.
-Nothing is cached on disk and nothing is unpickled: Lark's ``cache=True`` would
-unpickle a file from the shared temp folder, whose name anyone can predict.  When
-the shipped tables do not fit (another Lark version, an edited grammar), the
-parser is built from ``expr.lark`` in memory instead: slower, never a file.
+Each rule's callback is a method of the :class:`Builder`, run as the LALR parser reduces
+the rule: the graph is built bottom-up on the parser's own stack, without a tree and
+without recursion, however deep the input nests.  The LALR tables ship inside the package
+as ``_tables.py``, a module of plain literals that Lark generates from ``expr.lark``
+(``python -m autograd_cli.grammar.build_tables``), and :mod:`.lalr` runs them the way Lark
+does, without importing Lark (a tenth of a cold start).  Nothing is cached on disk and
+nothing is unpickled: Lark's ``cache=True`` would unpickle a file from the shared temp
+folder, whose name anyone can predict.  When the runtime cannot run the tables (they use a
+feature it does not reproduce), Lark loads them; when they do not fit (an edited grammar),
+the parser is built by Lark from ``expr.lark`` in memory instead: slower, never a file.
 
-A :class:`Parser` pairs the Lark parser with its builder; :func:`parse` uses the one
+A :class:`Parser` pairs the engine with its builder; :func:`parse` uses the one
 :func:`default_parser` builds on first use and keeps (a cache, the module's only state).
 """
 
@@ -22,17 +23,7 @@ import hashlib
 import math
 import os
 import threading
-from typing import cast
-
-import lark
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (
-    LarkError,
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-)
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import (
     ArityError,
@@ -46,6 +37,10 @@ from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
 from ..core.ops_linalg import einsum_subscripts
 from ..core.safetext import WINDOW, visible
+from . import lalr
+
+if TYPE_CHECKING:
+    from .lalr import Token
 
 _READABLE = {
     "LPAR": "'('",
@@ -650,12 +645,13 @@ def _suggestion(name: str) -> str:
 _COMPARISONS = {op.printing.symbol: name for name, op in OPS.items() if op.kind == "comparison"}
 
 
-@v_args(inline=True)
-class Builder(Transformer):
-    """Callbacks run by the LALR parser: each returns a graph node (an :class:`Expr`)."""
+class Builder:
+    """Callbacks run by the LALR parser: each returns a graph node (an :class:`Expr`).
+
+    A rule's callback is the method named by the rule's alias (else by the rule), called
+    with the rule's kept children as arguments (Lark's ``v_args(inline=True)``)."""
 
     def __init__(self):
-        super().__init__(visit_tokens=False)
         self.reset("")
 
     def reset(self, source: str) -> None:
@@ -1015,6 +1011,23 @@ class Builder(Transformer):
         )
 
 
+class _LarkCallbacks:
+    """The :class:`Builder` as Lark's parser wants its callbacks (for the Lark fallbacks): a
+    rule's callback takes the list of children; a name the builder lacks, or an inlined
+    ``_rule``, is no callback (Lark then builds a Tree), as in :mod:`.lalr`."""
+
+    __slots__ = ("_builder",)
+
+    def __init__(self, builder: Builder):
+        self._builder = builder
+
+    def __getattr__(self, name: str):
+        method = None if name.startswith("_") else getattr(self._builder, name, None)
+        if method is None:
+            raise AttributeError(name)
+        return lambda children: method(*children)
+
+
 #: The options the parser is built with, here and by ``build_tables`` (the one place
 #: they are written).  ``transformer`` and ``postlex`` are objects, passed on each build.
 LARK_OPTIONS = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": True}
@@ -1028,40 +1041,57 @@ def grammar_bytes() -> bytes:
         return f.read()
 
 
-def build_from_grammar(grammar: bytes, transformer, postlex) -> Lark:
-    """Build the parser from the grammar text, in memory (no ``cache``: no file is read or written).
+def build_from_grammar(grammar: bytes, builder: Builder, postlex) -> Any:
+    """Lark's parser built from the grammar text, in memory (no ``cache``: no file is read
+    or written).
 
     ``build_tables`` serializes a parser built here, so the tables and this fallback
     always use the same options.
     """
-    return Lark(grammar.decode("utf-8"), transformer=transformer, postlex=postlex, **LARK_OPTIONS)
+    from lark import Lark
+
+    return Lark(
+        grammar.decode("utf-8"),
+        transformer=_LarkCallbacks(builder),
+        postlex=postlex,
+        **LARK_OPTIONS,
+    )
 
 
-def load_tables(grammar: bytes, transformer, postlex) -> Lark | None:
-    """The parser from the shipped ``_tables`` module, or None when they do not fit.
+def load_tables(grammar: bytes, builder: Builder, postlex) -> Any:
+    """The engine that runs the shipped ``_tables`` module, or None when they do not fit.
 
-    They fit when they were generated by this Lark version (its serialization
-    format is internal: Lark's own cache is keyed by its version too), from these
-    options and from these grammar bytes.  Reading and hashing the 2 KB grammar costs
-    about 0.01 ms per start; it is done so that an edited ``expr.lark`` whose tables
-    were not regenerated still parses by the grammar (slowly) instead of by stale
-    tables.  (``tests/test_parser_tables.py`` fails on stale tables too.)
+    They fit when they were generated from these options and from these grammar bytes.
+    Reading and hashing the 2 KB grammar costs about 0.01 ms per start; it is done so that
+    an edited ``expr.lark`` whose tables were not regenerated still parses by the grammar
+    (slowly) instead of by stale tables.  (``tests/test_parser_tables.py`` fails on stale
+    tables too.)  The engine is :mod:`.lalr`'s runtime, which needs no Lark; where it
+    refuses the tables, Lark's own loader, if the tables were written by the installed Lark
+    (its serialization format is internal: Lark's own cache is keyed by its version too).
     """
     try:
         from . import _tables
     except (ImportError, SyntaxError):
         return None
-    if (
-        getattr(_tables, "LARK_VERSION", None) != lark.__version__
-        or getattr(_tables, "GRAMMAR_SHA256", None) != hashlib.sha256(grammar).hexdigest()
-    ):
+    if getattr(_tables, "GRAMMAR_SHA256", None) != hashlib.sha256(grammar).hexdigest():
         return None
     try:
         options = _tables.DATA["options"]
         if any(options.get(k) != v for k, v in LARK_OPTIONS.items()):
             return None
-        return Lark._load_from_dict(
-            _tables.DATA, _tables.MEMO, transformer=transformer, postlex=postlex
+    except (KeyError, TypeError, AttributeError):
+        return None
+    runtime = lalr.load(_tables.DATA, _tables.MEMO, builder, postlex)
+    if runtime is not None:
+        return runtime
+    import lark
+    from lark.exceptions import LarkError
+
+    if getattr(_tables, "LARK_VERSION", None) != lark.__version__:
+        return None
+    try:
+        return lark.Lark._load_from_dict(
+            _tables.DATA, _tables.MEMO, transformer=_LarkCallbacks(builder), postlex=postlex
         )
     except (LarkError, KeyError, IndexError, TypeError, ValueError, AttributeError, AssertionError):
         # A format this Lark cannot read after all: build from the grammar instead.
@@ -1069,20 +1099,33 @@ def load_tables(grammar: bytes, transformer, postlex) -> Lark | None:
 
 
 class Parser:
-    """A parser of the expression language: Lark's LALR parser and the :class:`Builder` it runs.
+    """A parser of the expression language: an LALR engine and the :class:`Builder` it runs.
 
     Build one with :meth:`from_tables` (the shipped tables, fast), :meth:`from_grammar`
     (``expr.lark`` in memory, slow) or :meth:`build` (the first, else the second); or
     use the one :func:`default_parser` keeps.  A parser parses one text at a time (its
     builder holds the text being parsed), so :meth:`parse` holds the parser's lock: threads
     that share it (a Dask worker's, a server's) take turns, and none sees another's names.
+
+    ``engine`` is "runtime" (:mod:`.lalr` on the shipped tables), "lark-tables" (Lark on
+    the shipped tables) or "lark-grammar" (Lark, built from ``expr.lark``).
     """
 
-    __slots__ = ("lark", "builder", "_lock")
+    __slots__ = ("engine", "builder", "_parse", "_errors", "_lock")
 
-    def __init__(self, lark: Lark, builder: Builder):
-        self.lark = lark
+    def __init__(self, engine: Any, builder: Builder):
         self.builder = builder
+        self._parse = engine.parse
+        if isinstance(engine, lalr.Runtime):
+            self.engine = "runtime"
+            self._errors: tuple = (lalr.UnexpectedInput,)
+        else:
+            from lark.exceptions import UnexpectedInput
+
+            self.engine = (
+                "lark-tables" if engine.source_path == "<deserialized>" else "lark-grammar"
+            )  # Lark's mark for a parser loaded from data
+            self._errors = (UnexpectedInput,)
         self._lock = threading.Lock()
 
     @classmethod
@@ -1090,8 +1133,8 @@ class Parser:
         """The parser from the shipped tables, or None when they do not fit (:func:`load_tables`)."""
         builder = Builder()
         grammar = grammar_bytes() if grammar is None else grammar
-        lark = load_tables(grammar, builder, _NewlinesInBrackets())
-        return None if lark is None else cls(lark, builder)
+        engine = load_tables(grammar, builder, _NewlinesInBrackets())
+        return None if engine is None else cls(engine, builder)
 
     @classmethod
     def from_grammar(cls, grammar: bytes | None = None) -> Parser:
@@ -1108,7 +1151,7 @@ class Parser:
 
     @property
     def uses_shipped_tables(self) -> bool:
-        return self.lark.source_path == "<deserialized>"  # Lark's mark for a parser from data
+        return self.engine != "lark-grammar"
 
     def parse(self, text: str) -> Program:
         """Parse ``text`` (an expression or a program) into a :class:`Program`."""
@@ -1122,10 +1165,9 @@ class Parser:
         with self._lock:
             self.builder.reset(text)
             try:
-                # Lark types parse() as returning a Tree; with the Builder as its (LALR
-                # inline) transformer it returns what Builder.program returns: a Program.
-                return cast(Program, self.lark.parse(text))
-            except UnexpectedInput as exc:
+                # what Builder.program returns (Lark types its parse() as giving a Tree)
+                return cast(Program, self._parse(text))
+            except self._errors as exc:
                 raise _syntax_error(text, exc) from None
             except RecursionError:  # pragma: no cover - the build is iterative; a guard
                 raise InputError("expression nests too deeply to parse") from None
@@ -1164,10 +1206,10 @@ _ENDS_OPERAND = ("NUMBER", "NAME", "RPAR", "RSQB", "TRANSPOSE")
 _STARTS_OPERAND = ("NUMBER", "NAME", "LPAR")
 
 
-def _juxtaposition_hint(exc: UnexpectedToken) -> str:
+def _juxtaposition_hint(exc) -> str:
     """For two operands side by side (``2x``, ``(a)(b)``, ``sin x``): what to write."""
     history = getattr(exc, "token_history", None) or []
-    if not history or exc.token.type not in _STARTS_OPERAND:
+    if not history or history[-1] is None or exc.token.type not in _STARTS_OPERAND:
         return ""
     before, token = history[-1], exc.token
     if before.type not in _ENDS_OPERAND:
@@ -1181,26 +1223,23 @@ def _juxtaposition_hint(exc: UnexpectedToken) -> str:
     return f" (implicit multiplication is not supported: write {left}*{right})"
 
 
-def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
+def _syntax_error(text: str, exc: Any) -> ParseError:
+    """The message of a syntax error that :mod:`.lalr` or Lark raised (the same classes by
+    name and attributes)."""
+    kind = type(exc).__name__
     line = getattr(exc, "line", -1)
     column = getattr(exc, "column", -1)
     expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
-    if (
-        isinstance(exc, UnexpectedToken)
-        and exc.token.type == "$END"
-        or isinstance(exc, UnexpectedEOF)
-    ):
+    if kind == "UnexpectedToken" and exc.token.type == "$END" or kind == "UnexpectedEOF":
         # LALR reports the end of input at the last token: put the caret after the text.
         lines = text.splitlines() or [""]
         line = len(lines)
         column = len(lines[-1]) + 1
         found = "end of input"
-    elif isinstance(exc, UnexpectedToken):
+    elif kind == "UnexpectedToken":
         found = repr(str(exc.token)) if exc.token.type != "_NL" else "a newline"
-    elif isinstance(exc, UnexpectedCharacters):
-        # Lark declares `UnexpectedInput.pos_in_stream = None`, so it types as None;
-        # UnexpectedCharacters sets it to the lexer's position, an int.
-        pos = cast(int, exc.pos_in_stream)
+    elif kind == "UnexpectedCharacters":
+        pos = cast(int, exc.pos_in_stream)  # the lexer's position
         found = repr(text[pos]) if 0 <= pos < len(text) else "?"
     else:
         found = "input"
@@ -1209,7 +1248,7 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> ParseError:
     message = f"syntax error at line {line}, column {column}: unexpected {found}"
     if expected:
         message += f"; expected {_readable(expected)}"
-    if isinstance(exc, UnexpectedToken):
+    if kind == "UnexpectedToken":
         message += _juxtaposition_hint(exc)
     return ParseError(message, line=line, column=column, context=_caret_context(text, line, column))
 

@@ -108,11 +108,10 @@ def test_no_module_of_the_parser_uses_pickle_or_a_cache():
     assert "cache" not in P.LARK_OPTIONS
 
 
-@pytest.mark.skipif(not SAME_LARK, reason=NOT_SAME_LARK)
 def test_the_runtime_parser_comes_from_the_shipped_tables(fresh_parser):
     parser = P.default_parser()
     assert parser.uses_shipped_tables
-    assert parser.lark.source_path == "<deserialized>"  # Lark's mark for a parser from data
+    assert parser.engine == "runtime"  # grammar/lalr.py, on the shipped tables
     assert P.default_parser() is parser  # built once, then kept
     assert P.parse("2*x").inputs == ["x"]
 
@@ -247,9 +246,26 @@ def test_comparison_sanity(two_parsers):
     assert bad[0] == "syntax" and bad[2:4] == (1, 5), bad
 
 
+@pytest.mark.skipif(not SAME_LARK, reason=NOT_SAME_LARK)
+def test_tables_the_runtime_refuses_are_loaded_by_lark(monkeypatch, fresh_parser):
+    monkeypatch.setattr(P.lalr, "load", lambda *args: None)
+    parser = P.default_parser()
+    assert parser.engine == "lark-tables" and parser.uses_shipped_tables
+    program = P.parse("a = x + w; b = w + 1; a * b")
+    assert program.inputs == ["x", "w"] and program.output.op == "mul"
+    with pytest.raises(ParseError, match="line 1, column 5"):
+        P.parse("x + * 2")
+
+
+def test_the_runtime_does_not_depend_on_lark_s_version(monkeypatch, fresh_parser):
+    monkeypatch.setattr(_tables, "LARK_VERSION", "0.0.0")
+    assert P.default_parser().engine == "runtime"
+
+
 @pytest.mark.parametrize("spoil", ["version", "grammar", "data", "memo", "options"])
 def test_unusable_tables_fall_back_to_the_grammar(monkeypatch, fresh_parser, spoil):
-    if spoil == "version":
+    if spoil == "version":  # the runtime refuses the tables, Lark refuses another version's
+        monkeypatch.setattr(P.lalr, "load", lambda *args: None)
         monkeypatch.setattr(_tables, "LARK_VERSION", "0.0.0")
     elif spoil == "grammar":
         monkeypatch.setattr(_tables, "GRAMMAR_SHA256", "0" * 64)
@@ -263,7 +279,7 @@ def test_unusable_tables_fall_back_to_the_grammar(monkeypatch, fresh_parser, spo
     assert P.load_tables(grammar, P.Builder(), P._NewlinesInBrackets()) is None
     assert P.Parser.from_tables() is None
     parser = P.default_parser()
-    assert not parser.uses_shipped_tables and parser.lark.source_path != "<deserialized>"
+    assert not parser.uses_shipped_tables and parser.engine == "lark-grammar"
     program = P.parse("a = x + w; b = w + 1; a * b")
     assert program.inputs == ["x", "w"] and program.output.op == "mul"
 
@@ -428,7 +444,7 @@ sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
 result_path, mode, probe = sys.argv[1], sys.argv[2], sys.argv[3]
 if mode == "fallback":
     import autograd_cli.grammar._tables as tables
-    tables.LARK_VERSION = "0.0.0"  # refuse the shipped tables: build from the grammar
+    tables.GRAMMAR_SHA256 = "0" * 64  # refuse the shipped tables: build from the grammar
 from autograd_cli.cli.main import main
 import autograd_cli, autograd_cli.cli, autograd_cli.core, autograd_cli.grammar
 sys.argv = ["autograd-cli"] + json.loads(os.environ["HOOK_ARGV"])

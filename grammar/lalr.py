@@ -1,0 +1,439 @@
+"""An LALR(1) runtime for the tables Lark generates from ``expr.lark`` (``_tables.py``).
+
+Lark builds the tables (``build_tables.py``, at development time) and remains the parser of
+record: this module runs those tables the way Lark 1.x's LALR parser with its contextual
+lexer runs them, and ``tests/test_lalr.py`` checks that both give the same program, the same
+errors and the same positions on thousands of inputs.  It exists for speed (issue 12):
+importing Lark and loading its parser is about a tenth of a cold start, and Lark's general
+per-token machinery was most of the time of parsing a long program.
+
+What it reproduces, as Lark does it (``lark/lexer.py``, ``lark/parsers/lalr_parser_state.py``,
+``lark/parse_tree_builder.py``):
+
+* Contextual lexing: in each parser state only the terminals that state accepts (plus the
+  ignored ones and the post-lexer's ``always_accept``) are tried, as one alternation ordered
+  by priority, longest possible width, pattern length and name; when none matches, the
+  whole terminal set is tried so the error names the token found (``UnexpectedToken`` with
+  the previous token as history), else ``UnexpectedCharacters``.  Lines and columns count
+  ``\\n`` only.
+* The parse: shift, or reduce and goto, until the end token reaches the end state; an
+  action missing from the table is ``UnexpectedToken`` expecting the state's terminals.
+* Each rule's callback: the builder's method named by the rule's alias (else its name) with
+  the children as arguments, children filtered as Lark filters them (anonymous punctuation
+  dropped, ``_rule`` children spliced in, ``None`` for each absent ``[optional]``), and a
+  ``?rule`` with one child passing that child through.
+
+Tables with a feature this runtime does not reproduce (a string terminal that a regular
+expression terminal also matches, Lark's "unless" callbacks; another parser or lexer) are
+refused by :func:`load`, and the caller falls back to Lark itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Lark's serialized actions (lark/parsers/lalr_analysis.py: Shift = 0, Reduce = 1)
+_SHIFT = 0
+
+
+class Token(str):
+    """A token, as Lark's: the matched text (a ``str``), its terminal's name and position
+    (``line`` and ``column`` 1-based, ``start_pos`` 0-based; the end positions Lark also
+    keeps are not read by the parser and not kept)."""
+
+    type: str
+    start_pos: int
+    line: int
+    column: int
+
+    def __new__(cls, type_: str, value: str, start_pos: int, line: int, column: int):
+        self = super().__new__(cls, value)
+        self.type = type_
+        self.start_pos = start_pos
+        self.line = line
+        self.column = column
+        return self
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {str(self)!r})"
+
+
+class Tree:
+    """What a rule without a callback gives (Lark's default): only ever spliced into its
+    parent (an ``_inlined`` rule) or handed to a callback."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data = data
+        self.children = children
+
+
+class UnexpectedInput(Exception):
+    """A syntax error: ``line`` and ``column`` are 1-based, ``pos_in_stream`` 0-based."""
+
+    line: int
+    column: int
+    pos_in_stream: int | None
+
+
+class UnexpectedToken(UnexpectedInput):
+    """A token the parser state does not accept (attributes as Lark's)."""
+
+    def __init__(self, token: Token, expected: set, token_history: list | None = None):
+        super().__init__(f"unexpected token {token!r}")
+        self.token = token
+        self.expected = expected
+        self.token_history = token_history
+        self.line = getattr(token, "line", -1)
+        self.column = getattr(token, "column", -1)
+        self.pos_in_stream = getattr(token, "start_pos", None)
+
+
+class UnexpectedCharacters(UnexpectedInput):
+    """Text that no terminal of the lexer's context matches (attributes as Lark's)."""
+
+    def __init__(self, pos: int, line: int, column: int, allowed: set, token_history):
+        super().__init__(f"no terminal matches at line {line}, column {column}")
+        self.pos_in_stream = pos
+        self.line = line
+        self.column = column
+        self.allowed = allowed
+        self.token_history = token_history
+
+
+class _Refused(Exception):
+    """The tables use something this runtime does not reproduce."""
+
+
+def _regexp(pattern: dict) -> str:
+    kind = pattern["__type__"]
+    if kind == "PatternStr":
+        value = re.escape(pattern["value"])
+    elif kind == "PatternRE":
+        value = pattern["value"]
+    else:
+        raise _Refused(f"pattern type {kind}")
+    for flag in pattern.get("flags") or ():
+        value = f"(?{flag}:{value})"
+    return value
+
+
+def _max_width(pattern: dict) -> int:
+    if pattern["__type__"] == "PatternStr":
+        return len(pattern["value"])
+    return int(pattern["_width"][1])
+
+
+def _has_newline(regexp: str) -> bool:
+    # lark.lexer._regexp_has_newline
+    return (
+        "\n" in regexp
+        or "\\n" in regexp
+        or "\\s" in regexp
+        or "[^" in regexp
+        or ("(?s" in regexp and "." in regexp)
+    )
+
+
+class _Scanner:
+    """One alternation of terminals (a contextual lexer's context, or all of them)."""
+
+    __slots__ = ("match", "allowed", "newline_types")
+
+    def __init__(self, terminals: list, ignore: frozenset):
+        terminals = sorted(
+            terminals,
+            key=lambda t: (-t["priority"], -t["width"], -len(t["pattern"]["value"]), t["name"]),
+        )
+        # Python's re allows 100 named groups; Lark splits longer alternations (not needed here)
+        if len(terminals) > 99:
+            raise _Refused("more than 99 terminals in one context")
+        regexp = "|".join(f"(?P<{t['name']}>{t['regexp']})" for t in terminals)
+        self.match = re.compile(regexp).match
+        self.allowed = frozenset(t["name"] for t in terminals) - ignore or {"<END-OF-FILE>"}
+        self.newline_types = frozenset(t["name"] for t in terminals if _has_newline(t["regexp"]))
+
+
+class Runtime:
+    """The LALR parser of one set of tables, running a builder's callbacks (see module doc)."""
+
+    def __init__(self, data: dict, memo: dict, builder, postlex):
+        options = data["options"]
+        if (
+            options.get("parser") != "lalr"
+            or options.get("lexer") != "contextual"
+            or options.get("maybe_placeholders") is not True
+            or options.get("keep_all_tokens")
+            or options.get("start") != ["start"]
+        ):
+            raise _Refused("options")
+        front = data["parser"]
+        lexer_conf = front["lexer_conf"]
+        if lexer_conf.get("g_regex_flags") or lexer_conf.get("use_bytes"):
+            raise _Refused("lexer flags")
+        terminals = {}
+        for ref in lexer_conf["terminals"]:
+            t = memo[ref["@"]]
+            terminals[t["name"]] = {
+                "name": t["name"],
+                "pattern": t["pattern"],
+                "priority": t["priority"],
+                "regexp": _regexp(t["pattern"]),
+                "width": _max_width(t["pattern"]),
+            }
+        self._refuse_unless(terminals)
+        ignore = frozenset(lexer_conf["ignore"])
+        table = front["parser"]
+        names = table["tokens"]
+        rules = {}
+        self.states: dict = {}
+        for state, actions in table["states"].items():
+            row: dict = {}  # a terminal or nonterminal -> a state (shift, goto) or a rule (reduce)
+            for token_id, (action, arg) in actions.items():
+                if action == _SHIFT:
+                    row[names[token_id]] = int(arg)
+                else:
+                    key = arg["@"]
+                    if key not in rules:
+                        rules[key] = self._rule(memo[key], builder)
+                    row[names[token_id]] = rules[key]
+            self.states[state] = row
+        if set(table["start_states"]) != {"start"} or set(table["end_states"]) != {"start"}:
+            raise _Refused("start states")
+        self.start = table["start_states"]["start"]
+        self.end = table["end_states"]["start"]
+        always = frozenset(getattr(postlex, "always_accept", ()) or ())
+        by_accepts: dict = {}
+        self.scanners: dict = {}
+        for state, row in self.states.items():
+            accepts = frozenset(n for n in row if n in terminals) | ignore | always
+            if accepts not in by_accepts:
+                by_accepts[accepts] = _Scanner(
+                    [terminals[n] for n in accepts if n in terminals], ignore
+                )
+            self.scanners[state] = by_accepts[accepts]
+        self.root = _Scanner(list(terminals.values()), ignore)
+        self.ignore = ignore
+        self.postlex = postlex
+        # Lark's expected set for a parser error: the state's uppercase (terminal) names
+        self.expected = {s: {n for n in row if n.isupper()} for s, row in self.states.items()}
+
+    @staticmethod
+    def _refuse_unless(terminals: dict) -> None:
+        """Lark folds a string terminal that a regexp terminal of the same priority also
+        matches into an "unless" callback on the latter (keywords vs names): not done here."""
+        strings = [t for t in terminals.values() if t["pattern"]["__type__"] == "PatternStr"]
+        for t in terminals.values():
+            if t["pattern"]["__type__"] != "PatternRE":
+                continue
+            compiled = re.compile(t["regexp"])
+            for s in strings:
+                if s["priority"] == t["priority"]:
+                    m = compiled.match(s["pattern"]["value"])
+                    if m and m.group(0) == s["pattern"]["value"]:
+                        raise _Refused(f"{s['name']} is also a {t['name']}")
+
+    @staticmethod
+    def _rule(rule: dict, builder):
+        """(origin name, number of symbols, the reduction: children list -> value)."""
+        options = rule["options"]
+        if options.get("keep_all_tokens") or options.get("template_source"):
+            raise _Refused("rule options")
+        name = rule["alias"] or rule["origin"]["name"]
+        # a rule's callback is the builder's method of its name; an inlined ``_rule`` has none
+        method = None if name.startswith("_") else getattr(builder, name, None)
+        if method is None:
+
+            def build(children, name=name):
+                return Tree(name, children)
+
+        else:
+
+            def build(children, method=method):
+                return method(*children)
+
+        expansion = rule["expansion"]
+        empty = options.get("empty_indices") or ()
+        if empty:
+            if list(empty).count(False) != len(expansion):
+                raise _Refused("empty indices")
+            nones = [len(run) for run in "".join(str(int(b)) for b in empty).split("0")]
+        else:
+            nones = [0] * (len(expansion) + 1)
+        include = []  # (index, splice its children, Nones before it)
+        pending = 0
+        for i, sym in enumerate(expansion):
+            pending += nones[i]
+            terminal = sym["__type__"] == "Terminal"
+            if not (terminal and sym["filter_out"]):
+                include.append((i, not terminal and sym["name"].startswith("_"), pending))
+                pending = 0
+        after = pending + nones[len(expansion)]
+        plain = not empty and len(include) == len(expansion) and not any(e for _, e, _ in include)
+        expand1 = bool(options.get("expand1")) and not rule["alias"]
+
+        kept = tuple(include)
+        if plain:
+            reduce_ = build
+        else:
+
+            def reduce_(children, kept=kept, after=after, build=build):
+                return build(_filter(children, kept, after))
+
+        origin, size = rule["origin"]["name"], len(expansion)
+        if expand1:
+            # ExpandSingleChild, on the filtered children: a rule that always keeps exactly
+            # one plain child passes it through (``?sum: product``, ``"(" expr ")"``); the
+            # parser does that without a call (the rule's ``keep``: which child)
+            if len(include) == 1 and not include[0][1] and not include[0][2] and not after:
+                return origin, size, None, include[0][0]
+
+            def single(children, kept=kept, after=after, reduce_=reduce_):
+                filtered = _filter(children, kept, after)
+                return filtered[0] if len(filtered) == 1 else reduce_(children)
+
+            return origin, size, single, None
+        return origin, size, reduce_, None
+
+    # ---- running ---------------------------------------------------------------------------
+    def _tokens(self, text: str, stack: list):
+        """Lark's ContextualLexer over ``text``: the context is the parser's current state
+        (``stack[-1]``), read as each token is asked for."""
+        scanners = self.scanners
+        ignore = self.ignore
+        pos = 0
+        line = 1
+        line_start = 0
+        end = len(text)
+        last = None
+        while pos < end:
+            scanner = scanners[stack[-1]]
+            m = scanner.match(text, pos)
+            if m is None:
+                m = self.root.match(text, pos)
+                if m is None or m.lastgroup in ignore:
+                    # Lark's root lexer would skip ignored text and try again; after an
+                    # ignored match the context lexer would have matched it too, so only
+                    # "no terminal at all" reaches here: the context's error.
+                    raise UnexpectedCharacters(
+                        pos,
+                        line,
+                        pos - line_start + 1,
+                        set(scanner.allowed),
+                        last and [last],
+                    )
+                token = Token(str(m.lastgroup), m.group(0), pos, line, pos - line_start + 1)
+                raise UnexpectedToken(token, set(scanner.allowed), [last])
+            value = m.group(0)
+            kind = str(m.lastgroup)
+            column = pos - line_start + 1
+            start = pos
+            start_line = line
+            if kind in scanner.newline_types:
+                newlines = value.count("\n")
+                if newlines:
+                    line += newlines
+                    line_start = pos + value.rindex("\n") + 1
+            pos += len(value)
+            if kind in ignore:
+                continue
+            last = Token(kind, value, start, start_line, column)
+            yield last
+
+    def parse(self, text: str):
+        states = self.states
+        stack = [self.start]
+        values: list = []
+        token = None
+        tokens = self._tokens(text, stack)
+        if self.postlex is not None:
+            tokens = self.postlex.process(tokens)
+        for token in tokens:
+            kind = token.type
+            while True:
+                action = states[stack[-1]].get(kind)
+                if action.__class__ is int:  # shift
+                    stack.append(action)
+                    values.append(token)
+                    break
+                if action is None:
+                    raise UnexpectedToken(token, set(self.expected[stack[-1]]))
+                origin, size, reduce_, keep = action
+                if reduce_ is None:  # a rule that passes one child through
+                    if size != 1:
+                        value = values[keep - size]
+                        del values[-size:]
+                        values.append(value)
+                    del stack[-size:]
+                elif size:
+                    children = values[-size:]
+                    del stack[-size:]
+                    del values[-size:]
+                    values.append(reduce_(children))
+                else:
+                    values.append(reduce_([]))
+                stack.append(states[stack[-1]][origin])
+        # Lark's end token borrows the last token's position (Token.new_borrow_pos)
+        if token is not None:
+            end = Token("$END", "", token.start_pos, token.line, token.column)
+        else:
+            end = Token("$END", "", 0, 1, 1)
+        while True:
+            action = states[stack[-1]].get("$END")
+            if action is None:
+                raise UnexpectedToken(end, set(self.expected[stack[-1]]))
+            if action.__class__ is int:  # pragma: no cover - Lark's tables never shift $END
+                raise _Refused("shift on $END")
+            origin, size, reduce_, keep = action
+            if reduce_ is None:
+                value = values[keep - size]
+                del values[-size:]
+                del stack[-size:]
+                values.append(value)
+            else:
+                self._reduce(stack, values, size, reduce_)
+            stack.append(states[stack[-1]][origin])
+            if stack[-1] == self.end:
+                return values[-1]
+
+    @staticmethod
+    def _reduce(stack: list, values: list, size: int, reduce_) -> None:
+        if size:
+            children = values[-size:]
+            del stack[-size:]
+            del values[-size:]
+        else:
+            children = []
+        values.append(reduce_(children))
+
+
+def _filter(children: list, kept: tuple, after: int) -> list:
+    """Lark's child filter (ChildFilterLALR): the kept children, ``None`` for each absent
+    ``[optional]``, an inlined ``_rule``'s children in its place."""
+    filtered: list = []
+    for i, splice, nones in kept:
+        if nones:
+            filtered += [None] * nones
+        if splice:
+            if filtered:
+                filtered += children[i].children
+            else:  # Lark's too: a left-recursive list grows in place, not copied each time
+                filtered = children[i].children
+        else:
+            filtered.append(children[i])
+    if after:
+        filtered += [None] * after
+    return filtered
+
+
+def load(data: dict, memo: dict, builder, postlex) -> Runtime | None:
+    """The runtime for these tables, or None when they use what it does not reproduce."""
+    try:
+        return Runtime(data, memo, builder, postlex)
+    except (_Refused, KeyError, IndexError, TypeError, ValueError, re.error):
+        return None
