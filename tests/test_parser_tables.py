@@ -30,9 +30,9 @@ from pathlib import Path
 
 import lark
 import pytest
+from program_dump import dump
 
 from autograd_cli.core.errors import AutogradCliError, ParseError
-from autograd_cli.core.expr import topological
 from autograd_cli.grammar import _tables, build_tables
 from autograd_cli.grammar import parser as P
 
@@ -174,30 +174,7 @@ BAD = [
 ]
 
 
-def _dump(program) -> tuple:
-    """The whole Program as plain data: every node once, arguments by number (sharing kept)."""
-    roots = [expr for _, expr in program.statements] + list(program.bindings.values())
-    nodes = topological(roots)
-    number = {id(n): i for i, n in enumerate(nodes)}
-    graph = tuple(
-        (
-            n.op,
-            tuple(number[id(a)] for a in n.args),
-            repr(sorted(n.attrs.items())),
-            repr(n.value),
-            n.name,
-            n.label,
-        )
-        for n in nodes
-    )
-    return (
-        program.source,
-        graph,
-        number[id(program.output)],
-        tuple((name, number[id(e)]) for name, e in program.statements),
-        tuple((name, number[id(e)]) for name, e in program.bindings.items()),
-        tuple(program.inputs),
-    )
+_dump = dump
 
 
 def _outcome(parser, text):
