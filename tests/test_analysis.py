@@ -290,6 +290,10 @@ def test_commands_spec_json_keys():
 def test_commands_errors_and_exit_codes(cli):
     r = cli("propagate", "g*t", "--g", "9.81+-abc", "--t", "1", "--json")
     assert r.code == 2 and r.json["error"]["kind"] == "bad_value"
+    for text, missing in (("9.81+-", "uncertainty after '+-'"), ("+-0.1", "value before '+-'")):
+        r = cli("propagate", "g*t", "--g", text, "--t", "1+-0.1", "--json")
+        assert r.code == 2 and r.json["error"]["kind"] == "bad_value", r.out
+        assert r.json["error"]["message"].startswith(f"--g: '{text}' has no {missing}")
     r = cli("propagate", "sum(x)", "--x", "[]+-[]", "--json")
     assert r.code == 2 and "empty arrays" in r.json["error"]["message"]
     r = cli("propagate", "g*t", "--g", "9.81", "--t", "1", "--json")

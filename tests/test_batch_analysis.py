@@ -324,6 +324,7 @@ BAD = [
         "a correlation must be",
     ),
     ({"op": "propagate", "vars": {"x": "1+-abc"}}, "bad_value", "the uncertainty of x"),
+    ({"op": "propagate", "vars": {"x": "1 ±"}}, "bad_value", "x: '1 ±' has no uncertainty after"),
     ({"op": "propagate", "vars": {"x": 1}}, "input", "no input has an uncertainty"),
     (
         {"op": "minimize", "vars": {"x": 1}, "method": "newtn"},

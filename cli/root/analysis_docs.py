@@ -152,9 +152,24 @@ def split_uncertain(text: str, name: str, what: str | None = None):
     a plain value -> (text, None).  ``u`` is parsed (a number or a nested list); ``what``
     names it in an error (default: ``the uncertainty of --NAME``)."""
     m = _UNCERTAIN.match(text.strip())
-    if m is None:
-        return text, None
     from .cli.options import parse_literal
+
+    if m is None:
+        stripped = text.strip()
+        for pm in ("+/-", "+-", "±"):  # "9.81+-" or "+-0.02": one side of the ± is missing
+            side = "uncertainty after" if stripped.endswith(pm) else None
+            side = "value before" if stripped.startswith(pm) else side
+            if side:
+                from .core.errors import BadValueError
+                from .core.safetext import shorten
+
+                where = what.removeprefix("the uncertainty of ") if what else f"--{name}"
+                raise BadValueError(
+                    f"{where}: {shorten(text)!r} has no {side} {pm!r}; write VALUE+-U, "
+                    f"such as 9.81+-0.02",
+                    value=shorten(text),
+                )
+        return text, None
 
     return m.group("value"), parse_literal(m.group("u"), what or f"the uncertainty of --{name}")
 
