@@ -240,7 +240,9 @@ class Runtime:
 
     @staticmethod
     def _rule(rule: dict, builder):
-        """(origin name, number of symbols, the reduction: children list -> value)."""
+        """(origin name, number of symbols, the reduction: children list -> value, None) for a
+        rule with a callback; (origin name, number of symbols, None, i) for one that passes
+        its child i through unchanged."""
         options = rule["options"]
         if options.get("keep_all_tokens") or options.get("template_source"):
             raise _Refused("rule options")
