@@ -73,8 +73,17 @@ TARGETS: dict[str, dict] = {
     "ops": {
         "files": ["core/ops.py"],
         "tests": [
+            "tests/test_mutants_ops.py",
             "tests/test_ops_gradcheck.py",
             "tests/test_kink_warnings.py",
+            # norm's ord (values, gradients, kinks), integer-array indexing (getitem's size
+            # rule) and the nan/tie conventions of max, min, clip: rules of core/ops.py
+            "tests/test_norm_ord.py",
+            "tests/test_integer_indexing.py",
+            "tests/test_nan_ties.py",
+            # the op table on a strict stand-in for CuPy: the device-only branches (a device
+            # scalar exponent in pow, ...)
+            "tests/test_strict_backend.py",
             "tests/test_forward_oracles.py",
             "tests/test_functional.py",
             "tests/test_seeds_api.py",
@@ -92,19 +101,30 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            "tests/test_mutants_batch.py",
             "tests/test_batch_guards.py",
             "tests/test_batch.py",
             "tests/test_batch_property.py",
             "tests/test_kink_warnings.py",
+            # einsum's batching rule (a label of its own for the batch axis)
+            "tests/test_einsum.py",
         ],
     },
     "jsonout": {
         "files": ["cli/jsonout.py"],
-        "tests": ["tests/test_jsonout.py", "tests/test_cli.py", "tests/test_batch.py"],
+        "tests": [
+            "tests/test_mutants_jsonout.py",
+            "tests/test_jsonout.py",
+            # number_texts/int_texts (batch output's orjson fast path) against json.dumps
+            "tests/test_fast_json.py",
+            "tests/test_cli.py",
+            "tests/test_batch.py",
+        ],
     },
     "symbolic": {
         "files": ["core/symbolic.py"],
         "tests": [
+            "tests/test_mutants_symbolic.py",
             "tests/test_symbolic.py",
             "tests/test_simplify_forms.py",
             "tests/test_simplify_property.py",
@@ -937,6 +957,155 @@ def module_of(rel: str, mapping: dict[str, str]) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------------
+# The JSON report: no path of this machine in it
+# ---------------------------------------------------------------------------
+
+
+def interpreter_version(python: str) -> str:
+    """The interpreter's implementation and version ("CPython 3.12.3"), never its path."""
+    code = "import platform; print(platform.python_implementation(), platform.python_version())"
+    try:
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip().splitlines()[-1]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
+def relative_to(path: str, repo: Path) -> str:
+    """``path`` relative to the repository when it lies inside it, else its file name."""
+    p = Path(path).resolve()
+    try:
+        return p.relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return p.name
+
+
+def interpreter_prefixes(python: str) -> list[str]:
+    """The installation folders of ``python`` (its ``sys.prefix``, ``base_prefix``,
+    ``exec_prefix``, ``base_exec_prefix``) and its executable, as that interpreter reports them:
+    a venv's tracebacks show both the venv and the base installation's standard library."""
+    code = (
+        "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix,"
+        " sys.base_exec_prefix, sys.executable]))"
+    )
+    try:
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+        if r.returncode == 0 and r.stdout.strip():
+            return [str(s) for s in json.loads(r.stdout.strip().splitlines()[-1])]
+    except (OSError, subprocess.SubprocessError, ValueError):
+        pass
+    return []
+
+
+def machine_paths(repo: Path, tmp: Path, jobs: int, python: str) -> dict[str, str]:
+    """This machine's absolute paths that test output can mention -> their stand-ins: the
+    copies' trees and the repository become ``.`` (a test id or traceback path relative to
+    the repository), the temporary folder ``<tmp>``, the interpreter's installation
+    ``<python>``, the home folder ``~``.  Only absolute paths are kept (``--python python``
+    names no folder: a relative name must never replace text), each as given and resolved."""
+    found = shutil.which(python) or python
+    py = Path(found)
+    candidates: list[tuple[str, str]] = []
+    for prefix in [
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        *interpreter_prefixes(found),
+    ]:
+        candidates.append((prefix, "<python>"))
+    if py.is_absolute():
+        candidates += [(str(py), "<python>"), (str(py.parent.parent), "<python>")]
+    candidates.append((os.path.expanduser("~"), "~"))
+    for root in (tmp, tmp.resolve()):
+        candidates.append((str(root), "<tmp>"))
+        for i in range(jobs):
+            candidates.append((str(root / f"w{i}" / "repo"), "."))
+    candidates += [(str(repo), "."), (str(repo.resolve()), ".")]
+    paths: dict[str, str] = {}
+    for path, stand_in in candidates:
+        for variant in {path, os.path.realpath(path)} if path else ():
+            if os.path.isabs(variant) and variant.rstrip(os.sep):
+                paths[variant] = stand_in  # later (more specific) entries win on a tie
+    return paths
+
+
+def scrub(obj, paths: dict[str, str]):
+    """``obj`` (strings, lists, dicts) with each path of ``paths`` replaced by its stand-in,
+    longest first (a copy's tree before the temporary folder holding it)."""
+    order = sorted(paths.items(), key=lambda kv: -len(kv[0]))
+
+    def text(s: str) -> str:
+        for path, stand_in in order:
+            if path in s:
+                s = s.replace(path, stand_in)
+        return s
+
+    if isinstance(obj, str):
+        return text(obj)
+    if isinstance(obj, (list, tuple)):
+        return [scrub(v, paths) for v in obj]
+    if isinstance(obj, dict):
+        return {k: scrub(v, paths) for k, v in obj.items()}
+    return obj
+
+
+def build_report(
+    results: list[TargetResult],
+    *,
+    seed: int,
+    sample_per_target: int | None,
+    jobs: int,
+    wall: float,
+    pytest_args: list,
+    env: dict,
+    python: str,
+    rerun: str | None,
+    machine_paths: dict[str, str],
+) -> dict:
+    """The --json-out report.  Paths are the repository's (relative); the text that comes from
+    test runs (setup problems, killed-by ids, tool errors) and the options is scrubbed of this
+    machine's paths (:func:`machine_paths`), so the report can be committed.  The mutants'
+    source lines are code and are stored as they are."""
+    everything = [m for tr in results for m in tr.mutants if not tr.setup_problem]
+
+    def mutant(m: Mutant) -> dict:
+        d = dict(asdict(m), key=m.key)
+        d["killed_by"] = scrub(m.killed_by, machine_paths)
+        return d
+
+    return {
+        "python": python,
+        "seed": seed,
+        "rerun": rerun,
+        "sample_per_target": sample_per_target,
+        "jobs": jobs,
+        "wall_seconds": round(wall, 1),
+        "pytest_args": scrub(list(pytest_args), machine_paths),
+        "env": scrub(dict(env), machine_paths),
+        "overall": counts(everything),
+        "targets": {
+            tr.name: {
+                "files": tr.files,
+                "tests": tr.tests,
+                "total_mutants": tr.total_mutants,
+                "selected": tr.selected,
+                "baseline_seconds": tr.baseline_seconds,
+                "timeout_seconds": tr.timeout_seconds,
+                "setup_problem": scrub(tr.setup_problem, machine_paths),
+                "deselected_baseline_failures": scrub(list(tr.deselected), machine_paths),
+                "mutant_seconds": tr.seconds,
+                "counts": counts(tr.mutants),
+                "mutants": [mutant(m) for m in tr.mutants],
+            }
+            for tr in results
+        },
+        "survivors": [m.key for m in everything if m.status == "survived"],
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1317,34 +1486,18 @@ def main(argv=None) -> int:
         print(f"\nnote: {m.key} is in {args.equivalent} but was killed")
 
     if args.json_out:
-        report = {
-            "repo": str(repo),
-            "python": args.python,
-            "seed": args.seed,
-            "sample_per_target": n_sample,
-            "jobs": jobs,
-            "wall_seconds": round(wall, 1),
-            "pytest_args": PYTEST_ARGS + args.pytest_arg,
-            "env": extra_env,
-            "overall": counts(everything),
-            "targets": {
-                tr.name: {
-                    "files": tr.files,
-                    "tests": tr.tests,
-                    "total_mutants": tr.total_mutants,
-                    "selected": tr.selected,
-                    "baseline_seconds": tr.baseline_seconds,
-                    "timeout_seconds": tr.timeout_seconds,
-                    "setup_problem": tr.setup_problem,
-                    "deselected_baseline_failures": tr.deselected,
-                    "mutant_seconds": tr.seconds,
-                    "counts": counts(tr.mutants),
-                    "mutants": [dict(asdict(m), key=m.key) for m in tr.mutants],
-                }
-                for tr in results
-            },
-            "survivors": [m.key for m in survivors],
-        }
+        report = build_report(
+            results,
+            seed=args.seed,
+            sample_per_target=n_sample,
+            jobs=jobs,
+            wall=wall,
+            pytest_args=PYTEST_ARGS + args.pytest_arg,
+            env=extra_env,
+            python=interpreter_version(args.python),
+            rerun=relative_to(args.rerun, repo) if args.rerun else None,
+            machine_paths=machine_paths(repo, tmp, jobs, args.python),
+        )
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"\nJSON report: {args.json_out}")

@@ -9,7 +9,11 @@ bench/mutate.py generates from today's code.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,3 +38,83 @@ def test_every_equivalent_entry_matches_a_mutant_of_todays_code():
         if not hits:  # (one entry may explain the same line written twice, e.g. max and min)
             stale.append(f"{entry['file']}:{entry['line']}: no mutant of today's code")
     assert not stale, "stale entries in bench/mutate_equivalent.txt:\n" + "\n".join(stale)
+
+
+# ---------------------------------------------------------------------------
+# The JSON report holds no path of the machine it ran on (the results are committed)
+# ---------------------------------------------------------------------------
+
+# An absolute path of a POSIX or Windows machine, as test output or options would show one.
+_ABSOLUTE = re.compile(r"(?<![\w.~<>])/(?:tmp|work|home|Users|usr|opt|var|root|private)/|[A-Z]:\\")
+
+
+def _machine_strings() -> list[str]:
+    out = {str(ROOT), sys.executable, sys.prefix, sys.base_prefix, tempfile.gettempdir()}
+    return sorted(s for s in out if s and s != os.sep)
+
+
+def test_the_json_report_holds_no_absolute_path(tmp_path):
+    mutate = _mutate_module()
+    copy = tmp_path / "w0" / "repo"
+    traceback = (
+        f'File "{copy}/core/ops.py", line 3, in f\n'
+        f'File "{sys.prefix}/lib/site-packages/_pytest/main.py", line 1\n'
+        f"ModuleNotFoundError: {ROOT}/core"
+    )
+    m = mutate.Mutant("ops", "core/ops.py", 3, 4, "arith", "    a + b", "    a - b")
+    m.status, m.killed_by = "tool-error", f"RuntimeError: {copy}/core/ops.py:3 changed"
+    tr = mutate.TargetResult("ops", ["core/ops.py"], ["tests/test_ops_gradcheck.py"])
+    tr.mutants, tr.setup_problem = [m], traceback
+    tr.deselected = [f"{copy}/tests/test_x.py::test_y"]
+    report = mutate.build_report(
+        [tr],
+        seed=1,
+        sample_per_target=40,
+        jobs=1,
+        wall=1.0,
+        pytest_args=["--rootdir", str(copy)],
+        env={"SOME_DIR": str(tmp_path)},
+        python=mutate.interpreter_version(sys.executable),
+        rerun=mutate.relative_to(str(ROOT / "bench" / "results" / "r.json"), ROOT),
+        machine_paths=mutate.machine_paths(ROOT, tmp_path, 1, sys.executable),
+    )
+    text = json.dumps(report)
+    for s in _machine_strings() + [str(tmp_path)]:
+        assert s not in text, s
+    assert not _ABSOLUTE.search(text), _ABSOLUTE.search(text)
+    assert "repo" not in report
+    # the interpreter by its version, the paths relative to the repository (not deleted)
+    assert re.fullmatch(r"\w+ \d+\.\d+\.\d+\S*", report["python"]), report["python"]
+    assert report["rerun"] == "bench/results/r.json"
+    target = report["targets"]["ops"]
+    assert 'File "./core/ops.py", line 3' in target["setup_problem"]
+    assert "<python>/lib/site-packages/_pytest/main.py" in target["setup_problem"]
+    assert target["deselected_baseline_failures"] == ["./tests/test_x.py::test_y"]
+    assert target["mutants"][0]["killed_by"] == "RuntimeError: ./core/ops.py:3 changed"
+    assert report["env"] == {"SOME_DIR": "<tmp>"}
+    # the code of the mutant is stored as it is
+    assert target["mutants"][0]["original"] == "    a + b"
+
+
+def test_committed_mutation_results_hold_no_absolute_path():
+    files = sorted((ROOT / "bench" / "results").glob("mutate-*.json"))
+    assert files, "no committed mutation results"
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        report = json.loads(text)
+        assert "repo" not in report, path.name
+        assert not os.path.isabs(report["python"]), path.name
+        hit = _ABSOLUTE.search(text)
+        assert hit is None, f"{path.name}: {text[max(0, hit.start() - 60) : hit.end() + 60]!r}"
+        for s in _machine_strings():
+            assert s not in text, f"{path.name} holds {s}"
+
+
+def test_machine_paths_are_absolute_even_for_a_bare_interpreter_name(tmp_path):
+    # ``--python python`` names no folder: "python" or "." must never be replaced in the text
+    mutate = _mutate_module()
+    paths = mutate.machine_paths(ROOT, tmp_path, 2, "python")
+    assert paths and all(os.path.isabs(p) and p != os.sep for p in paths), sorted(paths)
+    assert paths[str(ROOT)] == "." and paths[str(tmp_path / "w1" / "repo")] == "."
+    text = "tests/test_x.py::test_y[python] ./core/ops.py"
+    assert mutate.scrub(text, paths) == text
