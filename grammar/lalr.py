@@ -54,10 +54,6 @@ class Token(str):
         self.column = column
         return self
 
-    @property
-    def value(self) -> str:
-        return str(self)
-
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {str(self)!r})"
 

@@ -11,6 +11,7 @@ them, random text with odd Unicode and control characters), fixed seeds, and han
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -239,3 +240,113 @@ def test_a_run_does_not_import_lark():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [["x", "y"], False, "runtime"]
+
+
+# ---- the runtime on other grammars, and the tables it refuses ----------------------------------
+
+SMALL_GRAMMAR = r"""
+    start: item (";" item)*
+    ?item: pair | triple | NAME
+    pair: NAME "=" value
+    triple: "let" NAME [":" NAME] "=" value
+    ?value: NAME | NUMBER | "(" value ")" | _list
+    _list: "[" [value ("," value)*] "]"
+    ?couple: NAME NAME
+    NAME: /[a-z]+/
+    NUMBER: /\d+/i
+    %ignore /[ \t\n]+/
+"""
+
+
+def _tree(t):
+    """A Lark Tree or a runtime Tree, a Token or None, as plain data."""
+    if t is None:
+        return None
+    if hasattr(t, "children"):
+        return (t.data, [_tree(c) for c in t.children])
+    return (t.type, str(t))
+
+
+def test_another_grammar_builds_the_trees_lark_builds():
+    # inlined rules, [optional] placeholders, ?rules with one and with several children,
+    # anonymous punctuation filtered out, a flagged pattern; no callbacks: Trees everywhere
+    lark = pytest.importorskip("lark")
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    theirs = lark.Lark(SMALL_GRAMMAR.replace('"let"', '"!"'), parser="lalr", lexer="contextual")
+    data, memo = theirs.memo_serialize([TerminalDef, Rule])
+    data["options"]["maybe_placeholders"] = True
+    ours = lalr.load(data, memo, object(), None)
+    assert ours is not None
+    texts = [
+        "a = b",
+        "! a = 1",
+        "! a : b = (c)",
+        "a = [1, b, (2)]; ! x = []; y",
+        "a = [ ]",
+        "a = ((((b))))",
+        "a = [1, [2, [3]]]",
+    ]
+    for text in texts:
+        assert _tree(ours.parse(text)) == _tree(theirs.parse(text)), text
+    for bad in ("a =", "= a", "a = [1,", "! a b", "a = 1 2", "a ? b", ""):
+        with pytest.raises(Exception) as ours_exc:
+            ours.parse(bad)
+        with pytest.raises(Exception) as theirs_exc:
+            theirs.parse(bad)
+        a, b = ours_exc.value, theirs_exc.value
+        assert type(a).__name__ == type(b).__name__, bad
+        assert (a.line, a.column) == (b.line, b.column), bad
+
+
+def _spoiled(spoil: str):
+    from autograd_cli.grammar import _tables
+
+    data, memo = copy.deepcopy(_tables.DATA), copy.deepcopy(_tables.MEMO)
+    terminal = memo[data["parser"]["lexer_conf"]["terminals"][0]["@"]]
+    rule = next(m for m in memo.values() if m.get("__type__") == "Rule" and len(m["expansion"]) > 1)
+    if spoil == "parser":
+        data["options"]["parser"] = "earley"
+    elif spoil == "lexer":
+        data["options"]["lexer"] = "basic"
+    elif spoil == "placeholders":
+        data["options"]["maybe_placeholders"] = False
+    elif spoil == "keep_all_tokens":
+        data["options"]["keep_all_tokens"] = True
+    elif spoil == "regex_flags":
+        data["parser"]["lexer_conf"]["g_regex_flags"] = 2
+    elif spoil == "pattern_type":
+        terminal["pattern"]["__type__"] = "PatternOther"
+    elif spoil == "start_states":
+        data["parser"]["parser"]["start_states"]["other"] = 3
+    elif spoil == "rule_options":
+        rule["options"]["keep_all_tokens"] = True
+    elif spoil == "empty_indices":
+        rule["options"]["empty_indices"] = (False,)
+    elif spoil == "missing_memo":
+        memo.pop(data["parser"]["lexer_conf"]["terminals"][0]["@"])
+    return data, memo
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        "parser",
+        "lexer",
+        "placeholders",
+        "keep_all_tokens",
+        "regex_flags",
+        "pattern_type",
+        "start_states",
+        "rule_options",
+        "empty_indices",
+        "missing_memo",
+    ],
+)
+def test_tables_with_what_the_runtime_does_not_reproduce_are_refused(spoil):
+    from autograd_cli.grammar import _tables
+
+    assert lalr.load(_tables.DATA, _tables.MEMO, P.Builder(), None) is not None  # sanity
+    data, memo = _spoiled(spoil)
+    assert lalr.load(data, memo, P.Builder(), None) is None
