@@ -9,6 +9,7 @@ are a JSON document on stdout too.  Exit codes are in :mod:`.status`: 0, 1
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 
@@ -286,6 +287,27 @@ def _on_a_terminal() -> bool:
 
 
 def run(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv``; return the exit code (see :func:`_run`).
+
+    The process is left as the run found it, however the run ends: grad mode, the device
+    and dtype, and every ContextVar (NumPy's error state, the memory limit) are the caller's
+    again.  A ``--timeout`` alarm or a Ctrl-C can arrive between a block's setup and its
+    ``try`` (``no_grad``, ``backend.using``) and skip the block's restore; in a one-shot run
+    that dies with the process, but the REPL, a library caller or a test suite runs on in
+    the same process (CI once saw grad mode left off for every later test).
+    """
+    from ..core import autograd, backend
+
+    grad_enabled = autograd.is_grad_enabled()
+    settings = backend._settings()
+    try:
+        return contextvars.copy_context().run(_run, argv)
+    finally:
+        autograd.set_grad_enabled(grad_enabled)
+        backend._install(*settings)
+
+
+def _run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv``; return the exit code.
 
     Every way a run can end is mapped here to a message on stderr (or one JSON

@@ -11,6 +11,19 @@ from autograd_cli.cli.main import run
 from autograd_cli.core import backend
 
 
+@pytest.fixture(autouse=True)
+def _grad_mode_is_left_on():
+    """Every test leaves grad mode on, as it found it: one that turns it off for good would
+    make every later test in the process record no graph (CI once failed thousands of tests
+    that way).  The test that leaves it off fails, by name, and the mode is put back."""
+    from autograd_cli.core import autograd
+
+    yield
+    if not autograd.is_grad_enabled():
+        autograd.set_grad_enabled(True)
+        pytest.fail("this test left grad mode off (autograd.is_grad_enabled() is False)")
+
+
 class CliResult:
     def __init__(self, code, out, err):
         self.code = code

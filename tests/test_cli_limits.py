@@ -409,3 +409,31 @@ def test_no_numpy_warning_on_stderr():
         done = run_cli(*argv)
         assert b"RuntimeWarning" not in done.stderr, (argv, done.stderr)
         assert b"encountered" not in done.stderr, (argv, done.stderr)
+
+
+def test_a_run_cut_short_leaves_the_process_as_it_found_it(cli, monkeypatch):
+    # A --timeout alarm (or Ctrl-C) can land between a block's setup and its try: no_grad
+    # then never turns grad mode back on.  Simulated here at the worst place: the command
+    # has turned grad mode off, switched the dtype and set NumPy's error state, then stops.
+    # The REPL, a library caller and the test suite run on in the same process afterwards.
+    import numpy as np
+
+    from autograd_cli.cli.status import TimedOut
+    from autograd_cli.core import api, autograd, backend
+
+    def cut_short(*args, **kwargs):
+        autograd.set_grad_enabled(False)
+        backend._install(backend.xp, backend.device, np.float32)
+        np.seterr(all="raise")
+        raise TimedOut(1)
+
+    before = np.geterr()
+    monkeypatch.setattr(api, "grad_of", cut_short)
+    r = cli("grad", "x**2", "--x", "3", "--timeout", "5", "--json")
+    assert r.code == 1 and r.json["error"]["kind"] == "limit", r.out
+    assert autograd.is_grad_enabled()
+    assert backend.default_dtype is np.float64
+    assert np.geterr() == before
+    monkeypatch.undo()
+    r = cli("grad", "x**2", "--x", "3", "--json")
+    assert r.code == 0 and r.json["grad"] == {"x": 6.0}
