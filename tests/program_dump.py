@@ -23,3 +23,16 @@ def dump(program) -> tuple:
         tuple((name, number[id(e)]) for name, e in program.bindings.items()),
         tuple(program.inputs),
     )
+
+
+def outcome(parser, text: str) -> tuple:
+    """What a user sees of ``parser.parse(text)``: the Program as :func:`dump` gives it, or
+    the error's message and position."""
+    from autograd_cli.core.errors import AutogradCliError, ParseError
+
+    try:
+        return ("ok", dump(parser.parse(text)))
+    except ParseError as exc:
+        return ("syntax", exc.message, exc.line, exc.column, exc.context)
+    except AutogradCliError as exc:
+        return (type(exc).__name__, exc.message, tuple(sorted(exc.details.items())))

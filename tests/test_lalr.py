@@ -20,9 +20,9 @@ import sys
 
 import fuzzgen as fg
 import pytest
-from program_dump import dump
+from program_dump import dump, outcome
 
-from autograd_cli.core.errors import AutogradCliError, ParseError
+from autograd_cli.core.errors import AutogradCliError
 from autograd_cli.grammar import lalr
 from autograd_cli.grammar import parser as P
 
@@ -66,14 +66,7 @@ def _raw(parser, text: str) -> tuple:
         parser.builder.reset("")
 
 
-def _message(parser, text: str) -> tuple:
-    """What a user sees: the Program, or the error's message and position."""
-    try:
-        return ("ok", _dump(parser.parse(text)))
-    except ParseError as exc:
-        return ("syntax", exc.message, exc.line, exc.column, exc.context)
-    except AutogradCliError as exc:
-        return (type(exc).__name__, exc.message, tuple(sorted(exc.details.items())))
+_message = outcome
 
 
 def _same(parsers, text: str) -> tuple:

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import lark
 import pytest
-from program_dump import dump
+from program_dump import dump, outcome
 
-from autograd_cli.core.errors import AutogradCliError, ParseError
+from autograd_cli.core.errors import ParseError
 from autograd_cli.grammar import _tables, build_tables
 from autograd_cli.grammar import parser as P
 
@@ -177,13 +177,7 @@ BAD = [
 _dump = dump
 
 
-def _outcome(parser, text):
-    try:
-        return ("ok", _dump(parser.parse(text)))
-    except ParseError as exc:
-        return ("syntax", exc.message, exc.line, exc.column, exc.context)
-    except AutogradCliError as exc:
-        return (type(exc).__name__, exc.message, tuple(sorted(exc.details.items())))
+_outcome = outcome
 
 
 @pytest.fixture(scope="module")
