@@ -863,20 +863,17 @@ def _power(a, b):
     # (-inf)**-0.5 is nan there (as (-inf)**0.5 is nan in both), not C's +0, so x**0.5 has
     # gradient nan at -inf in grad, in diff's printed 1/(2*x**(1/2)) and in PyTorch alike.
     xp = _xp()
-    if (
-        isinstance(b, _HOST_SCALARS)
-        and b.ndim == 0
-        and b == 2
-        and getattr(a, "dtype", None) == b.dtype
-    ):
-        # x**2 by square: the same bits (both are the exact square, rounded once), and
-        # NumPy's power takes its slow path for large or tiny values (about 7x slower)
-        return xp.square(a)
-    r = xp.power(a, b)
     if isinstance(b, _HOST_SCALARS):
-        if b.ndim == 0 and b == -0.5:
-            r = xp.where(a == -math.inf, math.nan, r)
-    elif getattr(b, "ndim", None) == 0:  # a device scalar: decided on the device, no sync
+        if b.ndim == 0:  # a host constant: 2 and -0.5 have their own kernels
+            if b == 2 and getattr(a, "dtype", None) == b.dtype:
+                # x**2 by square: the same bits (both are the exact square, rounded once),
+                # and NumPy's power takes its slow path for large or tiny values (7x slower)
+                return xp.square(a)
+            if b == -0.5:
+                return xp.where(a == -math.inf, math.nan, xp.power(a, b))
+        return xp.power(a, b)
+    r = xp.power(a, b)
+    if getattr(b, "ndim", None) == 0:  # a device scalar: decided on the device, no sync
         r = xp.where((a == -math.inf) & (b == -0.5), math.nan, r)
     return r
 
