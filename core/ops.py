@@ -667,11 +667,53 @@ _unary(
     lambda x, out: call("exp", x),
     latex="\\operatorname{expm1}",
 )
+
+
+def _two_product(u, v):
+    """u*v as p + e exactly (Dekker's product with Veltkamp's split; no FMA needed)."""
+    p = u * v
+    c = 134217729.0 * u  # 2**27 + 1
+    uh = c - (c - u)
+    ul = u - uh
+    c = 134217729.0 * v
+    vh = c - (c - v)
+    vl = v - vh
+    return p, ((uh * vh - p) + uh * vl + ul * vh) + ul * vl
+
+
+def _cbrt_forward(a):
+    """The real cube root within 1/2 ulp, so exact cubes come out exact on every CPU.
+
+    NumPy's cbrt depends on the SIMD loop the CPU gets: without AVX-512 an array's
+    cbrt(27) is 3.0000000000000004.  One Newton step on the residual a - y**3, computed
+    exactly in float64 (y**3 = q + e2 + e1*y by two error-free products; a - q is exact
+    as q is within a few ulps of a), moves y to the nearest double of the true root.  The
+    step runs where its products stay normal and finite (|a| in [1e-200, 1e300]); elsewhere
+    (0, inf, nan, the extremes) the library's value stands.  float32 is computed in
+    float64 and rounded once.
+    """
+    xp = _xp()
+    a = xp.asarray(a)
+    if a.dtype == xp.float32:
+        return _cbrt_forward(a.astype(xp.float64)).astype(xp.float32)
+    y = xp.cbrt(a)
+    if y.dtype != xp.float64:
+        return y
+    mag = xp.abs(a)
+    safe = (mag >= 1e-200) & (mag <= 1e300)
+    a1 = xp.where(safe, a, 1.0)
+    y1 = xp.where(safe, y, 1.0)
+    p, e1 = _two_product(y1, y1)
+    q, e2 = _two_product(p, y1)
+    residual = ((a1 - q) - e2) - e1 * y1
+    return xp.where(safe, y1 + residual / (3.0 * p), y)
+
+
 # The real cube root (cbrt(-8) = -2); cbrt'(0) = 1/(3*0) = inf, as sqrt'(0).
 _unary(
     "cbrt",
     "CbrtBackward0",
-    lambda a: _xp().cbrt(a),
+    _cbrt_forward,
     lambda x, out: 1 / (3 * (out * out)),
     printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),
 )
