@@ -744,6 +744,11 @@ _unary(
 def _gamma_forward(a):
     xp = _xp()
     r = _special().gamma(a)
+    # The poles as C99's tgamma and PyTorch have them, whatever the SciPy release (before
+    # 1.15 SciPy gave +inf at the negative integers and at -0.0): +-inf at +-0, nan at the
+    # negative integers and at -inf
+    r = xp.where(a == 0, xp.copysign(xp.inf, a), r)
+    r = xp.where((a < 0) & (a == xp.floor(a)), xp.nan, r)
     # SciPy's gamma underflows to 0 below -171, where gamma is still a subnormal number
     # (gamma(-171.5) = 1.9e-310, as C's tgamma and mpmath): there |gamma| = exp(lgamma),
     # with the sign of (-1)**(floor(-x) + 1) between the poles
