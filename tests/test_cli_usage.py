@@ -214,7 +214,7 @@ def test_nan_twice_is_the_same_value(cli):
 
 
 def test_an_ordinary_option_twice_last_wins(cli):
-    """Click's rule, documented in the README: the last --format (or --eps ...) counts."""
+    """Click's rule, documented in docs/usage.md: the last --format (or --eps ...) counts."""
     r = cli("eval", "x", "--x", "2", "--format", "table", "--format", "json")
     assert r.code == 0
     assert json.loads(r.out) == {"expr": "x", "value": 2.0, "shape": []}
@@ -274,7 +274,8 @@ def test_order_at_the_maximum_and_whole_floats_pass(cli):
 def test_order_maximum_is_the_documented_one():
     from autograd_cli.cli.options import MAX_ORDER
 
-    text = (__import__("pathlib").Path(__file__).parent.parent / "README.md").read_text()
+    docs = __import__("pathlib").Path(__file__).parent.parent / "docs"
+    text = (docs / "commands.md").read_text(encoding="utf-8")  # grad --order, diff --order
     assert "a whole number from 0 to " + str(MAX_ORDER) in text
     assert "a whole number from 1 to " + str(MAX_ORDER) in text
 
