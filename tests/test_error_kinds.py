@@ -1,7 +1,7 @@
 """Every error ``kind`` the code can produce is in the documented table, with the right exit code.
 
 SPEC: "Every error `kind` is listed, with its exit code, in the README's table"; the table
-lives in docs/limits-and-errors.md, the README's reference page, under "Error kinds".  The kinds
+is the README's, under "Exit codes and error kinds".  The kinds
 are found in the code, not listed here: the ``kind`` of every ``AutogradCliError`` subclass
 (all modules of the package imported), plus the kinds the command line and batch write
 themselves (``kind, ... = "io"`` in cli/main.py, ``_LineError("bad_line", ...)``,
@@ -23,7 +23,7 @@ import autograd_cli
 from autograd_cli.core.errors import AutogradCliError, InputError, ParseError
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE_PAGE = ROOT / "docs" / "limits-and-errors.md"  # the README's reference: error kinds
+TABLE_PAGE = ROOT / "README.md"  # SPEC: the README's table of error kinds
 SOURCES = [p for d in ("cli", "core", "grammar") for p in sorted((ROOT / d).rglob("*.py"))]
 
 #: patterns that write a kind directly (not through an error class's ``kind`` attribute)
@@ -78,9 +78,9 @@ def emitted_kinds() -> set:
 
 def readme_table() -> dict:
     """kind -> set of exit codes, from the `| kind | exit | meaning |` table of
-    docs/limits-and-errors.md (the README's reference page)."""
+    the README."""
     text = TABLE_PAGE.read_text(encoding="utf-8")
-    section = text[text.index("## JSON output and exit codes") :]
+    section = text[text.index("## Exit codes and error kinds") :]
     section = section[: section.index("\n## ", 1)]
     table = section[section.index("| kind | exit | meaning |") :]
     rows = {}
