@@ -163,8 +163,11 @@ def test_ctrl_d_at_a_real_terminal(tmp_path, flags):
 
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path), COLUMNS="80", PROMPT_TOOLKIT_NO_CPR="1")
     pid, fd = pty.fork()
-    if pid == 0:  # the child: the session, on the terminal
-        os.execve(sys.executable, [sys.executable, "-m", "autograd_cli", "repl", *flags], env)
+    if pid == 0:  # the child: the session, on the terminal (never back into pytest)
+        try:
+            os.execve(sys.executable, [sys.executable, "-m", "autograd_cli", "repl", *flags], env)
+        finally:
+            os._exit(127)
     seen = b""
 
     def until(marker: bytes, timeout: float = 60) -> None:
