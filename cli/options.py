@@ -490,6 +490,11 @@ def read_value_file(spec: str, what: str):
         except OSError as exc:
             raise UsageError(f"{what}: cannot read {where}: {exc.strerror or exc}") from None
     if kind == "json":
+        if text.lstrip().startswith("{"):  # a variable per key: what --vars reads
+            raise UsageError(
+                f"{what}: {where} holds a JSON object, a variable per key: give it as "
+                f"--vars @{where} ({what} @FILE.json reads one number or array)"
+            )
         return parse_literal(text, label)
     return _read_table(text, label, where)
 

@@ -7,15 +7,18 @@ A line is one of:
   :graph :taylor :plot :propagate :minimize :solve :critical``): run that command on
   EXPR, with the session's variables that EXPR uses (options as on the command line:
   ``:diff x**3 --order 2``, ``:plot sin(x) --x -3:3``);
-* ``:vars`` lists the variables, ``:del NAME`` forgets one, ``:help``, ``:quit``;
+* ``:vars`` lists the variables, ``:del NAME`` forgets one, ``:functions`` lists the
+  language's functions, ``:help``, ``:quit``;
 * anything else is an expression (or a ``;``-separated program) to evaluate.
 
 The parser and the engine are loaded once, so each line costs only its own work.  On
 a terminal the session uses prompt_toolkit (history kept in the user's data folder,
-completion of commands, functions and variables, multi-line input with a trailing
-backslash); with stdin not a terminal it reads the same lines and prints one result
-per line (with ``--json``, one JSON document per line), so it can be scripted.  The
-exit code is 1 when any line failed, else 0.
+completion of commands, functions and variables); with stdin not a terminal it reads
+the same lines and prints one result per line (with ``--json``, one JSON document per
+line), so it can be scripted.  Either way a line ending in a backslash continues on the
+next, as in Python and the shell.  Piped lines end with exit code 1 when any line failed,
+else 0 (a script's status); a session typed at a terminal ends with 0 (its errors were
+answered line by line).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 import re
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
@@ -48,7 +52,7 @@ COMMANDS = (
     "solve",
     "critical",
 )
-META = ("vars", "del", "help", "quit", "exit", "q")
+META = ("vars", "del", "functions", "help", "quit", "exit", "q")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$", re.DOTALL)
 
 HELP = """\
@@ -58,6 +62,8 @@ x*sin(x)              evaluate an expression (or a ';'-separated program)
                       :eval :grad :hessian :jacobian :diff :explain :check :graph
                       :taylor :plot :propagate :minimize :solve :critical
 :vars                 the variables;  :del NAME  forget one
+:functions            the language's functions
+... \\                 a trailing backslash continues the line on the next
 :help                 this text;  :quit  (or Ctrl-D) leave"""
 
 
@@ -69,6 +75,7 @@ class Session:
         self.globals = ["--device", device, "--dtype", dtype] + (["--json"] if json_out else [])
         self.variables: dict = {}
         self.failed = 0
+        self._parsed: tuple = (None, [])
 
     # ---- one line --------------------------------------------------------------------------
     def line(self, text: str) -> bool:
@@ -82,7 +89,8 @@ class Session:
         if m is not None and ";" not in m.group(2) and "\n" not in m.group(2):
             self._assign(m.group(1), m.group(2))
             return True
-        self._run("eval", [text])
+        if not self._missing(text):
+            self._run("eval", [text])
         return True
 
     def _meta(self, text: str) -> bool:
@@ -94,9 +102,14 @@ class Session:
             self._say(HELP, {"help": HELP})
         elif word == "vars":
             self._say(
-                "\n".join(f"{k} = {_show(v)}" for k, v in self.variables.items()) or "(none)",
+                "\n".join(_show(k, v) for k, v in self.variables.items()) or "(none)",
                 {"vars": self.variables},
             )
+        elif word == "functions":
+            from ..core.ops import FUNCTIONS
+
+            names = sorted(FUNCTIONS)
+            self._say(textwrap.fill(" ".join(names), 88), {"functions": names})
         elif word == "del":
             names = rest.split()
             unknown = [n for n in names if n not in self.variables]
@@ -127,23 +140,49 @@ class Session:
         if name in CONSTANTS:
             self._error("usage", f"{name!r} is a constant of the language; choose another name")
             return
+        if self._missing(text):
+            return
         doc = self._run("eval", [text], capture=True)
         if doc is None:
             return
         value = doc["value"]
         self.variables[name] = value
-        self._say(f"{name} = {_show(value)}", {"name": name, "value": value})
+        self._say(_show(name, value), {"name": name, "value": value})
 
     # ---- running a command -----------------------------------------------------------------
-    def _used(self, expr: str) -> dict:
-        """The session's variables that ``expr`` reads (others would be 'unknown variable')."""
+    def _inputs(self, expr: str) -> list:
+        """The input variables of ``expr`` (none when it does not parse: the command that
+        runs it reports the syntax error itself); the last answer is kept, as a line asks
+        twice."""
         from ..grammar import parse
 
-        try:
-            inputs = parse(expr).inputs
-        except Exception:  # noqa: BLE001 - the command reports the syntax error itself
-            return {}
+        if self._parsed[0] != expr:
+            try:
+                inputs = parse(expr).inputs
+            except Exception:  # noqa: BLE001 - the command reports the error itself
+                inputs = []
+            self._parsed = (expr, inputs)
+        return self._parsed[1]
+
+    def _used(self, expr: str) -> dict:
+        """The session's variables that ``expr`` reads (others would be 'unknown variable')."""
+        inputs = self._inputs(expr)
         return {k: v for k, v in self.variables.items() if k in inputs}
+
+    def _missing(self, expr: str) -> bool:
+        """Report the first variable of ``expr`` that the session has no value for, in the
+        session's words (``x = VALUE``, not the command line's ``--x VALUE``); True if one
+        was.  Only for the lines the session evaluates itself: on a ``:grad`` line, the
+        command's own ``--x VALUE`` is what can be typed there."""
+        from ..core.program import missing_value
+
+        for name in self._inputs(expr):
+            if name not in self.variables:
+                command = f"; the command is :{name}" if name in COMMANDS + META else ""
+                exc = missing_value(name, f" (set it first: {name} = VALUE{command})")
+                self._error(exc.kind, exc.message, **exc.details)
+                return True
+        return False
 
     def _run(self, command: str, argv: list, capture: bool = False):
         """Run ``command`` on argv (the expression first) in this process; with ``capture``,
@@ -201,23 +240,45 @@ class Session:
             sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    def _error(self, kind: str, message: str, count: bool = True) -> None:
-        from .render import emit_json, error_text
+    def _error(self, kind: str, message: str, count: bool = True, **details) -> None:
+        from .render import emit_json, error_json, error_text
 
         if count:
             self.failed += 1
         if self.json:
-            emit_json({"error": {"kind": kind, "message": message}})
+            emit_json(error_json(kind, message, **details))
             sys.stdout.flush()
         else:
             sys.stderr.write(error_text(message) + "\n")
             sys.stderr.flush()
 
 
-def _show(value) -> str:
-    from . import jsonout
+def _show(name: str, value) -> str:
+    """``name = value`` with the value as the tables print it (``[[1., 2.]]``; NumPy's
+    lines of a matrix aligned under the first)."""
+    import numpy
 
-    return jsonout.dumps(value)
+    from .render import format_value
+
+    # a value of a JSON document: numbers, nested lists, and "nan"/"inf"/"-inf" as strings
+    lines = format_value(numpy.asarray(value, dtype=float)).splitlines()
+    indent = " " * (len(name) + 3)
+    return f"{name} = " + f"\n{indent}".join(lines)
+
+
+def _continues(text: str) -> bool:
+    """Whether a line goes on at the next: it ends in a backslash outside a comment."""
+    return text.endswith("\\") and "#" not in _STRINGS.sub("", text)
+
+
+#: string literals, whose text may hold a '#'
+_STRINGS = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
+
+
+def _joined(text: str, more: str) -> str:
+    """A continued line and the next, as one line: the backslash becomes a space, as in
+    Python and the shell (``a = 1 + \\`` then ``2`` is ``a = 1 +  2``)."""
+    return text[:-1] + " " + more
 
 
 def history_path() -> Path:
@@ -252,8 +313,8 @@ def _interactive(session: Session) -> None:
             text = prompt.prompt(
                 "> ", completer=WordCompleter(words(), sentence=True), complete_while_typing=False
             )
-            while text.endswith("\\"):
-                text = text[:-1] + "\n" + prompt.prompt("… ")
+            while _continues(text):
+                text = _joined(text, prompt.prompt("… "))
         except KeyboardInterrupt:
             continue
         except EOFError:
@@ -263,17 +324,28 @@ def _interactive(session: Session) -> None:
 
 
 def _plain_lines(session: Session, interactive: bool = False) -> None:
-    pending = ""
+    pending = None
     for raw in sys.stdin:
-        text = pending + raw.rstrip("\n")
-        if text.endswith("\\"):
-            pending = text[:-1] + "\n"
+        line = raw.rstrip("\n")
+        text = line if pending is None else _joined(pending, line)
+        if _continues(text):
+            pending = text
             continue
-        pending = ""
+        pending = None
         if not session.line(text):
             break
-    if pending:
-        session.line(pending)
+    if pending is not None:
+        session.line(pending[:-1])
+
+
+def typed_at_a_terminal() -> bool:
+    """Whether a person types the lines (stdin is a terminal, with or without the prompt):
+    the session then ends with exit code 0 after Ctrl-D or :quit, whatever errors it
+    showed, as each was answered where it happened; piped lines end with 1 if any failed."""
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):  # closed or replaced by a test's stream
+        return False
 
 
 @app.command("repl")
@@ -294,7 +366,7 @@ def repl_command(
     """An interactive session: x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :quit.
 
     With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
-    line failed.
+    line failed. At a terminal the session ends with 0 (Ctrl-D or :quit).
     """
     from .app import enter_limits
 
@@ -304,5 +376,5 @@ def repl_command(
         _interactive(session)
     else:
         _plain_lines(session)
-    if session.failed:
+    if session.failed and not typed_at_a_terminal():
         raise typer.Exit(1)

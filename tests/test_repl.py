@@ -83,3 +83,143 @@ def test_through_the_console_script():
     assert p.returncode == 0, p.stderr
     docs = [json.loads(line) for line in p.stdout.splitlines()]
     assert docs[1]["grad"]["x"] == pytest.approx(1.5 * 1.6487212707001282)
+
+
+# ---- issue 23: continued lines, the session's words, the status at a terminal, the echo -----
+
+
+def test_a_continued_assignment_sets_the_variable(cli, monkeypatch):
+    # "a = 1 + \" then "2" was a syntax error (the lines were joined by a newline, which
+    # ends a statement); "b = (1 + \" then "2)" printed 3 without setting b
+    text = "a = 1 + \\\n2\nb = (1 + \\\n2)\nc = a + \\\n  b \\\n  * 2\n:vars\n"
+    r = repl(cli, monkeypatch, text, "--json")
+    assert r.code == 0, r.out
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[:3] == [
+        {"name": "a", "value": 3.0},
+        {"name": "b", "value": 3.0},
+        {"name": "c", "value": 9.0},
+    ]
+    assert docs[3] == {"vars": {"a": 3.0, "b": 3.0, "c": 9.0}}
+
+
+def test_a_backslash_in_a_comment_or_at_the_end_of_the_input(cli, monkeypatch):
+    # a comment's backslash is part of the comment (as in Python); the input's last line
+    # may end in one
+    r = repl(cli, monkeypatch, "x = 2 # two \\\nx*3\ny = x + \\\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[0] == {"name": "x", "value": 2.0}
+    assert docs[1]["value"] == 6.0
+    assert docs[2]["error"]["kind"] == "syntax"  # "y = x + " and nothing after it
+    assert len(docs) == 3
+
+
+def test_a_missing_value_is_told_in_the_sessions_words(cli, monkeypatch):
+    r = repl(cli, monkeypatch, "clear\ny = clear + 1\nquit\n")
+    assert r.code == 1
+    lines = r.err.splitlines()
+    assert lines[0].endswith("no value for variable 'clear' (set it first: clear = VALUE)")
+    assert "clear = VALUE" in lines[1] and "--clear" not in r.err
+    assert lines[2].endswith("(set it first: quit = VALUE; the command is :quit)")
+    r = repl(cli, monkeypatch, "clear\n", "--json")
+    assert json.loads(r.out)["error"] == {
+        "kind": "missing_value",
+        "message": "no value for variable 'clear' (set it first: clear = VALUE)",
+        "variable": "clear",
+    }
+    # on a command's line the command's options are what can be typed: --y VALUE works there
+    r = repl(cli, monkeypatch, ":grad y**2\n:grad y**2 --y 3\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert "--y VALUE" in docs[0]["error"]["message"] and docs[1]["grad"] == {"y": 6.0}
+
+
+class _Terminal(io.StringIO):
+    """Lines typed at a terminal, as far as the session can tell."""
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)])
+def test_a_session_typed_at_a_terminal_ends_with_0_whatever_its_errors(cli, monkeypatch, flags):
+    # stdin a terminal, stdout not (as here): the lines are read without the prompt
+    monkeypatch.setattr(sys, "stdin", _Terminal("1 +\nx\nx = 2\n"))
+    r = cli("repl", *flags)
+    assert r.code == 0
+    assert "syntax error" in r.out + r.err and "no value" in r.out + r.err
+    # the same lines piped: a script's status, 1 as some failed (README, repl)
+    r = repl(cli, monkeypatch, "1 +\nx\nx = 2\n", *flags)
+    assert r.code == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a pseudo-terminal needs POSIX")
+@pytest.mark.parametrize("flags", [(), ("--no-prompt",)])
+def test_ctrl_d_at_a_real_terminal(tmp_path, flags):
+    """The console script on a pseudo-terminal (prompt_toolkit's prompt, and plain lines with
+    --no-prompt): a continued line sets its variable, an error is shown, Ctrl-D ends with 0."""
+    import pty
+    import select
+    import time
+
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path), COLUMNS="80", PROMPT_TOOLKIT_NO_CPR="1")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the session, on the terminal (never back into pytest)
+        try:
+            os.execve(sys.executable, [sys.executable, "-m", "autograd_cli", "repl", *flags], env)
+        finally:
+            os._exit(127)
+    seen = b""
+
+    def until(marker: bytes, timeout: float = 60) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while marker not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {marker!r} in {seen[-400:]!r}"
+            if select.select([fd], [], [], left)[0]:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # the child has gone
+                    chunk = b""
+                assert chunk, f"no {marker!r} in {seen[-400:]!r}"
+                seen += chunk
+
+    try:
+        if not flags:
+            until(b">")
+        for line in (b"a = 1 + \\\r", b"2\r"):
+            os.write(fd, line)
+        until(b"a = 3.0")
+        os.write(fd, b"1 +\r")
+        until(b"syntax error")
+        until(b"^")
+        os.write(fd, b"\x04")  # Ctrl-D
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, seen[-400:]
+
+
+def test_values_are_echoed_as_the_tables_print_them(cli, monkeypatch):
+    from autograd_cli.cli.render import format_value
+
+    r = repl(cli, monkeypatch, "W = [[1, 2], [3, 4.5]]\nn = [nan, 1, -inf]\nk = 2\nW\n:vars\n")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    w = format_value([[1.0, 2.0], [3.0, 4.5]]).splitlines()
+    assert lines[:2] == ["W = " + w[0], "    " + w[1]]
+    assert lines[:2] == ["W = [[1. , 2. ],", "     [3. , 4.5]]"]
+    assert lines[2] == "n = [ nan,   1., -inf]" and lines[3] == "k = 2.0"
+    # the table of W prints the same lines
+    table = "\n".join(lines[4:-4])
+    assert w[0] in table and w[1].strip() in table
+    assert lines[-4:] == lines[:4]  # :vars lists them the same way
+
+
+def test_functions_lists_the_languages_functions(cli, monkeypatch):
+    from autograd_cli.core.ops import FUNCTIONS
+
+    r = repl(cli, monkeypatch, ":functions\n", "--json")
+    assert json.loads(r.out) == {"functions": sorted(FUNCTIONS)}
+    r = repl(cli, monkeypatch, ":functions\n")
+    assert r.code == 0 and r.out.split() == sorted(FUNCTIONS)
