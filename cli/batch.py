@@ -319,14 +319,15 @@ _SCAN = json.JSONDecoder().scan_once
 
 
 def _loads(text: str):
-    """``json.loads`` without its per-call overhead (the same errors, from json.loads)."""
+    """``json.loads`` without its per-call overhead (the same errors, from json.loads; an
+    integer of more digits than Python reads: ``BadValueError``, see options.load_json)."""
     start = len(text) - len(text.lstrip())
     try:
         obj, end = _SCAN(text, start)
-    except StopIteration:
-        return json.loads(text)  # raises the usual JSONDecodeError
+    except (StopIteration, ValueError):
+        return options.load_json(text)  # raises the usual error
     if end != len(text) and not text[end:].isspace():
-        return json.loads(text)
+        return options.load_json(text)
     return obj
 
 
@@ -493,6 +494,8 @@ def _csv_fast(texts: list[str], ncols: int, joined: str | None = None):
     except (ValueError, TypeError):
         return None
     if arr.shape != (len(texts), ncols):
+        return None
+    if np.isinf(arr).any():  # inf, or an integer past the largest float (a bad value)
         return None
     return arr
 

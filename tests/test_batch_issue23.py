@@ -1,0 +1,120 @@
+"""Issue 23, batch items: integers of more digits than Python reads, the temporary file a
+killed ``batch -o`` leaves (and the next run removes), ``--order``'s help, and the checks
+of the command line made once before any input is read."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from autograd_cli.cli import options
+
+#: past Python's int-to-text limit (4,300 digits); 4,000 and 400 digits are below it
+DIGITS = [5000, 4000, 400]
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _refused(r) -> dict:
+    """A command's --json error document: a bad value, exit 2, never an internal error."""
+    assert r.code == 2, (r.code, r.out[:300])
+    error = r.json["error"]
+    assert error["kind"] == "bad_value", error
+    assert "too large for a floating-point number" in error["message"]
+    return error
+
+
+# ---- integers too large for a float, however long --------------------------------------------
+
+
+@pytest.mark.parametrize("digits", DIGITS)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--x", "BIG"],
+        ["--x", "[BIG, 1]"],
+        ["--x=-BIG"],
+        ["--var", "x=BIG"],
+        ["--vars", '{"x": BIG}'],
+        ["--vars", '{"x": [1, BIG]}'],
+        ["--x", "1", "--grad-output", "[BIG]"],
+    ],
+    ids=["bare", "array", "negative", "var", "vars", "vars-array", "grad-output"],
+)
+def test_a_huge_integer_on_the_command_line_is_a_bad_value(cli, argv, digits):
+    big = "1" * digits
+    r = cli("grad", "x*2", *[a.replace("BIG", big) for a in argv], "--json")
+    _refused(r)
+
+
+@pytest.mark.parametrize("digits", DIGITS)
+def test_a_huge_integer_in_a_file_or_on_stdin_is_a_bad_value(tmp_path, cli, monkeypatch, digits):
+    big = "1" * digits
+    _refused(cli("eval", "x", "--x", "@" + _write(tmp_path, "x.json", f"[{big}]"), "--json"))
+    vars_file = _write(tmp_path, "v.json", f'{{"x": {big}}}')
+    _refused(cli("eval", "x", "--vars", "@" + vars_file, "--json"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f'{{"x": {big}}}'))
+    _refused(cli("eval", "x", "--vars", "-", "--json"))
+
+
+def test_a_huge_integer_in_the_repl_is_a_bad_value_and_the_session_goes_on(cli, monkeypatch):
+    big = "1" * 5000
+    text = f":eval x --x [{big}]\n:eval x --x {big}\n:eval x --x 2\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    r = cli("repl", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert [d.get("error", {}).get("kind") for d in docs] == ["bad_value", "bad_value", None]
+    assert docs[2]["value"] == 2.0
+
+
+@pytest.mark.parametrize("digits", DIGITS)
+def test_a_huge_integer_in_a_batch_line_is_that_lines_bad_value(tmp_path, cli, digits):
+    big = "1" * digits
+    lines = [
+        f'{{"x": {big}, "y": 1}}',
+        '{"x": 2, "y": 3}',
+        f'{{"x": [{big}], "y": 1}}',
+        f'{{"vars": {{"x": 1, "y": 1}}, "grad_output": {big}}}',
+    ]
+    r = cli("batch", _write(tmp_path, "in.jsonl", "\n".join(lines) + "\n"), "--expr", "x*y")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert [d["line"] for d in docs] == [1, 2, 3, 4]
+    assert [d.get("error", {}).get("kind") for d in docs] == [
+        "bad_value",
+        None,
+        "bad_value",
+        "bad_value",
+    ]
+    assert docs[1]["grad"] == {"x": 3.0, "y": 2.0}
+    assert all(
+        "too large for a floating-point number" in docs[i]["error"]["message"] for i in (0, 2)
+    )
+    assert r.code == 1
+
+
+@pytest.mark.parametrize("digits", DIGITS)
+def test_a_huge_integer_in_a_csv_cell_is_that_rows_bad_value(tmp_path, cli, digits):
+    big = "1" * digits
+    rows = ["x,y", f"{big},1", "2,3", f'"[{big}]",1', "1e400,1"]  # 1e400 is IEEE's inf
+    r = cli(
+        "batch", _write(tmp_path, "in.csv", "\n".join(rows) + "\n"), "-e", "x*y", "--op", "eval"
+    )
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert [d.get("error", {}).get("kind") for d in docs] == ["bad_value", None, "bad_value", None]
+    assert [d.get("value") for d in docs[1::2]] == [6.0, "inf"]
+    assert "column 'x'" in docs[0]["error"]["message"]
+    assert r.code == 1
+
+
+def test_a_message_about_an_integer_never_raises_however_long_it_is():
+    # an int past the limit of str() itself (sys.get_int_max_str_digits) is shown by its size
+    assert options.too_large_integer(10**5000).startswith("an integer of about 5,001 digits")
+    text = options.too_large_integer("-" + "9" * 6000)
+    assert text.startswith("the integer -999999999999...999999 (6,000 digits)")
