@@ -47,13 +47,15 @@ How it runs:
   input file itself (also through a link), is a usage error (exit 2) before anything is
   read.  Every write is checked: a failed one (a full disk, EIO) ends the run with
   ``autograd-cli: error: cannot write ...`` and exit 1, the temporary file removed and
-  FILE as it was.
+  FILE as it was.  The temporary file is ``.FILE.PID.XXXXXXXX.tmp`` (``files.make_temporary``):
+  a run killed outright (SIGKILL) leaves it, FILE as it was, and the next run to the same
+  FILE removes it (a note on stderr).
 * Lines are at most ``MAX_LINE_BYTES`` (1 MiB) long: a longer line gets an error record of
   kind ``limit`` and is skipped in bounded memory; a "line" that goes on for more than
   ``MAX_RUNAWAY_BYTES`` (64 MiB, e.g. ``/dev/zero``) ends the run there: its record, a
   message on stderr, exit 1.
 * Ctrl-C, SIGTERM and SIGHUP: the lines completed so far are written (never a partial
-  line), the output file (with ``-o``) keeps them, the temporary file never stays behind,
+  line), FILE (with ``-o``) is replaced by them, the temporary file never stays behind,
   and the exit code is 130, 143 or 129.  A second signal stops at once (still never
   inside a write), as the first does during an analysis line (a minimize may run long:
   that line is left unfinished).  A closed stdout (``| head -1``) raises
@@ -80,7 +82,6 @@ import select
 import signal
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +101,7 @@ from ..rows import (
     row_result,
     stack_rows,
 )
-from . import jsonout, options, render
+from . import files, jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, TimedOut, exit_code_for_signal
 
 FORMATS = ("jsonl", "csv")
@@ -1272,7 +1273,7 @@ class _Sink:
             raise options.UsageError(f"-o: cannot write {self.path!r}: {os.strerror(errno.EACCES)}")
         directory, base = os.path.split(target)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+            fd, tmp = files.make_temporary(directory, base)
         except OSError as exc:
             raise options.UsageError(
                 f"-o: cannot write {self.path!r}: {exc.strerror or exc}"

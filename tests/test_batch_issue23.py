@@ -6,11 +6,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
+from test_batch_safety import (
+    TIMEOUT,
+    big_csv,
+    check_complete_lines,
+    needs_cli,
+    popen_cli,
+    posix_only,
+    run_cli,
+)
 
-from autograd_cli.cli import options
+from autograd_cli.cli import files, options
 
 #: past Python's int-to-text limit (4,300 digits); 4,000 and 400 digits are below it
 DIGITS = [5000, 4000, 400]
@@ -118,3 +132,70 @@ def test_a_message_about_an_integer_never_raises_however_long_it_is():
     assert options.too_large_integer(10**5000).startswith("an integer of about 5,001 digits")
     text = options.too_large_integer("-" + "9" * 6000)
     assert text.startswith("the integer -999999999999...999999 (6,000 digits)")
+
+
+# ---- batch -o FILE after SIGKILL -----------------------------------------------------------
+
+
+def _leftovers(folder, base="out.jsonl") -> list:
+    return sorted(n for n in os.listdir(folder) if n.startswith(f".{base}.") and n.endswith(".tmp"))
+
+
+@needs_cli
+@posix_only
+def test_a_run_killed_outright_leaves_its_temporary_file_and_the_next_run_removes_it(tmp_path):
+    src = big_csv(tmp_path, 2_000_000)
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "out.jsonl"
+    out.write_text("OLD\n")
+    proc = popen_cli("batch", src, "-e", "x*y + sin(x)", "-o", out, "--chunk-size", "20000")
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not any(os.path.getsize(work / n) > 0 for n in _leftovers(work)):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, "no output appeared in time"
+            time.sleep(0.02)
+        proc.kill()  # SIGKILL: nothing of the tool runs after it
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    # the leftover: .FILE.PID.XXXXXXXX.tmp beside FILE, PID the killed process; FILE as it was
+    (left,) = _leftovers(work)
+    assert re.fullmatch(rf"\.out\.jsonl\.{proc.pid}\.[a-z0-9_]{{8}}\.tmp", left), left
+    assert out.read_text() == "OLD\n"
+    # what is not a leftover of FILE stays: another FILE's, a live process's (this one's)
+    others = [f".other.jsonl.{proc.pid}.abcdefgh.tmp", f".out.jsonl.{os.getpid()}.abcdefgh.tmp"]
+    for name in others:
+        (work / name).write_text("keep\n")
+    r = run_cli("batch", big_csv(tmp_path, 10_000, "small.csv"), "-e", "x*y", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert len(check_complete_lines(out.read_bytes())) == 10_000
+    assert sorted(os.listdir(work)) == sorted(["out.jsonl", *others])
+    assert f"removed {str(work / left)!r}, left by an earlier run that was killed" in (
+        r.stderr.decode()
+    )
+
+
+@posix_only
+def test_a_leftover_is_removed_only_when_its_process_is_gone_and_nobody_holds_it(tmp_path):
+    import fcntl
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead = child.pid  # a process that is gone
+    locked = tmp_path / f".f.txt.{dead}.aaaaaaaa.tmp"
+    free = tmp_path / f".f.txt.{dead}.bbbbbbbb.tmp"
+    folder = tmp_path / f".f.txt.{dead}.cccccccc.tmp"  # not a regular file
+    odd = tmp_path / f".f.txt.{dead}.dddddddd.tmp.bak"  # not the pattern
+    for path in (locked, free, odd):
+        path.write_text("x")
+    folder.mkdir()
+    with open(locked) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a writer that is still at work (another host...)
+        removed = files.remove_leftovers(str(tmp_path), "f.txt")
+    assert removed == [free.name]
+    assert sorted(os.listdir(tmp_path)) == sorted([locked.name, folder.name, odd.name])

@@ -747,13 +747,13 @@ def test_ctrl_c_before_the_first_line_writes_nothing(tmp_path, cli, monkeypatch,
     run stops before reading a line, the output holds 0 lines and no temporary stays."""
     path = write(tmp_path, "in.jsonl", jsonl([{"x": 1}, {"x": 2}]))
     target = tmp_path / "out.jsonl"
-    original = cli_batch.tempfile.mkstemp
+    original = cli_batch.files.tempfile.mkstemp
 
     def interrupted(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(cli_batch.tempfile, "mkstemp", interrupted)
+    monkeypatch.setattr(cli_batch.files.tempfile, "mkstemp", interrupted)
     r = cli("batch", path, "--expr", "x", "-o", str(target))
     assert r.code == 130
     assert "interrupted; 0 complete line(s) written" in r.err
