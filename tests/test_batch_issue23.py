@@ -199,3 +199,14 @@ def test_a_leftover_is_removed_only_when_its_process_is_gone_and_nobody_holds_it
         removed = files.remove_leftovers(str(tmp_path), "f.txt")
     assert removed == [free.name]
     assert sorted(os.listdir(tmp_path)) == sorted([locked.name, folder.name, odd.name])
+
+
+# ---- batch --help ----------------------------------------------------------------------------
+
+
+def test_batch_help_says_order_is_taylors_degree_too(cli):
+    r = cli("batch", "--help")
+    assert r.code == 0
+    text = " ".join(r.out.split())
+    help_order = text[text.index("--order N") : text.index("--json")]
+    assert "taylor" in help_order and "0 to 20" in help_order, help_order
