@@ -210,3 +210,46 @@ def test_batch_help_says_order_is_taylors_degree_too(cli):
     text = " ".join(r.out.split())
     help_order = text[text.index("--order N") : text.index("--json")]
     assert "taylor" in help_order and "0 to 20" in help_order, help_order
+
+
+# ---- what depends on the command line alone: one usage error, before reading -----------------
+
+
+@pytest.mark.parametrize(
+    "options_, kind",
+    [
+        (["--expr", "x*y", "--order", "2"], "usage"),  # grad of order 2 of two variables
+        (["--expr", "x*y", "--order", "2", "--wrt", "x,y"], "usage"),
+        (["--expr", "x*y", "--op", "hessian", "--order", "2"], "usage"),
+        (["--op", "jacobian", "--order", "3"], "usage"),  # no --expr: still no line could
+        (["--expr", "x*y", "--wrt", "z"], "unknown_variable"),
+        (["--expr", "x*y", "--op", "minimize", "--wrt", "z"], "unknown_variable"),
+        (["--expr", "x*y", "--op", "taylor", "--at", "z=1"], "usage"),
+        (["--expr", "x*y", "--op", "taylor", "--wrt", "y", "--at", "x=1"], "usage"),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_command_line_no_line_can_run_is_one_usage_error_before_reading(
+    tmp_path, cli, options_, kind, fmt
+):
+    if fmt == "csv" and "--expr" not in options_:
+        pytest.skip("CSV needs --expr")
+    if fmt == "jsonl":
+        text = "".join(json.dumps({"x": i, "y": 1}) + "\n" for i in range(500))
+    else:
+        text = "x,y\n" + "".join(f"{i},1\n" for i in range(500))
+    r = cli("batch", _write(tmp_path, f"in.{fmt}", text), *options_, "--json")
+    assert r.code == 2, r.out[:300]
+    (doc,) = [json.loads(line) for line in r.out.splitlines()]  # one document, no line's
+    assert doc["error"]["kind"] == kind and "line" not in doc, doc
+
+
+def test_options_a_line_may_use_stay_defaults(tmp_path, cli):
+    """--order with eval or minimize, --wrt with eval: ignored by those lines, used by lines
+    that bring an op that takes them (JSONL)."""
+    lines = ['{"x": 2, "y": 1}', '{"vars": {"x": 2, "y": 1}, "op": "diff", "wrt": ["x"]}']
+    path = _write(tmp_path, "in.jsonl", "\n".join(lines) + "\n")
+    r = cli("batch", path, "--expr", "x**3*y", "--op", "eval", "--order", "2", "--wrt", "z")
+    assert r.code == 0, r.out
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[0]["value"] == 8.0 and docs[1]["derivative_value"] == 12.0
