@@ -1008,7 +1008,7 @@ def batch_command(
             "--order",
             metavar="N",
             help="For diff, and grad of one variable: the order of the derivative "
-            f"(1 to {options.MAX_ORDER}).",
+            f"(1 to {options.MAX_ORDER}); for taylor: the degree (0 to {options.MAX_ORDER}).",
         ),
     ] = None,
     json_out: Annotated[

@@ -47,13 +47,15 @@ How it runs:
   input file itself (also through a link), is a usage error (exit 2) before anything is
   read.  Every write is checked: a failed one (a full disk, EIO) ends the run with
   ``autograd-cli: error: cannot write ...`` and exit 1, the temporary file removed and
-  FILE as it was.
+  FILE as it was.  The temporary file is ``.FILE.PID.XXXXXXXX.tmp`` (``files.make_temporary``):
+  a run killed outright (SIGKILL) leaves it, FILE as it was, and the next run to the same
+  FILE removes it (a note on stderr).
 * Lines are at most ``MAX_LINE_BYTES`` (1 MiB) long: a longer line gets an error record of
   kind ``limit`` and is skipped in bounded memory; a "line" that goes on for more than
   ``MAX_RUNAWAY_BYTES`` (64 MiB, e.g. ``/dev/zero``) ends the run there: its record, a
   message on stderr, exit 1.
 * Ctrl-C, SIGTERM and SIGHUP: the lines completed so far are written (never a partial
-  line), the output file (with ``-o``) keeps them, the temporary file never stays behind,
+  line), FILE (with ``-o``) is replaced by them, the temporary file never stays behind,
   and the exit code is 130, 143 or 129.  A second signal stops at once (still never
   inside a write), as the first does during an analysis line (a minimize may run long:
   that line is left unfinished).  A closed stdout (``| head -1``) raises
@@ -61,7 +63,8 @@ How it runs:
 * Exit code: 0 when every line succeeded, 1 when some line failed (a one-line summary goes
   to stderr; stdout holds only the lines, ``--json`` or not) or the output could not be
   written, 2 for a bad command line (missing file, bad ``--format``, CSV header against
-  ``--expr``, ``-o`` a folder or the input: the usual error document), 130/143/129 when
+  ``--expr``, ``-o`` a folder or the input, options that fail every line that gives only
+  its variables: see ``_check_command_line``; the usual error document), 130/143/129 when
   stopped by SIGINT/SIGTERM/SIGHUP.
 """
 
@@ -80,7 +83,6 @@ import select
 import signal
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +102,7 @@ from ..rows import (
     row_result,
     stack_rows,
 )
-from . import jsonout, options, render
+from . import files, jsonout, options, render
 from .status import STOP_SIGNALS, ExitCode, Terminated, TimedOut, exit_code_for_signal
 
 FORMATS = ("jsonl", "csv")
@@ -319,14 +321,15 @@ _SCAN = json.JSONDecoder().scan_once
 
 
 def _loads(text: str):
-    """``json.loads`` without its per-call overhead (the same errors, from json.loads)."""
+    """``json.loads`` without its per-call overhead (the same errors, from json.loads; an
+    integer of more digits than Python reads: ``BadValueError``, see options.load_json)."""
     start = len(text) - len(text.lstrip())
     try:
         obj, end = _SCAN(text, start)
-    except StopIteration:
-        return json.loads(text)  # raises the usual JSONDecodeError
+    except (StopIteration, ValueError):
+        return options.load_json(text)  # raises the usual error
     if end != len(text) and not text[end:].isspace():
-        return json.loads(text)
+        return options.load_json(text)
     return obj
 
 
@@ -493,6 +496,8 @@ def _csv_fast(texts: list[str], ncols: int, joined: str | None = None):
     except (ValueError, TypeError):
         return None
     if arr.shape != (len(texts), ncols):
+        return None
+    if np.isinf(arr).any():  # inf, or an integer past the largest float (a bad value)
         return None
     return arr
 
@@ -1269,7 +1274,7 @@ class _Sink:
             raise options.UsageError(f"-o: cannot write {self.path!r}: {os.strerror(errno.EACCES)}")
         directory, base = os.path.split(target)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+            fd, tmp = files.make_temporary(directory, base)
         except OSError as exc:
             raise options.UsageError(
                 f"-o: cannot write {self.path!r}: {exc.strerror or exc}"
@@ -1619,25 +1624,53 @@ def _check_options(opts: BatchOptions) -> None:
         raise options.UsageError(f"--order must be at most {options.MAX_ORDER}, not {opts.order}")
 
 
-def _check_order(program, opts: BatchOptions, fmt: str) -> None:
-    """``--order`` that no line could use: one usage error before any input is read.
+def _check_command_line(program, opts: BatchOptions, fmt: str) -> None:
+    """The checks that depend on the command line alone, made once before any input is read:
+    one usage error (exit 2) rather than the same error record on every line.
 
-    Only where no line can say otherwise: CSV rows take op, --wrt and --order from the
-    command line (a JSONL line may give its own "op" and "wrt", so its line says).
+    The options are checked as a line that gives only its variables takes them (``program``:
+    --expr's; None when each line gives its own expression, and the checks that need one
+    wait for the lines).  A JSONL line that brings its own expr, op, wrt or order is still
+    checked alone; --order and --wrt stay defaults for the lines whose op takes them (eval
+    and an analysis op without them ignore them).  CSV rows take op, --wrt and --order from
+    the command line, so there an option that no row can use is an error too.
     """
-    if fmt != "csv" or opts.order in (None, 1) or opts.op == "taylor":
-        return
-    if opts.op not in ("grad", "diff"):
+    from ..core.program import resolve_wrt
+
+    op, order = opts.op, opts.order
+    ignores = op == "eval" or op in ANALYSIS_OPS  # an option they do not take: not theirs
+    if (
+        order not in (None, 1)
+        and op not in ("grad", "diff", "taylor")
+        and (fmt == "csv" or not ignores)
+    ):
         raise options.UsageError(
-            f"--order applies to --op grad and --op diff and --op taylor, not --op {opts.op}"
+            f"--order applies to --op grad and --op diff and --op taylor, not --op {op}"
         )
-    if opts.op == "grad":
-        names = list(opts.wrt) if opts.wrt else list(program.inputs)
-        if len(names) != 1:
+    takes_wrt = op not in ANALYSIS_OPS or "wrt" in analysis_docs.KEYS[op]
+    if opts.wrt and not takes_wrt and fmt == "csv":
+        raise options.UsageError(f"--wrt does not apply to --op {op}")
+    if program is None:
+        return
+    names = None
+    if opts.wrt and op != "eval" and takes_wrt:
+        names = resolve_wrt(program, opts.wrt)  # a name that is not a variable: exit 2
+    if op == "grad" and order not in (None, 1):
+        count = len(opts.wrt) if opts.wrt else len(program.inputs)
+        if count != 1:
             have = ", ".join(program.inputs) or "none"
             raise options.UsageError(
-                f"--order {opts.order} with --op grad needs one variable to differentiate "
+                f"--order {order} with --op grad needs one variable to differentiate "
                 f"with respect to; the expression has {have}: give --wrt NAME"
+            )
+    at = (opts.settings or {}).get("at")
+    if op == "taylor" and at:
+        names = names or resolve_wrt(program, None)
+        unknown = [name for name in at if name not in names]
+        if unknown:
+            raise options.UsageError(
+                f"--at names {unknown[0]!r}, which is not a variable of the expansion "
+                f"({', '.join(names) or 'none'})"
             )
 
 
@@ -1666,7 +1699,7 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozens
     Returns the columns the expression does not use: they are ignored, with one warning on
     stderr (one file of points serves many expressions), and their cells are not read.
     """
-    from ..core.program import resolve_wrt, topological
+    from ..core.program import topological
     from . import streams
 
     used = set(program.inputs)
@@ -1694,10 +1727,6 @@ def _check_csv_program(program, names: list[str], opts: BatchOptions) -> frozens
                 node.name,
                 f": the CSV header has no column {node.name!r} (columns: {', '.join(names)})",
             )
-    if opts.op in ANALYSIS_OPS and opts.wrt and "wrt" not in analysis_docs.KEYS[opts.op]:
-        raise options.UsageError(f"--wrt does not apply to --op {opts.op}")
-    if opts.op != "eval" and opts.wrt:
-        resolve_wrt(program, opts.wrt)
     return frozenset(unused)
 
 
@@ -1708,13 +1737,14 @@ def run_batch(opts: BatchOptions) -> Summary:
     fmt = _input_format(opts)
     _check_settings(opts, fmt)
     programs = _Programs()
+    program = None
     if opts.expr is not None:
         program, error = programs.get(opts.expr)
         if error is not None:
             raise error  # the command line itself is wrong: exit 2 like the other commands
-        _check_order(program, opts, fmt)
     elif fmt == "csv":
         raise options.UsageError("batch: CSV input needs --expr (and --op, default grad)")
+    _check_command_line(program, opts, fmt)
     source = _Input(opts.source)
     interrupt = _Interrupt(timeout=opts.timeout)
     runner = _Runner(opts, interrupt)

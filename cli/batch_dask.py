@@ -893,11 +893,11 @@ def run_dask(opts: BatchOptions, engine: DaskOptions) -> Summary:
         program, error = local._Programs().get(opts.expr)
         if error is not None:
             raise error
-        for fmt in sorted(set(formats)):
-            local._check_order(program, opts, "csv" if fmt == "parquet" else fmt)
     elif tabular:
         what = "CSV" if "csv" in tabular else "Parquet"
         raise options.UsageError(f"batch: {what} input needs --expr (and --op, default grad)")
+    for fmt in sorted(set(formats)):
+        local._check_command_line(program, opts, "csv" if fmt == "parquet" else fmt)
     run = _Run(opts, engine)
     _plan(run, files, formats, program, pq)
     if opts.output not in (None, "-"):
