@@ -291,10 +291,10 @@ def repl_command(
         ),
     ] = False,
 ):
-    """An interactive session: x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :quit.
+    """Start an interactive session.
 
-    With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
-    line failed.
+    Lines such as x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :quit.  With stdin
+    not a terminal, one result per input line (JSON with --json); exit 1 if any line failed.
     """
     from .app import enter_limits
 
