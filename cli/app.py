@@ -530,11 +530,12 @@ def grad_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Compute the value and the gradient with respect to each variable.
+    """Compute the value and the gradient.
 
-    Every input variable (not the NAME = EXPR intermediates), or those named by --wrt.  A
-    non-scalar output needs --grad-output V (the vector-Jacobian product V^T J); --order N
-    gives the N-th derivative in one variable, --tangent forward mode (J v).
+    With respect to every input variable (not the NAME = EXPR intermediates), or those
+    named by --wrt.  A non-scalar output needs --grad-output V (the vector-Jacobian
+    product V^T J); --order N gives the N-th derivative in one variable, --tangent forward
+    mode (J v).
     """
     from ..core import api
 
@@ -577,9 +578,10 @@ def hessian_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Compute the value, the gradient and every second partial.
+    """Compute the value, the gradient and the Hessian.
 
-    Of a scalar expression, with respect to every variable (or those named by --wrt).
+    The Hessian holds every second partial of a scalar expression, with respect to every
+    variable (or those named by --wrt).
     """
     from ..core import api
 
@@ -606,7 +608,7 @@ def jacobian_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Compute the value and the Jacobian with respect to each variable.
+    """Compute the value and the Jacobian.
 
     The Jacobian of the output with respect to a variable has the output's shape followed
     by the variable's.

@@ -14,6 +14,7 @@ import os
 import sys
 
 from . import helptext, streams
+from .entry import interrupted
 from .status import ExitCode, Terminated, TimedOut, install_stop_handlers
 
 # Nothing above loads NumPy, the op table or Typer: ``--version`` and the top-level help
@@ -160,7 +161,9 @@ def conventions(argv: list[str]) -> list[str]:
         argv[i] = VERSION
     elif i < len(argv) and argv[i] == "help":
         rest = argv[i + 1 :]
-        named = rest[:1] if rest and not rest[0].startswith("-") and rest[0] != "help" else []
+        if rest[:1] == ["help"]:  # help help: the top-level help
+            rest = rest[1:]
+        named = rest[:1] if rest and not rest[0].startswith("-") else []
         argv = argv[:i] + named + [HELP] + rest[len(named) :]
     return argv
 
@@ -349,7 +352,7 @@ def _answer_at_once(argv: list[str] | None) -> int | None:
     if not (asked or (not argv and not _on_a_terminal())):
         return None
     text = helptext.top_level_help()
-    document = {"command": "autograd-cli", "help": text}
+    document = {"command": "autograd-cli", "help": text.rstrip("\n")}  # as Click's get_help
     return _answer(json_mode, text, document, ExitCode.OK if argv else ExitCode.USAGE_ERROR)
 
 
@@ -381,10 +384,13 @@ def run(argv: list[str] | None = None) -> int:
     a one-shot run that dies with the process, but the REPL, a library caller or a test
     suite runs on in the same process (CI once saw grad mode left off for every later test).
     """
-    code = _answer_at_once(argv)
-    if code is not None:
-        return code
-    from ..core import autograd, backend
+    try:
+        code = _answer_at_once(argv)
+        if code is not None:
+            return code
+        from ..core import autograd, backend  # NumPy and the op table: the heavy part
+    except KeyboardInterrupt:
+        return interrupted(_json_requested(list(sys.argv[1:] if argv is None else argv)))
 
     grad_enabled = autograd.is_grad_enabled()
     settings = backend._settings()
