@@ -132,13 +132,18 @@ def plain_converters(command) -> None:
 Expr = Annotated[
     str,
     typer.Argument(
+        metavar="EXPR",
         help="The expression or program ('-' reads stdin). One starting with '-' goes after '--'.",
         show_default=False,
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document (for programs).")]
-Device = Annotated[str, typer.Option("--device", help="cpu (NumPy) or gpu (CuPy).")]
-Dtype = Annotated[str, typer.Option("--dtype", help="float64 (default) or float32.")]
+Device = Annotated[
+    str, typer.Option("--device", metavar="cpu|gpu", help="cpu (NumPy) or gpu (CuPy).")
+]
+Dtype = Annotated[
+    str, typer.Option("--dtype", metavar="float64|float32", help="The floating-point type.")
+]
 _PRECISION = (
     "Digits after the decimal point in tables (0 to 17), or 'full' for every round-trip "
     "digit; {keep} every digit.  [default: 4]"
@@ -188,11 +193,19 @@ Timeout = Annotated[
 ]
 Var = Annotated[
     list[str] | None,
-    typer.Option("--var", help="NAME=VALUE (repeatable), for names that clash with options."),
+    typer.Option(
+        "--var",
+        metavar="NAME=VALUE",
+        help="A variable's value (repeatable), for names that clash with options.",
+    ),
 ]
 Vars = Annotated[
     str | None,
-    typer.Option("--vars", help="All values as a JSON object ('-' reads stdin, @FILE a file)."),
+    typer.Option(
+        "--vars",
+        metavar="JSON",
+        help="All values as a JSON object ('-' reads stdin, @FILE a file).",
+    ),
 ]
 Strict = Annotated[
     bool,
@@ -205,13 +218,18 @@ OutputFormat = Annotated[
     str,
     typer.Option(
         "--format",
+        metavar="FORMAT",
         help="table (default, for people), json, plain (numbers one per line: the "
         "value, then each gradient) or csv (quantity,index,value).",
     ),
 ]
 Wrt = Annotated[
     str | None,
-    typer.Option("--wrt", help="Differentiate only w.r.t. these variables (comma-separated)."),
+    typer.Option(
+        "--wrt",
+        metavar="NAMES",
+        help="Differentiate only with respect to these variables (comma-separated).",
+    ),
 ]
 
 
@@ -496,6 +514,7 @@ def grad_command(
         str | None,
         typer.Option(
             "--grad-output",
+            metavar="ARRAY",
             help="For a non-scalar output: the vector v of the "
             "vector-Jacobian product v^T J (a JSON array).",
         ),
@@ -514,7 +533,8 @@ def grad_command(
         list[str] | None,
         typer.Option(
             "--tangent",
-            help="NAME=VALUE: forward mode, J v for the direction v "
+            metavar="NAME=VALUE",
+            help="Forward mode, J v for the direction v "
             "(repeatable; other variables get a zero tangent).",
         ),
     ] = None,
@@ -957,6 +977,7 @@ def graph_command(
         str | None,
         typer.Option(
             "--grad-output",
+            metavar="ARRAY",
             help="For a non-scalar output: the v of v^T J, so the nodes' gradients can be shown.",
         ),
     ] = None,
