@@ -934,7 +934,7 @@ def _explain(program, values: dict, wrt: list, max_steps: int | None):
 
 @app.command("completion")
 def completion_command(
-    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
     json_out: Json = False,
 ):
     """Print the shell's completion script.
@@ -1024,7 +1024,10 @@ def graph_command(
 @app.command("batch")
 def batch_command(
     file: Annotated[
-        str, typer.Argument(help="JSONL or CSV input ('-' reads stdin).", show_default=False)
+        str,
+        typer.Argument(
+            metavar="FILE", help="JSONL or CSV input ('-' reads stdin).", show_default=False
+        ),
     ],
     expr: Annotated[
         str | None,
