@@ -142,8 +142,8 @@ def _lead(argv: list[str]) -> tuple[list[int], int]:
 
 
 def global_options_end(argv: list[str]) -> int:
-    """The index of the first token after the global options (and ``--help``) that lead
-    ``argv``: where the command's name is, when there is one."""
+    """The index of the first token after the global options (and ``--help``, ``--version``)
+    that lead ``argv``: where the command's name is, when there is one."""
     return _lead(argv)[1]
 
 
@@ -330,7 +330,7 @@ def _answer_at_once(argv: list[str] | None) -> int | None:
     """``--version`` and the top-level help, answered before NumPy, the op table or Typer
     load (a few hundred milliseconds); None for any other command line.
 
-    ``--version`` (``-V``, ``version``) before the command, or before ``--``: the version,
+    ``--version`` (``-V``, ``version``) among the options before the command: the version,
     exit 0 (``{"version": ...}`` with ``--json``).  ``--help`` (``-h``, ``help``) with no
     command: the commands and the global options, exit 0 (with ``--json``,
     ``{"command": "autograd-cli", "help": text}``); no arguments at all, not on a terminal:
