@@ -83,9 +83,11 @@ def taylor_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """Taylor coefficients and polynomial at a point, exact from the engine.
+    """Compute the Taylor coefficients and polynomial at a point.
 
-    Example: autograd-cli taylor "exp(sin(x))" --x 0 --order 6
+    Exact, from the engine's derivatives: for one variable c[k] = f^(k)/k!, for several the
+    gradient, the Hessian / 2 and so on.  --at NAME=VALUE compares the polynomial with the
+    function there.
     """
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
@@ -173,9 +175,11 @@ def propagate_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """Value and standard uncertainty of an expression of uncertain inputs (GUM).
+    """Propagate the inputs' standard uncertainties to the value.
 
-    Example: autograd-cli propagate "g*t**2/2" --g "9.81+-0.02" --t "1.5+-0.01"
+    Each uncertain input is --NAME VALUE+-U (or VALUE±U).  The result is the value, its
+    standard uncertainty (GUM, with the second-order term) and each input's share;
+    --mc N checks it by Monte Carlo.
     """
     uncertainties = _take_uncertainties(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -276,10 +280,11 @@ def minimize_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """A local minimum from a start point (--x LOW:HIGH bounds x and starts mid-way).
+    """Find a local minimum from a start point.
 
-    Example: autograd-cli minimize "(1-x)**2 + 100*(y-x**2)**2" --x -1 --y 1
-    Exit 1 when it does not converge (the last iterate is still printed).
+    Newton's method on the exact Hessian (--method bfgs or gd: others).  --x LOW:HIGH
+    bounds x and starts it mid-way.  Exit 1 when it does not converge (the last iterate is
+    still printed).
     """
     bounds = _bounds_from_args(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -317,10 +322,11 @@ def solve_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """A root of an equation, or of a system (one equation per ';'-separated statement).
+    """Find a root of an equation or of a system of equations.
 
-    Example: autograd-cli solve "x**2 + y**2 - 4; x - y" --x 1 --y 0
-    Exit 1 when it does not converge (the last iterate is still printed).
+    Each ';'-separated statement is one equation, F = 0, solved by Newton's method from
+    the start point the values give.  Exit 1 when it does not converge (the last iterate
+    is still printed).
     """
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     docs.check_positive(tol, "--tol")
@@ -348,9 +354,10 @@ def critical_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """A stationary point from a start point, and its kind (minimum, maximum, saddle, degenerate).
+    """Find a stationary point and tell its kind.
 
-    Example: autograd-cli critical "x**3 - 3*x + y**2" --x 0.8 --y 0.1
+    Newton's method on gradient = 0 from a start point; the Hessian's eigenvalues tell a
+    minimum, maximum, saddle or degenerate point.  Exit 1 when it does not converge.
     """
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
     docs.check_positive(gtol, "--gtol")

@@ -17,12 +17,11 @@ from typing import Annotated
 import typer
 
 from ..core.safetext import visible
-from . import options
+from . import helptext, options
 
 app = typer.Typer(
     name="autograd-cli",
-    help="A command-line gradient calculator and expression differentiator "
-    "(PyTorch autograd semantics). Variables are given as --NAME VALUE.",
+    help=helptext.ABOUT,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -106,14 +105,19 @@ def _plain_converter(param) -> None:
 
 def plain_converters(command) -> None:
     """Give the parameters of ``command`` (a group: of each command) the converters above,
-    ``--help`` (made by Click when first asked for) included."""
+    ``--help`` (made by Click when first asked for) included.
+
+    Idempotent: a command given twice (a caller that keeps the Click command Typer built and
+    runs the command line on it again and again) is left as it is, not wrapped once more
+    per call (a thousand wrappers deep, asking for ``--help`` would exceed Python's
+    recursion limit)."""
     if _RuntimeParam is None:
         return
     for sub in [command, *getattr(command, "commands", {}).values()]:
         for param in sub.params:
             _plain_converter(param)
         get_help_option = getattr(sub, "get_help_option", None)
-        if get_help_option is not None:
+        if get_help_option is not None and not getattr(get_help_option, "plain", False):
 
             def help_option(ctx, _get=get_help_option):
                 option = _get(ctx)
@@ -121,26 +125,45 @@ def plain_converters(command) -> None:
                     _plain_converter(option)
                 return option
 
+            help_option.plain = True  # type: ignore[attr-defined]
             sub.get_help_option = help_option
 
 
 Expr = Annotated[
     str,
     typer.Argument(
+        metavar="EXPR",
         help="The expression or program ('-' reads stdin). One starting with '-' goes after '--'.",
         show_default=False,
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document (for programs).")]
-Device = Annotated[str, typer.Option("--device", help="cpu (NumPy) or gpu (CuPy).")]
-Dtype = Annotated[str, typer.Option("--dtype", help="float64 (default) or float32.")]
+Device = Annotated[
+    str, typer.Option("--device", metavar="cpu|gpu", help="cpu (NumPy) or gpu (CuPy).")
+]
+Dtype = Annotated[
+    str, typer.Option("--dtype", metavar="float64|float32", help="The floating-point type.")
+]
+_PRECISION = (
+    "Digits after the decimal point in tables (0 to 17), or 'full' for every round-trip "
+    "digit; {keep} every digit.  [default: 4]"
+)
 Precision = Annotated[
     str | None,
     typer.Option(
         "--precision",
         metavar="N",
-        help="Digits after the decimal point in tables (0 to 17), or 'full' for every "
-        "round-trip digit; --json, --format plain/csv always keep every digit.  [default: 4]",
+        help=_PRECISION.format(keep="--json keeps"),
+        show_default=False,
+    ),
+]
+#: --precision on the commands that also take --format
+FormatPrecision = Annotated[
+    str | None,
+    typer.Option(
+        "--precision",
+        metavar="N",
+        help=_PRECISION.format(keep="--json and --format json, plain or csv keep"),
         show_default=False,
     ),
 ]
@@ -170,11 +193,19 @@ Timeout = Annotated[
 ]
 Var = Annotated[
     list[str] | None,
-    typer.Option("--var", help="NAME=VALUE (repeatable), for names that clash with options."),
+    typer.Option(
+        "--var",
+        metavar="NAME=VALUE",
+        help="A variable's value (repeatable), for names that clash with options.",
+    ),
 ]
 Vars = Annotated[
     str | None,
-    typer.Option("--vars", help="All values as a JSON object ('-' reads stdin, @FILE a file)."),
+    typer.Option(
+        "--vars",
+        metavar="JSON",
+        help="All values as a JSON object ('-' reads stdin, @FILE a file).",
+    ),
 ]
 Strict = Annotated[
     bool,
@@ -187,13 +218,18 @@ OutputFormat = Annotated[
     str,
     typer.Option(
         "--format",
+        metavar="FORMAT",
         help="table (default, for people), json, plain (numbers one per line: the "
         "value, then each gradient) or csv (quantity,index,value).",
     ),
 ]
 Wrt = Annotated[
     str | None,
-    typer.Option("--wrt", help="Differentiate only w.r.t. these variables (comma-separated)."),
+    typer.Option(
+        "--wrt",
+        metavar="NAMES",
+        help="Differentiate only with respect to these variables (comma-separated).",
+    ),
 ]
 
 
@@ -454,7 +490,7 @@ def eval_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
-    precision: Precision = None,
+    precision: FormatPrecision = None,
     plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
@@ -478,6 +514,7 @@ def grad_command(
         str | None,
         typer.Option(
             "--grad-output",
+            metavar="ARRAY",
             help="For a non-scalar output: the vector v of the "
             "vector-Jacobian product v^T J (a JSON array).",
         ),
@@ -496,7 +533,8 @@ def grad_command(
         list[str] | None,
         typer.Option(
             "--tangent",
-            help="NAME=VALUE: forward mode, J v for the direction v "
+            metavar="NAME=VALUE",
+            help="Forward mode, J v for the direction v "
             "(repeatable; other variables get a zero tangent).",
         ),
     ] = None,
@@ -504,7 +542,7 @@ def grad_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
-    precision: Precision = None,
+    precision: FormatPrecision = None,
     plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
@@ -512,7 +550,13 @@ def grad_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Value and gradient w.r.t. every input variable (or those named by --wrt)."""
+    """Compute the value and the gradient.
+
+    With respect to every input variable (not the NAME = EXPR intermediates), or those
+    named by --wrt.  A non-scalar output needs --grad-output V (the vector-Jacobian
+    product V^T J); --order N gives the N-th derivative in one variable, --tangent forward
+    mode (J v).
+    """
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -546,7 +590,7 @@ def hessian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
-    precision: Precision = None,
+    precision: FormatPrecision = None,
     plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
@@ -554,7 +598,11 @@ def hessian_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Value, gradient and all second partials of a scalar expression."""
+    """Compute the value, the gradient and the Hessian.
+
+    The Hessian holds every second partial of a scalar expression, with respect to every
+    variable (or those named by --wrt).
+    """
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -572,7 +620,7 @@ def jacobian_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
-    precision: Precision = None,
+    precision: FormatPrecision = None,
     plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
@@ -580,7 +628,11 @@ def jacobian_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
+    """Compute the value and the Jacobian.
+
+    The Jacobian of the output with respect to a variable has the output's shape followed
+    by the variable's.
+    """
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -629,7 +681,11 @@ def check_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Gradient check: analytic derivatives vs central finite differences; exit 1 on failure."""
+    """Compare the gradient with central finite differences.
+
+    The gradient by reverse mode against central differences of step --eps; they agree
+    where |analytic - numeric| <= atol + rtol * |numeric|.  Exit 1 when they do not.
+    """
     from ..core import api
     from ..core.functional import gradcheck_defaults
     from . import render
@@ -737,7 +793,12 @@ def diff_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """The derivative as an expression (symbolic, simplified); with values, also its value."""
+    """Print the derivative as a simplified expression.
+
+    Symbolic, in the tool's own language (it parses back); --order N differentiates N
+    times, --hessian gives every second partial, --latex prints LaTeX.  With values, the
+    derivative's value too.
+    """
     from ..core import api
     from . import render
 
@@ -846,7 +907,11 @@ def explain_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Walk the chain rule: intermediates, local derivatives, and the sum over paths."""
+    """Show the chain rule step by step.
+
+    The intermediates, each local derivative, and the sum over the paths into each
+    variable.
+    """
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -869,14 +934,17 @@ def _explain(program, values: dict, wrt: list, max_steps: int | None):
 
 @app.command("completion")
 def completion_command(
-    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
     json_out: Json = False,
 ):
-    """Print the shell's completion script for commands and options.
+    """Print the shell's completion script.
 
-    bash: eval "$(autograd-cli completion bash)" in ~/.bashrc (or save it to a file and
-    source that); zsh: the same in ~/.zshrc after compinit; fish: autograd-cli completion fish
-    > ~/.config/fish/completions/autograd-cli.fish
+    It completes the commands and their options.  To install it:
+
+    \b
+    bash: eval "$(autograd-cli completion bash)" in ~/.bashrc
+    zsh:  the same line in ~/.zshrc, after compinit
+    fish: autograd-cli completion fish > ~/.config/fish/completions/autograd-cli.fish
     """
     from .main import COMPLETE_VAR, completion_class
 
@@ -909,6 +977,7 @@ def graph_command(
         str | None,
         typer.Option(
             "--grad-output",
+            metavar="ARRAY",
             help="For a non-scalar output: the v of v^T J, so the nodes' gradients can be shown.",
         ),
     ] = None,
@@ -924,7 +993,11 @@ def graph_command(
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """The computation graph as a tree: node kinds (MulBackward0 ...), leaves, values and grads."""
+    """Show the computation graph as a tree, in DOT, SVG or PNG.
+
+    Each node's kind (MulBackward0 ...), whether it is a leaf, its value and its gradient.
+    --dot prints Graphviz DOT; --svg FILE and --png FILE save an image (Graphviz's dot).
+    """
     from ..core import api
     from . import graph, render
 
@@ -951,7 +1024,10 @@ def graph_command(
 @app.command("batch")
 def batch_command(
     file: Annotated[
-        str, typer.Argument(help="JSONL or CSV input ('-' reads stdin).", show_default=False)
+        str,
+        typer.Argument(
+            metavar="FILE", help="JSONL or CSV input ('-' reads stdin).", show_default=False
+        ),
     ],
     expr: Annotated[
         str | None,
@@ -1091,13 +1167,14 @@ def batch_command(
         ),
     ] = None,
 ):
-    """Many evaluations from a JSONL or CSV file: one JSONL result per input line, in order.
+    """Evaluate many lines of a JSONL or CSV file.
 
-    Exit code 0 when every line succeeded, 1 when any line failed (its output line holds
-    the error; a summary goes to stderr), 2 for a bad command line, 130/143/129 when
-    stopped by SIGINT/SIGTERM/SIGHUP (the lines completed so far are kept), 141 when the
-    reader of stdout goes away.  With --engine dask the lines are evaluated on a Dask
-    cluster (FILE may be a glob or a folder; Parquet too): the same output, in order.
+    One JSONL result per input line, in order.  Exit code 0 when every line succeeded, 1
+    when any line failed (its output line holds the error; a summary goes to stderr), 2 for
+    a bad command line, 130/143/129 when stopped by SIGINT/SIGTERM/SIGHUP (the lines
+    completed so far are kept), 141 when the reader of stdout goes away.  With --engine
+    dask the lines are evaluated on a Dask cluster (FILE may be a glob or a folder; Parquet
+    too): the same output, in order.
     """
     from ..core import backend, limits
     from . import batch
@@ -1156,3 +1233,10 @@ def _analysis_defaults(**given) -> dict | None:
 # The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in
 # their own modules; importing them registers them on `app`.
 from . import analysis, plot, repl  # noqa: E402,F401
+
+# Every command's summary (the top-level help lists it whole, Click would cut it at 45
+# characters or at the first full stop) and example (the end of its --help) are
+# helptext.COMMANDS', which the top-level help reads without loading this module.
+for _info in app.registered_commands:
+    _info.short_help = helptext.COMMANDS[_info.name][0]
+    _info.epilog = helptext.example_epilog(_info.name)

@@ -1,9 +1,10 @@
 """The console script's entry point: imports the command line, then runs it.
 
-Importing the command line loads NumPy and the op table (a few hundred milliseconds).  A
-Ctrl-C in that window used to print Python's KeyboardInterrupt traceback; here it ends the
-run like a Ctrl-C at any other moment: ``interrupted`` on stderr (one JSON document with
-``--json``) and exit 130.  This module imports nothing heavy itself.
+A Ctrl-C before the error boundary is up (while the command line, or for a command NumPy
+and the op table, load: a few hundred milliseconds) used to print Python's
+KeyboardInterrupt traceback; here it ends the run like a Ctrl-C at any other moment:
+``interrupted`` on stderr (one JSON document with ``--json``) and exit 130.  This module
+imports nothing heavy itself.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ from __future__ import annotations
 import sys
 
 
+def interrupted(json_mode: bool) -> int:
+    """Report a Ctrl-C that came before the error boundary; return its exit code, 130."""
+    if json_mode:
+        sys.stdout.write('{"error": {"kind": "interrupted", "message": "interrupted"}}\n')
+    else:
+        sys.stderr.write("autograd-cli: error: interrupted\n")
+    return 130
+
+
 def main() -> None:
     try:
         from .main import main as run
     except KeyboardInterrupt:
-        if "--json" in sys.argv[1:]:
-            sys.stdout.write('{"error": {"kind": "interrupted", "message": "interrupted"}}\n')
-        else:
-            sys.stderr.write("autograd-cli: error: interrupted\n")
-        raise SystemExit(130) from None
+        raise SystemExit(interrupted("--json" in sys.argv[1:])) from None
     run()

@@ -13,11 +13,12 @@ import contextvars
 import os
 import sys
 
-from ..core.errors import AutogradCliError, InputError, ParseError
-from ..core.safetext import WINDOW, shorten, visible
-from . import options, streams
-from .clicompat import click
+from . import helptext, streams
+from .entry import interrupted
 from .status import ExitCode, Terminated, TimedOut, install_stop_handlers
+
+# Nothing above loads NumPy, the op table or Typer: ``--version`` and the top-level help
+# answer without them (see ``_answer_at_once``).  The rest is imported where it is used.
 
 
 def _report(json_mode: bool, kind: str, message: str, caret: str | None = None, **details) -> None:
@@ -26,6 +27,7 @@ def _report(json_mode: bool, kind: str, message: str, caret: str | None = None, 
     With ``--json`` it is one JSON document on stdout; when stdout cannot take it
     (full, closed, gone), the message goes to stderr instead.
     """
+    from ..core.safetext import WINDOW, shorten, visible
     from . import render
 
     message = shorten(visible(message), 4 * WINDOW)
@@ -60,6 +62,8 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     expression starting with ``-`` gets a leading space so Click does not read
     it as an option (the command strips it again).
     """
+    from . import options
+
     if not argv or not hasattr(command, "commands") or argv[0] not in command.commands:
         return argv
     sub = command.commands[argv[0]]
@@ -107,27 +111,61 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     return [argv[0], expression] + others
 
 
-#: the options every command takes (SPEC: "Global options on every command"); before the
-#: command's name they are moved after it (``autograd-cli --json grad ...``)
-GLOBAL_FLAGS = ("--json", "--plain")
-GLOBAL_VALUED = ("--device", "--dtype", "--max-memory", "--timeout", "--precision")
+#: the options every command takes (SPEC: "Global options on every command"), as the
+#: top-level help lists them; before the command's name they are moved after it
+#: (``autograd-cli --json grad ...``)
+GLOBAL_FLAGS = tuple(name for name, value, _ in helptext.GLOBAL_OPTIONS if not value)
+GLOBAL_VALUED = tuple(name for name, value, _ in helptext.GLOBAL_OPTIONS if value)
 HELP = "--help"
+VERSION = "--version"
 
 
-def global_options_end(argv: list[str]) -> int:
-    """The index of the first token after the global options (and ``--help``) that lead
-    ``argv``: where the command's name is, when there is one."""
+def _lead(argv: list[str]) -> tuple[list[int], int]:
+    """The global options, ``--help`` and ``--version`` (``-V``) that lead ``argv``: the
+    indexes of the flags among them, and the index of the first token after them (where
+    the command's name is, when there is one)."""
+    flags: list[int] = []
     i = 0
     while i < len(argv):
         token = argv[i]
         name = token.split("=", 1)[0]
-        if token in GLOBAL_FLAGS or token == HELP or (name in GLOBAL_VALUED and "=" in token):
+        if token in GLOBAL_FLAGS or token in (HELP, VERSION, "-V"):
+            flags.append(i)
+            i += 1
+        elif name in GLOBAL_VALUED and "=" in token:
             i += 1
         elif name in GLOBAL_VALUED and i + 1 < len(argv):
             i += 2
         else:
             break
-    return i
+    return flags, i
+
+
+def global_options_end(argv: list[str]) -> int:
+    """The index of the first token after the global options (and ``--help``, ``--version``)
+    that lead ``argv``: where the command's name is, when there is one."""
+    return _lead(argv)[1]
+
+
+def conventions(argv: list[str]) -> list[str]:
+    """What Unix, Click and git users type, spelt as the command line reads it.
+
+    ``-h`` is ``--help`` (anywhere before ``--``) and ``-V`` before the command is
+    ``--version``; in the command's place, ``help`` is ``--help`` (``help grad`` is
+    ``grad --help``) and ``version`` is ``--version``.
+    """
+    argv = _dash_h_is_help(argv)
+    flags, i = _lead(argv)
+    argv = [VERSION if k in flags and t == "-V" else t for k, t in enumerate(argv)]
+    if i < len(argv) and argv[i] == "version":
+        argv[i] = VERSION
+    elif i < len(argv) and argv[i] == "help":
+        rest = argv[i + 1 :]
+        if rest[:1] == ["help"]:  # help help: the top-level help
+            rest = rest[1:]
+        named = rest[:1] if rest and not rest[0].startswith("-") else []
+        argv = argv[:i] + named + [HELP] + rest[len(named) :]
+    return argv
 
 
 def click_command(argv: list[str]):
@@ -136,8 +174,8 @@ def click_command(argv: list[str]):
     Building Click commands from the typed signatures of every command is a sixth of a cold
     start (issue 12), so when ``argv`` names a command (after any global options) the group
     is built with that command alone: it parses, converts and helps exactly as in the full
-    group, which is built only when no command is named (top-level help, no command, a
-    misspelt one: the messages that list the commands).
+    group, which is built only when no command is named (shell completion, an unknown
+    option before any command: Click's messages).
     """
     import copy
 
@@ -176,24 +214,33 @@ def hoist_global_options(command, argv: list[str]) -> list[str]:
 
 
 def _help_document(command, argv: list[str]) -> dict | None:
-    """With ``--json``, ``--help`` is one JSON document: ``{"command": ..., "help": text}``."""
-    head = argv[: argv.index("--")] if "--" in argv else argv
-    if HELP not in head:
-        return None
+    """With ``--json``, ``--help`` is one JSON document: ``{"command": ..., "help": text}``.
+
+    ``argv`` is what Click is about to parse (the command's name first, the expression
+    placed, see :func:`normalize_argv`); the help was asked for when Click's own parser
+    finds ``--help`` in it, wherever it stands (``eval --json -- x --x 1 --help``), and not
+    when ``--help`` is the expression (``eval -- --help``) or an option's value.
+    """
+    from .clicompat import click
+
     commands = getattr(command, "commands", {})
-    name = argv[0] if argv and argv[0] in commands else None
-    if name is None and argv and not argv[0].startswith("-"):
-        return None  # an unknown command: Click's error says so
+    if not argv or argv[0] not in commands:
+        return None
+    name, sub = argv[0], commands[argv[0]]
     with click.Context(command, info_name="autograd-cli") as ctx:
-        if name is None:
-            return {"command": "autograd-cli", "help": command.get_help(ctx)}
-        sub = commands[name]
-        with click.Context(sub, info_name=name, parent=ctx) as sub_ctx:
+        settings = dict(sub.context_settings)
+        with sub.context_class(sub, info_name=name, parent=ctx, **settings) as sub_ctx:
+            try:
+                found, _, _ = sub.make_parser(sub_ctx).parse_args(list(argv[1:]))
+            except click.ClickException:
+                return None  # Click reports it when the command runs
+            if not found.get("help"):
+                return None
             return {"command": f"autograd-cli {name}", "help": sub.get_help(sub_ctx)}
 
 
-def _no_command_message(command) -> str:
-    names = ", ".join(getattr(command, "commands", {}))
+def _no_command_message() -> str:
+    names = ", ".join(helptext.COMMANDS)
     return f"no command given: the commands are {names} (autograd-cli --help describes them)"
 
 
@@ -214,6 +261,8 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             arg = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            from . import options
+
             options.note_replaced("an argument")
         out.append(arg)
     return out
@@ -228,6 +277,8 @@ def completion_class(shell: str):
     """The shell's completion class (Typer's: they know each shell's script and format)."""
     import typer
     from typer import _completion_classes
+
+    from .clicompat import click
 
     _completion_classes.completion_init()
     cls = typer._click.shell_completion.get_completion_class(shell)
@@ -255,18 +306,54 @@ def shell_complete(instruction: str) -> int:
     return ExitCode.OK
 
 
-def _version(json_mode: bool) -> int:
-    """``--version`` anywhere before ``--``: the version, exit 0 (one JSON object with --json)."""
-    from .. import __version__
-
+def _answer(json_mode: bool, text: str, document: dict, code: int = ExitCode.OK) -> int:
+    """Print ``text`` (with --json: ``document``, one JSON document) and return ``code``;
+    a failed write is reported as every run reports it."""
     streams.prepare(json_mode)
-    text = f'{{"version": "{__version__}"}}' if json_mode else f"autograd-cli {__version__}"
     try:
-        sys.stdout.write(text + "\n")
+        if json_mode:
+            from .jsonout import dumps
+
+            text = dumps(document)
+        sys.stdout.write(text.rstrip("\n") + "\n")
         streams.flush_stdout()
-    except BrokenPipeError:
-        return ExitCode.OK
-    return ExitCode.OK
+    except (BrokenPipeError, streams.OutputError) as exc:
+        streams.silence_stdout()
+        if isinstance(exc, BrokenPipeError):
+            return ExitCode.BROKEN_PIPE
+        streams.say(f"autograd-cli: error: {exc}")
+        return ExitCode.EVALUATION_ERROR
+    return code
+
+
+def _answer_at_once(argv: list[str] | None) -> int | None:
+    """``--version`` and the top-level help, answered before NumPy, the op table or Typer
+    load (a few hundred milliseconds); None for any other command line.
+
+    ``--version`` (``-V``, ``version``) among the options before the command: the version,
+    exit 0 (``{"version": ...}`` with ``--json``).  ``--help`` (``-h``, ``help``) with no
+    command: the commands and the global options, exit 0 (with ``--json``,
+    ``{"command": "autograd-cli", "help": text}``); no arguments at all, not on a terminal:
+    the same help, exit 2.
+    """
+    if argv is None:
+        if os.environ.get(COMPLETE_VAR):
+            return None  # the shell asks for completions
+        argv = sys.argv[1:]
+    argv = conventions(list(argv))
+    flags, end = _lead(argv)
+    json_mode = _json_requested(argv)
+    if any(argv[k] == VERSION for k in flags):
+        from .. import __version__
+
+        text = f"autograd-cli {__version__}"
+        return _answer(json_mode, text, {"version": __version__})
+    asked = any(argv[k] == HELP for k in flags) and end == len(argv)
+    if not (asked or (not argv and not _on_a_terminal())):
+        return None
+    text = helptext.top_level_help()
+    document = {"command": "autograd-cli", "help": text.rstrip("\n")}  # as Click's get_help
+    return _answer(json_mode, text, document, ExitCode.OK if argv else ExitCode.USAGE_ERROR)
 
 
 def _dash_h_is_help(argv: list[str]) -> list[str]:
@@ -289,14 +376,21 @@ def _on_a_terminal() -> bool:
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv``; return the exit code (see :func:`_run`).
 
-    The process is left as the run found it, however the run ends: grad mode, the device
-    and dtype, and every ContextVar (NumPy's error state, the memory limit) are the caller's
-    again.  A ``--timeout`` alarm or a Ctrl-C can arrive between a block's setup and its
-    ``try`` (``no_grad``, ``backend.using``) and skip the block's restore; in a one-shot run
-    that dies with the process, but the REPL, a library caller or a test suite runs on in
-    the same process (CI once saw grad mode left off for every later test).
+    ``--version`` and the top-level help are answered first, with nothing heavy loaded.
+    Otherwise the process is left as the run found it, however the run ends: grad mode,
+    the device and dtype, and every ContextVar (NumPy's error state, the memory limit) are
+    the caller's again.  A ``--timeout`` alarm or a Ctrl-C can arrive between a block's
+    setup and its ``try`` (``no_grad``, ``backend.using``) and skip the block's restore; in
+    a one-shot run that dies with the process, but the REPL, a library caller or a test
+    suite runs on in the same process (CI once saw grad mode left off for every later test).
     """
-    from ..core import autograd, backend
+    try:
+        code = _answer_at_once(argv)
+        if code is not None:
+            return code
+        from ..core import autograd, backend  # NumPy and the op table: the heavy part
+    except KeyboardInterrupt:
+        return interrupted(_json_requested(list(sys.argv[1:] if argv is None else argv)))
 
     grad_enabled = autograd.is_grad_enabled()
     settings = backend._settings()
@@ -315,28 +409,29 @@ def _run(argv: list[str] | None = None) -> int:
     Output is flushed inside the boundary, so a write that fails at the end (a full
     disk, ``/dev/full``) is reported like one that fails in the middle.
     """
+    from . import options
+
     options.forget_replaced()  # a run in the same process (repl, tests) starts clean
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction and argv is None:  # the shell asks for completions (see `completion`)
         return shell_complete(instruction)
-    argv = _sanitize_argv(list(sys.argv[1:] if argv is None else argv))
-    argv = _dash_h_is_help(argv)
+    argv = conventions(_sanitize_argv(list(sys.argv[1:] if argv is None else argv)))
     if not argv and _on_a_terminal():  # `autograd-cli` alone at a terminal: a session
         argv = ["repl"]
-    lead = []  # the options before the command's name: --version is one of them
-    for token in argv:
-        if not token.startswith("-") or token == "--":
-            break
-        lead.append(token)
-    if "--version" in lead:
-        return _version("--json" in argv)
     json_mode = _json_requested(argv)
     streams.prepare(json_mode)
     try:
         import typer
 
+        from .clicompat import click
+
+        end = global_options_end(argv)
+        if end == len(argv):  # global options only (--help and --version were answered)
+            raise click.exceptions.UsageError(_no_command_message())
+        if argv[end] not in helptext.COMMANDS and not argv[end].startswith("-"):
+            raise click.exceptions.UsageError(helptext.unknown_command(argv[end]))
         command = click_command(argv)
-        argv = hoist_global_options(command, argv)
+        argv = normalize_argv(command, hoist_global_options(command, argv))
         if json_mode:
             document = _help_document(command, argv)
             if document is not None:
@@ -345,9 +440,6 @@ def _run(argv: list[str] | None = None) -> int:
                 render.emit_json(document)
                 streams.flush_stdout()
                 return ExitCode.OK
-            if not argv:
-                raise click.exceptions.UsageError(_no_command_message(command))
-        argv = normalize_argv(command, argv)
         try:
             # Not ``command.main``: Typer's wrapper there turns Ctrl-C into a silent exit
             # 130 and a broken pipe into exit 1; every ending is decided here instead.
@@ -375,6 +467,10 @@ def _run(argv: list[str] | None = None) -> int:
 def _failure(json_mode: bool, exc: BaseException) -> int:
     """Report ``exc`` (not a failed write to stdout) and return its exit code."""
     import typer
+
+    from ..core.errors import AutogradCliError, InputError, ParseError
+    from . import options
+    from .clicompat import click
 
     kind, message, code, details, caret = "internal", "", ExitCode.EVALUATION_ERROR, {}, None
     if isinstance(exc, (KeyboardInterrupt, typer.Abort)):

@@ -100,9 +100,11 @@ def plot_command(
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
 ):
-    """f and its derivatives over a range of one variable: plot "sin(x)" --x -4:4 --order 2.
+    """Plot a function and its derivatives over a range.
 
-    NaN and inf leave gaps. --json gives the sample points and each series.
+    Of one variable, given as --NAME LOW:HIGH; --order K draws the derivatives up to K.  In
+    the terminal, or to an image with --png/--svg.  NaN and inf leave gaps.  --json gives
+    the sample points and each series.
     """
     from ..core.sample import sample
 

@@ -363,8 +363,9 @@ def repl_command(
         ),
     ] = False,
 ):
-    """An interactive session: x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :quit.
+    """Start an interactive session.
 
+    Lines such as x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :functions, :quit.
     With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
     line failed. At a terminal the session ends with 0 (Ctrl-D or :quit).
     """

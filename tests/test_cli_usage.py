@@ -83,7 +83,7 @@ def test_help_without_json_is_text(cli):
 
 def test_no_command_with_json(cli):
     usage_error(cli("--json"), "no command given")
-    usage_error(cli("--json", "bogus"), "No such command 'bogus'")
+    usage_error(cli("--json", "bogus"), "no command 'bogus': the commands are eval, grad")
 
 
 # ---- 2. options mistaken for variables --------------------------------------------------------
