@@ -231,8 +231,10 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
 
         emit_json(docs.document(op, inv.source, r, trace=trace))
     else:
-        rows = [
-            ("x", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
+        from ..core.optimize import NOT_A_MINIMUM
+
+        rows = [  # "point", not "x": a variable may be named x (the JSON key stays "x")
+            ("point", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
             ("value", _compact(r.value)),
         ]
         if op == "solve":
@@ -244,7 +246,10 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
             rows.append(("eigenvalues", _compact(r.eigenvalues)))
         rows.append(("iterations", f"{r.iterations} ({r.method})"))
         rows.append(("converged", f"{'yes' if r.converged else 'NO'}: {r.message}"))
-        warnings = [] if r.converged else [f"did not converge: {r.message}"]
+        stopped = (
+            r.message if r.message.startswith(NOT_A_MINIMUM) else f"did not converge: {r.message}"
+        )
+        warnings = [] if r.converged else [stopped]
         _print_rows(inv.source, rows, warnings)
         if trace:
             _print_trace(r.trace)
@@ -443,7 +448,7 @@ def _print_trace(trace: list) -> None:
     keys = [k for k in trace[0] if k != "iteration"] if trace else []
     table.add_column("#", no_wrap=True)
     for k in keys:
-        table.add_column(k, overflow="fold")
+        table.add_column("point" if k == "x" else k, overflow="fold")
     for row in trace:
         cells = []
         for k in keys:
