@@ -119,7 +119,7 @@ def taylor_command(
                 f"{_num(rem['polynomial'])}, remainder = {_num(rem['remainder'])}",
             )
         )
-    _print_rows(inv.source, rows, [])
+    _print_rows(inv.source, rows, r.warnings)
 
 
 # ---------------------------------------------------------------------------

@@ -110,3 +110,35 @@ def test_the_point_row_is_not_labelled_like_a_variable(cli, argv):
     header = next(line for line in r.out.splitlines() if line.strip().startswith("#"))
     assert header.split()[:2] == ["#", "point"], r.out
     assert cli(*argv, "--json").json["x"] == {"x": pytest.approx(1.0), "y": pytest.approx(1.0)}
+
+
+# ---- taylor where there is no Taylor series --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, which",
+    [
+        (("1/x", "--x", "0"), "the coefficient c0 is inf"),  # the examples
+        (("sqrt(x)", "--x", "0"), "the coefficient c1 is inf"),
+        (("log(x)", "--x", "-1"), "the coefficient c0 is nan"),
+        (("sqrt(x*y)", "--x", "0", "--y", "1"), "a coefficient of order 1 is inf"),
+    ],
+)
+def test_taylor_warns_where_a_coefficient_is_not_finite(cli, argv, which):
+    r = cli("taylor", *argv, "--json")
+    assert r.code == 0  # a domain problem, not an error (SPEC): the answer with a warning
+    (warning,) = r.json["warnings"]
+    assert warning.startswith(f"{which}: the function has no Taylor series at ")
+    r = cli("taylor", *argv)
+    assert r.code == 0 and "warning: " + which in r.out
+
+
+def test_taylor_has_no_warnings_where_the_series_exists(cli):
+    for argv in (
+        ("exp(x)", "--x", "0"),
+        ("1/x", "--x", "1"),
+        ("sqrt(x*y)", "--x", "1", "--y", "1"),
+    ):
+        r = cli("taylor", *argv, "--json")
+        assert r.code == 0 and "warnings" not in r.json, r.out
+        assert "warning" not in cli("taylor", *argv).out
