@@ -142,3 +142,42 @@ def test_taylor_has_no_warnings_where_the_series_exists(cli):
         r = cli("taylor", *argv, "--json")
         assert r.code == 0 and "warnings" not in r.json, r.out
         assert "warning" not in cli("taylor", *argv).out
+
+
+# ---- hessian: the default --wrt and all-zero blocks ------------------------------------------
+
+QUADRATIC = (
+    "x@A@x/2 - b@x",
+    "--x",
+    "[1,2,3]",
+    "--A",
+    "[[2,0,0],[0,3,0],[0,0,4]]",
+    "--b",
+    "[1,1,1]",
+)
+HINT = "note: ∂²/∂A∂A and ∂²/∂b∂b are all zero (90 entries); try --wrt x"
+
+
+def test_hessian_hints_at_wrt_where_array_inputs_have_zero_blocks(cli):
+    r = cli("hessian", *QUADRATIC)
+    assert r.code == 0 and r.out.rstrip().endswith(HINT) and r.err == ""
+    r = cli("hessian", *QUADRATIC, "--format", "plain")  # stdout: numbers only
+    assert r.code == 0 and HINT not in r.out and r.err == f"autograd-cli: {HINT}\n"
+    r = cli("hessian", *QUADRATIC, "--json")  # nothing is wrong: no warning, the same document
+    assert r.code == 0 and "warnings" not in r.json and "note" not in r.out
+    assert set(r.json["hessian"]) == {"x", "A", "b"}  # PyTorch's default kept
+    r = cli("hessian", *QUADRATIC, "--wrt", "x")
+    assert r.code == 0 and "note" not in r.out + r.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("x**2*y", "--x", "1", "--y", "2"),  # a zero block of a scalar: one line, no hint
+        ("x@y", "--x", "[1,2]", "--y", "[3,4]"),  # every input's own block zero: --wrt what?
+        ("sum(x**2)*y", "--x", "[1,2]", "--y", "2"),
+    ],
+)
+def test_hessian_gives_no_hint_where_wrt_would_not_help(cli, argv):
+    r = cli("hessian", *argv)
+    assert r.code == 0 and "note" not in r.out + r.err
