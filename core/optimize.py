@@ -303,6 +303,10 @@ def minimize(
     )
 
 
+#: the directions of least curvature along which a stationary point's third derivative is
+#: taken (:func:`_kind`)
+FLATTEST = 8
+
 #: bfgs and gd check the second-order condition (with the Hessian computed once, at the end)
 #: for this many varied entries at most
 SECOND_ORDER_MAX = 1000
@@ -384,7 +388,9 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
     changes, λ/|D³f(v,v,v)|.  Near a degenerate point it is not: on f = x**n (n >= 3) the
     ratio is (n-2)/(n-1) wherever Newton's method stops, so its last iterate on x**3 has a
     positive curvature and yet is no minimum.  An unsure direction makes the kind
-    degenerate (a saddle stays a saddle).
+    degenerate (a saddle stays a saddle).  The third derivatives (one reverse sweep
+    through a twice-differentiated graph each) are taken along the :data:`FLATTEST`
+    directions of least curvature, where a degenerate point shows.
     """
     np = backend.host
     Hf = H[np.ix_(free, free)]
@@ -406,11 +412,12 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
         free,
         theta.size,
     )
-    for k in range(eig.size):
-        v = s.direction(k)
-        s.third[k] = _third_derivative(flat, theta, v)
-        s.slope[k] = abs(float(g @ v))
-        s.unsure[k] |= s.third[k] != 0 and abs(s.third[k]) * s.slope[k] >= 0.1 * eig[k] ** 2
+    s.slope[:] = np.abs(vectors.T @ g[free])
+    for k in np.argsort(np.abs(eig))[:FLATTEST]:
+        if s.slope[k] == 0:  # at the stationary point along v: the curvature is its own
+            continue
+        s.third[k] = _third_derivative(flat, theta, s.direction(k))
+        s.unsure[k] |= abs(s.third[k]) * s.slope[k] >= 0.1 * eig[k] ** 2
     if s.unsure.any() and kind != "saddle":
         s = replace(s, kind="degenerate")
     return s
