@@ -342,7 +342,9 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
         step = max(100 * s.distance(k), 1e-6 * (1 + float(np.max(np.abs(theta)))))
         for sign in (1.0, -1.0):
             there = _value(flat, _project(theta + sign * step * v, box))
-            slack = step * s.slope[k] + 64 * np.finfo(float).eps * (abs(f) + abs(there))
+            slack = step * s.slope[k] + 64 * np.finfo(backend.default_dtype).eps * (
+                abs(f) + abs(there)
+            )
             if there < f - slack:
                 return (
                     "the gradient is zero here, but the Hessian is singular along a direction "
