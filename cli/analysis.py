@@ -284,7 +284,9 @@ def minimize_command(
     """A local minimum from a start point (--x LOW:HIGH bounds x and starts mid-way).
 
     Example: autograd-cli minimize "(1-x)**2 + 100*(y-x**2)**2" --x -1 --y 1
-    Exit 1 when it does not converge (the last iterate is still printed).
+    Exit 1 when it does not converge, or converges where the gradient is zero but the exact
+    Hessian shows no minimum (a saddle, a maximum, an inflection); the last iterate is still
+    printed.
     """
     bounds = _bounds_from_args(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)

@@ -9,12 +9,16 @@ engine for exact derivatives (:func:`~.functional.program_hessian` and
   (Armijo) line search; where the Hessian is not positive definite the step is
   the gradient's (a steepest-descent step), so every step descends.  ``bfgs``
   builds the curvature from gradients; ``gd`` is gradient descent.  Bounds
-  (``lo <= θ_i <= hi``) are kept by projecting each trial point.
+  (``lo <= θ_i <= hi``) are kept by projecting each trial point.  Where it
+  converges, the second-order condition is checked with the exact Hessian: a
+  saddle, a maximum or an inflection (x**3) is not a minimum (``converged``
+  False, the message says why).
 * :func:`solve`: Newton's method on F(θ) = 0 for one equation or a system (one
   equation per statement), with the exact Jacobian and a backtracking search on
   ||F||²; a least-squares step where the Jacobian is singular or not square.
 * :func:`critical`: Newton's method on ∇f = 0 (any stationary point, not only
-  minima), classified by the Hessian's eigenvalues.
+  minima), classified by the Hessian's eigenvalues (degenerate where one is zero
+  or, near a degenerate point such as x**3's, not resolved).
 
 Each returns an :class:`OptimizeResult`; one that did not converge says so
 (``converged`` False and a message) and keeps the last iterate.
@@ -434,7 +438,7 @@ def _third_derivative(flat: _Flat, theta, v) -> float:
     with enable_grad():
         ev = evaluate(flat.program, flat.env(theta), requires_grad=flat.names, check_domain=False)
         xs = [ev.leaves[n] for n in flat.names]
-        vs = [Tensor(flat.env(v)[n]) for n in flat.names]
+        vs = [Tensor(flat.env(v)[n], dtype=x.data.dtype) for n, x in zip(flat.names, xs)]
         s = ev.output.sum()
         for _ in range(3):
             if not s.requires_grad:
