@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 SPEC_KEYS = {"x", "value", "grad", "iterations", "converged", "method"}
@@ -181,3 +183,19 @@ def test_hessian_hints_at_wrt_where_array_inputs_have_zero_blocks(cli):
 def test_hessian_gives_no_hint_where_wrt_would_not_help(cli, argv):
     r = cli("hessian", *argv)
     assert r.code == 0 and "note" not in r.out + r.err
+
+
+def test_batch_lines_carry_the_same_answers(cli, tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_text(
+        '{"expr": "x**3", "vars": {"x": 1}, "op": "minimize"}\n'
+        '{"expr": "1/x", "vars": {"x": 0}, "op": "taylor", "order": 2}\n',
+        encoding="utf-8",
+    )
+    r = cli("batch", str(path))
+    minimize, taylor = (json.loads(line) for line in r.out.splitlines())
+    assert r.code == 1  # the minimize line counts as failed, as the command exits 1
+    assert minimize["converged"] is False and minimize["message"].startswith("not a minimum")
+    assert taylor["warnings"][0].startswith("the coefficient c0 is inf")
+    alone = cli("minimize", "x**3", "--x", "1", "--json").json
+    assert {k: v for k, v in minimize.items() if k != "line"} == alone
