@@ -121,7 +121,7 @@ def taylor_command(
                 f"{_num(rem['polynomial'])}, remainder = {_num(rem['remainder'])}",
             )
         )
-    _print_rows(inv.source, rows, [])
+    _print_rows(inv.source, rows, r.warnings)
 
 
 # ---------------------------------------------------------------------------
@@ -235,8 +235,10 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
 
         emit_json(docs.document(op, inv.source, r, trace=trace))
     else:
-        rows = [
-            ("x", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
+        from ..core.optimize import NOT_A_MINIMUM
+
+        rows = [  # "point", not "x": a variable may be named x (the JSON key stays "x")
+            ("point", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
             ("value", _compact(r.value)),
         ]
         if op == "solve":
@@ -248,7 +250,10 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
             rows.append(("eigenvalues", _compact(r.eigenvalues)))
         rows.append(("iterations", f"{r.iterations} ({r.method})"))
         rows.append(("converged", f"{'yes' if r.converged else 'NO'}: {r.message}"))
-        warnings = [] if r.converged else [f"did not converge: {r.message}"]
+        stopped = (
+            r.message if r.message.startswith(NOT_A_MINIMUM) else f"did not converge: {r.message}"
+        )
+        warnings = [] if r.converged else [stopped]
         _print_rows(inv.source, rows, warnings)
         if trace:
             _print_trace(r.trace)
@@ -283,8 +288,9 @@ def minimize_command(
     """Find a local minimum from a start point.
 
     Newton's method on the exact Hessian (--method bfgs or gd: others).  --x LOW:HIGH
-    bounds x and starts it mid-way.  Exit 1 when it does not converge (the last iterate is
-    still printed).
+    bounds x and starts it mid-way.  Exit 1 when it does not converge, or converges where
+    the gradient is zero but the exact Hessian shows no minimum (a saddle, a maximum, an
+    inflection); the last iterate is still printed.
     """
     bounds = _bounds_from_args(ctx)
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -450,7 +456,7 @@ def _print_trace(trace: list) -> None:
     keys = [k for k in trace[0] if k != "iteration"] if trace else []
     table.add_column("#", no_wrap=True)
     for k in keys:
-        table.add_column(k, overflow="fold")
+        table.add_column("point" if k == "x" else k, overflow="fold")
     for row in trace:
         cells = []
         for k in keys:

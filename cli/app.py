@@ -606,8 +606,32 @@ def hessian_command(
     from ..core import api
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    _render(
-        inv, api.hessian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format
+    names = options.split_names(wrt)
+    result = api.hessian_of(inv.program(), inv.values, wrt=names)
+    _render(inv, result, output_format)
+    hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
+    if hint and output_format == "table":
+        from . import render
+
+        render.make_console().print(f"[dim]note: {render.user_text(hint)}[/dim]")
+    elif hint:  # plain, csv: stdout holds only numbers
+        sys.stderr.write(f"autograd-cli: note: {hint}\n")
+
+
+def _wrt_hint(result) -> str | None:
+    """With the default --wrt (every input, as PyTorch's), a hint naming --wrt when array
+    inputs have all-zero second derivatives of their own (d²/dA² of x@A@x: 81 zeros printed).
+    Nothing is wrong, so it is a note for people, not one of JSON's warnings."""
+    blocks = result.hessian or {}
+    zero = [n for n in blocks if result.grad[n].ndim and not blocks[n][n].any()]
+    rest = [n for n in blocks if n not in zero]
+    if not zero or not rest:
+        return None
+    count = sum(blocks[n][n].size for n in zero)
+    which = " and ".join(f"∂²/∂{n}∂{n}" for n in zero)
+    return (
+        f"{which} {'is' if len(zero) == 1 else 'are'} all zero ({count:,} entries); "
+        f"try --wrt {','.join(rest)}"
     )
 
 

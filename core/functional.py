@@ -39,7 +39,7 @@ from .autograd import grad
 from .errors import GradError, InputError, NonScalarOutputError, ShapeError
 from .expr import derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
-from .program import Expr, Program, unknown_wrt, variables, wrt_names
+from .program import Expr, Program, non_scalar_message, unknown_wrt, variables, wrt_names
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [
@@ -1004,6 +1004,9 @@ def program_hessian(
     names = wrt_names(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
+    if ev.output.size != 1:  # the command's advice, not hessian()'s PyTorch wording
+        shape = tuple(ev.output.shape)
+        raise NonScalarOutputError(non_scalar_message(shape, "hessian"), shape=list(shape))
     y = _scalar_output(ev.output, "hessian")
     gs = _gradients(y, xs)
     with enable_grad():

@@ -9,12 +9,16 @@ engine for exact derivatives (:func:`~.functional.program_hessian` and
   (Armijo) line search; where the Hessian is not positive definite the step is
   the gradient's (a steepest-descent step), so every step descends.  ``bfgs``
   builds the curvature from gradients; ``gd`` is gradient descent.  Bounds
-  (``lo <= θ_i <= hi``) are kept by projecting each trial point.
+  (``lo <= θ_i <= hi``) are kept by projecting each trial point.  Where it
+  converges, the second-order condition is checked with the exact Hessian: a
+  saddle, a maximum or an inflection (x**3) is not a minimum (``converged``
+  False, the message says why).
 * :func:`solve`: Newton's method on F(θ) = 0 for one equation or a system (one
   equation per statement), with the exact Jacobian and a backtracking search on
   ||F||²; a least-squares step where the Jacobian is singular or not square.
 * :func:`critical`: Newton's method on ∇f = 0 (any stationary point, not only
-  minima), classified by the Hessian's eigenvalues.
+  minima), classified by the Hessian's eigenvalues (degenerate where one is zero
+  or, near a degenerate point such as x**3's, not resolved).
 
 Each returns an :class:`OptimizeResult`; one that did not converge says so
 (``converged`` False and a message) and keeps the last iterate.
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import backend
 from .errors import InputError, NonScalarOutputError
@@ -33,6 +37,10 @@ from .program import Expr, Program, check_values, resolve_wrt
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
 
 METHODS = ("newton", "bfgs", "gd")
+
+#: how minimize's message begins when it stopped where the gradient is zero but found that
+#: the point is not a minimum (``converged`` is then False)
+NOT_A_MINIMUM = "not a minimum"
 
 
 @dataclass(frozen=True)
@@ -146,13 +154,24 @@ def _bounds(flat: _Flat, bounds: Mapping | None):
 # ---------------------------------------------------------------------------
 
 
-def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool):
+def _non_scalar(what: str, shape) -> NonScalarOutputError:
+    return NonScalarOutputError(
+        f"{what} needs a scalar output, but it has shape {tuple(shape)}; "
+        "wrap it in sum(...) or norm(...)",
+        shape=list(shape),
+    )
+
+
+def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
     from .functional import program_hessian
 
     np = backend.host
     env = flat.env(theta)
     if need_hessian:
-        r = program_hessian(flat.program, env, wrt=flat.names)
+        try:
+            r = program_hessian(flat.program, env, wrt=flat.names)
+        except NonScalarOutputError as e:  # the command's name, not the hessian command's
+            raise _non_scalar(what, e.details["shape"]) from None
         value = backend.to_numpy(r.value.data)
         g = flat.flatten({n: backend.to_numpy(r.gradient[n].data) for n in flat.names})
         n = theta.size
@@ -173,11 +192,7 @@ def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool):
         ev = evaluate(flat.program, env, requires_grad=flat.names, check_domain=False)
         value = backend.to_numpy(ev.output.data)
         if value.size != 1:
-            raise NonScalarOutputError(
-                f"minimize needs a scalar output, but it has shape {tuple(value.shape)}; "
-                "wrap it in sum(...) or norm(...)",
-                shape=list(value.shape),
-            )
+            raise _non_scalar(what, value.shape)
         leaves = [ev.leaves[n] for n in flat.names]
         gs = grad(ev.output.sum(), leaves, allow_unused=True) if ev.output.requires_grad else []
         g = flat.flatten(
@@ -276,6 +291,10 @@ def minimize(
             break
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
+    if converged:
+        why = _not_a_minimum(flat, theta, f, g, H, box, gtol)
+        if why is not None:
+            converged, message = False, f"{NOT_A_MINIMUM}: {why}"
     return OptimizeResult(
         x=flat.split(theta),
         value=f,
@@ -286,6 +305,150 @@ def minimize(
         message=message,
         trace=trace,
     )
+
+
+#: the directions of least curvature along which a stationary point's third derivative is
+#: taken (:func:`_kind`)
+FLATTEST = 8
+
+#: bfgs and gd check the second-order condition (with the Hessian computed once, at the end)
+#: for this many varied entries at most
+SECOND_ORDER_MAX = 1000
+
+
+def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
+    """Why the point minimize converged to is not a minimum, or None.
+
+    The second-order condition with the exact Hessian over the entries not held at a bound,
+    classified as critical classifies (:func:`_kind`).  Where the Hessian cannot decide (a
+    zero eigenvalue, or one not resolved this close to a degenerate point: Newton's method
+    ends at x = 4e-6 on x**3 and at 2e-4 on x**4), the value decides, a step away along
+    each such direction a hundred times the estimated distance to the stationary point: lower
+    there is an inflection (x**3), never lower a flat minimum (x**4, a valley of minima).
+    """
+    np = backend.host
+    free = np.ones(theta.shape, bool) if box is None else (theta > box[0]) & (theta < box[1])
+    if not free.any():
+        return None
+    if H is None:
+        if free.sum() > SECOND_ORDER_MAX:
+            return None
+        _, _, H = _scalar_value_grad_hess(flat, theta, True)
+    s = _kind(flat, theta, g, H, free, gtol)
+    if s.kind == "saddle":
+        return "the gradient is zero here, but the Hessian has eigenvalues of both signs (a saddle)"
+    if s.kind == "maximum":
+        return "the gradient is zero here, but the Hessian is negative definite (a maximum)"
+    if s.kind == "degenerate" and (s.eigenvalues < -s.zero).any():
+        return "the gradient is zero here, but the Hessian has a negative eigenvalue"
+    for k in np.flatnonzero(s.unsure):
+        v = s.direction(k)
+        step = max(100 * s.distance(k), 1e-6 * (1 + float(np.max(np.abs(theta)))))
+        for sign in (1.0, -1.0):
+            there = _value(flat, _project(theta + sign * step * v, box))
+            slack = step * s.slope[k] + 64 * np.finfo(backend.default_dtype).eps * (
+                abs(f) + abs(there)
+            )
+            if there < f - slack:
+                return (
+                    "the gradient is zero here, but the Hessian is singular along a direction "
+                    "in which the value still falls (an inflection, as x**3 at 0)"
+                )
+    return None
+
+
+@dataclass(frozen=True)
+class _SecondOrder:
+    """A stationary point seen through its exact Hessian (over the entries ``free``)."""
+
+    kind: str  # critical's: minimum, maximum, saddle, degenerate
+    eigenvalues: object  # ascending (host array)
+    vectors: object  # the eigenvectors, columns over the free entries
+    third: object  # D³f(v, v, v) along each eigenvector v
+    slope: object  # |g·v| along each
+    unsure: object  # the directions whose curvature does not decide the kind
+    zero: float  # classify's zero
+    free: object
+    size: int
+
+    def direction(self, k: int):
+        v = backend.host.zeros(self.size)
+        v[self.free] = self.vectors[:, k]
+        return v
+
+    def distance(self, k: int) -> float:
+        """About how far the stationary point is along eigenvector k: the Newton step
+        |g·v|/λ, divided by 1 - r where r = |g·v| |D³f| / λ² is (n-2)/(n-1) on x**n."""
+        lam, slope = float(self.eigenvalues[k]), float(self.slope[k])
+        if lam <= 0 or slope == 0:
+            return 0.0
+        r = slope * abs(float(self.third[k])) / lam**2
+        return slope / lam / max(1 - r, 0.1)
+
+
+def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
+    """critical's classification of the point from the exact Hessian over the entries
+    ``free``, and the directions the curvature cannot decide: zero to :func:`classify`'s
+    tolerance, or not resolved.  An eigenvalue λ along v is resolved when the distance to
+    the stationary point, |g·v|/λ, is small beside the distance over which the curvature
+    changes, λ/|D³f(v,v,v)|.  Near a degenerate point it is not: on f = x**n (n >= 3) the
+    ratio is (n-2)/(n-1) wherever Newton's method stops, so its last iterate on x**3 has a
+    positive curvature and yet is no minimum.  An unsure direction makes the kind
+    degenerate (a saddle stays a saddle).  The third derivatives (one reverse sweep
+    through a twice-differentiated graph each) are taken along the :data:`FLATTEST`
+    directions of least curvature, where a degenerate point shows.
+    """
+    np = backend.host
+    Hf = H[np.ix_(free, free)]
+    zero = _zero_below([], atol=math.sqrt(gtol))
+    if not np.isfinite(Hf).all():
+        none = np.zeros(0)
+        return _SecondOrder("degenerate", none, none, none, none, none, zero, free, theta.size)
+    eig, vectors = np.linalg.eigh((Hf + Hf.T) / 2)
+    kind = classify(eig.tolist(), atol=math.sqrt(gtol))
+    zero = _zero_below(eig, atol=math.sqrt(gtol))
+    s = _SecondOrder(
+        kind,
+        eig,
+        vectors,
+        np.zeros(eig.size),
+        np.zeros(eig.size),
+        np.abs(eig) <= zero,
+        zero,
+        free,
+        theta.size,
+    )
+    s.slope[:] = np.abs(vectors.T @ g[free])
+    for k in np.argsort(np.abs(eig))[:FLATTEST]:
+        if s.slope[k] == 0:  # at the stationary point along v: the curvature is its own
+            continue
+        s.third[k] = _third_derivative(flat, theta, s.direction(k))
+        s.unsure[k] |= abs(s.third[k]) * s.slope[k] >= 0.1 * eig[k] ** 2
+    if s.unsure.any() and kind != "saddle":
+        s = replace(s, kind="degenerate")
+    return s
+
+
+def _third_derivative(flat: _Flat, theta, v) -> float:
+    """D³f(θ)(v, v, v), the third derivative along v: three exact reverse sweeps."""
+    from .autograd import grad
+    from .expr import evaluate
+    from .tensor import Tensor, enable_grad
+
+    with enable_grad():
+        ev = evaluate(flat.program, flat.env(theta), requires_grad=flat.names, check_domain=False)
+        xs = [ev.leaves[n] for n in flat.names]
+        vs = [Tensor(flat.env(v)[n], dtype=x.data.dtype) for n, x in zip(flat.names, xs)]
+        s = ev.output.sum()
+        for _ in range(3):
+            if not s.requires_grad:
+                return 0.0
+            gs = grad(s, xs, create_graph=True, allow_unused=True)
+            terms = [(gi * vi).sum() for gi, vi in zip(gs, vs) if gi is not None]
+            if not terms:
+                return 0.0
+            s = sum(terms[1:], terms[0])
+        return float(backend.to_numpy(s.data))
 
 
 def _projected_gradient(theta, g, box):
@@ -503,7 +666,7 @@ def critical(
     flat = _Flat(program, values, names)
     np = backend.host
     theta = flat.theta0.copy()
-    f, g, H = _scalar_value_grad_hess(flat, theta, True)
+    f, g, H = _scalar_value_grad_hess(flat, theta, True, "critical")
     trace = [_trace_row(0, flat, theta, f, g)]
     converged, message, it = False, "", 0
     for it in range(1, max_iter + 1):
@@ -517,7 +680,7 @@ def critical(
         step, *_ = np.linalg.lstsq(H, -g, rcond=None)
 
         def flatter(trial, gnorm=gnorm):
-            f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True)
+            f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True, "critical")
             ok = np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm
             return (f_t, g_t, H_t) if ok else None
 
@@ -529,7 +692,7 @@ def critical(
         trace.append(_trace_row(it, flat, theta, f, g))
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
-    eig = [float(v) for v in np.linalg.eigvalsh((H + H.T) / 2)] if np.isfinite(H).all() else []
+    second = _kind(flat, theta, g, H, np.ones(theta.shape, bool), gtol)
     return OptimizeResult(
         x=flat.split(theta),
         value=f,
@@ -538,8 +701,8 @@ def critical(
         converged=converged,
         method="newton",
         message=message,
-        kind=classify(eig, atol=math.sqrt(gtol)),
-        eigenvalues=eig,
+        kind=second.kind,
+        eigenvalues=[float(v) for v in second.eigenvalues],
         trace=trace,
     )
 
@@ -551,10 +714,9 @@ def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-
     method stops where the gradient is below --gtol, which on a flat function (x**4) is
     still a little way from the point, where the curvature is not yet exactly zero.
     """
-    if not eigenvalues:
+    if len(eigenvalues) == 0:
         return "degenerate"
-    scale = max(abs(v) for v in eigenvalues)
-    tiny = max(rtol * scale, atol)
+    tiny = _zero_below(eigenvalues, rtol, atol)
     if any(abs(v) <= tiny for v in eigenvalues):
         return "degenerate"
     if all(v > 0 for v in eigenvalues):
@@ -562,3 +724,10 @@ def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-
     if all(v < 0 for v in eigenvalues):
         return "maximum"
     return "saddle"
+
+
+def _zero_below(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-5) -> float:
+    """The size below which :func:`classify` counts an eigenvalue as zero."""
+    if len(eigenvalues) == 0:
+        return atol
+    return max(rtol * max(abs(float(v)) for v in eigenvalues), atol)

@@ -143,12 +143,19 @@ def unknown_wrt(name: str) -> UnknownVariableError:
     )
 
 
-def non_scalar_message(shape) -> str:
-    """Why ``grad`` needs a scalar output, and the three ways out."""
+def non_scalar_message(shape, command: str = "grad") -> str:
+    """Why ``command`` (``grad`` or ``hessian``) needs a scalar output, and the ways out."""
+    if command == "grad":
+        return (
+            f"grad can be implicitly created only for scalar outputs: the output has shape "
+            f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
+            f"vector-Jacobian product), use the jacobian command, or wrap the expression in "
+            f"sum(...)"
+        )
     return (
-        f"grad can be implicitly created only for scalar outputs: the output has shape "
-        f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
-        f"vector-Jacobian product), use the jacobian command, or wrap the expression in sum(...)"
+        f"{command} needs a scalar output: the output has shape {tuple(shape)}. Use the "
+        f"jacobian command (the first derivatives of each entry), or wrap the expression in "
+        f"sum(...)"
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 
 from . import backend
@@ -47,6 +47,7 @@ class TaylorResult:
     polynomial: str  # in the tool's language (parses back)
     value: float  # f at the expansion point
     remainder: dict | None = None  # with `at`: {"at", "value", "polynomial", "remainder"}
+    warnings: list = field(default_factory=list)  # a coefficient that is not finite
 
 
 def taylor(
@@ -110,7 +111,32 @@ def taylor(
     remainder = None
     if at:
         remainder = _remainder(program, values, names, point, monomials, at)
-    return TaylorResult(point, order, coefficients, text, float(value), remainder)
+    warnings = _no_series(coefficients, point)
+    return TaylorResult(point, order, coefficients, text, float(value), remainder, warnings)
+
+
+def _no_series(coefficients, point: dict) -> list:
+    """A warning for the first coefficient that is not finite (1/x or sqrt(x) at 0): the
+    function has no Taylor series there, whatever the polynomial's text."""
+    np = backend.host
+    one = isinstance(coefficients, list)
+    entries = enumerate(coefficients) if one else coefficients.items()
+    where = ", ".join(f"{name} = {_number(a)}" for name, a in point.items())
+    for k, c in entries:
+        a = np.asarray(c, dtype=float).ravel()
+        bad = a[~np.isfinite(a)]
+        if bad.size:
+            what = "nan" if np.isnan(bad[0]) else "inf" if bad[0] > 0 else "-inf"
+            which = (
+                f"the coefficient c{k} is {what}"
+                if one
+                else f"a coefficient of order {k} is {what}"
+            )
+            why = "its value" if int(k) == 0 else "a derivative"
+            return [
+                f"{which}: the function has no Taylor series at {where} ({why} there is not finite)"
+            ]
+    return []
 
 
 def _one_variable(program, values, name: str, order: int) -> list:

@@ -353,6 +353,8 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
         }
         if r.remainder is not None:
             doc["remainder"] = r.remainder
+        if r.warnings:
+            doc["warnings"] = list(r.warnings)
         return doc
     if op == "propagate":
         doc = {
