@@ -877,9 +877,7 @@ def _render_mixed(result, latex: bool) -> None:
             console.print("[dim]note: --hessian adds the mixed partials (d^2/dxdy)[/dim]")
         return
     if latex:
-        rows = [" & ".join(result.hessian[a][b].latex for b in names) for a in names]
-        sys.stdout.write("\\begin{pmatrix} " + " \\\\ ".join(rows) + " \\end{pmatrix}\n")
-        return
+        return  # render.diff_latex wrote the Hessian, labelled, with the other lines
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     if not pairs:
         return

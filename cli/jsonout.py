@@ -19,10 +19,25 @@ def _number(x: float):
     return x
 
 
+def shortest(array):
+    """A float32 or float16 array (or scalar) as the float64 array of the shortest decimals
+    that give back each element in its own dtype: float32 1.8185948 is the double
+    1.8185948133468628, which ``repr`` writes with a double's 17 digits; this gives the double
+    1.8185948, written ``1.8185948``.  Anything else is returned as it is."""
+    dtype = getattr(array, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
+        return array
+    import numpy  # noqa: PLC0415 - a dtype means NumPy is loaded
+
+    # NumPy's str of a float32 is its shortest round-trip text (Dragon4, unique)
+    return numpy.asarray(array).astype(str).astype(numpy.float64)
+
+
 def plain(obj):
-    """``obj`` with arrays and numpy scalars turned into JSON-able Python values."""
+    """``obj`` with arrays and numpy scalars turned into JSON-able Python values (a float32
+    or float16 number as its own shortest digits, see :func:`shortest`)."""
     if hasattr(obj, "tolist") and hasattr(obj, "shape"):
-        obj = obj.tolist()
+        obj = shortest(obj).tolist()
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, int):
@@ -57,6 +72,7 @@ def float_column(array) -> list:
     """
     import numpy  # noqa: PLC0415 - only the batch path needs NumPy here
 
+    array = shortest(array)
     values = array.tolist()
     finite = numpy.isfinite(array)
     if not finite.all():
@@ -98,8 +114,8 @@ def _fast_encoder():
 
 def number_texts(array, fast: bool = True) -> list:
     """The JSON text of each element of an array (a 1-D float array: the fast case), exactly
-    as :func:`dumps` writes that element alone (``repr`` of the double; ``"nan"``, ``"inf"``
-    and ``"-inf"`` quoted).
+    as :func:`dumps` writes that element alone (``repr`` of the double, of :func:`shortest`'s
+    double for float32; ``"nan"``, ``"inf"`` and ``"-inf"`` quoted).
 
     With orjson installed (and ``fast``), most of the text comes from one ``orjson.dumps`` of
     the whole column, and only elements outside repr's plain-decimal range (and non-finite
@@ -112,7 +128,7 @@ def number_texts(array, fast: bool = True) -> list:
     encoder = _fast_encoder() if fast else False
     if array.ndim != 1 or array.dtype.kind != "f" or array.dtype.itemsize > 8:
         return [dumps(element) for element in array]  # rows, longdouble, ints: the reference
-    column = numpy.ascontiguousarray(array, dtype=numpy.float64)
+    column = numpy.ascontiguousarray(shortest(array), dtype=numpy.float64)
     if not encoder or len(column) == 0:
         return [repr(x) if x - x == 0 else json.dumps(_number(x)) for x in column.tolist()]
     texts = encoder.dumps(column, option=encoder.OPT_SERIALIZE_NUMPY).decode("ascii")

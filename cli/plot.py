@@ -114,11 +114,13 @@ def plot_command(
     program = inv.program()
     s = sample(program, inv.values, name, lo, hi, points, order)
     overlays = []
-    if tangent_at is not None or taylor_k is not None:
-        a = tangent_at if tangent_at is not None else (lo + hi) / 2
-        k = 1 if taylor_k is None else taylor_k
-        if not 0 <= k <= options.MAX_ORDER:
-            raise options.UsageError(f"--taylor must be 0 to {options.MAX_ORDER}, not {k}")
+    if taylor_k is not None and not 0 <= taylor_k <= options.MAX_ORDER:
+        raise options.UsageError(f"--taylor must be 0 to {options.MAX_ORDER}, not {taylor_k}")
+    a = tangent_at if tangent_at is not None else (lo + hi) / 2
+    # --tangent-at draws the tangent, --taylor K the degree-K polynomial (at --tangent-at,
+    # else mid-range): both when both are given (one curve when K is 1)
+    degrees = ([1] if tangent_at is not None else []) + ([taylor_k] if taylor_k is not None else [])
+    for k in dict.fromkeys(degrees):
         overlays.append(_polynomial_series(program, inv.values, name, a, k, s.x))
     doc = {"expr": inv.source, "x": s.x, "series": s.series}
     if overlays:
@@ -178,13 +180,18 @@ def _draw(title: str, name: str, s, overlays) -> None:
         print_warnings(["nothing to draw: every value in the range is nan or inf"])
         return
     ys, labels = [y for y, _ in keep], [label for _, label in keep]
+    color = sys.stdout.isatty()
+    # Without colour, curves drawn in blocks all look alike: each gets its own character
+    # instead (uniplot's ASCII set: + x o * ~ .), the legend showing which is which.
+    glyphs = {} if color or len(ys) == 1 else {"character_set": "ascii"}
     plot(
         ys=ys,
         xs=[x] * len(ys),
         legend_labels=labels,
         title=user_text(title),
-        color=sys.stdout.isatty(),
+        color=color,
         lines=True,
+        **glyphs,
     )
     if empty:
         print_warnings([f"not drawn, nan or inf over the whole range: {', '.join(empty)}"])

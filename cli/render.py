@@ -10,6 +10,7 @@ import contextlib
 import re
 import sys
 
+from ..core.format import Notation, shown
 from ..core.safetext import shorten, visible
 from . import jsonout
 
@@ -49,21 +50,33 @@ def using_precision(precision: int | None):
 def format_scalar(x, precision=_CURRENT) -> str:
     """One number as NumPy prints a scalar, rounded to ``precision`` digits after the
     decimal point and trimmed (``-12.0``, ``1.8186``, ``1.2346e-05``, ``nan``, ``inf``);
-    ``precision=None``: NumPy's own scalar text, every digit (``1.8185948536513634``)."""
+    ``precision=None``: every round-trip digit of its dtype (``1.8185948536513634``)."""
+    if precision is _CURRENT:
+        precision = _settings["precision"]
+    return Notation([x], precision).scalar(x)
+
+
+def _summary(precision, edgeitems=None) -> tuple[int, int]:
+    """(threshold, edgeitems) of ``array2string``'s summary at ``precision``."""
+    if edgeitems is not None:
+        return 0, edgeitems
+    return (FULL_THRESHOLD, EDGE_ITEMS) if precision is None else (SUMMARY_THRESHOLD, EDGE_ITEMS)
+
+
+def column_notation(values, precision=_CURRENT) -> Notation:
+    """The one notation of a table column holding ``values`` (numbers and arrays): NumPy's
+    rule over every number the column shows (see :class:`~autograd_cli.core.format.Notation`)."""
     import numpy
 
     if precision is _CURRENT:
         precision = _settings["precision"]
-    x = numpy.asarray(x)[()]
-    if precision is None or not isinstance(x, numpy.floating) or not numpy.isfinite(x):
-        return str(x)
-    size = abs(x)
-    if size == 0 or 1e-4 <= size < 1e16:  # NumPy's scalar rule for positional notation
-        return numpy.format_float_positional(x, precision=precision, unique=True, trim="0")
-    return numpy.format_float_scientific(x, precision=precision, unique=True, trim="-")
+    threshold, edge = _summary(precision)
+    return Notation([shown(numpy.asarray(v), threshold, edge) for v in values], precision)
 
 
-def format_value(value, precision=_CURRENT, width: int | None = None, edgeitems=None) -> str:
+def format_value(
+    value, precision=_CURRENT, width: int | None = None, edgeitems=None, notation=None
+) -> str:
     """A number or array for a person: the one formatter of every table, tree and row.
 
     A scalar is :func:`format_scalar`'s.  An array is NumPy's ``array2string`` with
@@ -72,29 +85,23 @@ def format_value(value, precision=_CURRENT, width: int | None = None, edgeitems=
     ``...`` past 1000 elements (3 at each end), lines at most ``width`` long and broken
     only between numbers.  ``precision=None`` (``--plain``): every round-trip digit,
     nothing summarised below a million elements.  ``edgeitems`` forces a summary with
-    that many elements at each end (for one-line labels).
+    that many elements at each end (for one-line labels).  ``notation``: the column's
+    (:func:`column_notation`), else the value's own.
     """
     import numpy
 
     if precision is _CURRENT:
         precision = _settings["precision"]
     a = numpy.asarray(value)
+    threshold, edge = _summary(precision, edgeitems)
+    if notation is None:
+        notation = Notation([shown(a, threshold, edge)], precision)
     if a.ndim == 0:
-        return format_scalar(a, precision)
-    options: dict = {"separator": ", "}
+        return notation.scalar(a)
+    options: dict = {"separator": ", ", "threshold": threshold, "edgeitems": edge}
     options["max_line_width"] = width if width else 10**6 if a.ndim <= 1 else 75
-    if precision is None:
-        options.update(floatmode="unique", threshold=FULL_THRESHOLD)
-    else:
-        options.update(
-            floatmode="maxprec",
-            precision=precision,
-            suppress_small=False,
-            threshold=SUMMARY_THRESHOLD,
-            edgeitems=EDGE_ITEMS,
-        )
-    if edgeitems is not None:
-        options.update(threshold=0, edgeitems=edgeitems)
+    if a.dtype.kind == "f":
+        options["formatter"] = {"float_kind": notation.formatter(shown(a, threshold, edge))}
     return numpy.array2string(a, **options)
 
 
@@ -123,11 +130,12 @@ class ValueCell:
     """A table cell holding a number or array, formatted for the width Rich gives its
     column: the lines are NumPy's, broken between numbers, never folded inside one."""
 
-    def __init__(self, value, precision=_CURRENT):
+    def __init__(self, value, precision=_CURRENT, notation=None):
         import numpy
 
         self.array = numpy.asarray(value)
         self.precision = _settings["precision"] if precision is _CURRENT else precision
+        self.notation = notation  # the column's (column_notation), else the value's own
         self._texts: dict = {}
         self._measure: tuple | None = None
 
@@ -136,7 +144,7 @@ class ValueCell:
             if width is not None and made_at is not None and made_at >= width >= widest:
                 return text  # the same lines: every one fits, and no break moves
         if width not in self._texts:
-            text = format_value(self.array, self.precision, width=width)
+            text = format_value(self.array, self.precision, width=width, notation=self.notation)
             self._texts[width] = (text, max(len(line) for line in text.splitlines()))
         return self._texts[width][0]
 
@@ -189,12 +197,69 @@ def user_text(text: str) -> str:
     return escape(visible(text))
 
 
-def make_console(stderr: bool = False):
+def make_console(stderr: bool = False, **options):
+    """The console every command prints through: tables without trailing spaces, their
+    titles laid out at the console's width (see :class:`_TidyTables`)."""
     from rich.console import Console
 
-    console = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False, **options)
     console.on_broken_pipe = _broken_pipe  # Rich's default exits 1; the boundary decides
+    console.push_render_hook(_TidyTables())
     return console
+
+
+class _TidyTables:
+    """A Rich render hook: each table printed as :class:`_Tidy` prints it."""
+
+    def process_renderables(self, renderables: list) -> list:
+        from rich.table import Table
+
+        return [_Tidy(r) if isinstance(r, Table) else r for r in renderables]
+
+
+class _Tidy:
+    """A table as Rich lays it out, less the spaces that end its lines (Rich pads every
+    cell and the title to the table's width), and with its title laid out at the width of
+    the console, not of the table: a long expression over a narrow table stays one line."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __rich_console__(self, console, options):
+        import copy
+
+        from rich.segment import Segment
+        from rich.style import Style
+
+        table = self.table
+        parts = [(table, options)]
+        if table.title:  # Rich draws no title line for "" either
+            title = table.title
+            if isinstance(title, str):
+                style = Style.pick_first(table.title_style, "table.title")
+                title = console.render_str(title, style=style, highlight=False)
+            untitled = copy.copy(table)
+            untitled.title = None
+            parts = [(title, options.update(justify=table.title_justify)), (untitled, options)]
+        for part, part_options in parts:
+            for line in console.render_lines(part, part_options, pad=False):
+                yield from _without_trailing_space(line)
+                yield Segment.line()
+
+
+def _without_trailing_space(line: list) -> list:
+    """A line's segments without the blanks that end it (unless a background shows them)."""
+    line = list(line)
+    while line:
+        last = line[-1]
+        if last.control or (last.style is not None and (last.style.bgcolor or last.style.reverse)):
+            break
+        text = last.text.rstrip(" ")
+        if text:
+            line[-1] = type(last)(text, last.style, last.control)
+            break
+        line.pop()
+    return line
 
 
 def _broken_pipe():
@@ -260,24 +325,25 @@ def plain_width() -> int | None:
 
 def plain_table(title: str, header: list[str], rows: list[list[str]]) -> bool:
     """Write the table ``_table`` would print (``box.SIMPLE_HEAD``, no edges, the title on
-    the left) without Rich, when that is exactly what Rich prints: no styles (see
-    ``plain_width``), every cell one line of one-cell characters, the title no wider than
-    the table and the table no wider than the console.  Returns False (nothing written)
-    otherwise, and the caller uses Rich.  Importing and running Rich was a tenth of a cold
-    start (issue 12); tests/test_format.py compares the two on random tables."""
+    the left, no line ending in spaces: see :class:`_Tidy`) without Rich, when that is
+    exactly what Rich prints: no styles (see ``plain_width``), every cell one line of
+    one-cell characters, the title and the table no wider than the console.  Returns False
+    (nothing written) otherwise, and the caller uses Rich.  Importing and running Rich was a
+    tenth of a cold start (issue 12); tests/test_plain_table.py compares the two on random
+    tables."""
     cells = [title, *header, *(c for row in rows for c in row)]
     if not title or not all(_ONE_CELL.fullmatch(c) for c in cells):
         return False
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     total = sum(widths) + 3 * len(widths) - 1  # one space each side, one between columns
     space = plain_width()
-    if space is None or total > space or len(title) > total:
+    if space is None or total > space or len(title) > space:
         return False
 
     def line(row):
-        return " ".join(f" {c.ljust(w)} " for c, w in zip(row, widths))
+        return " ".join(f" {c.ljust(w)} " for c, w in zip(row, widths)).rstrip(" ")
 
-    text = [title.ljust(total), line(header), "─" * total, *(line(row) for row in rows)]
+    text = [title.rstrip(" "), line(header), "─" * total, *(line(row) for row in rows)]
     sys.stdout.write("\n".join(text) + "\n")
     return True
 
@@ -294,6 +360,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
         rows.append(("J·v", result.jvp))
     blocks = getattr(result, "hessian", None) or getattr(result, "jacobian", None)
     title = visible(expr.strip())
+    notation = column_notation([v for _, v in rows])
     if (
         not blocks
         and not result.warnings
@@ -301,7 +368,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
         and plain_table(
             title,
             ["", "shape", "value"],
-            [[label, "()", format_value(v)] for label, v in rows],
+            [[label, "()", format_value(v, notation=notation)] for label, v in rows],
         )
     ):
         return
@@ -309,7 +376,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
 
     table = _table(escape(title))
     for label, v in rows:
-        table.add_row(escape(label), shape_text(v.shape), ValueCell(v))
+        table.add_row(escape(label), shape_text(v.shape), ValueCell(v, notation=notation))
     console = make_console()
     console.print(table)
     if getattr(result, "hessian", None):
@@ -334,8 +401,12 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         table.add_column("", style="bold")
         for n in names:
             table.add_column(escape(n), justify="right")
+        columns = {b: column_notation([blocks[a][b] for a in names]) for b in names}
         for a in names:
-            table.add_row(escape(a), *[escape(format_value(blocks[a][b])) for b in names])
+            table.add_row(
+                escape(a),
+                *[escape(format_value(blocks[a][b], notation=columns[b])) for b in names],
+            )
         console.print(table)
         return
     if (
@@ -348,12 +419,14 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         table.add_column("", style="bold")
         for n in names:
             table.add_column(f"∂/∂{escape(n)}", justify="right")
+        columns = {n: column_notation([blocks[n]]) for n in names}
         rows = output_shape[0] if output_shape else 1
         for i in range(rows):
             label = f"out[{i}]" if output_shape else "out"
+            cells = [blocks[n][i] if output_shape else blocks[n] for n in names]
             table.add_row(
                 label,
-                *[escape(format_value(blocks[n][i] if output_shape else blocks[n])) for n in names],
+                *[escape(format_value(c, notation=columns[n])) for c, n in zip(cells, names)],
             )
         console.print(table)
         return
@@ -366,8 +439,9 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         if nested
         else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()]
     )
+    notation = column_notation([blk for _, blk in items])
     for label, blk in items:
-        table.add_row(escape(label), shape_text(blk.shape), ValueCell(blk))
+        table.add_row(escape(label), shape_text(blk.shape), ValueCell(blk, notation=notation))
     console.print(table)
 
 
@@ -397,13 +471,15 @@ def render_check(expr: str, result) -> None:
     table = _table(user_text(expr.strip()))
     table.columns[2].header = "analytic"
     table.add_column("numeric (central differences)")
+    analytic = column_notation(result.analytic.values())
+    numeric = column_notation(result.numeric.values())
     for name in result.analytic:
         a, n = result.analytic[name], result.numeric[name]
         table.add_row(
             f"∂/∂{escape(name)}",
             shape_text(a.shape),
-            ValueCell(a),
-            ValueCell(n),
+            ValueCell(a, notation=analytic),
+            ValueCell(n, notation=numeric),
         )
     console = make_console()
     console.print(table)
@@ -416,11 +492,18 @@ def render_check(expr: str, result) -> None:
     if result.worst and not result.passed:
         w = result.worst
         console.print(
-            f"worst element: d out{w['output_index']} / d {escape(str(w['input']))}"
-            f"{w['input_index']} ({w['mode']} mode): analytic {w['analytic']:.10g}, "
-            f"numeric {w['numeric']:.10g}"
+            f"worst element: d out{_index_text(w['output_index'])} / "
+            f"d {escape(str(w['input']))}{_index_text(w['input_index'])} ({w['mode']} mode): "
+            f"analytic {w['analytic']:.10g}, numeric {w['numeric']:.10g}"
         )
     print_warnings(result.warnings)
+
+
+def _index_text(index) -> str:
+    """An element's index as Python writes it, ``[1, 0]``; nothing for a scalar (``out``,
+    not ``out[]``)."""
+    index = list(index)
+    return str(index) if index else ""
 
 
 def result_json(expr: str, result) -> dict:
@@ -542,15 +625,11 @@ def error_text(message: str, context: str | None = None) -> str:
     return text
 
 
-def _number_text(x: float) -> str:
-    """Shortest round-trip text of a float; nan/inf/-inf as words."""
-    return jsonout.plain(float(x)) if not _finite(x) else repr(float(x))
-
-
-def _finite(x) -> bool:
-    import math
-
-    return math.isfinite(float(x))
+def _number_text(x) -> str:
+    """Shortest text that gives ``x`` back in its own dtype (float32 1.8185948, not
+    1.8185948133468628); nan/inf/-inf as words (as JSON writes a number)."""
+    value = jsonout.plain(x)
+    return value if isinstance(value, str) else repr(float(value))
 
 
 def _quantities(result):
@@ -595,11 +674,10 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     """The derivatives as expressions (and their values at the point, when given)."""
     from rich.markup import escape
 
-    console = make_console()
     if latex:
-        for d in result.derivatives.values():
-            sys.stdout.write(d.latex + "\n")
+        sys.stdout.write("".join(line + "\n" for line in diff_latex(expr, result)))
         return
+    console = make_console()
     from rich import box
     from rich.table import Table
 
@@ -612,11 +690,13 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
     if evaluated:
         table.add_column("value at the point")
     n = result.order
+    values = {name: _float_array(d.value) for name, d in result.derivatives.items()}
+    notation = column_notation(values.values()) if evaluated else None
     for name, d in result.derivatives.items():
         label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
         row = [escape(label), user_text(d.text)]
         if evaluated:
-            row.append(ValueCell(_float_array(d.value)))
+            row.append(ValueCell(values[name], notation=notation))
         table.add_row(*row)
     console.print(table)
     if evaluated:
@@ -631,3 +711,69 @@ def _float_array(v):
     import numpy
 
     return numpy.asarray(v, dtype=float)
+
+
+def diff_latex(expr: str, result) -> list[str]:
+    """diff's LaTeX lines, each an equation that says what it is: ``f = <the expression>``,
+    then ``\\frac{\\partial f}{\\partial x} = <derivative>`` for each variable (``d``, not
+    ``\\partial``, when the expression has one variable; ``\\partial^{2} f`` ... for
+    ``--order 2``), then with ``--hessian`` ``\\mathbf{H}_f = \\begin{pmatrix}...``.  With
+    values, each line ends with ``= <its value>`` (one notation per line, as in tables)."""
+    from ..core.printing import latex_name, to_latex
+    from ..grammar import parse
+
+    program = parse(expr)  # ``expr`` (diff's text, parsed once already) is f
+    f = next(s for s in ("f", "g", "h", "F", "G", "H") if s not in program.inputs)
+    d = "d" if len(program.inputs) == 1 else "\\partial"
+    evaluated = result.value is not None
+    n = result.order
+
+    def equation(label: str, latex: str, value) -> str:
+        return f"{label} = {latex}" + (f" = {latex_value(value)}" if evaluated else "")
+
+    if n == 0:  # f itself, simplified (the same for every variable)
+        return [equation(f, next(iter(result.derivatives.values())).latex, result.value)]
+    lines = [equation(f, to_latex(program.output), result.value)]
+    for name, derivative in result.derivatives.items():
+        x = latex_name(name)
+        if n == 1:
+            label = f"\\frac{{{d} {f}}}{{{d} {x}}}"
+        else:
+            label = f"\\frac{{{d}^{{{n}}} {f}}}{{{d} {x}^{{{n}}}}}"
+        lines.append(equation(label, derivative.latex, derivative.value))
+    if result.hessian is not None:
+        names = list(result.hessian)
+        rows = [[result.hessian[a][b] for b in names] for a in names]
+        matrix = " \\\\ ".join(" & ".join(e.latex for e in row) for row in rows)
+        line = f"\\mathbf{{H}}_{f} = \\begin{{pmatrix}} {matrix} \\end{{pmatrix}}"
+        values = [[_float_array(e.value) for e in row] for row in rows] if evaluated else []
+        if evaluated and all(v.ndim == 0 for row in values for v in row):
+            line += " = " + latex_value(values)  # a matrix of numbers (scalar variables)
+        lines.append(line)
+    return lines
+
+
+def latex_value(value) -> str:
+    """A value in LaTeX: a number as tables print it (``1.0806``, ``1.2346 \\times
+    10^{-5}``, ``\\infty``), a vector or matrix as a ``pmatrix`` in one notation, an array
+    of more dimensions as its table text."""
+    a = _float_array(value)
+    notation = column_notation([a])
+    if a.ndim == 0:
+        return _latex_number(notation.scalar(a))
+    if a.ndim > 2:
+        return "\\text{" + one_line(a) + "}"
+    rows = a.reshape(1, -1) if a.ndim == 1 else a
+    body = " \\\\ ".join(" & ".join(_latex_number(notation.scalar(x)) for x in row) for row in rows)
+    return f"\\begin{{pmatrix}} {body} \\end{{pmatrix}}"
+
+
+def _latex_number(text: str) -> str:
+    """``1.2346e-05`` as ``1.2346 \\times 10^{-5}``; inf and nan as LaTeX writes them."""
+    words = {"inf": "\\infty", "-inf": "-\\infty", "nan": "\\mathrm{NaN}"}
+    if text in words:
+        return words[text]
+    mantissa, e, exponent = text.partition("e")
+    if not e:
+        return text
+    return f"{mantissa} \\times 10^{{{int(exponent)}}}"

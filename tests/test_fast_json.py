@@ -73,7 +73,9 @@ def test_awkward_numbers_byte_for_byte(fast, kind):
     with np.errstate(over="ignore", under="ignore"):
         column = np.array(AWKWARD, dtype=np.float64).astype(kind)
     assert number_texts(column, fast=fast) == _reference(column)
-    assert number_texts(column, fast=fast) == [dumps(x) for x in column.tolist()]
+    # each the shortest text that gives the element back in its own dtype (float32 0.1 is
+    # 0.1, not its double's 0.10000000149011612)
+    assert number_texts(column, fast=fast) == [dumps(float(str(x))) for x in column]
     if kind is np.float64:
         assert number_texts(column, fast=fast)[:2] == ["-0.0", "0.0"]
         assert number_texts(column, fast=fast)[-4:] == ['"nan"', '"nan"', '"inf"', '"-inf"']
@@ -136,10 +138,14 @@ def test_an_orjson_that_writes_otherwise_is_not_used(monkeypatch):
     assert number_texts(np.array([1e15, 0.5])) == ["1000000000000000.0", "0.5"]
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("chunk", ["65536", "3"])
-def test_batch_output_is_the_same_with_and_without_orjson(tmp_path, capsys, monkeypatch, chunk):
+def test_batch_output_is_the_same_with_and_without_orjson(
+    tmp_path, capsys, monkeypatch, chunk, dtype
+):
     """The whole command: a CSV of awkward values, its JSONL with the fast text and with
-    ``repr``, identical bytes; and each line the one-at-a-time reference."""
+    ``repr``, identical bytes; and each line the one-at-a-time reference (float32 results
+    in float32's shortest digits on both paths)."""
     finite = [x for x in AWKWARD if math.isfinite(x)]
     rows = [(x, y) for x, y in zip(finite, reversed(finite))] + [
         (1.0, math.nan),
@@ -152,7 +158,9 @@ def test_batch_output_is_the_same_with_and_without_orjson(tmp_path, capsys, monk
     for fast in _modes():
         monkeypatch.setattr(jsonout, "_orjson", None if fast else False)
         capsys.readouterr()
-        code = run(["batch", str(path), "--expr", "x*y + y", "--chunk-size", chunk])
+        code = run(
+            ["batch", str(path), "--expr", "x*y + y", "--chunk-size", chunk, "--dtype", dtype]
+        )
         outputs.append((code, capsys.readouterr().out))
     assert len({o for o in outputs}) == 1, "orjson and repr disagree"
     code, out = outputs[0]
@@ -160,7 +168,7 @@ def test_batch_output_is_the_same_with_and_without_orjson(tmp_path, capsys, monk
     assert len(lines) == len(rows)
     for i, ((x, y), line) in enumerate(zip(rows, lines)):
         capsys.readouterr()
-        run(["grad", "x*y + y", "--x", repr(x), "--y", repr(y), "--json"])
+        run(["grad", "x*y + y", "--x", repr(x), "--y", repr(y), "--json", "--dtype", dtype])
         single = json.loads(capsys.readouterr().out)
         assert line == dumps({"line": i + 2, **single}), (x, y)
 

@@ -44,8 +44,11 @@ def test_numpy_float_scalars(kind):
         got = plain(kind(value))
         assert got == expected and type(got) is type(expected), (kind, value, got)
         assert _strict_loads(dumps(kind(value))) == expected
-    # the value is the scalar's own (float32 0.1 is not float64 0.1), exactly
-    assert plain(kind(0.1)) == float(kind(0.1))
+    # the shortest text that gives the scalar back in its own dtype: float32 0.1 is written
+    # 0.1 (not 0.10000000149011612, its double's digits), and reads back as float32 0.1
+    got = plain(kind(0.1))
+    assert got == 0.1 and kind(got) == kind(0.1) and dumps(kind(0.1)) == "0.1"
+    assert plain(kind(1 / 3)) == float(str(kind(1 / 3)))  # float32: 0.33333334
 
 
 @pytest.mark.parametrize("kind", INT_KINDS, ids=lambda k: k.__name__)
@@ -175,5 +178,9 @@ def test_float_column_writes_the_bytes_dumps_writes(kind):
     cell = "%s"  # as in a template: text % row
     texts = [cell % (item,) for item in float_column(column)]
     assert texts == [dumps(element) for element in column]
-    assert texts == [dumps(float(element)) for element in column.tolist()]
+    # each the shortest text of the element in its own dtype: it reads back exactly
+    assert texts == [dumps(float(str(element))) for element in column]
+    finite = np.isfinite(column)
+    back = np.array([json.loads(t) for t, f in zip(texts, finite) if f], dtype=kind)
+    assert (back == column[finite]).all()
     assert float_column(np.array([], dtype=kind)) == []

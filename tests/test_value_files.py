@@ -361,7 +361,9 @@ def test_diff_order_2_keeps_spec_shape_without_hessian(cli):
     human = cli("diff", "x**2*y", "--hessian", "--x", "1", "--y", "3")
     assert "d^2/dxdy" in human.out and "2*x" in human.out
     latex = cli("diff", "x**2*y", "--hessian", "--latex")
-    assert latex.out.splitlines()[-1] == r"\begin{pmatrix} 2 y & 2 x \\ 2 x & 0 \end{pmatrix}"
+    assert latex.out.splitlines()[-1] == (
+        r"\mathbf{H}_f = \begin{pmatrix} 2 y & 2 x \\ 2 x & 0 \end{pmatrix}"
+    )
 
 
 def test_diff_hessian_needs_order_2(cli):
