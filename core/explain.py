@@ -444,19 +444,30 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
             )
     if count.get(id(output), 0) > MAX_PATHS:
         return None
+    # Depth first, each partial path a link to the one it extends (node, factor, previous):
+    # copying the path at every step would make one path of a chain n deep cost n^2.
     found = []
-    stack: list[tuple[Expr, list[Expr], list[float]]] = [(output, [output], [])]
+    stack: list[tuple] = [(output, None, None)]
     while stack:
-        node, path, factors = stack.pop()
+        link = stack.pop()
+        node = link[0]
         if node is leaf:
+            path, factors = [], []
+            while link is not None:
+                path.append(names[id(link[0])])
+                if link[2] is not None:
+                    factors.append(link[1])
+                link = link[2]
+            path.reverse()
+            factors.reverse()
             value = 1.0
             for f in factors:
                 value = 0.0 if value == 0 else value * f
-            found.append({"path": [names[id(n)] for n in path], "factors": factors, "value": value})
+            found.append({"path": path, "factors": factors, "value": value})
             continue
         for a in reversed(_unique(node.args)):
             if count.get(id(a)) and (id(node), id(a)) in local_value:
-                stack.append((a, path + [a], factors + [local_value[(id(node), id(a))]]))
+                stack.append((a, local_value[(id(node), id(a))], link))
     return found
 
 
