@@ -840,13 +840,16 @@ def explain_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
     vars_json: Vars = None,
     strict: Strict = False,
 ):
-    """Walk the chain rule: intermediates, local derivatives, and the sum over paths."""
+    """Walk the chain rule: intermediates, local derivatives, and the sum over paths; over
+    arrays, each op's vector-Jacobian product (a scalar output: a loss)."""
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
@@ -855,7 +858,12 @@ def explain_command(
     if inv.json:
         render.emit_json(render.explain_json(result))
     else:
-        sys.stdout.write(visible(render.explain_text(result).rstrip("\n")) + "\n")
+        # explain's own numbers (six significant digits) unless --precision or --plain says
+        digits = render.EXPLAIN_DIGITS
+        if precision is not None or plain:
+            digits = render.current_precision()
+        text = render.explain_text(result, digits)
+        sys.stdout.write(visible(text.rstrip("\n")) + "\n")
 
 
 def _explain(program, values: dict, wrt: list, max_steps: int | None):
