@@ -730,7 +730,8 @@ def _rule(node: Expr, child: Expr, names: dict, tensors: dict, needs: tuple) -> 
     elif op.kind == "product":
         words = f"{spelled} is linear in each argument: {g} is multiplied back by the other one"
     elif op.kind == "shape":
-        words = f"{spelled} moves or combines elements: its vjp takes {g} back to {c}'s shape"
+        back = f"{c}'s shape" if len(node.args) == 1 else "each argument's shape"
+        words = f"{spelled} moves or combines elements: its vjp takes {g} back to {back}"
         if "scatter(" in rhs:
             words += ", zero where nothing was taken (repeats add up)"
     elif op.kind in _ELEMENTWISE:
@@ -752,6 +753,8 @@ def _elementwise_local(node: Expr, child: Expr, names: dict, needs: tuple) -> st
     """d node / d child of an elementwise op in terms of the names (the scalar walk's rule,
     from the op table's derivative); None where an argument has no symbolic form (an array
     literal)."""
+    if any(a.op == "const" and isinstance(a.value, (list, tuple)) for a in node.args):
+        return None  # symbolic rules take numbers: the traced rule writes the literal
     builder = Builder()
     one = builder.wrap(builder.const(1.0))
     args = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
@@ -943,6 +946,7 @@ def _sym_text(v, level: int = 0) -> str:
     shown += [
         f"{k}={list(x) if isinstance(x, tuple) else x}" if k != "shape" else str(list(x))
         for k, x in v.attrs.items()
+        if x is not None
     ]
     return f"{_spelled(OPS[op]) if OPS[op].printing.names else op}({', '.join(shown)})"
 

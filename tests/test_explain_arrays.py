@@ -94,6 +94,12 @@ CASES = [
         ],
     ),
     (
+        # an array literal in an elementwise op, and a shape op
+        "sum(flip(x)*[1, 2, 3])",
+        ("--x", "[1, 2, 3]"),
+        ["grad_a = grad_b*[1, 2, 3] = [1, 2, 3]", "grad_x = flip(grad_a) = [3, 2, 1]"],
+    ),
+    (
         # an op whose rule reads its operands' numbers: the generic line, still grad's numbers
         "prod(x)",
         ("--x", "[1, 2, 3]"),
