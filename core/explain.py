@@ -905,7 +905,9 @@ _INFIX = {"add": (" + ", 1), "sub": (" - ", 1), "mul": ("*", 2), "div": ("/", 2)
 
 def _sym_text(v, level: int = 0) -> str:
     """A traced rule as text: infix arithmetic, ``Aᵀ``, ``A @ B``, ``a ⊗ b`` (a column times a
-    row), a reshape that only adds or drops axes of length 1 left out, other calls as calls."""
+    row), other calls as calls.  A reshape that NumPy's reading makes implicit is left out
+    (leading axes of length 1, which broadcasting adds; a vector as matmul's row or column),
+    so the text means what it says in NumPy's terms: ``reshape(g, [2, 1])`` stays."""
     if not isinstance(v, _Sym):
         return format_value(float(v)) if isinstance(v, (int, float)) else str(v)
     if v.op == "leaf":
@@ -920,21 +922,23 @@ def _sym_text(v, level: int = 0) -> str:
     if op == "neg":
         text = "-" + _sym_text(a[0], 3)
         return f"({text})" if level > 2 else text
-    if op == "reshape" and _squeezed(a[0].shape) == _squeezed(v.shape):
+    if op == "reshape" and (
+        _strip_leading(a[0].shape) == _strip_leading(v.shape)  # broadcasting reads them alike
+        or a[0].op == "matmul"  # and _squeezed(...) equal: the vectors matmul made matrices of
+        and _squeezed(a[0].shape) == _squeezed(v.shape)
+    ):
         return _sym_text(a[0], level)
     if op in ("mT", "transpose"):
         return _sym_text(a[0], 5) + "ᵀ"
     if op == "matmul":
         left, right = a
-        if (
-            isinstance(left, _Sym)
-            and isinstance(right, _Sym)
-            and left.shape[-1:] == (1,)
-            and right.shape[-2:-1] == (1,)
-        ):
-            row = right.args[0] if right.op in ("mT", "transpose") else right
-            text = f"{_sym_text(left, 3)} ⊗ {_sym_text(row, 3)}"
-        else:
+        column, row = _vector_of(left, -1), _vector_of(right, -2)
+        if column is not None and row is not None:  # an outer product (a number: a product)
+            times = "*" if column.shape == () or row.shape == () else " ⊗ "
+            text = f"{_sym_text(column, 3)}{times}{_sym_text(row, 3)}"
+        else:  # matmul takes a vector on the left as a row, on the right as a column
+            left = _vector_of(left, -2) or left
+            right = _vector_of(right, -1) or right
             text = f"{_sym_text(left, 3)} @ {_sym_text(right, 3)}"
         return f"({text})" if level > 2 else text
     if op == "getitem":
@@ -953,6 +957,25 @@ def _sym_text(v, level: int = 0) -> str:
 
 def _squeezed(shape: tuple) -> tuple:
     return tuple(s for s in shape if s != 1)
+
+
+def _strip_leading(shape: tuple) -> tuple:
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _vector_of(v, axis: int):
+    """``x`` where ``v`` is a number or vector ``x`` reshaped to a column (``axis`` -1: shape
+    (n, 1)) or a row (-2: (1, n)), as matmul takes a vector by itself; else None."""
+    if not isinstance(v, _Sym) or len(v.shape) != 2 or v.shape[axis] != 1:
+        return None
+    if v.op in ("mT", "transpose"):  # the transpose of a row is a column, and back
+        return _vector_of(v.args[0], -1 if axis == -2 else -2)
+    if v.op == "reshape" and len(v.args[0].shape) <= 1:
+        return v.args[0]
+    return None
 
 
 def _index_text(index) -> str:

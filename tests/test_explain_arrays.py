@@ -90,7 +90,24 @@ CASES = [
         ("--A", "[[1, 2], [3, 4]]"),
         [
             "a = sum(A, axis=1): sum reduces over axis 1",
-            "grad_A = broadcast_to(grad_a, [2, 2]) = [[6, 6], [14, 14]]",
+            # grad_a as a column, as NumPy reads it (broadcast_to(grad_a, ...) would be rows)
+            "grad_A = broadcast_to(reshape(grad_a, [2, 1]), [2, 2]) = [[6, 6], [14, 14]]",
+        ],
+    ),
+    (
+        "sum(mean(A, axis=0)**2)",
+        ("--A", "[[1, 2], [3, 4]]"),
+        ["grad_A = broadcast_to(grad_a, [2, 2])/2 = [[2, 3], [2, 3]]"],
+    ),
+    (
+        # a vector on matmul's left, and a vector times a vector
+        "sum(x @ A) + x @ x",
+        ("--A", "[[1, 2], [3, 4]]", "--x", "[1, -1]"),
+        [
+            "grad_A = x ⊗ grad_a = [[1, 1], [-1, -1]]",
+            "grad_x += grad_a @ Aᵀ = [3, 7]",
+            "grad_x += grad_c*x + x*grad_c = [2, -2]",
+            "grad_x = [2, -2] + [3, 7] = [5, 5]  (the sum of what its users c, a pass back)",
         ],
     ),
     (
