@@ -26,11 +26,40 @@ dy/dp * dp/dc``, which is the seed's sum over paths done once per node.  When
 the output itself uses c directly as well as through other nodes, its term is
 the local partial and is written ``∂y/∂c``.
 
+Any other program the engine differentiates (reductions, matmul, indexing,
+broadcasting, array variables) takes the array walk, the seed's ``W @ x + b``
+in a loss: a local derivative is then a Jacobian, so each edge shows the
+vector-Jacobian product it applies to the node's gradient ``grad_n`` (dy/dn,
+of n's shape), as the engine's backward does::
+
+    sum((W @ x + b)**2)  at W = [[1, 2], [3, 4]], x = [1, 1], b = [0.5, -1]
+    Forward:
+      a = W @ x = [3, 7]  (shape [2])
+      ...
+    Backward (vector-Jacobian products: grad_n = dy/dn, of n's shape; grad_y = 1):
+      y = sum(f): sum reduces over every element: ... so grad_y is copied back ...
+        grad_f = broadcast_to(grad_y, [2]) = [1, 1]
+      f = c**2: elementwise: the gradient times each element's local derivative
+        grad_c = grad_f*(2*c) = [7, 12]  (df/dc = 2*c)
+      ...
+      a = W @ x: matmul is linear in each argument: grad_a is multiplied back by ...
+        grad_W = grad_a ⊗ x = [[7, 7], [12, 12]]
+        grad_x = Wᵀ @ grad_a = [43, 62]
+    Gradient:
+      dy/dW = [[7, 7], [12, 12]]
+      ...
+
+The words come from the op's ``kind`` in the op table and the formula from
+its ``vjp`` (see :func:`_rule`); the numbers are the engine's: each node's
+gradient from one ``grad`` call, so they are ``grad``'s.  A node with several
+users gets ``grad_n += ...`` from each, then their sum.  The output must be a
+number (a loss); a non-scalar one is refused.
+
 :func:`explain` returns an :class:`Explanation`: plain data (``steps``, a list
-of dicts of strings and numbers; numbers stay floats, nan and inf included).
-The layout above and SPEC's JSON document are built by the command line
+of dicts of strings and numbers; numbers stay floats, nan and inf included;
+the array walk's values are host arrays, and it fills ``shapes``).
+The layouts above and SPEC's JSON document are built by the command line
 (``autograd_cli.cli.render.explain_text`` and ``explain_json``).
-Scalar expressions of elementwise ops, as for ``diff``.
 
 >>> from autograd_cli.grammar import parse
 >>> ex = explain(parse("y = (x + w) * (w + 1)"), {"x": 2, "w": 1}, "w")
@@ -38,6 +67,9 @@ Scalar expressions of elementwise ops, as for ``diff``.
 {'w': 5.0}
 >>> [s["text"] for s in ex.steps if s["kind"] == "accumulate"]
 ['dy/dw = dy/da*da/dw + dy/db*db/dw = 2*1 + 3*1 = 5']
+>>> ex = explain(parse("sum(x*x)"), {"x": [1, 2]})
+>>> ex.gradient["x"].tolist(), [s["vjp"] for s in ex.steps if s["kind"] == "local"]
+([2.0, 4.0], ['grad_a = broadcast_to(grad_y, [2])', 'grad_x = grad_a*(2*x)'])
 """
 
 from __future__ import annotations
@@ -158,7 +190,8 @@ def explain(
     wrt: str | Sequence[str] | None = None,
     max_steps: int | None = MAX_STEPS,
 ) -> Explanation:
-    """Walk the chain rule for a parsed ``program`` at ``values`` (name -> number).
+    """Walk the chain rule for a parsed ``program`` at ``values`` (name -> number or array):
+    the scalar walk for elementwise ops of numbers, else the array walk (module docstring).
 
     ``wrt``: a name, ``"a,b"`` or a list; None means every input variable.
     ``max_steps``: list at most this many steps of each kind (define, local,
