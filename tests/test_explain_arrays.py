@@ -230,6 +230,7 @@ def test_explain_takes_precision_and_plain_as_the_other_commands_do(cli):
     two = cli("explain", "x**2/3", "--x", "3", "--precision", "2")
     assert two.code == 0, two.err
     assert "dy/dx = dy/da*da/dx = 0.33*6.0 = 2.0" in two.out
+    assert cli("--precision", "2", "explain", "x**2/3", "--x", "3").out == two.out
     full = cli("explain", "x**2/3", "--x", "3", "--plain")
     assert "= 0.3333333333333333*6.0 = 2.0" in full.out
     arrays = cli("explain", "mean(x/3)", "--x", "[1, 2]", "--precision", "3")
