@@ -465,12 +465,13 @@ def diff_json(expr: str, result) -> dict:
 def explain_json(ex) -> dict:
     """explain's document: the :class:`~autograd_cli.core.explain.Explanation`'s fields.
 
-    The array walk adds ``shapes`` (and ``warnings`` when there are any); its steps' values
+    The array walk adds ``shapes`` (each variable's and the output's; and ``warnings`` when
+    there are any); its steps' values
     are nested lists up to :data:`SUMMARY_THRESHOLD` elements, larger ones a summary
     ``{"shape", "min", "max", "mean"}``.  ``point`` and ``gradient`` are always whole, as
     ``grad`` gives them."""
     steps = ex.steps
-    if ex.shapes:
+    if ex.arrays:
         steps = [_summarised_step(s) for s in steps]
     return {
         "expr": ex.source,
@@ -482,7 +483,7 @@ def explain_json(ex) -> dict:
         "gradient": dict(ex.gradient),
         "paths": dict(ex.paths),
         **({"elided": dict(ex.elided)} if ex.elided else {}),
-        **({"shapes": dict(ex.shapes)} if ex.shapes else {}),
+        **({"shapes": dict(ex.shapes)} if ex.arrays else {}),
         **({"warnings": list(ex.warnings)} if ex.warnings else {}),
     }
 
@@ -571,7 +572,7 @@ def explain_text(ex, precision=EXPLAIN_DIGITS) -> str:
             f"  {s['name']} = {s['expr']} = {number(s['value'])}" + _shape_note(s) for s in defines
         ]
         lines += more("define")
-    if ex.shapes:
+    if ex.arrays:
         return "\n".join(lines + _array_backward(ex, number, more))
     locals_ = [s for s in ex.steps if s["kind"] == "local"]
     if locals_:
@@ -619,10 +620,12 @@ def _array_backward(ex, number, more) -> list:
     product of each argument; a sum where a node has several users; the gradient."""
     from ..core.explain import GRAD, d_label
 
-    lines = [
-        f"Backward (vector-Jacobian products: {GRAD}n = d{ex.output}/dn, of n's shape; "
-        f"{GRAD}{ex.output} = 1):"
-    ]
+    lines = []
+    if any(s["kind"] != "define" for s in ex.steps):
+        lines.append(
+            f"Backward (vector-Jacobian products: {GRAD}n = d{ex.output}/dn, of n's shape; "
+            f"{GRAD}{ex.output} = 1):"
+        )
     header = None
     for s in ex.steps:
         if s["kind"] == "local":
@@ -642,7 +645,7 @@ def _array_backward(ex, number, more) -> list:
                 f"  (the sum of what its users {via} pass back)"
             )
     lines += more("local") + more("accumulate")
-    lines.append("Gradient:")
+    lines += ["Gradient:"] if ex.wrt else []
     lines += [f"  {d_label(ex.output, name)} = {number(ex.gradient[name])}" for name in ex.wrt]
     lines += [f"warning: {w}" for w in ex.warnings]
     return lines

@@ -132,8 +132,9 @@ class Explanation:
     gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
     paths: dict = field(default_factory=dict)  # variable -> list of paths, or None
     elided: dict = field(default_factory=dict)  # kind -> steps computed but not listed
-    # The array walk only (empty for the scalar walk): name -> shape of every variable and
-    # named intermediate, and the warnings grad gives at this point.
+    # The array walk (see the module docstring) fills these: each variable's shape (and the
+    # output's), and the warnings grad gives at this point.
+    arrays: bool = False
     shapes: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
 
@@ -574,7 +575,6 @@ def _explain_arrays(
     cap = max_steps or math.inf
     elided = {"define": 0, "local": 0, "accumulate": 0}
     steps: list[dict] = []
-    shapes = {names[id(n)]: list(tensors[id(n)].shape) for n in order if id(n) in names}
     defined = 0
     for node in order:
         if node.op in ("const", "var") or id(node) not in names:
@@ -690,7 +690,8 @@ def _explain_arrays(
         else:
             a = backend.to_numpy(g.data).reshape(leaf.shape)
         gradient[name] = float(a) if a.ndim == 0 else a
-    shapes.update({name: list(t.shape) for name, t in ev.leaves.items()})
+    shapes = {name: list(t.shape) for name, t in ev.leaves.items()}
+    shapes.setdefault(out_name, list(out.shape))
     return Explanation(
         program.source,
         out_name,
@@ -701,6 +702,7 @@ def _explain_arrays(
         gradient,
         {},
         {kind: n for kind, n in elided.items() if n},
+        True,
         shapes,
         ev.warnings + derivative_warnings(output, ev),
     )

@@ -166,7 +166,7 @@ def test_array_json_keeps_the_keys_and_adds_shapes_and_rules(cli):
         "shapes",
     }
     assert doc["point"] == {"W": [[1.0, 2.0], [3.0, 4.0]], "x": [1.0, 1.0], "b": [0.5, -1.0]}
-    assert doc["shapes"] == {"W": [2, 2], "x": [2], "b": [2], "a": [2], "c": [2], "f": [2], "y": []}
+    assert doc["shapes"] == {"W": [2, 2], "x": [2], "b": [2], "y": []}
     define = doc["steps"][0]
     assert define == {
         "kind": "define",
@@ -206,11 +206,18 @@ def test_a_non_scalar_output_is_refused_in_words_that_name_explain(cli):
     assert "diff" not in error["message"] and "grad" not in error["message"]
 
 
+def test_a_program_without_variables_takes_the_array_walk_when_it_has_arrays(cli):
+    r = cli("explain", "sum([1, 2])")
+    assert r.code == 0 and r.out == "sum([1, 2])\nForward:\n  y = sum([1, 2]) = 3\n"
+    doc = cli("explain", "[2]", "--json").json
+    assert doc["value"] == 2.0 and doc["steps"] == [] and doc["shapes"] == {"y": [1]}
+
+
 def test_the_library_explains_arrays_too():
     import autograd_cli
 
     ex = autograd_cli.explain("mean(x**2)", {"x": [1.0, 2.0]})
-    assert ex.gradient["x"].tolist() == [1.0, 2.0] and ex.shapes["x"] == [2]
+    assert ex.gradient["x"].tolist() == [1.0, 2.0] and ex.arrays and ex.shapes["x"] == [2]
     assert "grad_x = grad_a*(2*x) = [1, 2]" in ex.text
 
 
