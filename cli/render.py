@@ -626,12 +626,14 @@ def _array_backward(ex, number, more) -> list:
             f"Backward (vector-Jacobian products: {GRAD}n = d{ex.output}/dn, of n's shape; "
             f"{GRAD}{ex.output} = 1):"
         )
+    value = {s["name"]: s["value"] for s in ex.steps if s["kind"] == "define"}
     header = None
     for s in ex.steps:
         if s["kind"] == "local":
-            if (s["node"], s["rule"]) != header:
+            if (s["node"], s["rule"]) != header:  # the node, its value and its rule, once
                 header = (s["node"], s["rule"])
-                lines.append(f"  {s['node']}: {s['rule']}")
+                known = f" = {number(value[s['of']])}" if s["of"] in value else ""
+                lines += [f"  {s['node']}{known}", f"    {s['rule']}"]
             note = f"  ({s['local']})" if "local" in s else ""
             lines.append(f"    {s['vjp']} = {number(s['value'])}{note}")
         elif s["kind"] == "accumulate":

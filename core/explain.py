@@ -749,7 +749,8 @@ def _rule(node: Expr, child: Expr, names: dict, tensors: dict, needs: tuple) -> 
                 rhs = f"sum({rhs})" if shape == () else f"sum_to({rhs}, {list(shape)})"
                 words += f", summed over the axes broadcasting added to {c}"
             return _ELEMENTWISE_WORDS, words, local, rhs
-    rhs = _traced_vjp(node, child, names, tensors, needs)
+    rhs, used = _traced_vjp(node, child, names, tensors, needs)
+    copies = rhs is not None and not used - {"leaf", "broadcast_to", "reshape"}
     if rhs is None:
         rhs = f"vjp of {op.name} applied to {g}"
     spelled = _spelled(op)
@@ -760,14 +761,14 @@ def _rule(node: Expr, child: Expr, names: dict, tensors: dict, needs: tuple) -> 
             f"{spelled} reduces over {over}: each element of {c} feeds one element of {p}, "
             f"so {g} is copied back along the reduced axes"
         )
-        if not rhs.startswith("broadcast_to(") or ")" != rhs[-1]:
+        if not copies:
             words += f" and multiplied by each element's partial d{p}/d{c}"
     elif op.kind == "product":
         words = f"{spelled} is linear in each argument: {g} is multiplied back by the other one"
     elif op.kind == "shape":
         back = f"{c}'s shape" if len(node.args) == 1 else "each argument's shape"
         words = f"{spelled} moves or combines elements: its vjp takes {g} back to {back}"
-        if "scatter(" in rhs:
+        if "scatter" in used:
             words += ", zero where nothing was taken (repeats add up)"
     elif op.kind in _ELEMENTWISE:
         words = _ELEMENTWISE_WORDS
@@ -910,9 +911,10 @@ def _trace(name: str, args: tuple, attrs: dict):
     return _Sym(name, args, attrs, shape)
 
 
-def _traced_vjp(node: Expr, child: Expr, names: dict, tensors: dict, needs: tuple) -> str | None:
-    """The op's vjp for ``child`` as a formula of the names, or None where the rule does
-    more than the placeholders can follow (it reads its operands' numbers)."""
+def _traced_vjp(node: Expr, child: Expr, names: dict, tensors: dict, needs: tuple) -> tuple:
+    """The op's vjp for ``child`` as a formula of the names and the set of ops it uses, or
+    (None, set()) where the rule does more than the placeholders can follow (it reads its
+    operands' numbers) or reads too long."""
     op = OPS[node.op]
     ins = tuple(
         _Sym("leaf", (), {}, tuple(tensors[id(a)].shape), names.get(id(a)) or to_text(a))
@@ -931,8 +933,16 @@ def _traced_vjp(node: Expr, child: Expr, names: dict, tensors: dict, needs: tupl
             total = _trace("add", (total, p), {})
         text = _sym_text(total)
     except Exception:  # noqa: BLE001 - any rule the placeholders cannot follow: the generic line
-        return None
-    return text if len(text) <= MAX_RULE else None
+        return None, set()
+    if len(text) > MAX_RULE:
+        return None, set()
+    used, stack = set(), [total]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Sym):
+            used.add(v.op)
+            stack.extend(v.args)
+    return text, used
 
 
 _INFIX = {"add": (" + ", 1), "sub": (" - ", 1), "mul": ("*", 2), "div": ("/", 2), "pow": ("**", 4)}

@@ -55,7 +55,7 @@ CASES = [
         "sum((W @ x + b)**2)",
         ("--W", "[[1, 2], [3, 4]]", "--x", "[1, 1]", "--b", "[0.5, -1]"),
         [
-            "a = W @ x: matmul is linear in each argument",
+            "  a = W @ x = [3, 7]\n    matmul is linear in each argument: grad_a is multiplied back",
             "grad_W = grad_a ⊗ x = [[7, 7], [12, 12]]",
             "grad_x = Wᵀ @ grad_a = [43, 62]",
             "grad_b = grad_c = [7, 12]  (dc/db = 1)",
@@ -74,7 +74,7 @@ CASES = [
         "x[0]*x[1]",
         ("--x", "[3, 5]"),
         [
-            "a = x[0]: indexing moves or combines elements",
+            "  a = x[0] = 3\n    indexing moves or combines elements",
             "grad_x += scatter(grad_a, at [0], into zeros [2]) = [5, 0]",
             "grad_x += scatter(grad_b, at [1], into zeros [2]) = [0, 3]",
             "grad_x = [5, 0] + [0, 3] = [5, 3]  (the sum of what its users a, b pass back)",
@@ -89,7 +89,7 @@ CASES = [
         "sum(sum(A, axis=1)**2)",
         ("--A", "[[1, 2], [3, 4]]"),
         [
-            "a = sum(A, axis=1): sum reduces over axis 1",
+            "  a = sum(A, axis=1) = [3, 7]\n    sum reduces over axis 1",
             # grad_a as a column, as NumPy reads it (broadcast_to(grad_a, ...) would be rows)
             "grad_A = broadcast_to(reshape(grad_a, [2, 1]), [2, 2]) = [[6, 6], [14, 14]]",
         ],
@@ -150,6 +150,18 @@ def test_explain_over_arrays_gives_grads_numbers_and_says_each_rule(cli, source,
     gradient = text.out.split("Gradient:\n")[1]
     for name in grad.json["grad"]:
         assert f"  dy/d{name} = " in gradient
+
+
+@pytest.mark.parametrize(
+    "source, partial",
+    [("sum(x)", False), ("mean(x)", True), ("max(x)", True), ("prod(x)", True)],
+)
+def test_a_reduction_says_whether_it_only_copies_the_gradient_back(source, partial):
+    # sum's vjp copies g back; mean's divides it, max's and prod's weigh each element (prod's
+    # formula is not traced: the words still say so)
+    (rule,) = [s["rule"] for s in explain(parse(source), {"x": [1.0, 3.0, 2.0]}).steps[1:]]
+    assert "reduces over every element" in rule
+    assert ("multiplied by each element's partial dy/dx" in rule) == partial
 
 
 def test_array_json_keeps_the_keys_and_adds_shapes_and_rules(cli):
