@@ -923,6 +923,8 @@ def explain_command(
     json_out: Json = False,
     device: Device = "cpu",
     dtype: Dtype = "float64",
+    precision: Precision = None,
+    plain: Plain = False,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
     var: Var = None,
@@ -932,7 +934,8 @@ def explain_command(
     """Show the chain rule step by step.
 
     The intermediates, each local derivative, and the sum over the paths into each
-    variable.
+    variable; over arrays, the vector-Jacobian product each op applies (the output must be
+    a number: a loss).
     """
     from . import render
 
@@ -942,7 +945,12 @@ def explain_command(
     if inv.json:
         render.emit_json(render.explain_json(result))
     else:
-        sys.stdout.write(visible(render.explain_text(result).rstrip("\n")) + "\n")
+        # explain's own numbers (six significant digits) unless --precision or --plain says
+        digits = render.EXPLAIN_DIGITS
+        if precision is not None or plain:
+            digits = render.current_precision()
+        text = render.explain_text(result, digits)
+        sys.stdout.write(visible(text.rstrip("\n")) + "\n")
 
 
 def _explain(program, values: dict, wrt: list, max_steps: int | None):

@@ -546,26 +546,101 @@ def diff_json(expr: str, result) -> dict:
 
 
 def explain_json(ex) -> dict:
-    """explain's document: the :class:`~autograd_cli.core.explain.Explanation`'s fields."""
+    """explain's document: the :class:`~autograd_cli.core.explain.Explanation`'s fields.
+
+    The array walk adds ``shapes`` (each variable's and the output's; and ``warnings`` when
+    there are any); its steps' values
+    are nested lists up to :data:`SUMMARY_THRESHOLD` elements, larger ones a summary
+    ``{"shape", "min", "max", "mean"}``.  ``point`` and ``gradient`` are always whole, as
+    ``grad`` gives them."""
+    steps = ex.steps
+    if ex.arrays:
+        steps = [_summarised_step(s) for s in steps]
     return {
         "expr": ex.source,
         "output": ex.output,
         "wrt": list(ex.wrt),
         "point": dict(ex.point),
         "value": ex.value,
-        "steps": ex.steps,
+        "steps": steps,
         "gradient": dict(ex.gradient),
         "paths": dict(ex.paths),
         **({"elided": dict(ex.elided)} if ex.elided else {}),
+        **({"shapes": dict(ex.shapes)} if ex.arrays else {}),
+        **({"warnings": list(ex.warnings)} if ex.warnings else {}),
     }
 
 
-def explain_text(ex) -> str:
-    """The explanation as plain text (the layout of :mod:`autograd_cli.core.explain`'s docstring):
-    the point, the forward values, the local derivatives, the chain rule, the paths."""
-    from ..core.explain import d_label, factor_text, format_value  # loaded with ex's module
+def _summarised_step(step: dict) -> dict:
+    out = {k: _summarised(v) if k == "value" else v for k, v in step.items()}
+    if "terms" in step:
+        out["terms"] = [{**t, "value": _summarised(t["value"])} for t in step["terms"]]
+    return out
 
-    at = ", ".join(f"{k} = {format_value(v)}" for k, v in ex.point.items())
+
+def _summarised(value):
+    """A value of the array walk for JSON: itself up to SUMMARY_THRESHOLD elements, else
+    its shape and three numbers."""
+    import numpy
+
+    a = numpy.asarray(value)
+    if a.size <= SUMMARY_THRESHOLD:
+        return value
+    with numpy.errstate(all="ignore"):
+        return {
+            "shape": list(a.shape),
+            "min": float(a.min()),
+            "max": float(a.max()),
+            "mean": float(a.mean()),
+        }
+
+
+#: Elements of an array that explain's text lists before it summarises it with ``...``.
+EXPLAIN_ITEMS = 12
+#: ``explain_text(ex, precision=EXPLAIN_DIGITS)``: explain's own numbers (6 significant digits).
+EXPLAIN_DIGITS = object()
+
+
+def explain_number(precision=EXPLAIN_DIGITS):
+    """How explain's text writes a number or an array: six significant digits, ``2``, ``0.5``,
+    ``[[1, 2], [3, 4]]`` (explain's own), or ``--precision``'s digits after the point; an
+    array of more than EXPLAIN_ITEMS elements summarised, on one line."""
+    import numpy
+
+    from ..core.explain import format_value as six  # loaded with the explanation's module
+
+    def scalar(x) -> str:
+        if precision is EXPLAIN_DIGITS:
+            return six(float(x))
+        return format_scalar(numpy.float64(x) if isinstance(x, float) else x, precision)
+
+    def number(value) -> str:
+        a = numpy.asarray(value)
+        if a.ndim == 0:
+            return scalar(value if isinstance(value, float) else a[()])
+        text = numpy.array2string(
+            a,
+            separator=", ",
+            formatter={"all": scalar},
+            threshold=EXPLAIN_ITEMS,
+            edgeitems=2,
+            max_line_width=10**6,
+        )
+        return _joined(text)
+
+    return number
+
+
+def explain_text(ex, precision=EXPLAIN_DIGITS) -> str:
+    """The explanation as plain text (the layout of :mod:`autograd_cli.core.explain`'s docstring):
+    the point, the forward values, the local derivatives, the chain rule, the paths; for the
+    array walk, the vector-Jacobian product of each edge and the gradient.  ``precision``:
+    ``--precision``'s digits after the point (None: every digit), else explain's own six
+    significant digits."""
+    from ..core.explain import accumulate_text, d_label, local_text
+
+    number = explain_number(precision)
+    at = ", ".join(f"{k} = {number(v)}" for k, v in ex.point.items())
     source = shorten(ex.source.strip(), 2000)  # a 100,000-node program is not echoed whole
     lines = [f"{source}  at {at}" if at else source]
 
@@ -576,37 +651,89 @@ def explain_text(ex) -> str:
     defines = [s for s in ex.steps if s["kind"] == "define"]
     if defines:
         lines.append("Forward:")
-        lines += [f"  {s['name']} = {s['expr']} = {format_value(s['value'])}" for s in defines]
+        lines += [
+            f"  {s['name']} = {s['expr']} = {number(s['value'])}" + _shape_note(s) for s in defines
+        ]
         lines += more("define")
+    if ex.arrays:
+        return "\n".join(lines + _array_backward(ex, number, more))
     locals_ = [s for s in ex.steps if s["kind"] == "local"]
     if locals_:
         lines.append("Local derivatives:")
-        lines += [f"  {s['text']}" for s in locals_]
+        lines += [f"  {local_text(s, number)}" for s in locals_]
         lines += more("local")
     accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
     lines.append("Chain rule (backward, summing over the paths into each node):")
-    lines += [f"  {s['text']}" for s in accumulations]
+    lines += [f"  {accumulate_text(s, number)}" for s in accumulations]
     lines += more("accumulate")
     shown = {s["wrt"] for s in accumulations}
     for name in ex.wrt:
         if name not in shown:
-            lines.append(f"  {d_label(ex.output, name)} = {format_value(ex.gradient[name])}")
+            lines.append(f"  {d_label(ex.output, name)} = {number(ex.gradient[name])}")
+
+    def factor(v) -> str:
+        s = number(v)
+        return f"({s})" if s.startswith("-") else s
+
     for name in ex.wrt:
         paths = ex.paths.get(name)
         if paths and len(paths) > 1:
             parts = [
                 " -> ".join(p["path"])
                 + ": "
-                + ("*".join(factor_text(f) for f in p["factors"]) or "1")
-                + f" = {format_value(p['value'])}"
+                + ("*".join(factor(f) for f in p["factors"]) or "1")
+                + f" = {number(p['value'])}"
                 for p in paths
             ]
             lines.append(
                 f"Paths from {ex.output} to {name}: "
                 + "; ".join(parts)
-                + f"; sum = {format_value(ex.gradient[name])}"
+                + f"; sum = {number(ex.gradient[name])}"
             )
     return "\n".join(lines)
+
+
+def _shape_note(step: dict) -> str:
+    shape = step.get("shape")
+    return f"  (shape {shape})" if shape else ""
+
+
+def _array_backward(ex, number, more) -> list:
+    """The array walk's backward lines: each node's rule once, then the vector-Jacobian
+    product of each argument; a sum where a node has several users; the gradient."""
+    from ..core.explain import GRAD, d_label
+
+    lines = []
+    if any(s["kind"] != "define" for s in ex.steps):
+        lines.append(
+            f"Backward (vector-Jacobian products: {GRAD}n = d{ex.output}/dn, of n's shape; "
+            f"{GRAD}{ex.output} = 1):"
+        )
+    value = {s["name"]: s["value"] for s in ex.steps if s["kind"] == "define"}
+    header = None
+    for s in ex.steps:
+        if s["kind"] == "local":
+            if (s["node"], s["rule"]) != header:  # the node, its value and its rule, once
+                header = (s["node"], s["rule"])
+                known = f" = {number(value[s['of']])}" if s["of"] in value else ""
+                lines += [f"  {s['node']}{known}", f"    {s['rule']}"]
+            note = f"  ({s['local']})" if "local" in s else ""
+            lines.append(f"    {s['vjp']} = {number(s['value'])}{note}")
+        elif s["kind"] == "accumulate":
+            header = None
+            values = " + ".join(number(t["value"]) for t in s["terms"])
+            if s.get("more_terms"):
+                values += f" + ... ({s['more_terms']:,} more terms)"
+            via = ", ".join(t["via"] for t in s["terms"])
+            lines.append(
+                f"  {GRAD}{s['wrt']} = {values} = {number(s['value'])}"
+                f"  (the sum of what its users {via} pass back)"
+            )
+    lines += more("local") + more("accumulate")
+    lines += ["Gradient:"] if ex.wrt else []
+    lines += [f"  {d_label(ex.output, name)} = {number(ex.gradient[name])}" for name in ex.wrt]
+    lines += [f"warning: {w}" for w in ex.warnings]
+    return lines
 
 
 def error_json(kind: str, message: str, **details) -> dict:

@@ -42,7 +42,6 @@ from autograd_cli.core.printing import (
     to_latex,
     to_text,
 )
-from autograd_cli.core.symbolic import UnsupportedDiffError
 from autograd_cli.grammar import parse
 
 sympy = pytest.importorskip("sympy")
@@ -629,9 +628,11 @@ def test_explain_wrt_must_name_an_input():
 @pytest.mark.parametrize(
     "source, args, code, kind, message",
     [
-        ("[1, 2]*x", ("--x", "1"), 1, "unsupported", "use grad for array literals"),
-        ("sum(x)", ("--x", "1"), 1, "unsupported", "use grad for sum"),
-        ("x", ("--x", "[1, 2]"), 1, "unsupported", "'x' needs a single number, got shape [2]"),
+        # arrays are explained (tests/test_explain_arrays.py); a non-scalar output is not,
+        # and the message names explain, not another command
+        ("[1, 2]*x", ("--x", "1"), 1, "non_scalar_output", "has shape [2]: explain one number"),
+        ("x", ("--x", "[1, 2]"), 1, "non_scalar_output", 'such as explain "sum(...)"'),
+        ("W @ x", ("--W", "[[1, 2], [3, 4]]", "--x", "[1, 1]"), 1, "non_scalar_output", "explain"),
         ("x + y", ("--x", "1"), 2, "missing_value", "no value for variable 'y'"),
     ],
 )
@@ -643,7 +644,7 @@ def test_cli_explain_errors(cli, source, args, code, kind, message):
 
 
 def test_explain_errors_through_the_api():
-    with pytest.raises(UnsupportedDiffError):
+    with pytest.raises(NonScalarOutputError, match="explain walks the chain rule back"):
         explain("[1, 2]*x", {"x": 1})
     with pytest.raises(MissingValueError):
         explain("x + y", {"x": 1})
