@@ -318,12 +318,18 @@ def _answer(json_mode: bool, text: str, document: dict, code: int = ExitCode.OK)
         sys.stdout.write(text.rstrip("\n") + "\n")
         streams.flush_stdout()
     except (BrokenPipeError, streams.OutputError) as exc:
-        streams.silence_stdout()
-        if isinstance(exc, BrokenPipeError):
-            return ExitCode.BROKEN_PIPE
-        streams.say(f"autograd-cli: error: {exc}")
-        return ExitCode.EVALUATION_ERROR
+        return _write_failed(exc)
     return code
+
+
+def _write_failed(exc: BrokenPipeError | streams.OutputError) -> int:
+    """A failed write to stdout: nothing more goes there.  The reader went away (`| head
+    -1`): end quietly, as `seq 1e9 | head -1` does; any other failure is said on stderr."""
+    streams.silence_stdout()
+    if isinstance(exc, BrokenPipeError):
+        return ExitCode.BROKEN_PIPE
+    streams.say(f"autograd-cli: error: {exc}")
+    return ExitCode.EVALUATION_ERROR
 
 
 def _answer_at_once(argv: list[str] | None) -> int | None:
@@ -454,12 +460,7 @@ def _run(argv: list[str] | None = None) -> int:
         streams.flush_stdout()
         return code
     except (BrokenPipeError, streams.OutputError) as exc:
-        streams.silence_stdout()
-        if isinstance(exc, BrokenPipeError):
-            # The reader went away (`| head -1`): end quietly, as `seq 1e9 | head -1` does.
-            return ExitCode.BROKEN_PIPE
-        streams.say(f"autograd-cli: error: {exc}")
-        return ExitCode.EVALUATION_ERROR
+        return _write_failed(exc)
     except BaseException as exc:  # noqa: BLE001 - the one place every error is caught
         return _failure(json_mode, exc)
 

@@ -207,7 +207,7 @@ def explain(
     """
     if not isinstance(program, Program):
         raise TypeError("explain() takes a parsed Program; autograd_cli.explain takes the text")
-    output, inputs = program.output, list(program.inputs)
+    output = program.output
     wanted = wrt_names(program, wrt)
 
     order = topological([output])
@@ -225,12 +225,7 @@ def explain(
 
     # Which nodes depend on a variable at all (others are constants, shown inline),
     # and which on the variables asked about.
-    depends = interpret(program, Dependence(wanted)).values
-    variable: dict[int, bool] = {}
-    for node in order:
-        variable[id(node)] = node.op == "var" or any(variable[id(a)] for a in node.args)
-
-    names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
+    depends, variable, names, auto = _walk_facts(program, order, wanted)
     out_name = names.get(id(output), "y")
 
     cap = max_steps or math.inf
@@ -530,6 +525,20 @@ def _scalar_walk(node: Expr) -> bool:
     return node.op == "var" or _supported(node.op)
 
 
+def _walk_facts(program: Program, order: list, wanted: list):
+    """What both walks need of the program: which nodes depend differentiably on the
+    variables asked about (``depends``), which on any variable at all (``variable``; the
+    others are constants, shown inline), and the names of the nodes shown."""
+    output = program.output
+    depends = interpret(program, Dependence(wanted)).values
+    variable: dict[int, bool] = {}
+    for node in order:
+        variable[id(node)] = node.op == "var" or any(variable[id(a)] for a in node.args)
+    shown = [n for n in order if variable[id(n)] or n is output]
+    names, auto = _names(shown, output, list(program.inputs))
+    return depends, variable, names, auto
+
+
 def _host(t: Tensor):
     """A tensor's value for the explanation: a float for a 0-d one, else a host array."""
     a = backend.to_numpy(t.data)
@@ -546,7 +555,7 @@ def _explain_arrays(
     The gradient of every node is the engine's own (one ``grad`` call asked for all of
     them), so the numbers are ``grad``'s; each edge's share is the op's vjp at the point.
     """
-    output, inputs = program.output, list(program.inputs)
+    output = program.output
     with enable_grad():
         ev = evaluate(program, values, requires_grad=wanted)
     tensors = ev.by_node
@@ -558,11 +567,7 @@ def _explain_arrays(
             'explain "sum(...)" or explain "(...)[0]"',
             shape=list(out.shape),
         )
-    depends = interpret(program, Dependence(wanted)).values
-    variable: dict[int, bool] = {}
-    for node in order:
-        variable[id(node)] = node.op == "var" or any(variable[id(a)] for a in node.args)
-    names, auto = _names([n for n in order if variable[id(n)] or n is output], output, inputs)
+    depends, variable, names, auto = _walk_facts(program, order, wanted)
     out_name = names.get(id(output), "y")
 
     # Every node's gradient, by the engine: one reverse sweep, asked for all of them.
