@@ -209,12 +209,31 @@ def make_console(stderr: bool = False, **options):
 
 
 class _TidyTables:
-    """A Rich render hook: each table printed as :class:`_Tidy` prints it."""
+    """A Rich render hook: each table printed as :class:`_Tidy` prints it, and text (a
+    warning, a note) wrapped without the space Rich leaves at the end of each broken line."""
 
     def process_renderables(self, renderables: list) -> list:
         from rich.table import Table
+        from rich.text import Text
 
-        return [_Tidy(r) if isinstance(r, Table) else r for r in renderables]
+        return [
+            _Tidy(r) if isinstance(r, Table) else _Trimmed(r) if isinstance(r, Text) else r
+            for r in renderables
+        ]
+
+
+class _Trimmed:
+    """Text as Rich wraps it, less the blanks that end its lines."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+
+        for line in console.render_lines(self.text, options, pad=False):
+            yield from _without_trailing_space(line)
+            yield Segment.line()
 
 
 class _Tidy:

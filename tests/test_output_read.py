@@ -64,6 +64,17 @@ def test_no_line_ends_in_a_space(cli, columns, monkeypatch, argv, rich):
         assert line == line.rstrip(), repr(line)
 
 
+def test_wrapped_warnings_and_notes_end_in_no_space(cli, columns):
+    """Rich breaks a long warning between words and leaves the space at the line's end."""
+    columns(60)
+    r = cli("minimize", "x**3", "--x", "1")
+    assert r.code == 1
+    warning = r.out + r.err
+    assert "warning: not a minimum" in warning and len(warning.splitlines()) > 8
+    for line in warning.splitlines():
+        assert line == line.rstrip(), repr(line)
+
+
 def test_no_trailing_spaces_with_styles(cli, columns, monkeypatch):
     """At a terminal (styles on), no line ends in blanks either, escape codes aside."""
     monkeypatch.setenv("FORCE_COLOR", "1")
