@@ -43,9 +43,9 @@ def test_defaults_outside_every_block():
 
 
 def test_a_command_sets_its_dtype_for_its_run_only(seen, capsys):
-    assert run(["eval", "x", "--x", "0.1", "--dtype", "float32", "--json"]) == 0
+    assert run(["eval", "x + 1e-9", "--x", "1", "--dtype", "float32", "--json"]) == 0
     assert seen == [(np, "cpu", np.float32)]
-    assert '"value": 0.10000000149011612' in capsys.readouterr().out  # computed in float32
+    assert '"value": 1.0,' in capsys.readouterr().out  # computed in float32 (1.000000001 in 64)
     assert settings() == DEFAULTS
 
 
@@ -75,10 +75,10 @@ def test_settings_come_back_after_a_command_that_fails(argv, code, capsys):
 
 def test_settings_come_back_after_a_batch(tmp_path, capsys):
     path = tmp_path / "p.csv"
-    path.write_text("x\n0.1\n")
-    argv = ["batch", str(path), "--expr", "x", "--op", "eval", "--dtype", "float32"]
+    path.write_text("x\n1\n")
+    argv = ["batch", str(path), "--expr", "x + 1e-9", "--op", "eval", "--dtype", "float32"]
     assert run(argv) == 0
-    assert '"value": 0.10000000149011612' in capsys.readouterr().out
+    assert '"value": 1.0,' in capsys.readouterr().out  # float32 (1.000000001 in float64)
     assert settings() == DEFAULTS
 
 
