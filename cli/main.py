@@ -234,7 +234,8 @@ def _help_document(command, argv: list[str]) -> dict | None:
                 found, _, _ = sub.make_parser(sub_ctx).parse_args(list(argv[1:]))
             except click.ClickException:
                 return None  # Click reports it when the command runs
-            if not found.get("help"):
+            helper = sub.get_help_option(sub_ctx)  # "help", or Click's own name for it
+            if helper is None or not found.get(helper.name):
                 return None
             return {"command": f"autograd-cli {name}", "help": sub.get_help(sub_ctx)}
 
@@ -275,13 +276,12 @@ SHELLS = ("bash", "zsh", "fish")
 
 def completion_class(shell: str):
     """The shell's completion class (Typer's: they know each shell's script and format)."""
-    import typer
     from typer import _completion_classes
 
     from .clicompat import click
 
     _completion_classes.completion_init()
-    cls = typer._click.shell_completion.get_completion_class(shell)
+    cls = click.shell_completion.get_completion_class(shell)
     if shell not in SHELLS or cls is None:
         raise click.exceptions.UsageError(
             f"no completion for the shell {shell!r}: choose one of {', '.join(SHELLS)}"

@@ -257,7 +257,8 @@ def test_runs_without_a_command_leave_a_reused_click_command_as_it_was(monkeypat
         code = run(["--dtype", "float32", "--bogus"])  # Click's error, from the full group
         assert code == 2, i
     err = capsys.readouterr().err
-    assert err.count("No such option: --bogus") == 5000
+    # Click's wording: "No such option: --bogus" (Typer's Click) or "No such option '--bogus'."
+    assert len(re.findall(r"No such option:? '?--bogus", err)) == 5000
     assert "nests too deeply" not in err
     group = shared["group"]
     with group.make_context("autograd-cli", ["grad", "--help"], resilient_parsing=True) as ctx:
