@@ -1,8 +1,12 @@
 """Rendering the computation graph: a Rich tree, Graphviz DOT, JSON, or an SVG/PNG by dot.
 
 All three walk the graph with explicit stacks (no recursion), so a
-100,000-deep graph renders; the tree stops indenting after ``max_depth``
-levels and says so (DOT and JSON always hold the whole graph).
+100,000-deep graph renders; the tree stops after ``max_depth`` levels, or
+after as many as the terminal's width leaves room for, and says so (DOT and
+JSON always hold the whole graph).  Its work is linear in what it prints: Rich
+draws each line's guides afresh, so a line at depth d costs d, and a chain
+drawn 10,000 deep would cost 10,000**2 / 2 to print a few kilobytes (the lines
+past the width are cut away).
 """
 
 from __future__ import annotations
@@ -86,6 +90,22 @@ def graph_dot(expr: str, result) -> str:
     return "\n".join(lines)
 
 
+#: the columns a node's text keeps at the deepest level the tree draws; each level is indented
+#: by 4 columns (Rich's guides), so an 80-column terminal shows 14 levels
+MIN_LABEL_COLUMNS = 24
+
+
+def _levels(n: int) -> str:
+    return f"{n} level" if n == 1 else f"{n} levels"
+
+
+def drawn_depth(width: int, max_depth: int) -> tuple[int, bool]:
+    """How many levels below the root the tree draws in ``width`` columns, and whether the
+    width (not ``max_depth``) is what stops it."""
+    fits = max(1, (width - MIN_LABEL_COLUMNS) // 4)
+    return (fits, True) if fits < max_depth else (max_depth, False)
+
+
 def render_tree(expr: str, result, max_depth: int = 60) -> None:
     from rich.markup import escape
     from rich.tree import Tree
@@ -104,6 +124,15 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
             text += " grad None"
         return text
 
+    console = render.make_console()
+    limit, by_width = drawn_depth(console.width, max_depth)
+    if by_width:
+        why = (
+            f"than the {_levels(limit)} that {console.width} columns show (use --dot or "
+            f"--json for the whole graph, or COLUMNS=N)"
+        )
+    else:
+        why = f"than {_levels(max_depth)} (use --dot or --json for the whole graph)"
     nodes = result.nodes
     root_node = nodes[-1]
     root = Tree(describe(root_node), guide_style="dim")
@@ -111,11 +140,8 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
     stack = [(root, root_node, 0)]
     while stack:
         tree, node, depth = stack.pop()
-        if depth >= max_depth and node.inputs:
-            tree.add(
-                f"[dim]... {len(node.inputs)} input(s) deeper than {max_depth} levels "
-                f"(use --dot or --json for the whole graph)[/dim]"
-            )
+        if depth >= limit and node.inputs:
+            tree.add(f"[dim]... {len(node.inputs)} input(s) deeper {why}[/dim]")
             continue
         children = []
         for i in node.inputs:
@@ -126,7 +152,6 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
             shown.add(child.id)
             children.append((tree.add(describe(child)), child, depth + 1))
         stack.extend(reversed(children))
-    console = render.make_console()
     console.print(root)
     if not result.grads_computed:
         console.print("[dim]no gradients: the output is not a scalar (give --grad-output)[/dim]")

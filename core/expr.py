@@ -42,6 +42,7 @@ class Evaluation:
     intermediates: dict  # bound name -> Tensor
     warnings: list
     by_node: dict = field(default_factory=dict)  # id(Expr) -> Tensor, for every node evaluated
+    order: list = field(default_factory=list)  # the nodes evaluated, each after its arguments
 
 
 def parse_value(name: str, value, dtype=None):
@@ -181,7 +182,13 @@ class Recording(Interpretation):
         self.intermediates: dict[str, Tensor] = {}
 
     def const(self, node: Expr) -> Tensor:
-        return Tensor._wrap(backend.asarray(node.value))
+        value = node.value
+        if type(value) is float and backend.xp is backend.host:
+            # a NumPy scalar, as tensor.as_tensor makes of a number: the same number as a
+            # 0-d array (and what an op on 0-d arrays returns), a third of the time to make
+            # and of the memory, and cheaper to compute with
+            return Tensor._wrap(backend.default_dtype(value))
+        return Tensor._wrap(backend.asarray(value))
 
     def var(self, name: str, value) -> Tensor:
         t = Tensor._wrap(parse_value(name, value))
@@ -234,7 +241,12 @@ def evaluate(
         backend.quiet_exit(token)
     recording.finish(walk)
     return Evaluation(
-        walk.result, walk.inputs, recording.intermediates, recording.warnings, walk.values
+        walk.result,
+        walk.inputs,
+        recording.intermediates,
+        recording.warnings,
+        walk.values,
+        walk.order,
     )
 
 
@@ -248,7 +260,11 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
     """
     messages: list[str] = []
     by_node = ev.by_node
-    order = topological([output])
+    # the evaluation's own order when it is this output's (not walked again); batch's
+    # per-row evaluations have none
+    order = getattr(ev, "order", None)
+    if not order or order[-1] is not output:
+        order = topological([output])
     cutting: set[int] = set()
     for node in order:
         if node.op in ("const", "var"):

@@ -70,22 +70,38 @@ class Expr:
 
 
 def topological(roots: Iterable[Expr]) -> list[Expr]:
-    """Every Expr reachable from ``roots``, each after its arguments (iterative post-order)."""
+    """Every Expr reachable from ``roots``, each after its arguments (iterative post-order:
+    a depth-first walk, arguments left to right, each node listed once, where first reached).
+
+    Each node is visited once, with one iterator over its arguments on the stack; a leaf
+    (a constant or a variable: no arguments) is listed where it is reached, never stacked.
+    """
     order: list[Expr] = []
     seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(list(roots))]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+    mark = seen.add
+    emit = order.append
+    for root in roots:
+        if id(root) in seen:
             continue
-        if id(node) in seen:
+        mark(id(root))
+        if not root.args:
+            emit(root)
             continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for arg in reversed(node.args):
-            if id(arg) not in seen:
-                stack.append((arg, False))
+        nodes = [root]  # the path being walked, and beside it each one's arguments left
+        pending = [iter(root.args)]
+        while pending:
+            for arg in pending[-1]:
+                if id(arg) in seen:
+                    continue
+                mark(id(arg))
+                if arg.args:
+                    nodes.append(arg)
+                    pending.append(iter(arg.args))
+                    break
+                emit(arg)
+            else:
+                pending.pop()
+                emit(nodes.pop())
     return order
 
 

@@ -30,6 +30,7 @@ refused by :func:`load`, and the caller falls back to Lark itself.
 
 from __future__ import annotations
 
+import operator
 import re
 
 # Lark's serialized actions (lark/parsers/lalr_analysis.py: Shift = 0, Reduce = 1)
@@ -47,7 +48,7 @@ class Token(str):
     column: int
 
     def __new__(cls, type_: str, value: str, start_pos: int, line: int, column: int):
-        self = super().__new__(cls, value)
+        self = str.__new__(cls, value)
         self.type = type_
         self.start_pos = start_pos
         self.line = line
@@ -218,6 +219,7 @@ class Runtime:
         self.postlex = postlex
         # Lark's expected set for a parser error: the state's uppercase (terminal) names
         self.expected = {s: {n for n in row if n.isupper()} for s, row in self.states.items()}
+        self._chains: dict = {}  # (below, top, lookahead) -> _unit_chain's, made on first use
 
     @staticmethod
     def _refuse_unless(terminals: dict) -> None:
@@ -276,8 +278,22 @@ class Runtime:
         expand1 = bool(options.get("expand1")) and not rule["alias"]
 
         kept = tuple(include)
+        picks = tuple(i for i, splice, nones in include if not splice and not nones)
         if plain:
             reduce_ = build
+        elif method is not None and picks and not after and len(picks) == len(include):
+            # only anonymous punctuation filtered out (``sum "+" product``): the callback
+            # gets the kept children by position, without _filter's loop
+            if len(picks) == 1:
+
+                def reduce_(children, method=method, i=picks[0]):
+                    return method(children[i])
+
+            else:
+
+                def reduce_(children, method=method, pick=operator.itemgetter(*picks)):
+                    return method(*pick(children))
+
         else:
 
             def reduce_(children, kept=kept, after=after, build=build):
@@ -327,21 +343,44 @@ class Runtime:
                     )
                 token = Token(str(m.lastgroup), m.group(0), pos, line, pos - line_start + 1)
                 raise UnexpectedToken(token, set(scanner.allowed), [last])
-            value = m.group(0)
-            kind = str(m.lastgroup)
-            column = pos - line_start + 1
+            kind: str = m.lastgroup  # type: ignore[assignment]  # a group always matched
             start = pos
-            start_line = line
+            pos = m.end()
             if kind in scanner.newline_types:
+                value = m.group()
                 newlines = value.count("\n")
                 if newlines:
+                    last_newline = start + value.rindex("\n")
+                    if kind in ignore:
+                        line += newlines
+                        line_start = last_newline + 1
+                        continue
+                    last = Token(kind, value, start, line, start - line_start + 1)
                     line += newlines
-                    line_start = pos + value.rindex("\n") + 1
-            pos += len(value)
+                    line_start = last_newline + 1
+                    yield last
+                    continue
             if kind in ignore:
                 continue
-            last = Token(kind, value, start, start_line, column)
+            last = Token(kind, m.group(), start, line, start - line_start + 1)
             yield last
+
+    def _unit_chain(self, below: int, top: int, kind: str) -> tuple:
+        """The reductions of one symbol that follow one another on lookahead ``kind``
+        (``name`` -> ``?postfix`` -> ``?power`` -> ... -> ``?sum``: each pops one state and
+        pushes the goto of the state ``below`` it, so they depend on ``below``, ``top`` and
+        ``kind`` alone): the state on top after them, and the callbacks to run on the value,
+        in order.  Made once for each such triple (:meth:`parse` keeps them)."""
+        states = self.states
+        calls = []
+        while True:
+            action = states[top].get(kind)
+            if action is None or action.__class__ is int or action[1] != 1:
+                return top, tuple(calls)
+            origin, _, reduce_, _ = action
+            if reduce_ is not None:
+                calls.append(reduce_)
+            top = states[below][origin]
 
     def parse(self, text: str):
         states = self.states
@@ -351,6 +390,7 @@ class Runtime:
         tokens = self._tokens(text, stack)
         if self.postlex is not None:
             tokens = self.postlex.process(tokens)
+        chains = self._chains
         for token in tokens:
             kind = token.type
             while True:
@@ -362,6 +402,17 @@ class Runtime:
                 if action is None:
                     raise UnexpectedToken(token, set(self.expected[stack[-1]]))
                 origin, size, reduce_, keep = action
+                if size == 1 and len(stack) > 1:
+                    # a run of one-symbol reductions, taken in one step (_unit_chain)
+                    key = (stack[-2], stack[-1], kind)
+                    chain = chains.get(key)
+                    if chain is None:
+                        chain = chains[key] = self._unit_chain(*key)
+                    top, calls = chain
+                    for call in calls:
+                        values[-1] = call(values[-1:])
+                    stack[-1] = top
+                    continue
                 if reduce_ is None:  # a rule that passes one child through
                     if size != 1:
                         value = values[keep - size]

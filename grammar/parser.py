@@ -75,6 +75,11 @@ MAX_SOURCE_CHARS = 16 * 1024 * 1024
 MAX_NESTING = 200_000
 #: the most statements in one program
 MAX_STATEMENTS = 200_000
+#: the most numbers, names, strings and operators in one program (brackets, commas and
+#: separators are not counted): x+x+... with 1,000,000 terms, which parses, evaluates and
+#: differentiates in about 10 s; a longer one is refused as it is read, before anything
+#: is evaluated (a 10 MB sum of constants took 220 s and 5 GB)
+MAX_TOKENS = 2_000_000
 #: the deepest array literal: NumPy arrays have at most 64 dimensions, and a Jacobian of a
 #: 32-dimensional output with respect to a 32-dimensional input needs all 64
 MAX_ARRAY_DEPTH = 32
@@ -213,6 +218,21 @@ def _arrays(method):
     return checked
 
 
+def _binary(op: str):
+    """The callback of a binary operator (``a + b``): the op's node, both operands arrays
+    (as :func:`_arrays` checks, without its extra call: a long sum makes one per term)."""
+
+    def build(self, a, b):
+        if isinstance(a, _Value):
+            raise a.misuse()
+        if isinstance(b, _Value):
+            raise b.misuse()
+        return Expr(op, (a, b))
+
+    build.__name__ = build.__qualname__ = op
+    return build
+
+
 class _Unpack:
     __slots__ = ("names", "parts")
 
@@ -224,7 +244,7 @@ class _Unpack:
 class _NewlinesInBrackets:
     """Post-lexer: newlines inside () or [] are whitespace, elsewhere they separate statements.
 
-    It also enforces :data:`MAX_NESTING` and :data:`MAX_STATEMENTS` as the tokens stream
+    It also enforces :data:`MAX_NESTING`, :data:`MAX_STATEMENTS` and :data:`MAX_TOKENS` as the tokens stream
     by, so an input past a limit stops there, before the rest of it is parsed.
     """
 
@@ -233,21 +253,31 @@ class _NewlinesInBrackets:
     def process(self, stream):
         depth = 0
         statements = 0
+        counted = 0  # numbers, names, strings and operators (MAX_TOKENS)
         after_separator = True  # the next token at depth 0 starts a statement
         for tok in stream:
-            if tok.type in ("LPAR", "LSQB"):
-                depth += 1
-                if depth > MAX_NESTING:
+            kind = tok.type
+            if kind in _PUNCTUATION:
+                if kind == "LPAR" or kind == "LSQB":
+                    depth += 1
+                    if depth > MAX_NESTING:
+                        raise LimitError(
+                            f"the expression nests brackets more than {MAX_NESTING:,} deep "
+                            f"(line {tok.line}, column {tok.column})",
+                            **_position(tok),
+                        )
+                elif kind == "RPAR" or kind == "RSQB":
+                    depth = max(0, depth - 1)
+                elif kind == "_NL" and depth:
+                    continue
+            else:
+                counted += 1
+                if counted > MAX_TOKENS:
                     raise LimitError(
-                        f"the expression nests brackets more than {MAX_NESTING:,} deep "
-                        f"(line {tok.line}, column {tok.column})",
+                        _too_many_tokens(f"line {tok.line}, column {tok.column}"),
                         **_position(tok),
                     )
-            elif tok.type in ("RPAR", "RSQB"):
-                depth = max(0, depth - 1)
-            elif tok.type == "_NL" and depth:
-                continue
-            if tok.type in ("_NL", "SEMICOLON") and not depth:
+            if (kind == "_NL" or kind == "SEMICOLON") and not depth:
                 after_separator = True
             elif after_separator:
                 after_separator = False
@@ -259,6 +289,40 @@ class _NewlinesInBrackets:
                         **_position(tok),
                     )
             yield tok
+
+
+#: the tokens MAX_TOKENS does not count: brackets (bounded by what they hold), commas and
+#: statement separators
+_PUNCTUATION = frozenset(("LPAR", "RPAR", "LSQB", "RSQB", "COMMA", "SEMICOLON", "_NL"))
+
+# What _fewest_tokens reads: strings and comments (whose text is no token), names and
+# numbers (expr.lark's NAME and NUMBER), and the characters of operators ('**' and the
+# two-character comparisons are the longest: two of them).
+_STRINGS_AND_COMMENTS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|#[^\n]*")
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_OPERATOR_CHARS = "+-*/@^<>=!:"
+
+
+def _fewest_tokens(text: str) -> int:
+    """At most as many as the tokens :data:`MAX_TOKENS` counts in ``text``, found at the
+    speed of ``str.count`` and one regular expression (a second a 10 MB text, where parsing
+    up to the limit takes several): every name and number, and half the operator
+    characters (an operator has at most two, a number's exponent sign is in the number)."""
+    if '"' in text or "'" in text or "#" in text:
+        text = _STRINGS_AND_COMMENTS.sub(" ", text)
+    operators = (sum(map(text.count, _OPERATOR_CHARS)) + 1) // 2
+    if operators > MAX_TOKENS:
+        return operators
+    rest, words = _WORDS.subn("", text)
+    return words + (sum(map(rest.count, _OPERATOR_CHARS)) + 1) // 2
+
+
+def _too_many_tokens(where: str) -> str:
+    return (
+        f"the expression has more than {MAX_TOKENS:,} numbers, names and operators ({where}); "
+        f"give large arrays as values (--vars @FILE) and reduce them (sum(x), x @ y) instead "
+        f"of writing out each term"
+    )
 
 
 def _position(token) -> dict:
@@ -762,25 +826,11 @@ class Builder:
         return _String(tok)
 
     # ---- operators ------------------------------------------------------------
-    @_arrays
-    def add(self, a, b):
-        return Expr("add", (a, b))
-
-    @_arrays
-    def sub(self, a, b):
-        return Expr("sub", (a, b))
-
-    @_arrays
-    def mul(self, a, b):
-        return Expr("mul", (a, b))
-
-    @_arrays
-    def div(self, a, b):
-        return Expr("div", (a, b))
-
-    @_arrays
-    def matmul(self, a, b):
-        return Expr("matmul", (a, b))
+    add = _binary("add")
+    sub = _binary("sub")
+    mul = _binary("mul")
+    div = _binary("div")
+    matmul = _binary("matmul")
 
     @_arrays
     def pow(self, a, _tok, b):
@@ -1163,6 +1213,10 @@ class Parser:
             )
         if not text.strip():
             raise ParseError("empty expression", line=1, column=1, context="\n^")
+        if len(text) > MAX_TOKENS:  # a shorter text cannot hold more tokens
+            fewest = _fewest_tokens(text)
+            if fewest > MAX_TOKENS:  # refused at once; the parse would stop there too, later
+                raise LimitError(_too_many_tokens(f"at least {fewest:,}"))
         with self._lock:
             self.builder.reset(text)
             try:

@@ -159,3 +159,14 @@ def test_dropped_graph_is_freed_without_the_cycle_collector():
     del y
     assert node() is None
     assert g.item() == pytest.approx(1000 * 0.5**999, rel=1e-12)
+
+
+def test_graph_tree_of_a_100000_deep_chain_asking_for_every_level(cli, monkeypatch):
+    # The tree stops where the terminal's width does and says so; drawing every level for
+    # the terminal to cut away was quadratic (10,000 deep: 41 s; 100,000 deep: hours).
+    monkeypatch.setenv("COLUMNS", "80")
+    src = "sin(" * N + "x" + ")" * N
+    r = cli("graph", src, "--x", "0.5", "--max-depth", str(2 * N))
+    assert r.code == 0, r.err[:500]
+    assert r.out.count("SinBackward0") == 15  # the root and the 14 levels 80 columns show
+    assert "deeper than the 14 levels that 80 columns show" in " ".join(r.out.split())

@@ -52,3 +52,53 @@ def test_graph_deep_expression(cli):
     r = cli("graph", src, "--x", "0", "--max-depth", "10")
     assert r.code == 0
     assert "deeper than 10 levels" in r.out
+
+
+def _tree_work(monkeypatch, depth: int, max_depth: int, width: int = 80) -> tuple[int, str]:
+    """The guide segments Rich measures to draw ``sin`` nested ``depth`` deep (for each node
+    it measures the guides of every level above it: drawing all levels of a chain costs
+    the square of its depth), and the printed text."""
+    import io
+
+    from rich.console import Console
+    from rich.segment import Segment
+
+    from autograd_cli.cli import graph, render
+    from autograd_cli.core import api
+    from autograd_cli.grammar import parse
+
+    out = io.StringIO()
+    monkeypatch.setattr(render, "make_console", lambda: Console(file=out, width=width))
+    measured = 0
+    cell_length = Segment.cell_length
+
+    def counted(self):
+        nonlocal measured
+        measured += 1
+        return cell_length.fget(self)
+
+    monkeypatch.setattr(Segment, "cell_length", property(counted))
+    result = api.graph_of(parse("sin(" * depth + "x" + ")" * depth), {"x": 0.5})
+    graph.render_tree("", result, max_depth=max_depth)
+    return measured, out.getvalue()
+
+
+def test_graph_tree_work_does_not_grow_with_depth_past_the_width(monkeypatch):
+    # graph - --max-depth 200000 on sin(...(x)...) 10,000 deep took 41 s of CPU to print
+    # 6 KB: every level was drawn and then cut away at the terminal's edge.  Now the tree
+    # stops where the width does, and says so.
+    small, text = _tree_work(monkeypatch, 500, 200_000)
+    large, _ = _tree_work(monkeypatch, 2_000, 200_000)
+    assert large <= small * 1.1  # was 16x: four times as deep, sixteen times the guides
+    assert text.count("SinBackward0") == 15  # the root and 14 levels: (80 - 24) // 4
+    assert "1 input(s) deeper than the 14 levels that 80 columns show" in " ".join(text.split())
+    _, wide = _tree_work(monkeypatch, 40, 200_000, width=400)
+    assert wide.count("SinBackward0") == 40 and "deeper" not in wide
+
+
+def test_graph_max_depth_message_is_singular_for_one_level(cli):
+    r = cli("graph", "sin(sin(x))", "--x", "1", "--max-depth", "1")
+    assert r.code == 0
+    assert "deeper than 1 level " in r.out and "1 levels" not in r.out
+    r = cli("graph", "sin(sin(sin(x)))", "--x", "1", "--max-depth", "2")
+    assert "deeper than 2 levels " in r.out

@@ -154,9 +154,9 @@ def test_diff_refuses_a_derivative_past_its_size_budget():
 
     program = parse("sin(exp(x)*cos(x**2))/(1+x**2)")
     with pytest.raises(LimitError) as info:
-        diff(program, order=4, max_nodes=500)
+        diff(program, order=4, max_nodes=1000)  # 374 nodes at order 3: 1,197 predicted, kept on
     message = str(info.value)
-    assert "grew to 1,044 nodes at order 4 of 4, past the size budget of 500" in message
+    assert "grew to 1,044 nodes at order 4 of 4, past the size budget of 1,000" in message
     assert "grad --order 4" in message and "--max-nodes" in message
     r = diff(program, order=4, max_nodes=2000)
     assert r.notes == []  # 3,051 characters: not large
