@@ -1264,9 +1264,17 @@ def _analysis_defaults(**given) -> dict | None:
 # their own modules; importing them registers them on `app`.
 from . import analysis, plot, repl  # noqa: E402,F401
 
-# Every command's summary (the top-level help lists it whole, Click would cut it at 45
-# characters or at the first full stop) and example (the end of its --help) are
-# helptext.COMMANDS', which the top-level help reads without loading this module.
-for _info in app.registered_commands:
-    _info.short_help = helptext.COMMANDS[_info.name][0]
-    _info.epilog = helptext.example_epilog(_info.name)
+
+def describe_commands() -> None:
+    """Every command's summary (the top-level help lists it whole; Click would cut a
+    docstring's at 45 characters or at the first full stop) and example (the end of its
+    --help) are helptext.COMMANDS', which the top-level help reads without loading this
+    module.  Called here and again when a Click command is built (cli.main.click_command):
+    a command module imported before this one (``import autograd_cli.cli.analysis``)
+    registers its commands after this module's last line has run."""
+    for info in app.registered_commands:
+        info.short_help = helptext.COMMANDS[info.name][0]
+        info.epilog = helptext.example_epilog(info.name)
+
+
+describe_commands()

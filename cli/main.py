@@ -181,8 +181,9 @@ def click_command(argv: list[str]):
 
     import typer
 
-    from .app import app, plain_converters
+    from .app import app, describe_commands, plain_converters
 
+    describe_commands()
     i = global_options_end(argv)
     infos = [c for c in app.registered_commands if i < len(argv) and c.name == argv[i]]
     if len(infos) == 1:

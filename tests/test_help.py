@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -263,3 +265,18 @@ def test_runs_without_a_command_leave_a_reused_click_command_as_it_was(monkeypat
     group = shared["group"]
     with group.make_context("autograd-cli", ["grad", "--help"], resilient_parsing=True) as ctx:
         assert group.get_help_option(ctx) is not None
+
+
+def test_a_command_module_imported_first_still_gets_its_summary_and_example():
+    """``import autograd_cli.cli.analysis`` before the app: its commands register after
+    app.py's last line, and the Click command built for a run still describes them."""
+    code = (
+        "import autograd_cli.cli.analysis\n"
+        "from autograd_cli.cli.main import run\n"
+        "raise SystemExit(run(['taylor', '--help']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary, example = helptext.COMMANDS["taylor"][:2]
+    assert summary in r.stdout
+    assert r.stdout.rstrip().endswith(example)
