@@ -725,20 +725,11 @@ def _where(r: _Args) -> list:
     return list(r.s(taken))
 
 
-@_rule(
-    "abs",
-    "relu",
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "maximum",
-    "minimum",
-    "clamp_min",
-    "clamp_max",
-    "clip",
-    "mod",
-)
+#: the ops linear on each piece, with constant partials there (``Op.piecewise_linear``)
+PIECEWISE_LINEAR = tuple(name for name, op in OPS.items() if op.piecewise_linear)
+
+
+@_rule(*PIECEWISE_LINEAR)
 def _piecewise(r: _Args) -> list:
     """Locally linear: the result moves with each argument times the engine's own partial
     at the point, a constant there (built from comparisons, sign and round, whose derivative
@@ -768,8 +759,8 @@ def _piecewise(r: _Args) -> list:
 #: ops linear in their live arguments at the point (piecewise ones with constant partials)
 _LINEAR = frozenset(
     ("add", "sub", "neg", "where", "sum", "mean", "reshape", "transpose", "broadcast_to")
-    + ("sum_to", "abs", "relu", "sign", "floor", "ceil", "round", "maximum", "minimum")
-    + ("clamp_min", "clamp_max", "clip", "mod")
+    + ("sum_to",)
+    + PIECEWISE_LINEAR
 )
 
 
