@@ -671,6 +671,7 @@ _unary(
     lambda x, out: 1 / sqrt(1 - x * x),
     latex="\\arcsin",
     aliases=("arcsin",),
+    spreads_nonfinite=(0,),
 )
 _unary(
     "acos",
@@ -679,6 +680,8 @@ _unary(
     lambda x, out: -(1 / sqrt(1 - x * x)),
     latex="\\arccos",
     aliases=("arccos",),
+    nonneg=True,  # in [0, pi]
+    spreads_nonfinite=(0,),
 )
 _unary(
     "atan",
@@ -775,6 +778,7 @@ for _name, _node, _fn in (
         lambda x, out: zeros_like(x),
         zero_grad=True,
         latex="\\operatorname{" + _name + "}",
+        spreads_nonfinite=() if _name == "sign" else (0,),  # sign(inf) = 1
         kink=_zero_almost_everywhere(
             f"{_name} is piecewise constant: its gradient is zero almost everywhere"
         ),
@@ -828,6 +832,7 @@ _unary(
     lambda a: _xp().log1p(a),
     lambda x, out: 1 / (1 + x),
     latex="\\operatorname{log1p}",
+    spreads_nonfinite=(0,),
 )
 _unary(
     "expm1",
@@ -888,6 +893,7 @@ _unary(
     printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),
     kink=_at_zero("cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"),
     total=True,
+    spreads_nonfinite=(0,),
 )
 _unary(
     "erf",
@@ -906,6 +912,7 @@ _unary(
     total=True,
     nonneg=True,
 )
+
 # erfinv on [-1, 1] (+-inf at +-1, nan outside); erfinv'(+-1) = inf.
 _unary(
     "erfinv",
@@ -913,6 +920,7 @@ _unary(
     _erfinv_forward,
     lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out),
     latex="\\operatorname{erfinv}",
+    spreads_nonfinite=(0,),
 )
 
 
@@ -941,6 +949,7 @@ _unary(
     _gamma_forward,
     lambda x, out: out * call("digamma", x),
     latex="\\Gamma",
+    spreads_nonfinite=(0,),
 )
 _unary(
     "lgamma",
@@ -948,6 +957,7 @@ _unary(
     _lgamma_forward,
     lambda x, out: call("digamma", x),
     latex="\\operatorname{lgamma}",
+    spreads_nonfinite=(0,),
 )
 # digamma(+-0) = -+inf, nan at the negative integers (PyTorch's and SciPy's convention).
 _unary(
@@ -956,6 +966,7 @@ _unary(
     lambda a: _special().psi(a),
     lambda x, out: call("polygamma", 1.0, x),
     latex="\\psi",
+    spreads_nonfinite=(0,),
 )
 
 
@@ -1199,6 +1210,7 @@ _binary(
         "polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM
     ),
     differentiable=(False, True),  # the order n of polygamma(n, x) is not a variable
+    spreads_nonfinite=(0,),
 )
 
 
@@ -1253,6 +1265,7 @@ _binary(
     total=True,
     nonneg=True,  # a length
     piecewise=True,  # hypot(x, 0) is abs(x)
+    spreads_nonfinite=(0, 1),
 )
 
 
@@ -1284,6 +1297,7 @@ _binary(
         "(PyTorch's remainder)",
     ),
     piecewise_linear=True,  # x - mod(x, 1) is floor(x)
+    spreads_nonfinite=(0,),
 )
 
 
