@@ -804,7 +804,7 @@ def _special():
         import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         raise UnsupportedError(
-            "erf, erfc, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
+            "erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
             "pip install scipy"
         ) from None
     return special
@@ -913,6 +913,25 @@ _unary(
     nonneg=True,
 )
 
+
+def _erfcx_forward(a):
+    special = _special()
+    if not hasattr(special, "erfcx"):  # pragma: no cover - a CuPy before erfcx
+        raise UnsupportedError("erfcx on the GPU needs a CuPy with cupyx.scipy.special.erfcx")
+    return special.erfcx(a)
+
+
+# erfcx(x) = exp(x**2) erfc(x), the scaled erfc: no underflow for large x (~ 1/(x sqrt(pi))),
+# inf below -26.6; its derivative is PyTorch's, 2 x erfcx(x) - 2/sqrt(pi).
+_unary(
+    "erfcx",
+    "SpecialErfcxBackward0",
+    _erfcx_forward,
+    lambda x, out: 2 * x * out - TWO_OVER_SQRT_PI,
+    latex="\\operatorname{erfcx}",
+    total=True,
+    nonneg=True,
+)
 # erfinv on [-1, 1] (+-inf at +-1, nan outside); erfinv'(+-1) = inf.
 _unary(
     "erfinv",

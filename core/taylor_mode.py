@@ -601,6 +601,20 @@ def _erf(r: _Args) -> list:
     return _integral(_weighted(u, n), _times(e, scale), r.out0, n)
 
 
+@_rule("erfcx")
+def _erfcx(r: _Args) -> list:
+    # y' = (2 u y - 2/sqrt(pi)) u', with g = 2 u y - 2/sqrt(pi) built alongside y
+    u, n = r.s(0), r.n
+    du = _weighted(u, n)
+    y = [r.out0]
+    g = [2.0 * u[0] * y[0] - TWO_OVER_SQRT_PI]
+    _partial(g[0], "erfcx")
+    for k in range(1, n):
+        y.append(sum(map(mul, du[1 : k + 1], g[k - 1 :: -1])) / k)
+        g.append(2.0 * sum(map(mul, u[: k + 1], y[k::-1])))
+    return y
+
+
 @_rule("erfinv")
 def _erfinv(r: _Args) -> list:
     # y' = sqrt(pi)/2 * exp(y^2) u', with exp(y^2) built alongside y
@@ -767,6 +781,7 @@ _LINEAR = frozenset(
 #: ops whose derivative formula in the op table is nonlinear in the result (tan: 1 + out*out)
 _NONLINEAR_IN_OUT = frozenset(
     ("tan", "tanh", "sigmoid", "cbrt", "sqrt", "erfinv", "gamma", "beta", "hypot", "div", "pow")
+    + ("erfcx",)
 )
 
 

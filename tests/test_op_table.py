@@ -704,6 +704,8 @@ def test_other_ops_spread_inf_and_nan_as_declared(name):
 
 # A fact left out, or declared wrongly, is named: (op, its facts changed to, the fact named).
 FACT_VARIANTS = [
+    ("erfcx", {"total": False}, "total"),  # the example of ARCHITECTURE.md
+    ("erfcx", {"nonneg": False}, "nonneg"),
     ("sin", {"total": False}, "total"),
     ("log", {"total": True}, "total"),
     ("erfc", {"nonneg": False}, "nonneg"),
