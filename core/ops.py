@@ -25,6 +25,14 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``internal``
     True for ops only the rules and the batch path make (``broadcast_to``,
     ``sum_to``, ``scatter``, ``mT``, ``zeros_like``): the language has no spelling for them.
+``differentiable``, ``zero_grad``, ``kink``
+    the arguments that take a gradient; piecewise constant (its gradient is zero); the
+    warning where the derivative is taken at a point where it is undefined.
+``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
+    what the simplifier, Taylor mode and the non-finite checks know of its values (see
+    :class:`Op`); tests/test_op_table.py checks each against the op's values.
+
+Every fact about an op is on its entry: nothing keyed by its name stands apart.
 
 The rules are written with the engine's own differentiable ops (operators and
 the functions at the bottom of this file), never with raw arrays: the same rule

@@ -596,21 +596,23 @@ def _shifted(points, i, step):
     return [p + step if k == i else p for k, p in enumerate(points)]
 
 
-def _has_kink_or_flat_piece(op: Op, points, value) -> bool:
-    """Somewhere on the grid the op is constant along one argument (f(x - h) == f(x) ==
-    f(x + h), in floating point), or its slope jumps between the two sides of a point."""
+def _kinks_and_flat_pieces(op: Op, points, value) -> tuple[set, set]:
+    """The arguments along which, somewhere on the grid, the op's slope jumps between the
+    two sides of a point (a kink or a jump), and those along which it is constant (f(x - h)
+    == f(x) == f(x + h), in floating point)."""
+    kinked, flat = set(), set()
     for i in range(len(points)):
         lo = _on_grid(op, *_shifted(points, i, -KINK_STEP))
         hi = _on_grid(op, *_shifted(points, i, KINK_STEP))
         ok = np.isfinite(lo) & np.isfinite(value) & np.isfinite(hi)
         if np.any(ok & (lo == value) & (value == hi)):
-            return True
+            flat.add(i)
         with np.errstate(all="ignore"):
             left, right = (value - lo) / KINK_STEP, (hi - value) / KINK_STEP
             jump = np.abs(right - left) > 0.1 * (1 + np.abs(left) + np.abs(right))
         if np.any(ok & jump):
-            return True
-    return False
+            kinked.add(i)
+    return kinked, flat
 
 
 def _linear_share(op: Op, points, value) -> float:
@@ -634,9 +636,14 @@ def _spreads(op: Op, points, i: int) -> bool:
     return True
 
 
+def _differentiated(op: Op) -> list[int]:
+    return [i for i, d in enumerate(op.flags(op.arity)) if d]
+
+
 def fact_gaps(name: str) -> dict[str, str]:
     """The value facts (``Op.total``, ``nonneg``, ``piecewise``, ``piecewise_linear``,
-    ``spreads_nonfinite``) that ``name`` declares wrongly or leaves out, each with why."""
+    ``spreads_nonfinite``) that ``name`` declares wrongly or leaves out, and a ``kink`` it
+    leaves out, each with why."""
     op = OPS[name]
     points = _points(op.arity)
     value = _on_grid(op, *points)
@@ -652,7 +659,15 @@ def fact_gaps(name: str) -> dict[str, str]:
         found["nonneg"] = f"declared nonneg, but {value[negative][0]} at a sample point"
     elif not negative.any() and not op.nonneg:
         found["nonneg"] = "never negative at the sample points: declare nonneg=True"
-    piecewise = _has_kink_or_flat_piece(op, points, value)
+    kinked, flat = _kinks_and_flat_pieces(op, points, value)
+    if op.vjp is not None and op.kink is None and kinked & set(_differentiated(op)):
+        found["kink"] = (
+            f"a kink or a jump along argument {min(kinked)} at a sample point: declare "
+            "kink= (the warning where the derivative's convention is used)"
+        )
+    elif op.zero_grad and op.kink is None:  # sign's jump at 0 has the same slope both sides
+        found["kink"] = "piecewise constant: declare kink= saying its gradient is zero"
+    piecewise = bool(kinked or flat)
     if op.piecewise and not piecewise:
         found["piecewise"] = "declared piecewise, but smooth and nowhere flat at the sample points"
     elif piecewise and not op.piecewise and name not in NOT_PIECEWISE:
@@ -712,6 +727,9 @@ FACT_VARIANTS = [
     ("erf", {"nonneg": True}, "nonneg"),
     ("relu", {"piecewise": False, "piecewise_linear": False}, "piecewise"),
     ("relu", {"piecewise_linear": False}, "piecewise_linear"),
+    ("abs", {"kink": None}, "kink"),
+    ("clip", {"kink": None}, "kink"),
+    ("sign", {"kink": None}, "kink"),
     ("tanh", {"piecewise": True}, "piecewise"),
     ("tanh", {"piecewise_linear": True}, "piecewise_linear"),
     ("sqrt", {"spreads_nonfinite": ()}, "spreads_nonfinite"),
