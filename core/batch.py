@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from . import backend
 from .autograd import grad as _grad
 from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
-from .expr import _SPREADS_NONFINITE, _describe_nonfinite
+from .expr import _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
 from .ops_linalg import batch_label
@@ -684,8 +684,8 @@ class Batched(Interpretation):
                 v = values[k]
                 fin = finite[k] = _row_finite(v.t.data, v.batched, B)
             if fin is True:
-                spread = _SPREADS_NONFINITE.get(node.op)
-                if spread is not None and values[k].t.data.size:
+                spread = OPS[node.op].spreads_nonfinite
+                if spread and values[k].t.data.size:
                     for i in spread:
                         finite[id(node.args[i])] = True
         for node in walk.order:

@@ -89,43 +89,16 @@ def all_finite(data) -> bool:
     return backend.all_finite(data)
 
 
-# Ops whose result is non-finite somewhere whenever the argument at one of these positions
-# is (broadcasting included: every element of an argument reaches some element of a
-# non-empty result).  inf and nan survive +, -, * (inf * 0 is nan), a numerator, a sum,
-# a reshape; exp(-inf) = 0, tanh(inf) = 1, x / inf = 0 and x ** 0 = 1 do not, so those
-# ops are absent.  A finite result of such an op says its arguments there are finite too,
-# without scanning them (the domain warnings ask about an argument only then).
-_SPREADS_NONFINITE: dict[str, tuple[int, ...]] = {
-    "add": (0, 1),
-    "sub": (0, 1),
-    "mul": (0, 1),
-    "div": (0,),
-    "neg": (0,),
-    "abs": (0,),
-    "sin": (0,),
-    "cos": (0,),
-    "tan": (0,),
-    "sinh": (0,),
-    "cosh": (0,),
-    "log": (0,),
-    "log2": (0,),
-    "log10": (0,),
-    "sqrt": (0,),
-    "sum": (0,),
-    "mean": (0,),
-    "reshape": (0,),
-    "transpose": (0,),
-}
-
-
 def domain_warnings(order: list, values: dict, key=id) -> list[str]:
     """The domain warnings of an evaluated program, in program order, each message once.
 
     An op whose result is not finite although its arguments are gets a warning.  ``order``:
     the nodes, each after its arguments; ``values``: ``key(node)`` -> its Tensor.  Each op's
-    result is scanned at most once, the output's first: a finite result of an op of
-    ``_SPREADS_NONFINITE`` vouches for its arguments, and an input is scanned only when a
-    non-finite result of an op asks whether its arguments were finite.
+    result is scanned at most once, the output's first: a finite result of an op vouches
+    for the arguments whose inf or nan it always spreads (``Op.spreads_nonfinite``: inf and
+    nan survive +, -, *, a numerator, a sum, a reshape; exp(-inf) = 0 and x / inf = 0 do
+    not), and an input is scanned only when a non-finite result of an op asks whether its
+    arguments were finite.
     """
     finite: dict[int, bool] = {}
     for node in reversed(order):  # from the output back: results vouch for their arguments
@@ -136,8 +109,8 @@ def domain_warnings(order: list, values: dict, key=id) -> list[str]:
         if ok is None:
             ok = finite[k] = backend.all_finite(values[k].data)
         if ok:
-            spread = _SPREADS_NONFINITE.get(node.op)
-            if spread is not None and values[k].data.size:
+            spread = OPS[node.op].spreads_nonfinite
+            if spread and values[k].data.size:
                 args = node.args
                 for i in spread:
                     finite[key(args[i])] = True

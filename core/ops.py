@@ -25,6 +25,14 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``internal``
     True for ops only the rules and the batch path make (``broadcast_to``,
     ``sum_to``, ``scatter``, ``mT``, ``zeros_like``): the language has no spelling for them.
+``differentiable``, ``zero_grad``, ``kink``
+    the arguments that take a gradient; piecewise constant (its gradient is zero); the
+    warning where the derivative is taken at a point where it is undefined.
+``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
+    what the simplifier, Taylor mode and the non-finite checks know of its values (see
+    :class:`Op`); tests/test_op_table.py checks each against the op's values.
+
+Every fact about an op is on its entry: nothing keyed by its name stands apart.
 
 The rules are written with the engine's own differentiable ops (operators and
 the functions at the bottom of this file), never with raw arrays: the same rule
@@ -182,6 +190,11 @@ class Op:
         "deriv",
         "zero_grad",
         "kink",
+        "total",
+        "nonneg",
+        "piecewise",
+        "piecewise_linear",
+        "spreads_nonfinite",
         "printing",
         "internal",
         "size",
@@ -203,6 +216,12 @@ class Op:
         kind="elementwise",
         deriv=None,
         zero_grad=False,
+        kink=None,
+        total=False,
+        nonneg=False,
+        piecewise=False,
+        piecewise_linear=False,
+        spreads_nonfinite: tuple[int, ...] = (),
         printing: Printing = CALL,
         internal=False,
         size=None,
@@ -239,8 +258,25 @@ class Op:
         self.deriv = deriv
         self.zero_grad = zero_grad
         # kink(input arrays, output array, attrs) -> a warning when the derivative is taken
-        # where it is undefined and a convention was used (set below, "Conventions at kinks").
-        self.kink = None
+        # where it is undefined and a convention was used ("Conventions at kinks" below).
+        self.kink = kink
+        # What the simplifier, Taylor mode and the non-finite checks know of the values (of
+        # an elementwise op; tests/test_op_table.py checks each against the op's values):
+        #   total        a number at every finite input (tan's poles are never hit exactly):
+        #                not nan or infinite on a region, as log, sqrt, gamma are
+        #   nonneg       never negative (nan aside): any power of it is a number
+        #   piecewise    constant on whole regions, or making a sum that is (x - abs(x),
+        #                atan2(0, x), hypot(x, 0) = abs(x)): it may vanish on a region
+        #   piecewise_linear  linear on each piece, with partials that are constant there
+        #                (abs, max, floor): Taylor mode takes the piece the point is on
+        #                (implies piecewise)
+        #   spreads_nonfinite  the argument positions whose inf or nan always makes some
+        #                element of the result inf or nan (a finite result vouches for them)
+        self.total = total
+        self.nonneg = nonneg
+        self.piecewise = piecewise or piecewise_linear
+        self.piecewise_linear = piecewise_linear
+        self.spreads_nonfinite = tuple(spreads_nonfinite)
         self.printing = printing
         self.internal = internal
         # size(input shapes, attrs) -> how many numbers the result holds, for an op whose
@@ -442,10 +478,11 @@ def _xp():
 # ---------------------------------------------------------------------------
 
 
-def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, zero_grad=False):
+def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, **facts):
     """deriv(x, out) -> dout/dx, written with engine ops.  The op is a function of the
     language called ``name`` (or one of ``aliases``), in LaTeX the function ``latex``,
-    unless ``printing`` says otherwise."""
+    unless ``printing`` says otherwise; ``facts`` are the :class:`Op`'s (``kink``,
+    ``total``, ``nonneg``, ``zero_grad``...)."""
 
     def vjp(n, g):
         x = n.inputs[0]
@@ -465,14 +502,15 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
             vjp,
             jvp,
             deriv=(deriv,),
-            zero_grad=zero_grad,
             printing=printing or function(name, *aliases, latex=latex),
+            **facts,
         )
     )
 
 
-def _binary(name, node, forward, deriv_a, deriv_b, *, printing):
-    """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops."""
+def _binary(name, node, forward, deriv_a, deriv_b, *, printing, **facts):
+    """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops;
+    ``facts`` are the :class:`Op`'s."""
 
     def vjp(n, g):
         a, b = n.inputs
@@ -492,8 +530,69 @@ def _binary(name, node, forward, deriv_a, deriv_b, *, printing):
         return None if r is None else broadcast_to(r, out.shape)
 
     return register(
-        Op(name, node, forward, vjp, jvp, arity=2, deriv=(deriv_a, deriv_b), printing=printing)
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            jvp,
+            arity=2,
+            deriv=(deriv_a, deriv_b),
+            printing=printing,
+            **facts,
+        )
     )
+
+
+# ---------------------------------------------------------------------------
+# Conventions at kinks: where an op's derivative is undefined at the point and
+# one of the conventions above was used, `kink` says so (commands show it as a
+# warning).  Ops whose gradient is zero almost everywhere say that instead.
+# ---------------------------------------------------------------------------
+
+
+def _where_kink(test, message):
+    def kink(inputs, out, attrs):
+        with backend.errstate():
+            return message if backend.any_nonzero(test(inputs, out, attrs)) else None
+
+    return kink
+
+
+def _tie_kink(name):
+    def kink(inputs, out, attrs):
+        x = inputs[0]
+        axis = attrs.get("axis")
+        full = (
+            out
+            if attrs.get("keepdims")
+            else _xp().expand_dims(out, axis if axis is not None else tuple(range(x.ndim)))
+        )
+        hits = (x == full).sum(axis=axis)
+        if backend.any_nonzero(hits > 1):
+            extreme = "maximal" if name == "max" else "minimal"
+            return (
+                f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
+                f"the gradient was split evenly among them"
+            )
+        return None
+
+    return kink
+
+
+def _at_zero(message):
+    """The kink of a unary op at 0."""
+    return _where_kink(lambda i, o, a: i[0] == 0, message)
+
+
+def _at_tie(message):
+    """The kink of a binary op where its arguments are equal."""
+    return _where_kink(lambda i, o, a: i[0] == i[1], message)
+
+
+def _zero_almost_everywhere(message):
+    """The "kink" of an op whose gradient is zero almost everywhere: always said."""
+    return lambda inputs, out, attrs: message
 
 
 LN2 = math.log(2.0)
@@ -505,14 +604,26 @@ _unary(
     lambda a: _xp().exp(a),
     lambda x, out: out,
     printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),
+    total=True,
+    nonneg=True,
 )
-_unary("log", "LogBackward0", lambda a: _xp().log(a), lambda x, out: 1 / x, latex="\\log")
+_unary(
+    "log",
+    "LogBackward0",
+    lambda a: _xp().log(a),
+    lambda x, out: 1 / x,
+    latex="\\log",
+    kink=_at_zero("log'(0) is infinite (1/0 = inf)"),
+    spreads_nonfinite=(0,),
+)
 _unary(
     "log2",
     "Log2Backward0",
     lambda a: _xp().log2(a),
     lambda x, out: 1 / (x * LN2),
     latex="\\log_{2}",
+    kink=_at_zero("log2'(0) is infinite (1/0 = inf)"),
+    spreads_nonfinite=(0,),
 )
 _unary(
     "log10",
@@ -520,6 +631,8 @@ _unary(
     lambda a: _xp().log10(a),
     lambda x, out: 1 / (x * LN10),
     latex="\\log_{10}",
+    kink=_at_zero("log10'(0) is infinite (1/0 = inf)"),
+    spreads_nonfinite=(0,),
 )
 # sqrt'(0) = 1/(2*0) = inf, as in PyTorch.
 _unary(
@@ -528,10 +641,37 @@ _unary(
     lambda a: _xp().sqrt(a),
     lambda x, out: 1 / (2 * out),
     printing=function("sqrt", latex=("\\sqrt{", 0, "}"), latex_level=ATOM),
+    kink=_at_zero("sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"),
+    nonneg=True,
+    spreads_nonfinite=(0,),
 )
-_unary("sin", "SinBackward0", lambda a: _xp().sin(a), lambda x, out: call("cos", x), latex="\\sin")
-_unary("cos", "CosBackward0", lambda a: _xp().cos(a), lambda x, out: -call("sin", x), latex="\\cos")
-_unary("tan", "TanBackward0", lambda a: _xp().tan(a), lambda x, out: 1 + out * out, latex="\\tan")
+_unary(
+    "sin",
+    "SinBackward0",
+    lambda a: _xp().sin(a),
+    lambda x, out: call("cos", x),
+    latex="\\sin",
+    total=True,
+    spreads_nonfinite=(0,),
+)
+_unary(
+    "cos",
+    "CosBackward0",
+    lambda a: _xp().cos(a),
+    lambda x, out: -call("sin", x),
+    latex="\\cos",
+    total=True,
+    spreads_nonfinite=(0,),
+)
+_unary(
+    "tan",
+    "TanBackward0",
+    lambda a: _xp().tan(a),
+    lambda x, out: 1 + out * out,
+    latex="\\tan",
+    total=True,
+    spreads_nonfinite=(0,),
+)
 _unary(
     "asin",
     "AsinBackward0",
@@ -539,6 +679,7 @@ _unary(
     lambda x, out: 1 / sqrt(1 - x * x),
     latex="\\arcsin",
     aliases=("arcsin",),
+    spreads_nonfinite=(0,),
 )
 _unary(
     "acos",
@@ -547,6 +688,8 @@ _unary(
     lambda x, out: -(1 / sqrt(1 - x * x)),
     latex="\\arccos",
     aliases=("arccos",),
+    nonneg=True,  # in [0, pi]
+    spreads_nonfinite=(0,),
 )
 _unary(
     "atan",
@@ -555,15 +698,34 @@ _unary(
     lambda x, out: 1 / (1 + x * x),
     latex="\\arctan",
     aliases=("arctan",),
+    total=True,
 )
 _unary(
-    "sinh", "SinhBackward0", lambda a: _xp().sinh(a), lambda x, out: call("cosh", x), latex="\\sinh"
+    "sinh",
+    "SinhBackward0",
+    lambda a: _xp().sinh(a),
+    lambda x, out: call("cosh", x),
+    latex="\\sinh",
+    total=True,
+    spreads_nonfinite=(0,),
 )
 _unary(
-    "cosh", "CoshBackward0", lambda a: _xp().cosh(a), lambda x, out: call("sinh", x), latex="\\cosh"
+    "cosh",
+    "CoshBackward0",
+    lambda a: _xp().cosh(a),
+    lambda x, out: call("sinh", x),
+    latex="\\cosh",
+    total=True,
+    nonneg=True,
+    spreads_nonfinite=(0,),
 )
 _unary(
-    "tanh", "TanhBackward0", lambda a: _xp().tanh(a), lambda x, out: 1 - out * out, latex="\\tanh"
+    "tanh",
+    "TanhBackward0",
+    lambda a: _xp().tanh(a),
+    lambda x, out: 1 - out * out,
+    latex="\\tanh",
+    total=True,
 )
 # abs'(0) = sign(0) = 0, as in PyTorch.
 _unary(
@@ -572,6 +734,11 @@ _unary(
     lambda a: _xp().abs(a),
     lambda x, out: sign(x),
     printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),
+    kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"),
+    total=True,
+    nonneg=True,
+    piecewise_linear=True,
+    spreads_nonfinite=(0,),
 )
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
 _unary(
@@ -580,6 +747,8 @@ _unary(
     lambda a: 1 / (1 + _xp().exp(-a)),
     lambda x, out: out * (1 - out),
     latex="\\sigma",
+    total=True,
+    nonneg=True,
 )
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
 _unary(
@@ -588,6 +757,10 @@ _unary(
     lambda a: _xp().maximum(a, 0),
     lambda x, out: gt(x, 0),
     latex="\\operatorname{relu}",
+    kink=_at_zero("relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"),
+    total=True,
+    nonneg=True,
+    piecewise_linear=True,
 )
 # log(1 + exp(x)) computed without overflow.
 _unary(
@@ -596,6 +769,8 @@ _unary(
     lambda a: _xp().logaddexp(0, a),
     lambda x, out: call("sigmoid", x),
     latex="\\operatorname{softplus}",
+    total=True,
+    nonneg=True,
 )
 # Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
 for _name, _node, _fn in (
@@ -611,6 +786,12 @@ for _name, _node, _fn in (
         lambda x, out: zeros_like(x),
         zero_grad=True,
         latex="\\operatorname{" + _name + "}",
+        spreads_nonfinite=() if _name == "sign" else (0,),  # sign(inf) = 1
+        kink=_zero_almost_everywhere(
+            f"{_name} is piecewise constant: its gradient is zero almost everywhere"
+        ),
+        total=True,
+        piecewise_linear=True,
     )
 
 
@@ -631,7 +812,7 @@ def _special():
         import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         raise UnsupportedError(
-            "erf, erfc, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
+            "erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
             "pip install scipy"
         ) from None
     return special
@@ -659,6 +840,7 @@ _unary(
     lambda a: _xp().log1p(a),
     lambda x, out: 1 / (1 + x),
     latex="\\operatorname{log1p}",
+    spreads_nonfinite=(0,),
 )
 _unary(
     "expm1",
@@ -666,6 +848,7 @@ _unary(
     lambda a: _xp().expm1(a),
     lambda x, out: call("exp", x),
     latex="\\operatorname{expm1}",
+    total=True,
 )
 
 
@@ -716,6 +899,9 @@ _unary(
     _cbrt_forward,
     lambda x, out: 1 / (3 * (out * out)),
     printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),
+    kink=_at_zero("cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"),
+    total=True,
+    spreads_nonfinite=(0,),
 )
 _unary(
     "erf",
@@ -723,6 +909,7 @@ _unary(
     lambda a: _special().erf(a),
     lambda x, out: TWO_OVER_SQRT_PI * call("exp", -(x * x)),
     latex="\\operatorname{erf}",
+    total=True,
 )
 _unary(
     "erfc",
@@ -730,6 +917,28 @@ _unary(
     lambda a: _special().erfc(a),
     lambda x, out: -(TWO_OVER_SQRT_PI * call("exp", -(x * x))),
     latex="\\operatorname{erfc}",
+    total=True,
+    nonneg=True,
+)
+
+
+def _erfcx_forward(a):
+    special = _special()
+    if not hasattr(special, "erfcx"):  # pragma: no cover - a CuPy before erfcx
+        raise UnsupportedError("erfcx on the GPU needs a CuPy with cupyx.scipy.special.erfcx")
+    return special.erfcx(a)
+
+
+# erfcx(x) = exp(x**2) erfc(x), the scaled erfc: no underflow for large x (~ 1/(x sqrt(pi))),
+# inf below -26.6; its derivative is PyTorch's, 2 x erfcx(x) - 2/sqrt(pi).
+_unary(
+    "erfcx",
+    "SpecialErfcxBackward0",
+    _erfcx_forward,
+    lambda x, out: 2 * x * out - TWO_OVER_SQRT_PI,
+    latex="\\operatorname{erfcx}",
+    total=True,
+    nonneg=True,
 )
 # erfinv on [-1, 1] (+-inf at +-1, nan outside); erfinv'(+-1) = inf.
 _unary(
@@ -738,6 +947,7 @@ _unary(
     _erfinv_forward,
     lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out),
     latex="\\operatorname{erfinv}",
+    spreads_nonfinite=(0,),
 )
 
 
@@ -766,6 +976,7 @@ _unary(
     _gamma_forward,
     lambda x, out: out * call("digamma", x),
     latex="\\Gamma",
+    spreads_nonfinite=(0,),
 )
 _unary(
     "lgamma",
@@ -773,6 +984,7 @@ _unary(
     _lgamma_forward,
     lambda x, out: call("digamma", x),
     latex="\\operatorname{lgamma}",
+    spreads_nonfinite=(0,),
 )
 # digamma(+-0) = -+inf, nan at the negative integers (PyTorch's and SciPy's convention).
 _unary(
@@ -781,6 +993,7 @@ _unary(
     lambda a: _special().psi(a),
     lambda x, out: call("polygamma", 1.0, x),
     latex="\\psi",
+    spreads_nonfinite=(0,),
 )
 
 
@@ -797,6 +1010,8 @@ register(
         lambda n, ts: None if ts[0] is None else -ts[0],
         saves=False,
         deriv=(lambda x, out: -1.0,),
+        total=True,
+        spreads_nonfinite=(0,),
         printing=Printing(form="prefix", symbol="-", level=UNARY, operands=(POWER,), latex="-"),
     )
 )
@@ -837,6 +1052,8 @@ register(
         arity=2,
         saves=False,
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0),
+        total=True,
+        spreads_nonfinite=(0, 1),
         printing=infix("+", SUM, (SUM, PRODUCT), " + "),
     )
 )
@@ -850,6 +1067,8 @@ register(
         arity=2,
         saves=False,
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0),
+        total=True,
+        spreads_nonfinite=(0, 1),
         printing=infix("-", SUM, (SUM, PRODUCT), " - "),
     )
 )
@@ -860,6 +1079,8 @@ _binary(
     lambda a, b, out: b,
     lambda a, b, out: a,
     printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False),
+    total=True,
+    spreads_nonfinite=(0, 1),
 )
 _binary(
     "div",
@@ -875,6 +1096,7 @@ _binary(
         spaced=False,
         latex_level=POWER,
     ),
+    spreads_nonfinite=(0,),
 )
 
 
@@ -934,6 +1156,10 @@ _binary(
     printing=infix(
         "**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)
     ),
+    kink=_where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
+        "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan",
+    ),
 )
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
@@ -945,6 +1171,9 @@ _binary(
     lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),
     lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),
     printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"),
+    kink=_at_tie("max(a, b) at a tie a == b is not differentiable; the gradient was split evenly"),
+    total=True,
+    piecewise_linear=True,
 )
 _binary(
     "minimum",
@@ -953,6 +1182,9 @@ _binary(
     lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),
     lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),
     printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"),
+    kink=_at_tie("min(a, b) at a tie a == b is not differentiable; the gradient was split evenly"),
+    total=True,
+    piecewise_linear=True,
 )
 
 # max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
@@ -964,6 +1196,10 @@ _binary(
     lambda a, b, out: gt(a, b),
     lambda a, b, out: None,
     printing=Printing(call="max", latex="\\operatorname{max}"),  # max(x, c): see maximum
+    differentiable=(True, False),  # c is a bound, as in torch.clamp
+    kink=_at_tie("max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"),
+    total=True,
+    piecewise_linear=True,
 )
 _binary(
     "clamp_max",
@@ -972,13 +1208,17 @@ _binary(
     lambda a, b, out: lt(a, b),
     lambda a, b, out: None,
     printing=Printing(call="min", latex="\\operatorname{min}"),  # min(x, c): see minimum
+    differentiable=(True, False),  # c is a bound, as in torch.clamp
+    kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"),
+    total=True,
+    piecewise_linear=True,
 )
 
 
 # polygamma(n, x): the n-th derivative of digamma, for a whole n >= 0 (nan for any other
 # n, as torch.polygamma takes integers only); +-inf at the poles 0, -1, -2, ... (PyTorch's
 # trigamma gives a large finite number there).  n is an order, not a variable: it takes no
-# gradient (DIFFERENTIABLE below), and d/dx polygamma(n, x) = polygamma(n + 1, x).
+# gradient (differentiable=), and d/dx polygamma(n, x) = polygamma(n + 1, x).
 def _polygamma_forward(n, x):
     xp = _xp()
     whole = (n >= 0) & (n == xp.floor(n)) & (n != xp.inf)  # inf == floor(inf), not whole
@@ -996,6 +1236,8 @@ _binary(
     printing=function(
         "polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM
     ),
+    differentiable=(False, True),  # the order n of polygamma(n, x) is not a variable
+    spreads_nonfinite=(0,),
 )
 
 
@@ -1017,6 +1259,12 @@ _binary(
     lambda y, x, out: _atan2_partials(y, x)[0],
     lambda y, x, out: _atan2_partials(y, x)[1],
     printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"),
+    kink=_where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
+        "atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)",
+    ),
+    total=True,
+    piecewise=True,  # atan2(0, x) is 0 for x > 0 and pi for x < 0
 )
 # beta(a, b) = gamma(a) gamma(b) / gamma(a + b) (SciPy's, no overflow for large a, b);
 # d/da = beta(a, b) (digamma(a) - digamma(a + b)), and the same in b.
@@ -1037,6 +1285,14 @@ _binary(
     lambda a, b, out: a / out,
     lambda a, b, out: b / out,
     printing=function("hypot", latex="\\operatorname{hypot}"),
+    kink=_where_kink(
+        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
+        "hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)",
+    ),
+    total=True,
+    nonneg=True,  # a length
+    piecewise=True,  # hypot(x, 0) is abs(x)
+    spreads_nonfinite=(0, 1),
 )
 
 
@@ -1062,10 +1318,17 @@ _binary(
     lambda a, b, out: 1.0,
     _mod_db,
     printing=function("mod", "remainder", latex="\\operatorname{mod}"),
+    kink=_where_kink(
+        lambda i, o, a: o == 0,
+        "mod(a, b) jumps where a is a whole multiple of b; used d/da = 1, d/db = -floor(a/b) "
+        "(PyTorch's remainder)",
+    ),
+    piecewise_linear=True,  # x - mod(x, 1) is floor(x)
+    spreads_nonfinite=(0,),
 )
 
 
-def _elementwise_op(name, node, forward, derivs, *, printing):
+def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     """An elementwise op of ``len(derivs)`` arguments from its partials ``derivs[i](*args,
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
     arity = len(derivs)
@@ -1086,7 +1349,17 @@ def _elementwise_op(name, node, forward, derivs, *, printing):
         return None if r is None else broadcast_to(r, n.out.shape)
 
     return register(
-        Op(name, node, forward, vjp, jvp, arity=arity, deriv=tuple(derivs), printing=printing)
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            jvp,
+            arity=arity,
+            deriv=tuple(derivs),
+            printing=printing,
+            **facts,
+        )
     )
 
 
@@ -1105,6 +1378,14 @@ _elementwise_op(
         lambda x, lo, hi, out: call("maximum", gt(x, hi), lt(hi, lo)),
     ),
     printing=function("clip", "clamp", latex="\\operatorname{clip}"),
+    kink=_where_kink(
+        # with lo > hi clip is hi on a whole neighbourhood: no kink there
+        lambda i, o, a: ((i[0] == i[1]) | (i[0] == i[2])) & (i[1] <= i[2]),
+        "clip(x, lo, hi) at x == lo or x == hi is not differentiable; used gradient 1 for x "
+        "and 0 for the bound (PyTorch's clamp)",
+    ),
+    total=True,
+    piecewise_linear=True,
 )
 
 
@@ -1124,6 +1405,12 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
+            kink=_zero_almost_everywhere(
+                "comparisons pass no gradient (their derivative is zero almost everywhere)"
+            ),
+            total=True,
+            nonneg=True,
+            piecewise=True,
             # (SUM, SUM): a comparison operand of a comparison keeps its parentheses, since
             # a < b < c is a chain, as in Python, not (a < b) < c.
             printing=infix(symbol, COMPARE, (SUM, SUM), latex),
@@ -1169,6 +1456,8 @@ register(
         arity=3,
         differentiable=(False, True, True),
         printing=function("where", latex="\\operatorname{where}"),
+        total=True,
+        piecewise=True,
     )
 )
 
@@ -1243,6 +1532,7 @@ register(
         saves=False,
         kind="shape",
         printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
+        spreads_nonfinite=(0,),
     )
 )
 register(
@@ -1255,6 +1545,7 @@ register(
         saves=False,
         kind="shape",
         printing=function("transpose", latex="\\operatorname{transpose}"),
+        spreads_nonfinite=(0,),
     )
 )
 register(
@@ -1465,6 +1756,7 @@ register(
         saves=False,
         kind="reduction",
         printing=function("sum", latex="\\operatorname{sum}"),
+        spreads_nonfinite=(0,),
     )
 )
 
@@ -1489,6 +1781,7 @@ register(
         saves=False,
         kind="reduction",
         printing=function("mean", latex="\\operatorname{mean}"),
+        spreads_nonfinite=(0,),
     )
 )
 
@@ -1591,6 +1884,7 @@ def _extreme(name, fn, full, partial, printing):
                 )
             ),
             kind="reduction",
+            kink=_tie_kink(fn),
             printing=printing,
         )
     )
@@ -1895,26 +2189,6 @@ def _norm_node(n):
     return "LinalgVectorNormBackward0"
 
 
-register(
-    Op(
-        "norm",
-        _norm_node,
-        _norm_forward,
-        _norm_vjp,
-        _norm_jvp,
-        # a reduction with an ord; its kind is linalg because a reduction's forward takes
-        # axis and keepdims only (core/batch.py batches it as a reduction all the same)
-        kind="linalg",
-        printing=function("norm", latex="\\operatorname{norm}"),
-        params=(
-            Param("axis", "axes", None),
-            KeywordParam("keepdims", "flag", False),
-            KeywordParam("ord", "ord", None),
-        ),
-    )
-)
-
-
 def _norm_kink(inputs, out, attrs):
     """The kink of norm at this point, for its ord (None: no kink)."""
     with backend.errstate():
@@ -1986,6 +2260,27 @@ def _norm_kink_at(inputs, out, attrs):
             f"chosen {line} has a zero entry; used PyTorch's gradient (ties split evenly)"
         )
     return None
+
+
+register(
+    Op(
+        "norm",
+        _norm_node,
+        _norm_forward,
+        _norm_vjp,
+        _norm_jvp,
+        # a reduction with an ord; its kind is linalg because a reduction's forward takes
+        # axis and keepdims only (core/batch.py batches it as a reduction all the same)
+        kind="linalg",
+        kink=_norm_kink,
+        printing=function("norm", latex="\\operatorname{norm}"),
+        params=(
+            Param("axis", "axes", None),
+            KeywordParam("keepdims", "flag", False),
+            KeywordParam("ord", "ord", None),
+        ),
+    )
+)
 
 
 def _logsumexp_forward(a, axis=None, keepdims=False):
@@ -2327,152 +2622,21 @@ def language_functions() -> dict[str, Function]:
 
 
 # ---------------------------------------------------------------------------
-# Conventions at kinks: where an op's derivative is undefined at the point and
-# one of the conventions above was used, `kink` says so (commands show it as a
-# warning).  Ops whose gradient is zero almost everywhere say that instead.
-# ---------------------------------------------------------------------------
-
-
-def _where_kink(test, message):
-    def kink(inputs, out, attrs):
-        with backend.errstate():
-            return message if backend.any_nonzero(test(inputs, out, attrs)) else None
-
-    return kink
-
-
-def _tie_kink(name):
-    def kink(inputs, out, attrs):
-        x = inputs[0]
-        axis = attrs.get("axis")
-        full = (
-            out
-            if attrs.get("keepdims")
-            else _xp().expand_dims(out, axis if axis is not None else tuple(range(x.ndim)))
-        )
-        hits = (x == full).sum(axis=axis)
-        if backend.any_nonzero(hits > 1):
-            extreme = "maximal" if name == "max" else "minimal"
-            return (
-                f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
-                f"the gradient was split evenly among them"
-            )
-        return None
-
-    return kink
-
-
-KINKS = {
-    "abs": _where_kink(
-        lambda i, o, a: i[0] == 0, "abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"
-    ),
-    "relu": _where_kink(
-        lambda i, o, a: i[0] == 0, "relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"
-    ),
-    "sqrt": _where_kink(
-        lambda i, o, a: i[0] == 0, "sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"
-    ),
-    # each names itself (log2 at 0 used to say log'(0))
-    **{
-        name: _where_kink(lambda i, o, a: i[0] == 0, f"{name}'(0) is infinite (1/0 = inf)")
-        for name in ("log", "log2", "log10")
-    },
-    "pow": _where_kink(
-        lambda i, o, a: (i[0] == 0) & (i[1] < 1) & (i[1] != 0),
-        "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan",
-    ),
-    "maximum": _where_kink(
-        lambda i, o, a: i[0] == i[1],
-        "max(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
-    ),
-    "minimum": _where_kink(
-        lambda i, o, a: i[0] == i[1],
-        "min(a, b) at a tie a == b is not differentiable; the gradient was split evenly",
-    ),
-    "clamp_min": _where_kink(
-        lambda i, o, a: i[0] == i[1],
-        "max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
-    ),
-    "clamp_max": _where_kink(
-        lambda i, o, a: i[0] == i[1],
-        "min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0",
-    ),
-    "cbrt": _where_kink(
-        lambda i, o, a: i[0] == 0, "cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"
-    ),
-    "atan2": _where_kink(
-        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
-        "atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)",
-    ),
-    "hypot": _where_kink(
-        lambda i, o, a: (i[0] == 0) & (i[1] == 0),
-        "hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)",
-    ),
-    "mod": _where_kink(
-        lambda i, o, a: o == 0,
-        "mod(a, b) jumps where a is a whole multiple of b; used d/da = 1, d/db = -floor(a/b) "
-        "(PyTorch's remainder)",
-    ),
-    "clip": _where_kink(
-        # with lo > hi clip is hi on a whole neighbourhood: no kink there
-        lambda i, o, a: ((i[0] == i[1]) | (i[0] == i[2])) & (i[1] <= i[2]),
-        "clip(x, lo, hi) at x == lo or x == hi is not differentiable; used gradient 1 for x "
-        "and 0 for the bound (PyTorch's clamp)",
-    ),
-    "amax": _tie_kink("max"),
-    "amin": _tie_kink("min"),
-    "norm": _norm_kink,
-    **{
-        name: (
-            lambda n: (
-                lambda inputs, out, attrs: (
-                    f"{n} is piecewise constant: its gradient is zero almost everywhere"
-                )
-            )
-        )(name)
-        for name in ("sign", "floor", "ceil", "round")
-    },
-    **dict.fromkeys(
-        ("lt", "le", "gt", "ge", "eq", "ne"),
-        lambda inputs, out, attrs: (
-            "comparisons pass no gradient (their derivative is zero almost everywhere)"
-        ),
-    ),
-}
-
-# Inputs an op passes no gradient to, apart from its entry: max(x, c) and min(x, c) are
-# differentiated in x only (c is a bound, as in torch.clamp).
-DIFFERENTIABLE = {
-    "clamp_min": (True, False),
-    "clamp_max": (True, False),
-    "polygamma": (False, True),  # the order n of polygamma(n, x) is not a variable
-}
-
-
-# ---------------------------------------------------------------------------
 # The table, made once from the declarations above
 # ---------------------------------------------------------------------------
 
 
-def op_table(declared, *, kinks, differentiable) -> dict[str, Op]:
-    """The op table, name -> :class:`Op`, from the declared ops and the facts declared
-    apart from them (``kinks``: name -> kink rule; ``differentiable``: name -> flags).
+def op_table(declared) -> dict[str, Op]:
+    """The op table, name -> :class:`Op`, from the declared ops (each with all its facts).
 
-    A name declared twice, or a fact about an op that is not declared, is an error.
-    Pure: it makes a new dict and changes nothing else than the declared ops' facts.
+    A name declared twice is an error.  It makes a new dict, and completes what follows
+    from an op's kind (the size of a broadcast, a reduction's check of its axis).
     """
     table: dict[str, Op] = {}
     for op in declared:
         if op.name in table:
             raise ValueError(f"op {op.name!r} is declared twice")
         table[op.name] = op
-    unknown = sorted((kinks.keys() | differentiable.keys()) - table.keys())
-    if unknown:
-        raise ValueError(f"facts about undeclared ops: {', '.join(unknown)}")
-    for name, kink in kinks.items():
-        table[name].kink = kink
-    for name, flags in differentiable.items():
-        table[name].differentiable = tuple(flags)
     for op in table.values():
         if op.size is None and op.kind in ("elementwise", "comparison") and op.arity != 1:
             op.size = broadcast_size

@@ -4,8 +4,8 @@ repeats, joins and stacks, softmax and log_softmax.
 Each op is declared as in :mod:`.ops` (forward on arrays, ``vjp`` and ``jvp`` written with
 engine ops, so second derivatives work) and takes its attribute arguments as
 :class:`~.ops.Param`\\ s, which the parser checks and the printer writes back.  This module
-is imported by :mod:`.ops` just before the table is made; ``KINKS`` and ``DIFFERENTIABLE``
-here join the table's.
+is imported by :mod:`.optable` before the table is made; every fact of an op (its kink, which
+arguments are differentiated) is on its entry.
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ import math
 from . import limits
 from .ops import Op, Param, _any_zero, call, eq, function, register, reshape, where, zeros_like
 from .ops import _xp as xp
-
-KINKS: dict = {}
-DIFFERENTIABLE: dict = {}
 
 
 def axis_of(axis: int, ndim: int, name: str) -> int:

@@ -24,8 +24,8 @@ that do not fit are a ValueError, which the engine reports as a shape error.  Th
 jvp rules are written with engine ops (matmul, mT, getitem, sum and these ops themselves),
 so second derivatives work.
 
-Imported by :mod:`.optable` before the table is made; ``KINKS`` and ``DIFFERENTIABLE`` here
-join the table's.
+Imported by :mod:`.optable` before the table is made; every fact of an op (its kink, which
+arguments are differentiated) is on its entry.
 """
 
 from __future__ import annotations
@@ -48,10 +48,6 @@ from .ops import (
     where,
 )
 from .ops import _xp as xp
-
-KINKS: dict = {}
-DIFFERENTIABLE: dict = {}
-
 
 # ---------------------------------------------------------------------------
 # Checks and helpers on arrays (forwards)

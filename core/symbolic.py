@@ -304,7 +304,7 @@ class Algebra:
                 self._piecewise[u.uid] = False
                 memo[u.uid] = not math.isfinite(value)
             else:
-                self._piecewise[u.uid] = (u.kind == FN and u.data in _PIECEWISE_FNS) or any(
+                self._piecewise[u.uid] = (u.kind == FN and _fn_fact(u.data, "piecewise")) or any(
                     self._piecewise[c.uid] for c in u.children()
                 )
                 self._vanish[u.uid] = _local_may_vanish(u, self._vanish, self._piecewise)
@@ -892,48 +892,15 @@ def _combine_exponents(alg: Algebra, x: Term, a: Term, b: Term):
     return s
 
 
-# Functions that are a number at every finite input (tan's poles are never hit exactly
-# in floating point); the others (log, sqrt, asin, ...) are nan on a region: log1p below -1,
-# erfinv outside [-1, 1], mod(x, 0), polygamma of a fractional order, and gamma, lgamma,
-# digamma and polygamma at their poles 0, -1, -2, ... (gamma(floor(x)) on a whole region).
-_TOTAL_FNS = frozenset(
-    (
-        "sin",
-        "cos",
-        "tan",
-        "atan",
-        "exp",
-        "sinh",
-        "cosh",
-        "tanh",
-        "abs",
-        "sigmoid",
-        "relu",
-        "softplus",
-        "sign",
-        "floor",
-        "ceil",
-        "round",
-        "neg",
-        "maximum",
-        "minimum",
-        "clamp_min",
-        "clamp_max",
-        "where",
-        "expm1",
-        "cbrt",
-        "erf",
-        "erfc",
-        "atan2",
-        "hypot",
-        "clip",
-    )
-)
-# Functions whose value is never negative (nan aside): any power of them is a number
-# (erfc is in (0, 2), hypot a length; not gamma, negative between -1 and 0).
-_NONNEG_FNS = frozenset(
-    ("exp", "cosh", "sigmoid", "softplus", "abs", "relu", "sqrt", "erfc", "hypot")
-)
+# What the simplifier knows of a function's values is on its op (Op.total, Op.nonneg,
+# Op.piecewise): a number at every finite input (sin; not log, sqrt, gamma, nan on a
+# region), never negative (exp, hypot), or constant on whole regions (abs, floor, max).
+
+
+def _fn_fact(name: str, fact: str) -> bool:
+    """The fact ``fact`` ("total", "nonneg", "piecewise") of the function ``name``."""
+    op = OPS.get(name)
+    return op is not None and getattr(op, fact)
 
 
 def _nonneg(t: Term) -> bool:
@@ -943,7 +910,7 @@ def _nonneg(t: Term) -> bool:
     if t.kind == NAMED:
         return t.data[1] >= 0
     if t.kind == FN:
-        return t.data in _NONNEG_FNS or t.data in _COMPARISONS
+        return _fn_fact(t.data, "nonneg")  # comparisons too: 0 or 1
     if t.kind == MUL:
         return t.data[0] > 0 and all(
             (_is_int_term(e) and e.data % 2 == 0) or (b.kind != MUL and _nonneg(b))
@@ -969,29 +936,6 @@ def _factor_fails(b: Term, e: Term, memo: dict, values: dict, vanish: dict) -> b
     return False
 
 
-# Functions that are constant (0, say) on whole regions, or make a sum that is: x - abs(x).
-_PIECEWISE_FNS = frozenset(
-    (
-        "abs",
-        "relu",
-        "sign",
-        "floor",
-        "ceil",
-        "round",
-        "maximum",
-        "minimum",
-        "clamp_min",
-        "clamp_max",
-        "where",
-        "clip",
-        "mod",  # x - mod(x, 1) is floor(x)
-        "atan2",  # atan2(0, x) is 0 for x > 0 and pi for x < 0
-        "hypot",  # hypot(x, 0) is abs(x)
-    )
-    + _COMPARISONS
-)
-
-
 def _local_may_vanish(t: Term, vanish: dict, piecewise: dict) -> bool:
     """:meth:`Algebra.may_vanish` of a term with variables, given its children's
     (``piecewise``: whether a term has a piecewise function in it)."""
@@ -1004,7 +948,7 @@ def _local_may_vanish(t: Term, vanish: dict, piecewise: dict) -> bool:
         return t.data[0] == 0 or any(vanish[c.uid] for c in t.children())
     if t.data in ("abs", "sign", "neg"):
         return vanish[t.args[0].uid]  # 0 exactly where the argument is
-    if t.data in _PIECEWISE_FNS:
+    if _fn_fact(t.data, "piecewise"):
         return True
     return t.data != "exp" and any(piecewise[c.uid] for c in t.args)  # sin(relu(x))
 
@@ -1028,7 +972,7 @@ def _local_may_nan(t: Term, memo: dict, values: dict, vanish: dict) -> bool:
         return False  # nan < 0 is false, a number
     if name == "where":
         return memo[t.args[1].uid] or memo[t.args[2].uid]
-    return name not in _TOTAL_FNS or any(memo[a.uid] for a in t.args)
+    return not _fn_fact(name, "total") or any(memo[a.uid] for a in t.args)
 
 
 def _constant_value(t: Term, values: dict):

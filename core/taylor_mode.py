@@ -601,6 +601,20 @@ def _erf(r: _Args) -> list:
     return _integral(_weighted(u, n), _times(e, scale), r.out0, n)
 
 
+@_rule("erfcx")
+def _erfcx(r: _Args) -> list:
+    # y' = (2 u y - 2/sqrt(pi)) u', with g = 2 u y - 2/sqrt(pi) built alongside y
+    u, n = r.s(0), r.n
+    du = _weighted(u, n)
+    y = [r.out0]
+    g = [2.0 * u[0] * y[0] - TWO_OVER_SQRT_PI]
+    _partial(g[0], "erfcx")
+    for k in range(1, n):
+        y.append(sum(map(mul, du[1 : k + 1], g[k - 1 :: -1])) / k)
+        g.append(2.0 * sum(map(mul, u[: k + 1], y[k::-1])))
+    return y
+
+
 @_rule("erfinv")
 def _erfinv(r: _Args) -> list:
     # y' = sqrt(pi)/2 * exp(y^2) u', with exp(y^2) built alongside y
@@ -725,20 +739,11 @@ def _where(r: _Args) -> list:
     return list(r.s(taken))
 
 
-@_rule(
-    "abs",
-    "relu",
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "maximum",
-    "minimum",
-    "clamp_min",
-    "clamp_max",
-    "clip",
-    "mod",
-)
+#: the ops linear on each piece, with constant partials there (``Op.piecewise_linear``)
+PIECEWISE_LINEAR = tuple(name for name, op in OPS.items() if op.piecewise_linear)
+
+
+@_rule(*PIECEWISE_LINEAR)
 def _piecewise(r: _Args) -> list:
     """Locally linear: the result moves with each argument times the engine's own partial
     at the point, a constant there (built from comparisons, sign and round, whose derivative
@@ -768,14 +773,15 @@ def _piecewise(r: _Args) -> list:
 #: ops linear in their live arguments at the point (piecewise ones with constant partials)
 _LINEAR = frozenset(
     ("add", "sub", "neg", "where", "sum", "mean", "reshape", "transpose", "broadcast_to")
-    + ("sum_to", "abs", "relu", "sign", "floor", "ceil", "round", "maximum", "minimum")
-    + ("clamp_min", "clamp_max", "clip", "mod")
+    + ("sum_to",)
+    + PIECEWISE_LINEAR
 )
 
 
 #: ops whose derivative formula in the op table is nonlinear in the result (tan: 1 + out*out)
 _NONLINEAR_IN_OUT = frozenset(
     ("tan", "tanh", "sigmoid", "cbrt", "sqrt", "erfinv", "gamma", "beta", "hypot", "div", "pow")
+    + ("erfcx",)
 )
 
 

@@ -158,6 +158,13 @@ def o_lgamma(x):
     return _mp(lambda v: mpmath.log(abs(mpmath.gamma(v))), x)
 
 
+def o_erfcx(x):
+    # exp(x**2) erfc(x) at 50 digits: the product of a huge and a tiny number, exactly
+    with mpmath.workdps(50):
+        v = mpmath.mpf(x)
+        return float(mpmath.erfc(v) * mpmath.exp(v * v))
+
+
 def o_digamma(x):
     return _mp(mpmath.digamma, x)
 
@@ -264,6 +271,9 @@ UNARY = {
     "cbrt": (["cbrt(x)"], o_cbrt, False, GENERAL + [1e-300, -1e300, TINY, 1e-3]),
     "erf": (["erf(x)"], math.erf, False, GENERAL + [1e-300, -1e-10, 5.0]),
     "erfc": (["erfc(x)"], math.erfc, False, GENERAL + [10.0, 26.0, -6.0]),
+    # where erfc underflows (26: 1e-296) and exp(x**2) overflows, and up to erfcx's own
+    # overflow below -26.6 (-26: 7.7e293)
+    "erfcx": (["erfcx(x)"], o_erfcx, False, GENERAL + [26.0, 1e5, 1e150, 1e-300, -26.0]),
     "erfinv": (["erfinv(x)"], o_erfinv, False, UNIT + [1e-300, -0.999999, 0.9999999999]),
     # between the poles at the whole numbers <= 0, and up to gamma's overflow at 171.6
     "gamma": (
@@ -459,6 +469,16 @@ UNARY_SPECIAL = {
         (-0.0, 1.0),
         (30.0, 0.0),
         (-30.0, 2.0),
+    ],
+    # erfcx(x) = exp(x**2) erfc(x): 0 at +inf (as 1/(x sqrt(pi))), inf at -inf and below
+    # -26.6 (2 exp(x**2) overflows), as SciPy and PyTorch
+    "erfcx": [
+        (INF, 0.0),
+        (-INF, INF),
+        (NAN, NAN),
+        (0.0, 1.0),
+        (-0.0, 1.0),
+        (-27.0, INF),
     ],
     # PyTorch's (and SciPy's) erfinv: +-inf at +-1, nan outside [-1, 1], the sign of zero kept
     "erfinv": [

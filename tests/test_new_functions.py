@@ -64,6 +64,7 @@ UNARY_SYMPY = {
     "cbrt": (sympy.sign(X) * sympy.Abs(X) ** sympy.Rational(1, 3), [-27.0, -0.5, 1e-9, 0.3, 8.0]),
     "erf": (sympy.erf(X), [-6.0, -1.0, -1e-8, 0.0, 0.3, 1.5, 5.0]),
     "erfc": (sympy.erfc(X), [-3.0, -0.5, 0.0, 0.3, 2.0, 10.0, 25.0]),
+    "erfcx": (sympy.exp(X**2) * sympy.erfc(X), [-3.0, -0.5, 0.0, 0.3, 2.0, 10.0]),
     "erfinv": (sympy.erfinv(X), [-0.999, -0.5, 0.0, 1e-9, 0.3, 0.9, 0.999999]),
     "gamma": (sympy.gamma(X), [-2.5, -0.5, 1e-6, 0.3, 1.0, 4.5, 20.0, 170.5]),
     "lgamma": (sympy.log(sympy.Abs(sympy.gamma(X))), [-2.5, -0.5, 1e-6, 0.3, 1.0, 2.0, 50.0, 1e5]),
@@ -482,6 +483,7 @@ FACT_FUNCTIONS = [
     "cbrt(x)",
     "erf(x)",
     "erfc(x)",
+    "erfcx(x)",
     "erfinv(x)",
     "gamma(x)",
     "lgamma(x)",
@@ -541,10 +543,13 @@ def test_diff_simplifies_the_new_functions_to_grads_values(f, template):
         ("expm1(x)/expm1(x)*x", "1"),
         ("cbrt(x)/cbrt(x)*x", "1"),
         ("erfc(x)/erfc(x)*x", "1"),
+        ("erfcx(x)/erfcx(x)*x", "1"),
+        ("erfcx(x) - erfcx(x)", "0"),
         ("(atan2(x, y) - atan2(x, y))*x + x", "1"),
         ("(clip(x, y, 1) - clip(x, y, 1))*x + x", "1"),
         # never negative: the powers combine
         ("erfc(x)**0.5*erfc(x)**0.5", "-1.1283791670955126*exp(-x**2)"),
+        ("erfcx(x)**0.5*erfcx(x)**0.5", "2*x*erfcx(x) - 1.1283791670955126"),
     ],
 )
 def test_diff_uses_the_facts_of_the_new_functions(expr, derivative):

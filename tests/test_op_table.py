@@ -28,6 +28,7 @@ omission is caught.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import re
@@ -547,3 +548,200 @@ def test_internal_ops_are_exempt(monkeypatch):
         internal=True,
     )
     assert gaps("cube") == {}
+
+
+# ---------------------------------------------------------------------------
+# The facts an elementwise op declares about its values, against its values
+# ---------------------------------------------------------------------------
+
+# Each argument takes every value of the grid (all combinations): the poles, branch points
+# and kinks the ops have at whole numbers and halves, and values between them.
+GRID = np.array([-3, -2.5, -2, -1.5, -1, -0.7, -0.5, -0.3, 0, 0.3, 0.5, 0.7, 1, 1.5, 2, 2.5, 3.0])
+KINK_STEP = 1e-6  # the step of the differences that find kinks, jumps and flat pieces
+LINEAR_STEP = 1e-2  # ... and of the second differences that find linear pieces
+NONFINITE = (math.nan, math.inf, -math.inf)
+
+# Facts the grid suggests that an op rightly does not declare, each with the reason.
+NOT_PIECEWISE = {  # flat along one argument, or with a kink, at a grid point
+    "mul": "flat in x where y = 0; a product is the simplifier's own term, not a function",
+    "div": "flat in y where x = 0; a quotient is the simplifier's own term",
+    "pow": "flat in x where y = 0 and in y where x = 0 or 1; a power is the simplifier's own term",
+}
+NOT_PIECEWISE_LINEAR = {  # linear along the diagonal at half the grid points or more
+    "add": "linear: Taylor mode's own rule",
+    "sub": "linear: Taylor mode's own rule",
+    "neg": "linear: Taylor mode's own rule",
+    "where": "linear in the branch it takes: Taylor mode's own rule",
+}
+
+
+def _elementwise_ops() -> list[str]:
+    return sorted(
+        n
+        for n, op in OPS.items()
+        if op.kind in ("elementwise", "comparison") and not op.internal and op.arity
+    )
+
+
+def _on_grid(op: Op, *arrays) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.asarray(op.forward(*arrays), dtype=np.float64)
+
+
+def _points(arity: int) -> list[np.ndarray]:
+    return [a.ravel() for a in np.meshgrid(*[GRID] * arity, indexing="ij")]
+
+
+def _shifted(points, i, step):
+    return [p + step if k == i else p for k, p in enumerate(points)]
+
+
+def _kinks_and_flat_pieces(op: Op, points, value) -> tuple[set, set]:
+    """The arguments along which, somewhere on the grid, the op's slope jumps between the
+    two sides of a point (a kink or a jump), and those along which it is constant (f(x - h)
+    == f(x) == f(x + h), in floating point)."""
+    kinked, flat = set(), set()
+    for i in range(len(points)):
+        lo = _on_grid(op, *_shifted(points, i, -KINK_STEP))
+        hi = _on_grid(op, *_shifted(points, i, KINK_STEP))
+        ok = np.isfinite(lo) & np.isfinite(value) & np.isfinite(hi)
+        if np.any(ok & (lo == value) & (value == hi)):
+            flat.add(i)
+        with np.errstate(all="ignore"):
+            left, right = (value - lo) / KINK_STEP, (hi - value) / KINK_STEP
+            jump = np.abs(right - left) > 0.1 * (1 + np.abs(left) + np.abs(right))
+        if np.any(ok & jump):
+            kinked.add(i)
+    return kinked, flat
+
+
+def _linear_share(op: Op, points, value) -> float:
+    """The share of the grid's points (where the op is finite nearby) at which its second
+    difference along the diagonal (every argument moved) is 0 to rounding: 1/17 for sin
+    (at 0), over half for floor (all but its jumps)."""
+    lo = _on_grid(op, *[p - LINEAR_STEP for p in points])
+    hi = _on_grid(op, *[p + LINEAR_STEP for p in points])
+    ok = np.isfinite(lo) & np.isfinite(value) & np.isfinite(hi)
+    with np.errstate(all="ignore"):
+        flat = np.abs(hi - 2 * value + lo) <= 1e-12 * (1 + np.abs(value))
+    return float(np.mean(flat[ok])) if ok.any() else 0.0
+
+
+def _spreads(op: Op, points, i: int) -> bool:
+    """An inf or nan at argument ``i`` makes the result inf or nan, whatever the others."""
+    for bad in NONFINITE:
+        args = [np.full_like(p, bad) if k == i else p for k, p in enumerate(points)]
+        if np.isfinite(_on_grid(op, *args)).any():
+            return False
+    return True
+
+
+def _differentiated(op: Op) -> list[int]:
+    return [i for i, d in enumerate(op.flags(op.arity)) if d]
+
+
+def fact_gaps(name: str) -> dict[str, str]:
+    """The value facts (``Op.total``, ``nonneg``, ``piecewise``, ``piecewise_linear``,
+    ``spreads_nonfinite``) that ``name`` declares wrongly or leaves out, and a ``kink`` it
+    leaves out, each with why."""
+    op = OPS[name]
+    points = _points(op.arity)
+    value = _on_grid(op, *points)
+    found = {}
+    finite = bool(np.isfinite(value).all())
+    if op.total and not finite:
+        bad = [float(p[~np.isfinite(value)][0]) for p in points]
+        found["total"] = f"declared total, but {name}{tuple(bad)} = {value[~np.isfinite(value)][0]}"
+    elif finite and not op.total:
+        found["total"] = "a number at every sample point: declare total=True"
+    negative = value < 0
+    if op.nonneg and negative.any():
+        found["nonneg"] = f"declared nonneg, but {value[negative][0]} at a sample point"
+    elif not negative.any() and not op.nonneg:
+        found["nonneg"] = "never negative at the sample points: declare nonneg=True"
+    kinked, flat = _kinks_and_flat_pieces(op, points, value)
+    if op.vjp is not None and op.kink is None and kinked & set(_differentiated(op)):
+        found["kink"] = (
+            f"a kink or a jump along argument {min(kinked)} at a sample point: declare "
+            "kink= (the warning where the derivative's convention is used)"
+        )
+    elif op.zero_grad and op.kink is None:  # sign's jump at 0 has the same slope both sides
+        found["kink"] = "piecewise constant: declare kink= saying its gradient is zero"
+    piecewise = bool(kinked or flat)
+    if op.piecewise and not piecewise:
+        found["piecewise"] = "declared piecewise, but smooth and nowhere flat at the sample points"
+    elif piecewise and not op.piecewise and name not in NOT_PIECEWISE:
+        found["piecewise"] = (
+            "a kink, a jump or a flat piece at a sample point: declare piecewise=True "
+            "(or list it in NOT_PIECEWISE with the reason)"
+        )
+    if op.vjp is not None:  # Taylor mode's fact: about ops it differentiates
+        share = _linear_share(op, points, value)
+        if op.piecewise_linear and share < 0.5:  # floor: its jumps at the whole numbers
+            found["piecewise_linear"] = f"declared piecewise linear, but linear at {share:.0%}"
+        elif share >= 0.5 and not op.piecewise_linear and name not in NOT_PIECEWISE_LINEAR:
+            found["piecewise_linear"] = (
+                f"linear at {share:.0%} of the sample points: declare piecewise_linear=True "
+                "(or list it in NOT_PIECEWISE_LINEAR with the reason)"
+            )
+    spreading = tuple(i for i in range(op.arity) if _spreads(op, points, i))
+    if set(op.spreads_nonfinite) - set(spreading):
+        found["spreads_nonfinite"] = (
+            f"declared {op.spreads_nonfinite}, but inf or nan at an argument of "
+            f"{sorted(set(op.spreads_nonfinite) - set(spreading))} can give a finite result"
+        )
+    elif spreading != op.spreads_nonfinite:
+        found["spreads_nonfinite"] = (
+            f"inf or nan at an argument of {spreading} always gives inf or nan: declare "
+            f"spreads_nonfinite={spreading}"
+        )
+    return found
+
+
+@pytest.mark.parametrize("name", _elementwise_ops())
+def test_every_elementwise_op_declares_its_value_facts(name):
+    assert fact_gaps(name) == {}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(n for n, op in OPS.items() if op.spreads_nonfinite and op.kind not in SCALAR_KINDS),
+)
+def test_other_ops_spread_inf_and_nan_as_declared(name):
+    s = sample(name)
+    for i in OPS[name].spreads_nonfinite:
+        for bad in NONFINITE:
+            args = list(s.args)
+            args[i] = np.array(args[i], dtype=np.float64)
+            args[i].flat[0] = bad
+            assert not np.isfinite(_value(name, args, s.attrs)).all(), (name, i, bad)
+
+
+# A fact left out, or declared wrongly, is named: (op, its facts changed to, the fact named).
+FACT_VARIANTS = [
+    ("erfcx", {"total": False}, "total"),  # the example of ARCHITECTURE.md
+    ("erfcx", {"nonneg": False}, "nonneg"),
+    ("sin", {"total": False}, "total"),
+    ("log", {"total": True}, "total"),
+    ("erfc", {"nonneg": False}, "nonneg"),
+    ("erf", {"nonneg": True}, "nonneg"),
+    ("relu", {"piecewise": False, "piecewise_linear": False}, "piecewise"),
+    ("relu", {"piecewise_linear": False}, "piecewise_linear"),
+    ("abs", {"kink": None}, "kink"),
+    ("clip", {"kink": None}, "kink"),
+    ("sign", {"kink": None}, "kink"),
+    ("tanh", {"piecewise": True}, "piecewise"),
+    ("tanh", {"piecewise_linear": True}, "piecewise_linear"),
+    ("sqrt", {"spreads_nonfinite": ()}, "spreads_nonfinite"),
+    ("exp", {"spreads_nonfinite": (0,)}, "spreads_nonfinite"),
+]
+
+
+@pytest.mark.parametrize(("name", "changes", "named"), FACT_VARIANTS)
+def test_a_fact_left_out_or_wrong_fails_by_name(monkeypatch, name, changes, named):
+    assert fact_gaps(name) == {}
+    op = copy.copy(OPS[name])
+    for fact, value in changes.items():
+        setattr(op, fact, value)
+    monkeypatch.setitem(OPS, name, op)
+    assert named in fact_gaps(name)

@@ -176,6 +176,7 @@ UNARY_SAMPLERS = {
     "cbrt": away_from_zero(),
     "erf": DEFAULT,
     "erfc": DEFAULT,
+    "erfcx": DEFAULT,
     "erfinv": uniform(-0.9, 0.9),
     "gamma": POSITIVE,
     "lgamma": POSITIVE,
@@ -693,6 +694,17 @@ SECOND_ORDER_UNARY = {
     "erfinv": (
         uniform(-0.9, 0.9),
         lambda x: _mp(lambda v: (y := mpmath.erfinv(v)) * mpmath.pi / 2 * mpmath.exp(2 * y * y), x),
+    ),
+    # erfcx'' = (2 + 4 x^2) erfcx(x) - 4x/sqrt(pi), erfcx(x) = exp(x^2) erfc(x)
+    "erfcx": (
+        DEFAULT,
+        lambda x: _mp(
+            lambda v: (
+                (2 + 4 * v * v) * mpmath.exp(v * v) * mpmath.erfc(v)
+                - 4 * v / mpmath.sqrt(mpmath.pi)
+            ),
+            x,
+        ),
     ),
     "gamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.diff(mpmath.gamma, v, 2), x)),
     "lgamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(1, v), x)),
