@@ -476,7 +476,7 @@ def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict
         return None
     # Depth first, each partial path a link to the one it extends (node, factor, previous):
     # copying the path at every step would make one path of a chain n deep cost n^2.
-    found = []
+    found: list[dict] = []
     stack: list[tuple] = [(output, None, None)]
     while stack:
         link = stack.pop()

@@ -110,7 +110,7 @@ class Notation:
                 self.exp = True
             largest = top if largest is None else max(largest, top)
             smallest = bottom if smallest is None else min(smallest, bottom)
-        if largest is not None:
+        if largest is not None and smallest is not None:
             with np.errstate(over="ignore"):
                 if smallest < SMALLEST_POSITIONAL or largest / smallest > WIDEST_RATIO:
                     self.exp = True

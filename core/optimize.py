@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from . import backend
 from .errors import InputError, NonScalarOutputError
@@ -341,7 +342,7 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
         return "the gradient is zero here, but the Hessian is negative definite (a maximum)"
     if s.kind == "degenerate" and (s.eigenvalues < -s.zero).any():
         return "the gradient is zero here, but the Hessian has a negative eigenvalue"
-    for k in np.flatnonzero(s.unsure):
+    for k in np.flatnonzero(s.unsure).tolist():
         v = s.direction(k)
         step = max(100 * s.distance(k), 1e-6 * (1 + float(np.max(np.abs(theta)))))
         for sign in (1.0, -1.0):
@@ -362,13 +363,13 @@ class _SecondOrder:
     """A stationary point seen through its exact Hessian (over the entries ``free``)."""
 
     kind: str  # critical's: minimum, maximum, saddle, degenerate
-    eigenvalues: object  # ascending (host array)
-    vectors: object  # the eigenvectors, columns over the free entries
-    third: object  # D³f(v, v, v) along each eigenvector v
-    slope: object  # |g·v| along each
-    unsure: object  # the directions whose curvature does not decide the kind
+    eigenvalues: Any  # ascending (host array)
+    vectors: Any  # the eigenvectors, columns over the free entries
+    third: Any  # D³f(v, v, v) along each eigenvector v
+    slope: Any  # |g·v| along each
+    unsure: Any  # the directions whose curvature does not decide the kind
     zero: float  # classify's zero
-    free: object
+    free: Any
     size: int
 
     def direction(self, k: int):
@@ -406,7 +407,7 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
         return _SecondOrder("degenerate", none, none, none, none, none, zero, free, theta.size)
     eig, vectors = np.linalg.eigh((Hf + Hf.T) / 2)
     kind = classify(eig.tolist(), atol=math.sqrt(gtol))
-    zero = _zero_below(eig, atol=math.sqrt(gtol))
+    zero = _zero_below(eig.tolist(), atol=math.sqrt(gtol))
     s = _SecondOrder(
         kind,
         eig,

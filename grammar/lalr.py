@@ -372,7 +372,7 @@ class Runtime:
         ``kind`` alone): the state on top after them, and the callbacks to run on the value,
         in order.  Made once for each such triple (:meth:`parse` keeps them)."""
         states = self.states
-        calls = []
+        calls: list = []
         while True:
             action = states[top].get(kind)
             if action is None or action.__class__ is int or action[1] != 1:
