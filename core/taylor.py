@@ -251,15 +251,25 @@ def _remainder(program, values, names, point, monomials, at) -> dict:
     unknown = sorted(set(at) - set(names))
     if unknown:
         raise InputError(
-            f"--at names {unknown[0]!r}, which is not expanded in", variable=unknown[0]
+            f"--at names {unknown[0]!r}, which is not a variable of the expansion "
+            f"({', '.join(names)})",
+            variable=unknown[0],
         )
     where = {nm: float(at.get(nm, point[nm])) for nm in names}
     env = dict(values)
     env.update(where)
     with no_grad():
         f = float(backend.to_numpy(evaluate(program, env, check_domain=False).output.data))
-    p = math.fsum(
-        coef * math.prod((where[nm] - point[nm]) ** e for nm, e in zip(names, exps))
-        for exps, coef in monomials
-    )
+    np = backend.host
+    with np.errstate(all="ignore"):  # IEEE: a point far out gives inf or nan, not an error
+        terms = [
+            float(
+                coef
+                * np.prod([np.float64(where[nm] - point[nm]) ** e for nm, e in zip(names, exps)])
+            )
+            for exps, coef in monomials
+            if coef != 0  # a zero term is 0 at any point (0 * inf is not)
+        ]
+        finite = all(math.isfinite(t) for t in terms)
+        p = math.fsum(terms) if finite else float(np.sum(np.array(terms)))
     return {"at": where, "value": f, "polynomial": p, "remainder": f - p}

@@ -199,3 +199,26 @@ def test_batch_lines_carry_the_same_answers(cli, tmp_path):
     assert taylor["warnings"][0].startswith("the coefficient c0 is inf")
     alone = cli("minimize", "x**3", "--x", "1", "--json").json
     assert {k: v for k, v in minimize.items() if k != "line"} == alone
+
+
+@pytest.mark.parametrize(
+    "at, polynomial",
+    [("x=1e400", "nan"), ("x=-inf", "nan"), ("x=1e100", "inf"), ("x=0.5", 0.479427083)],
+)
+def test_taylor_at_a_far_point_is_ieee_not_an_internal_error(cli, at, polynomial):
+    """The remainder at --at far out: the polynomial overflows to inf or nan, as IEEE says
+    (math.fsum raised on inf - inf: kind internal)."""
+    r = cli("taylor", "sin(x)", "--x", "0", "--at", at, "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)["remainder"]["polynomial"]
+    if isinstance(polynomial, str):
+        assert got == polynomial
+    else:
+        assert got == pytest.approx(polynomial, rel=1e-9)
+
+
+def test_taylor_at_names_the_expansions_variables(cli):
+    r = cli("taylor", "sin(x)*y", "--x", "0", "--y", "1", "--at", "z=1", "--json")
+    assert r.code == 2
+    message = json.loads(r.out)["error"]["message"]
+    assert "'z'" in message and "(x, y)" in message
