@@ -1719,17 +1719,18 @@ def diff(
     derivatives = {}
     for name in names:
         e = current[name]
-        text = to_text(e)
-        derivatives[name] = Derivative(name, order, e, text, simplified[name], why[name])
+        derivative = to_text(e)
+        derivatives[name] = Derivative(name, order, e, derivative, simplified[name], why[name])
         if why[name]:
             notes.append(f"d/d{name}: {why[name]}")
-        if len(text) > LARGE_TEXT:
+        if len(derivative) > LARGE_TEXT:
             notes.append(
-                f"d/d{name}: a large result: {len(text):,} characters, "
+                f"d/d{name}: a large result: {len(derivative):,} characters, "
                 f"{len(topological([e])):,} nodes"
             )
     if hessian is not None:
         hessian = _hessian_entries(hessian, names, derivatives, simplified, why, notes)
+    # ``text``: the source differentiated (None for an Expr given directly)
     result = DiffResult(text, order, derivatives, notes=notes, hessian=hessian)
     if values is not None:
         _evaluate_at(result, output, values)

@@ -698,3 +698,13 @@ def test_explain_is_plain_json_and_caps_paths():
     ex = explain(text, {"x": 1.01})
     assert ex.paths["x"] is None  # 32 paths: too many to list, the totals still add up
     assert close(ex.gradient["x"], engine_derivative(text, "x", {"x": 1.01}), rel=1e-12)
+
+
+def test_diff_result_source_is_the_text_differentiated():
+    """DiffResult.source was the last derivative's text (a name reused in diff())."""
+    from autograd_cli.core.symbolic import diff as core_diff
+    from autograd_cli.grammar import parse as parse_text
+
+    assert core_diff(parse_text("x**2*y"), ["x", "y"]).source == "x**2*y"
+    assert core_diff(parse_text("sin(x)"), "x", order=3).source == "sin(x)"
+    assert core_diff(parse_text("x*y"), ["x", "y"], order=2, mixed=True).source == "x*y"
