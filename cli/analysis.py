@@ -107,7 +107,7 @@ def taylor_command(
         return
     rows = [("point", ", ".join(f"{k} = {_num(v)}" for k, v in r.at.items()))]
     if isinstance(r.coefficients, list):
-        rows += [(f"c{k}", _num(c)) for k, c in enumerate(r.coefficients)]
+        rows += [(f"c{k}", text) for k, text in enumerate(_nums(r.coefficients))]
     else:
         rows += [(f"order {k}", _compact(c)) for k, c in r.coefficients.items()]
     rows.append(("polynomial", r.polynomial))
@@ -373,6 +373,17 @@ def critical_command(
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
+
+def _nums(xs) -> list[str]:
+    """Numbers of one column at the table's precision, in one notation (NumPy's rule over
+    them all: ``1.0000e+00`` ... ``1.3889e+03`` rather than ``1.0`` beside ``1388.8889``)."""
+    from .render import _number_text, column_notation, current_precision, format_value
+
+    if current_precision() is None:
+        return [_number_text(x) for x in xs]
+    notation = column_notation(xs)
+    return [format_value(x, notation=notation) for x in xs]
 
 
 def _num(x) -> str:

@@ -896,13 +896,15 @@ def _render_mixed(result, latex: bool) -> None:
     evaluated = result.value is not None
     if evaluated:
         table.add_column("value at the point", overflow="fold")
-    for a, b in pairs:
+    import numpy
+
+    values = [numpy.asarray(result.hessian[a][b].value, dtype=float) for a, b in pairs]
+    notation = render.column_notation(values) if evaluated else None  # one per column
+    for (a, b), value in zip(pairs, values):
         d = result.hessian[a][b]
         row = [escape(f"d^2/d{a}d{b}"), render.user_text(d.text)]
         if evaluated:
-            import numpy
-
-            row.append(escape(render.format_value(numpy.asarray(d.value, dtype=float))))
+            row.append(escape(render.format_value(value, notation=notation)))
         table.add_row(*row)
     console.print(table)
 

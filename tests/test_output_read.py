@@ -309,3 +309,23 @@ def test_check_names_scalar_entries_without_brackets(cli, columns):
     assert "[]" not in r.out
     r = cli("check", "floor(x) + x", "--x", "[1, 2]")
     assert re.search(r"worst element: d out\[\d\] / d x\[\d\] \(", r.out)
+
+
+def test_taylor_coefficients_are_one_column(cli, columns):
+    """1.0 beside 1388.8889: the magnitudes span more than 1e3, so the column goes
+    scientific as a whole, as NumPy prints such an array."""
+    r = cli("taylor", "exp(10*x)", "--x", "0", "--order", "6")
+    assert r.code == 0, r.err
+    rows = dict(line.split(None, 1) for line in r.out.splitlines()[1:] if line.startswith(" c"))
+    assert rows["c0"] == "1.0000e+00" and rows["c6"] == "1.3889e+03"
+    r = cli("taylor", "exp(sin(x))", "--x", "0", "--order", "3")
+    assert "c2          0.5" in r.out  # a narrow span stays positional
+
+
+def test_mixed_partials_are_one_column(cli, columns):
+    r = cli("diff", "x*y*1000 + x*z*1e-3", "--hessian", "--x", "1", "--y", "1", "--z", "1")
+    assert r.code == 0, r.err
+    tail = r.out[r.out.index("mixed partials") :]
+    assert (
+        "1e+03" in tail and "1e-03" in tail and "0e+00" in tail
+    )  # NumPy: [1.e+03, 1.e-03, 0.e+00]
