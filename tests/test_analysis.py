@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from autograd_cli.core.errors import InputError
 from autograd_cli.core.expr import evaluate
 from autograd_cli.core.optimize import classify, critical, minimize, solve
 from autograd_cli.core.taylor import taylor
@@ -133,6 +134,63 @@ def test_propagate_closed_forms_and_second_order():
     cov = [[0.04, 0.01], [0.01, 0.09]]
     r = propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": cov})
     assert r.uncertainty == pytest.approx(math.sqrt(0.04 + 0.09 + 0.02))
+
+
+@pytest.mark.parametrize("u, percent", [(0.3, 4.5), (0.1, None)])
+def test_propagate_warns_from_a_second_order_term_of_one_percent(u, percent):
+    # x**2 at 1: the first-order variance is 4 u**2, the second-order term 2 u**4 (u**2 / 2
+    # of it): 4.5 % at u = 0.3 warns, 0.5 % at u = 0.1 does not
+    r = propagate(parse("x**2"), {"x": 1.0}, {"x": u})
+    assert r.second_order == pytest.approx(2 * u**4)
+    linear = [w for w in r.warnings if "second-order term" in w]
+    if percent is None:
+        assert not linear, r.warnings
+    else:
+        assert linear == [
+            f"the second-order term is {percent:g} % of the first-order variance: the model "
+            "is not linear over the inputs' uncertainty (compare with --mc)"
+        ]
+
+
+@pytest.mark.parametrize(
+    "text, values, uncertainties, correlations",
+    [
+        # each pair's r is between -1 and 1, the three together are impossible
+        (
+            "a + b + c",
+            {"a": 1.0, "b": 2.0, "c": 3.0},
+            {"a": 0.1, "b": 0.1, "c": 0.1},
+            {("a", "b"): 0.9, ("b", "c"): 0.9, ("a", "c"): -0.9},
+        ),
+        # a symmetric matrix with a negative eigenvalue (-1)
+        ("sum(x)", {"x": [1.0, 2.0]}, {"x": [[1.0, 2.0], [2.0, 1.0]]}, None),
+    ],
+)
+def test_propagate_refuses_a_covariance_that_is_not_positive_semidefinite(
+    text, values, uncertainties, correlations
+):
+    with pytest.raises(InputError, match="not positive semidefinite"):
+        propagate(parse(text), values, uncertainties, correlations=correlations)
+
+
+def test_propagate_command_refuses_impossible_correlations(cli):
+    argv = ["propagate", "a + b + c", "--a", "1+-0.1", "--b", "2+-0.1", "--c", "3+-0.1"]
+    corr = ["--corr", "a,b=0.9", "--corr", "b,c=0.9", "--corr", "a,c=-0.9"]
+    r = cli(*argv, *corr, "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "input", r.out
+    assert "not positive semidefinite" in r.json["error"]["message"]
+    r = cli(*argv, *corr[:2], "--json")  # one of them alone: possible
+    assert r.code == 0 and r.json["uncertainty"] > 0, r.out
+
+
+def test_propagate_accepts_a_singular_positive_semidefinite_covariance():
+    # fully correlated inputs: eigenvalues 0 (to rounding) and 0.05
+    r = propagate(
+        parse("a - b"), {"a": 1.0, "b": 2.0}, {"a": 0.1, "b": 0.2}, correlations={("a", "b"): 1.0}
+    )
+    assert r.uncertainty == pytest.approx(0.1)
+    r = propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": [[1.0, 1.0], [1.0, 1.0]]})
+    assert r.uncertainty == pytest.approx(2.0)
 
 
 def test_propagate_monte_carlo_agrees_within_its_statistical_error():
