@@ -240,6 +240,27 @@ def test_minimize_agrees_with_scipy(name, text, start, method):
     assert r.value == pytest.approx(ref.fun, abs=1e-10)
 
 
+@pytest.mark.parametrize(
+    "text, start, want",
+    [
+        # a tilted bowl (Hessian [[2, 1], [1, 8]]): gradient descent zigzags, but converges
+        ("(x - 1)**2 + 4*(y + 2)**2 + (x - 1)*(y + 2)", {"x": 0.0, "y": 0.0}, [1.0, -2.0]),
+        ("(x - 3)**2 + (y + 1)**2", {"x": -2.0, "y": 5.0}, [3.0, -1.0]),
+    ],
+)
+def test_minimize_by_gradient_descent_converges_on_a_bowl(cli, text, start, want):
+    r = minimize(parse(text), start, method="gd")
+    assert r.converged and r.method == "gd", r.message
+    assert [r.x["x"], r.x["y"]] == pytest.approx(want, abs=1e-8)
+    assert 1 <= r.iterations <= 200, r.iterations
+    values = [row["value"] for row in r.trace]
+    assert all(b < a for a, b in zip(values, values[1:])), values  # each step goes down
+    argv = [f"--{k}={v}" for k, v in start.items()]
+    doc = cli("minimize", text, *argv, "--method", "gd", "--json").json
+    assert doc["converged"] is True and doc["method"] == "gd", doc
+    assert [doc["x"]["x"], doc["x"]["y"]] == pytest.approx(want, abs=1e-8)
+
+
 def test_minimize_a_convex_quadratic_in_100_dimensions():
     rng = np.random.default_rng(0)
     a = rng.normal(size=(100, 100))
