@@ -191,6 +191,18 @@ def test_propagate_accepts_a_singular_positive_semidefinite_covariance():
     assert r.uncertainty == pytest.approx(0.1)
     r = propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": [[1.0, 1.0], [1.0, 1.0]]})
     assert r.uncertainty == pytest.approx(2.0)
+    # large uncertainties: the smallest eigenvalue is -1.2e-10 by rounding, far inside the
+    # tolerance, which scales with the covariance (1e-12 of its largest entry)
+    r = propagate(
+        parse("a - b"), {"a": 1.0, "b": 2.0}, {"a": 1e3, "b": 3.3e3}, correlations={("a", "b"): 1.0}
+    )
+    assert r.uncertainty == pytest.approx(2.3e3)
+
+
+def test_propagate_refuses_an_uncertainty_of_the_wrong_shape():
+    # a 2x3 matrix for a 2-vector is neither one uncertainty per entry nor a 2x2 covariance
+    with pytest.raises(InputError, match=r"has shape \[2, 3\]"):
+        propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]})
 
 
 def test_propagate_monte_carlo_agrees_within_its_statistical_error():
