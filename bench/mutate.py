@@ -134,10 +134,10 @@ TARGETS: dict[str, dict] = {
             "tests/test_split_svd.py",
             "tests/test_strict_backend.py",
             "tests/test_interpret.py",
-            "tests/test_cli_usage.py",
             "tests/test_cli_edges.py",
             "tests/test_cli_limits.py",
             "tests/test_value_files.py",
+            "tests/test_examples.py",
             # the local engine is the Dask engine's reference, line for line
             "tests/test_batch_dask.py",
         ],
@@ -185,7 +185,10 @@ TARGETS: dict[str, dict] = {
             "tests/test_cli_limits.py",
             "tests/test_value_files.py",
             "tests/test_input_errors.py",
+            "tests/test_batch_issue23.py",
+            "tests/test_cli_usage.py",
             "tests/test_doctests.py",
+            "tests/test_readme.py",
             "tests/test_simplify_property.py",
             "tests/test_sympy_property.py",
         ],
@@ -198,6 +201,8 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_analysis.py",
             "tests/test_doctests.py",
             "tests/test_help.py",
+            # the README's and docs/'s console examples (taylor, propagate, minimize, ...)
+            "tests/test_readme.py",
         ],
     },
     "uncertainty": {
@@ -207,6 +212,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_analysis.py",
             "tests/test_doctests.py",
             "tests/test_help.py",
+            "tests/test_readme.py",
         ],
     },
     "optimize": {
@@ -216,6 +222,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_analysis.py",
             "tests/test_doctests.py",
             "tests/test_help.py",
+            "tests/test_readme.py",
             # minimize and solve as batch ops, through both engines
             "tests/test_batch_dask.py",
         ],
@@ -234,6 +241,8 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_safety.py",
             "tests/test_help.py",
             "tests/test_doctests.py",
+            "tests/test_readme.py",
+            "tests/test_examples.py",
             "tests/test_batch_dask.py",
         ],
     },
