@@ -16,9 +16,11 @@ mapping is inherited by subprocesses (console-script and ``python -m`` tests).  
 written in the copy (``PYTHONDONTWRITEBYTECODE``), so a same-size mutant can never run from a stale
 ``.pyc``.  Before any mutant runs, each target's tests must pass on the unmutated copy (baseline),
 the target modules must import from the copy, and a canary (``raise`` appended to the module) must
-be killed.  A tiny pytest plugin turns off Hypothesis's example database (no replay of one
-mutant's failures against the next) and its shrinking (a mutant needs a failing example, not the
-smallest one); example generation is unchanged.
+be killed; otherwise the run stops there with an error (exit 2) naming the target and the failing
+test: a target is never skipped, since its kill rate would silently drop out of the totals.
+A tiny pytest plugin turns off Hypothesis's example database (no replay of one mutant's failures
+against the next) and its shrinking (a mutant needs a failing example, not the smallest one);
+example generation is unchanged.
 
 Each mutant runs ``pytest -x -q -p no:cacheprovider`` on its target's test files (the mapping is
 ``TARGETS`` below; files that do not exist are left out), with a timeout of twice the baseline
@@ -67,8 +69,12 @@ REPO = Path(__file__).resolve().parent.parent
 EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutate_equivalent.txt"
 
 # Target -> the files mutated and the tests run against them (in this order: with -x the
-# first failure ends the run, so the fast, sharp files come first).  A test file that does
-# not exist (yet) is left out.
+# first failure ends the run, so the fast, sharp files come first).  Each lists every test file
+# that covers its code: a file that calls the module's functions or the commands that run them
+# (grep tests/ for them), confirmed by a coverage run of that file (``coverage run
+# --source=core,cli -m pytest FILE``: it runs lines of the module beyond those its import runs).
+# A file left out lets its mutants survive here that the whole suite kills.  A test file that
+# does not exist (yet) is left out.
 TARGETS: dict[str, dict] = {
     "ops": {
         "files": ["core/ops.py"],
@@ -81,6 +87,16 @@ TARGETS: dict[str, dict] = {
             "tests/test_norm_ord.py",
             "tests/test_integer_indexing.py",
             "tests/test_nan_ties.py",
+            "tests/test_cbrt_exact.py",
+            "tests/test_new_functions.py",
+            "tests/test_array_functions.py",
+            "tests/test_linalg_functions.py",
+            "tests/test_split_svd.py",
+            "tests/test_einsum.py",
+            "tests/test_core_edges.py",
+            "tests/test_tensor_api.py",
+            "tests/test_functional_api.py",
+            "tests/test_engine_fastpaths.py",
             # the op table on a strict stand-in for CuPy: the device-only branches (a device
             # scalar exponent in pow, ...)
             "tests/test_strict_backend.py",
@@ -108,6 +124,22 @@ TARGETS: dict[str, dict] = {
             "tests/test_kink_warnings.py",
             # einsum's batching rule (a label of its own for the batch axis)
             "tests/test_einsum.py",
+            "tests/test_batch_issue23.py",
+            "tests/test_batch_analysis.py",
+            "tests/test_batch_safety.py",
+            "tests/test_rows.py",
+            "tests/test_norm_ord.py",
+            "tests/test_linalg_functions.py",
+            "tests/test_array_functions.py",
+            "tests/test_split_svd.py",
+            "tests/test_strict_backend.py",
+            "tests/test_interpret.py",
+            "tests/test_cli_edges.py",
+            "tests/test_cli_limits.py",
+            "tests/test_value_files.py",
+            "tests/test_examples.py",
+            # the local engine is the Dask engine's reference, line for line
+            "tests/test_batch_dask.py",
         ],
     },
     "jsonout": {
@@ -119,6 +151,17 @@ TARGETS: dict[str, dict] = {
             "tests/test_fast_json.py",
             "tests/test_cli.py",
             "tests/test_batch.py",
+            "tests/test_batch_guards.py",
+            "tests/test_batch_property.py",
+            "tests/test_core_edges.py",
+            "tests/test_symbolic.py",
+            "tests/test_cli_edges.py",
+            "tests/test_input_errors.py",
+            "tests/test_value_files.py",
+            "tests/test_batch_safety.py",
+            "tests/test_batch_dask.py",
+            "tests/test_readme.py",
+            "tests/test_examples.py",
         ],
     },
     "symbolic": {
@@ -127,9 +170,87 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_symbolic.py",
             "tests/test_symbolic.py",
             "tests/test_simplify_forms.py",
+            "tests/test_cli_diff.py",
+            "tests/test_explain_arrays.py",
+            "tests/test_fuzz_regressions.py",
+            "tests/test_new_functions.py",
+            "tests/test_norm_ord.py",
+            "tests/test_einsum.py",
+            "tests/test_split_svd.py",
+            "tests/test_layers.py",
+            "tests/test_linear_time.py",
+            "tests/test_core_edges.py",
+            # diff's size budget and value files feeding diff
+            "tests/test_limits.py",
+            "tests/test_cli_limits.py",
+            "tests/test_value_files.py",
+            "tests/test_input_errors.py",
+            "tests/test_batch_issue23.py",
+            "tests/test_cli_usage.py",
+            "tests/test_doctests.py",
+            "tests/test_readme.py",
             "tests/test_simplify_property.py",
             "tests/test_sympy_property.py",
         ],
+    },
+    "taylor_mode": {
+        "files": ["core/taylor_mode.py"],
+        "tests": [
+            "tests/test_taylor_mode.py",
+            "tests/test_analysis.py",
+            "tests/test_batch_analysis.py",
+            "tests/test_doctests.py",
+            "tests/test_help.py",
+            # the README's and docs/'s console examples (taylor, propagate, minimize, ...)
+            "tests/test_readme.py",
+        ],
+    },
+    "uncertainty": {
+        "files": ["core/uncertainty.py"],
+        "tests": [
+            "tests/test_analysis.py",
+            "tests/test_batch_analysis.py",
+            "tests/test_doctests.py",
+            "tests/test_help.py",
+            "tests/test_readme.py",
+        ],
+    },
+    "optimize": {
+        "files": ["core/optimize.py"],
+        "tests": [
+            "tests/test_analysis.py",
+            "tests/test_batch_analysis.py",
+            "tests/test_doctests.py",
+            "tests/test_help.py",
+            "tests/test_readme.py",
+            # minimize and solve as batch ops, through both engines
+            "tests/test_batch_dask.py",
+        ],
+    },
+    "limits": {
+        "files": ["core/limits.py"],
+        "tests": [
+            "tests/test_limits.py",
+            "tests/test_cli_limits.py",
+            "tests/test_value_files.py",
+            "tests/test_mutants_ops.py",
+            "tests/test_cli_edges.py",
+            "tests/test_input_errors.py",
+            "tests/test_analysis.py",
+            "tests/test_batch_analysis.py",
+            "tests/test_batch_safety.py",
+            "tests/test_help.py",
+            "tests/test_doctests.py",
+            "tests/test_readme.py",
+            "tests/test_examples.py",
+            "tests/test_batch_dask.py",
+        ],
+    },
+    "batch_dask": {
+        "files": ["cli/batch_dask.py"],
+        # skips where Dask is not installed: the baseline then passes and the canary lives,
+        # which stops the run (an error): install the [dask] extra to mutate this target
+        "tests": ["tests/test_batch_dask.py"],
     },
 }
 
@@ -1189,7 +1310,7 @@ def main(argv=None) -> int:
         "--skip-failing-baseline",
         action="store_true",
         help="when a test fails on the unmutated code (someone mid-edit), deselect "
-        f"it (reported) instead of skipping the target; at most {MAX_DESELECT}",
+        f"it (reported) instead of stopping with an error; at most {MAX_DESELECT}",
     )
     ap.add_argument("--repo", default=str(REPO), help=argparse.SUPPRESS)
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
@@ -1324,10 +1445,19 @@ def main(argv=None) -> int:
                 )
                 return 2
         first = copies[0]
+
+        def setup_failed(tr: TargetResult) -> int:
+            # A failing baseline (or a canary that lives) is an error: the target's mutants
+            # cannot be judged, and leaving it out would report a kill rate without it.
+            print(f"mutate: error: target {tr.name}: {tr.setup_problem}", file=sys.stderr)
+            return 2
+
         for tr in results:
             if not tr.tests:
-                tr.setup_problem = "no test files exist for this target"
-                continue
+                tr.setup_problem = (
+                    f"none of its test files exists ({' '.join(TARGETS[tr.name]['tests'])})"
+                )
+                return setup_failed(tr)
             if not tr.mutants:
                 continue
             while True:
@@ -1345,15 +1475,13 @@ def main(argv=None) -> int:
                 tr.deselected.append(by)
                 tr.extra_args += ["--deselect", by]
             if status != "survived":
+                failing = f"{by} fails" if by else f"its tests end with {status!r}"
                 tr.setup_problem = (
-                    f"the unmutated baseline does not pass ({status}"
-                    f"{', ' + by if by else ''}):\n{out[-1500:]}"
+                    f"the baseline fails: on the unmutated code {failing}; fix the code or the "
+                    f"test first (--skip-failing-baseline deselects up to {MAX_DESELECT} failing "
+                    f"tests instead)\n{out[-1500:]}"
                 )
-                log(
-                    f"mutate: {tr.name}: baseline FAILED ({status}{', ' + by if by else ''}); "
-                    f"skipping this target (--skip-failing-baseline leaves such tests out)"
-                )
-                continue
+                return setup_failed(tr)
             tr.timeout_seconds = round(args.timeout or (2 * secs + 30), 1)
             rel = tr.files[0]
             first.write(
@@ -1368,8 +1496,7 @@ def main(argv=None) -> int:
                     f"the canary in {rel} was not killed ({cstatus}): the tests "
                     f"do not run the copy's code"
                 )
-                log(f"mutate: {tr.name}: {tr.setup_problem}")
-                continue
+                return setup_failed(tr)
             log(
                 f"mutate: {tr.name}: baseline passes in {secs:.1f}s; canary killed; "
                 f"{tr.selected} of {tr.total_mutants} mutants, "
@@ -1442,9 +1569,6 @@ def main(argv=None) -> int:
         f"{'seconds':>8} {'est. all':>9}"
     )
     for tr in results:
-        if tr.setup_problem:
-            print(f"{tr.name:10} SKIPPED: {tr.setup_problem.splitlines()[0]}")
-            continue
         c = counts(tr.mutants)
         per = tr.seconds / c["run"] if c["run"] else 0
         est = per * tr.total_mutants
@@ -1501,8 +1625,6 @@ def main(argv=None) -> int:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"\nJSON report: {args.json_out}")
-    if any(tr.setup_problem for tr in results):
-        return 2
     return 0
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from autograd_cli.core.errors import InputError
 from autograd_cli.core.expr import evaluate
 from autograd_cli.core.optimize import classify, critical, minimize, solve
 from autograd_cli.core.taylor import taylor
@@ -135,6 +136,75 @@ def test_propagate_closed_forms_and_second_order():
     assert r.uncertainty == pytest.approx(math.sqrt(0.04 + 0.09 + 0.02))
 
 
+@pytest.mark.parametrize("u, percent", [(0.3, 4.5), (0.1, None)])
+def test_propagate_warns_from_a_second_order_term_of_one_percent(u, percent):
+    # x**2 at 1: the first-order variance is 4 u**2, the second-order term 2 u**4 (u**2 / 2
+    # of it): 4.5 % at u = 0.3 warns, 0.5 % at u = 0.1 does not
+    r = propagate(parse("x**2"), {"x": 1.0}, {"x": u})
+    assert r.second_order == pytest.approx(2 * u**4)
+    linear = [w for w in r.warnings if "second-order term" in w]
+    if percent is None:
+        assert not linear, r.warnings
+    else:
+        assert linear == [
+            f"the second-order term is {percent:g} % of the first-order variance: the model "
+            "is not linear over the inputs' uncertainty (compare with --mc)"
+        ]
+
+
+@pytest.mark.parametrize(
+    "text, values, uncertainties, correlations",
+    [
+        # each pair's r is between -1 and 1, the three together are impossible
+        (
+            "a + b + c",
+            {"a": 1.0, "b": 2.0, "c": 3.0},
+            {"a": 0.1, "b": 0.1, "c": 0.1},
+            {("a", "b"): 0.9, ("b", "c"): 0.9, ("a", "c"): -0.9},
+        ),
+        # a symmetric matrix with a negative eigenvalue (-1)
+        ("sum(x)", {"x": [1.0, 2.0]}, {"x": [[1.0, 2.0], [2.0, 1.0]]}, None),
+    ],
+)
+def test_propagate_refuses_a_covariance_that_is_not_positive_semidefinite(
+    text, values, uncertainties, correlations
+):
+    with pytest.raises(InputError, match="not positive semidefinite"):
+        propagate(parse(text), values, uncertainties, correlations=correlations)
+
+
+def test_propagate_command_refuses_impossible_correlations(cli):
+    argv = ["propagate", "a + b + c", "--a", "1+-0.1", "--b", "2+-0.1", "--c", "3+-0.1"]
+    corr = ["--corr", "a,b=0.9", "--corr", "b,c=0.9", "--corr", "a,c=-0.9"]
+    r = cli(*argv, *corr, "--json")
+    assert r.code == 2 and r.json["error"]["kind"] == "input", r.out
+    assert "not positive semidefinite" in r.json["error"]["message"]
+    r = cli(*argv, *corr[:2], "--json")  # one of them alone: possible
+    assert r.code == 0 and r.json["uncertainty"] > 0, r.out
+
+
+def test_propagate_accepts_a_singular_positive_semidefinite_covariance():
+    # fully correlated inputs: eigenvalues 0 (to rounding) and 0.05
+    r = propagate(
+        parse("a - b"), {"a": 1.0, "b": 2.0}, {"a": 0.1, "b": 0.2}, correlations={("a", "b"): 1.0}
+    )
+    assert r.uncertainty == pytest.approx(0.1)
+    r = propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": [[1.0, 1.0], [1.0, 1.0]]})
+    assert r.uncertainty == pytest.approx(2.0)
+    # large uncertainties: the smallest eigenvalue is -1.2e-10 by rounding, far inside the
+    # tolerance, which scales with the covariance (1e-12 of its largest entry)
+    r = propagate(
+        parse("a - b"), {"a": 1.0, "b": 2.0}, {"a": 1e3, "b": 3.3e3}, correlations={("a", "b"): 1.0}
+    )
+    assert r.uncertainty == pytest.approx(2.3e3)
+
+
+def test_propagate_refuses_an_uncertainty_of_the_wrong_shape():
+    # a 2x3 matrix for a 2-vector is neither one uncertainty per entry nor a 2x2 covariance
+    with pytest.raises(InputError, match=r"has shape \[2, 3\]"):
+        propagate(parse("sum(x)"), {"x": [1.0, 2.0]}, {"x": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]})
+
+
 def test_propagate_monte_carlo_agrees_within_its_statistical_error():
     n = 200_000
     r = propagate(parse("g*t**2/2"), {"g": 9.81, "t": 1.5}, {"g": 0.02, "t": 0.01}, mc=n, seed=7)
@@ -180,6 +250,27 @@ def test_minimize_agrees_with_scipy(name, text, start, method):
     assert r.converged, r.message
     assert [r.x["x"], r.x["y"]] == pytest.approx(list(ref.x), abs=1e-5)
     assert r.value == pytest.approx(ref.fun, abs=1e-10)
+
+
+@pytest.mark.parametrize(
+    "text, start, want",
+    [
+        # a tilted bowl (Hessian [[2, 1], [1, 8]]): gradient descent zigzags, but converges
+        ("(x - 1)**2 + 4*(y + 2)**2 + (x - 1)*(y + 2)", {"x": 0.0, "y": 0.0}, [1.0, -2.0]),
+        ("(x - 3)**2 + (y + 1)**2", {"x": -2.0, "y": 5.0}, [3.0, -1.0]),
+    ],
+)
+def test_minimize_by_gradient_descent_converges_on_a_bowl(cli, text, start, want):
+    r = minimize(parse(text), start, method="gd")
+    assert r.converged and r.method == "gd", r.message
+    assert [r.x["x"], r.x["y"]] == pytest.approx(want, abs=1e-8)
+    assert 1 <= r.iterations <= 200, r.iterations
+    values = [row["value"] for row in r.trace]
+    assert all(b < a for a, b in zip(values, values[1:])), values  # each step goes down
+    argv = [f"--{k}={v}" for k, v in start.items()]
+    doc = cli("minimize", text, *argv, "--method", "gd", "--json").json
+    assert doc["converged"] is True and doc["method"] == "gd", doc
+    assert [doc["x"]["x"], doc["x"]["y"]] == pytest.approx(want, abs=1e-8)
 
 
 def test_minimize_a_convex_quadratic_in_100_dimensions():

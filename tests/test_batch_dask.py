@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -99,6 +100,22 @@ def test_csv_with_bad_lines_and_odd_line_ends(tmp_path, cli, scheduler):
     local = same(cli, scheduler, path, "--expr", EXPR, sizes=("1", "5", "23", "1M"))
     assert local.code == 1 and len(local.docs) == 11
     same(cli, scheduler, path, "--expr", EXPR, "--op", "hessian", "--chunk-size", "2")
+
+
+def test_a_line_end_split_across_reads_counts_once(tmp_path, cli, scheduler, monkeypatch):
+    # reads of 4 bytes: many a \r\n has its \r at the end of one read and its \n at the
+    # start of the next; counted twice, every line number after it would shift by one
+    monkeypatch.setattr(batch_dask, "_READ", 4)
+    data = ("x,y\r\n" + "".join(f"{i},{i % 3}\r\n" for i in range(12)) + "oops\r\n1,2\r\n").encode()
+    path = tmp_path / "in.csv"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        for start in range(len(data)):
+            p0 = batch_dask._line_start(f, start, len(data))
+            want = len(re.findall(rb"\r\n|\r|\n", data[p0:]))
+            assert batch_dask._count_ends(f, p0, len(data)) == want, (start, p0)
+    local = same(cli, scheduler, path, "--expr", EXPR, sizes=("9", "23", "1M"))
+    assert local.code == 1 and local.docs[-2]["line"] == 14  # "oops", after 1 + 12 lines
 
 
 def test_csv_numbers_only_and_chunks(tmp_path, cli, scheduler):
@@ -216,6 +233,21 @@ def test_glob_and_folder_of_several_files(tmp_path, cli, scheduler):
     assert got.code == 1 and got.out.splitlines() == expected
     one = dask(cli, scheduler, str(folder / "part.1*.csv"), "--expr", EXPR, "--op", "eval")
     assert one.code == 0 and all(d["file"].endswith((".1.csv", ".10.csv")) for d in one.docs)
+
+
+def test_a_file_name_with_a_quote_is_written_as_json(tmp_path, cli, scheduler):
+    # the "file" of each line is a JSON string: a quote or a backslash in the name escaped
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    paths = [folder / 'a"1.csv', folder / "b\\2.csv"]
+    for path in paths:
+        path.write_text("x,y\n1,2\n3,4\n", encoding="utf-8")
+    expected = []
+    for path in paths:
+        expected += with_file(cli("batch", path, "--expr", EXPR).out, path)
+    got = dask(cli, scheduler, folder, "--expr", EXPR)
+    assert got.code == 0 and got.out.splitlines() == expected, got.err
+    assert [d["file"] for d in got.docs] == [str(p) for p in paths for _ in range(2)]
 
 
 # ---- Parquet output -----------------------------------------------------------------------------

@@ -12,6 +12,13 @@ import pytest
         ("3*a**3-b**2", "b", "-2*b"),
         ("2*x**2+b", "x", "4*x"),
         ("3*(x+2)**2", "x", "6*(x + 2)"),
+        # powers of one base combined: relu(x)**(3/2), not relu(x)**(1/2)*relu(x) (kills
+        # core/symbolic.py:879: (a.data > 0) != (b.data > 0) -> (a.data > 1) != (b.data > 0))
+        (
+            "relu(x)**0.5 * relu(x)**2",
+            "x",
+            "(x > 0)*relu(x)**2/(2*relu(x)**(1/2)) + 2*(x > 0)*relu(x)**(3/2)",
+        ),
     ],
 )
 def test_diff_seed_derivatives(cli, expr, wrt, expected):

@@ -62,6 +62,17 @@ def test_default_env_and_using(monkeypatch):
         limits.max_bytes()
 
 
+@pytest.mark.parametrize("text", ["", "  "])
+def test_an_empty_environment_setting_is_the_default(cli, monkeypatch, text):
+    # ``AUTOGRAD_CLI_MAX_MEMORY= autograd-cli ...`` (set but empty) is no setting, not an error
+    monkeypatch.setenv(limits.ENV, text)
+    assert limits.max_bytes() == limits.DEFAULT_MAX_BYTES
+    with limits.using("2M"):
+        assert limits.max_bytes() == 2 << 20
+    r = cli("eval", "sum(x)", "--x", "[1, 2]", "--json")
+    assert r.code == 0 and r.json["value"] == 3.0, r.out
+
+
 def test_check_message_gives_estimate_limit_and_the_way_out():
     with limits.using("1M"):
         limits.check(131072, 8, "x")  # exactly 1 MiB: allowed

@@ -72,3 +72,27 @@ def test_the_batch_permute_op_pushes_tangents_through(axes):
     out, tangent = jvp(lambda t: apply(core_batch._PERMUTE, t, axes=axes), tensor(x), tensor(v))
     np.testing.assert_array_equal(out.numpy(), np.transpose(x, axes))
     np.testing.assert_array_equal(tangent.numpy(), np.transpose(v, axes))  # a linear op
+
+
+@pytest.mark.parametrize(
+    "expr, x, op",
+    [
+        ("cumsum(x, axis=-1)", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "eval"),
+        ("cumsum(x, axis=-2)", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "eval"),
+        ("cumsum(x, axis=-1)", [1.0, 2.0, 4.0], "eval"),
+        ("sum(cumsum(x, axis=-1) * [1, 2, 3])", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "grad"),
+        ("sum(x, axis=-1) + max(x, axis=-2)", [[1.0, 2.0], [4.0, 3.0]], "eval"),
+    ],
+)
+def test_a_negative_axis_counts_from_the_end_of_each_row(expr, x, op):
+    # kills core/batch.py:480 (and the same in _reduction, 373):
+    #   shifted = tuple(a + 1 if a >= 0 else a for a in axes) -> tuple(a + 1 for a in axes)
+    #   a negative axis stays where it is when the batch axis is put in front (-1 is still
+    #   each row's last axis): moved like a positive one (-1 -> 0) it was the batch axis, and
+    #   cumsum(x, axis=-1) summed down the rows (the lines) instead of along each row
+    scale = [1.0, -2.0, 0.5]
+    records = [{"expr": expr, "vars": {"x": (np.asarray(x) * s).tolist()}, "op": op} for s in scale]
+    lines, code, spy = run_batch_file(records)
+    assert code == 0
+    assert_same_as_single_lines(records, lines, spy)
+    assert spy.groups and not spy.singles  # the vectorised path answered, not the fallback

@@ -118,3 +118,38 @@ def test_machine_paths_are_absolute_even_for_a_bare_interpreter_name(tmp_path):
     assert paths[str(ROOT)] == "." and paths[str(tmp_path / "w1" / "repo")] == "."
     text = "tests/test_x.py::test_y[python] ./core/ops.py"
     assert mutate.scrub(text, paths) == text
+
+
+# ---------------------------------------------------------------------------
+# A failing baseline stops the run (exit 2, the target and the test named), never a skip
+# ---------------------------------------------------------------------------
+
+
+class _FailingBaseline:
+    """A stand-in for mutate.Copy: imports fine, every pytest run fails in one test."""
+
+    runs: list = []
+
+    def __init__(self, repo, root, files, python, env=None):
+        self.tree = ROOT  # the mutants are found in today's code
+
+    def check_imports(self, modules):
+        return []
+
+    def pytest(self, tests, timeout, extra):
+        self.runs.append(list(tests))
+        return "killed", 0.5, "tests/test_cbrt_exact.py::test_cbrt_is_exact", "1 failed"
+
+
+def test_a_failing_baseline_is_an_error_naming_the_target_and_the_test(monkeypatch, capsys):
+    mutate = _mutate_module()
+    monkeypatch.setattr(mutate, "Copy", _FailingBaseline)
+    monkeypatch.setattr(mutate, "repo_files", lambda repo: [])
+    _FailingBaseline.runs = []
+    code = mutate.main(["--target", "limits", "--target", "ops", "--sample", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "mutate: error: target limits: the baseline fails" in err, err
+    assert "tests/test_cbrt_exact.py::test_cbrt_is_exact fails" in err, err
+    # the run stopped there: no other target's baseline, no mutant
+    assert _FailingBaseline.runs == [mutate.TARGETS["limits"]["tests"]]

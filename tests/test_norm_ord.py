@@ -177,6 +177,9 @@ KINKS = [
     ("norm(v, ord=0.5)", {"v": [0.0, 4.0]}, [0.0, 1.0], "entry is 0"),
     ("norm(v, ord=inf)", {"v": [2.0, -2.0, 1.0]}, [0.5, -0.5, 0.0], "tied"),
     ("norm(v, ord=inf)", {"v": [0.0, 0.0]}, [0.0, 0.0], "tied"),
+    # one entry, 0: no tie of |x|, but the norm is 0 (a tie of signs), a kink all the same
+    ("norm(v, ord=inf)", {"v": [0.0]}, [0.0], "tied"),
+    ("norm(v, ord=-inf)", {"v": [3.0, 0.0]}, [0.0, 0.0], "tied"),
     ("norm(A, ord='fro')", {"A": [[0.0, 0.0], [0.0, 0.0]]}, [[0.0, 0.0], [0.0, 0.0]], "at 0"),
     ("norm(A, ord=1)", {"A": [[1.0, -1.0], [1.0, 1.0]]}, [[0.5, -0.5], [0.5, 0.5]], "tie"),
     ("norm(A, ord=2)", {"A": [[2.0, 0.0], [0.0, 2.0]]}, [[0.5, 0.0], [0.0, 0.5]], "repeated"),

@@ -219,6 +219,14 @@ FALLBACKS = [
     ("sign(log(x)) + floor(log(x))", 1.6e-100),  # a zero partial does not absorb that
     ("where(x > 1, log(x), 0)", 1e-100),
     ("atan2(x, exp(expm1(6.5))**x)", 0.5),  # u'**3 overflows in the engine: 1e147 cubed
+    ("sin(1e52*x)", 0.0),  # its series is finite (sin's even ones are 0), u'**6 is not
+    # a local derivative past 1e300: 1/b**2 at 1e-200 is inf, and the engine's inf times
+    # the zero derivative of x - x is nan (not a zero partial: a zero *derivative*)
+    ("1/(x - x + 1e-200)", 1.0),
+    ("(0*x + 1e-80)**-3", 1.0),
+    # a derivative past 1e300 with a finite coefficient: 8*exp(708) overflows, 8*exp(708)/3!
+    # does not
+    ("exp(2*x)", 354.0),
 ]
 
 
