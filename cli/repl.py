@@ -266,19 +266,21 @@ def _show(name: str, value) -> str:
     return f"{name} = " + f"\n{indent}".join(lines)
 
 
-def _continues(text: str) -> bool:
-    """Whether a line goes on at the next: it ends in a backslash outside a comment."""
-    return text.endswith("\\") and "#" not in _STRINGS.sub("", text)
+def _continues(line: str) -> bool:
+    """Whether a line goes on at the next: it ends in a backslash outside a comment.  Each
+    line is looked at on its own (the lines before it continued, so they hold no comment),
+    so a long run of continued lines costs time linear in their length."""
+    return line.endswith("\\") and "#" not in _STRINGS.sub("", line)
 
 
 #: string literals, whose text may hold a '#'
 _STRINGS = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 
 
-def _joined(text: str, more: str) -> str:
-    """A continued line and the next, as one line: the backslash becomes a space, as in
-    Python and the shell (``a = 1 + \\`` then ``2`` is ``a = 1 +  2``)."""
-    return text[:-1] + " " + more
+def _joined(lines: list[str]) -> str:
+    """Continued lines as one: each continuing backslash becomes a space, as in Python and
+    the shell (``a = 1 + \\`` then ``2`` is ``a = 1 +  2``); the last line is kept whole."""
+    return " ".join([line[:-1] for line in lines[:-1]] + lines[-1:])
 
 
 def history_path() -> Path:
@@ -310,11 +312,16 @@ def _interactive(session: Session) -> None:
     sys.stdout.write("autograd-cli: an interactive session (:help, :quit or Ctrl-D to leave)\n")
     while True:
         try:
-            text = prompt.prompt(
-                "> ", completer=WordCompleter(words(), sentence=True), complete_while_typing=False
-            )
-            while _continues(text):
-                text = _joined(text, prompt.prompt("… "))
+            lines = [
+                prompt.prompt(
+                    "> ",
+                    completer=WordCompleter(words(), sentence=True),
+                    complete_while_typing=False,
+                )
+            ]
+            while _continues(lines[-1]):
+                lines.append(prompt.prompt("… "))
+            text = _joined(lines)
         except KeyboardInterrupt:
             continue
         except EOFError:
@@ -324,18 +331,16 @@ def _interactive(session: Session) -> None:
 
 
 def _plain_lines(session: Session, interactive: bool = False) -> None:
-    pending = None
+    lines: list[str] = []
     for raw in sys.stdin:
-        line = raw.rstrip("\n")
-        text = line if pending is None else _joined(pending, line)
-        if _continues(text):
-            pending = text
+        lines.append(raw.rstrip("\n"))
+        if _continues(lines[-1]):
             continue
-        pending = None
+        text, lines = _joined(lines), []
         if not session.line(text):
             break
-    if pending is not None:
-        session.line(pending[:-1])
+    if lines:  # the input ended after a backslash
+        session.line(_joined(lines)[:-1])
 
 
 def typed_at_a_terminal() -> bool:

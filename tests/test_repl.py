@@ -242,3 +242,20 @@ def test_functions_lists_the_languages_functions(cli, monkeypatch):
     assert json.loads(r.out) == {"functions": sorted(FUNCTIONS)}
     r = repl(cli, monkeypatch, ":functions\n")
     assert r.code == 0 and r.out.split() == sorted(FUNCTIONS)
+
+
+def test_a_long_run_of_continued_lines_looks_at_each_line_once(cli, monkeypatch):
+    """200,000 continued lines: each line is checked on its own (the check once scanned the
+    whole joined text at every line: quadratic, 300 s), and the joined line is evaluated."""
+    from autograd_cli.cli import repl as repl_module
+
+    seen = []
+    continues = repl_module._continues
+    monkeypatch.setattr(
+        repl_module, "_continues", lambda line: seen.append(len(line)) or continues(line)
+    )
+    n = 200_000
+    r = repl(cli, monkeypatch, "s = 1 \\\n" + "+ 1 \\\n" * n + "+ 0\ns\n", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out.splitlines()[0]) == {"name": "s", "value": n + 1.0}
+    assert len(seen) == n + 3 and max(seen) == len("s = 1 \\")
