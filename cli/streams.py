@@ -119,6 +119,23 @@ def _hold_standard_fds() -> set:
     return closed
 
 
+def _buffered(stream):
+    """``stream``, over a buffered writer.  With PYTHONUNBUFFERED (or ``python -u``)
+    sys.stdout writes straight to the file, and a short write (the reader of a pipe going
+    away mid-write) is taken as complete: output cut, exit 0.  A BufferedWriter writes
+    the rest, so the reader's going away is an error (EPIPE) as it is without the setting."""
+    buffer = getattr(stream, "buffer", None)
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(buffer, io.RawIOBase):
+        return stream
+    return io.TextIOWrapper(
+        io.BufferedWriter(buffer),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=True,  # unbuffered was asked for: each line goes out at once
+        write_through=True,
+    )
+
+
 def prepare(json_mode: bool) -> None:
     """Make the standard streams safe to use; called first thing in a run."""
     global _output_started
@@ -130,6 +147,7 @@ def prepare(json_mode: bool) -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")
     if 0 in closed:
         sys.stdin = None
+    sys.stdout = _buffered(sys.stdout)
     for stream, utf8 in ((sys.stdout, json_mode), (sys.stderr, False)):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is None:

@@ -186,6 +186,28 @@ def test_head_reads_one_line_then_the_tool_ends_quietly(tmp_path):
     assert err == b""
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_reader_gone_mid_output_is_exit_141_even_unbuffered(tmp_path, unbuffered):
+    """Output far larger than a pipe holds, its reader gone after one line: 141, never 0.
+    With PYTHONUNBUFFERED, Python's stdout took a short write as complete (output cut,
+    exit 0); the tool writes through a buffered writer, which writes the rest or fails."""
+    values = tmp_path / "big.json"
+    values.write_text(json.dumps({"x": list(range(400_000))}))
+    p = subprocess.Popen(
+        _command() + ["eval", "x*2", "--vars", f"@{values}", "--format", "plain"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(PYTHONUNBUFFERED=unbuffered),
+    )
+    first = p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=120)
+    assert first == b"0.0\n"
+    assert p.returncode == 141, err
+    assert err == b""
+
+
 def test_closed_stdout_is_exit_1():
     r = run_cli(HEADLINE, stdout=None, preexec_fn=lambda: os.close(1))
     assert r.returncode == 1
