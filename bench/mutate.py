@@ -75,6 +75,15 @@ EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutate_equivalent.txt"
 # --source=core,cli -m pytest FILE``: it runs lines of the module beyond those its import runs).
 # A file left out lets its mutants survive here that the whole suite kills.  A test file that
 # does not exist (yet) is left out.
+#: the tests of the analyses' commands, their batch lines, doctests and help: every analysis
+#: module's target lists them
+ANALYSES = [
+    "tests/test_analysis.py",
+    "tests/test_batch_analysis.py",
+    "tests/test_doctests.py",
+    "tests/test_help.py",
+]
+
 TARGETS: dict[str, dict] = {
     "ops": {
         "files": ["core/ops.py"],
@@ -197,35 +206,19 @@ TARGETS: dict[str, dict] = {
         "files": ["core/taylor_mode.py"],
         "tests": [
             "tests/test_taylor_mode.py",
-            "tests/test_analysis.py",
-            "tests/test_batch_analysis.py",
-            "tests/test_doctests.py",
-            "tests/test_help.py",
+            *ANALYSES,
             # the README's and docs/'s console examples (taylor, propagate, minimize, ...)
             "tests/test_readme.py",
         ],
     },
     "uncertainty": {
         "files": ["core/uncertainty.py"],
-        "tests": [
-            "tests/test_analysis.py",
-            "tests/test_batch_analysis.py",
-            "tests/test_doctests.py",
-            "tests/test_help.py",
-            "tests/test_readme.py",
-        ],
+        "tests": [*ANALYSES, "tests/test_readme.py"],
     },
     "optimize": {
         "files": ["core/optimize.py"],
-        "tests": [
-            "tests/test_analysis.py",
-            "tests/test_batch_analysis.py",
-            "tests/test_doctests.py",
-            "tests/test_help.py",
-            "tests/test_readme.py",
-            # minimize and solve as batch ops, through both engines
-            "tests/test_batch_dask.py",
-        ],
+        # minimize and solve as batch ops too, through both engines
+        "tests": [*ANALYSES, "tests/test_readme.py", "tests/test_batch_dask.py"],
     },
     "limits": {
         "files": ["core/limits.py"],
