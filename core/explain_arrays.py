@@ -55,54 +55,16 @@ def explain_arrays(
     tensors = ev.by_node
     out = ev.output
     if out.size != 1:
-        raise NonScalarOutputError(
-            "explain walks the chain rule back from a scalar output (a loss), but this "
-            f"output has shape {list(out.shape)}: explain one number of it, such as "
-            'explain "sum(...)" or explain "(...)[0]"',
-            shape=list(out.shape),
-        )
+        raise _non_scalar(list(out.shape))
     depends, variable, names, auto = _walk_facts(program, order, wanted)
     out_name = names.get(id(output), "y")
 
-    # Every node's gradient, by the engine: one reverse sweep, asked for all of them.
-    targets = [n for n in order if depends[id(n)] and tensors[id(n)].requires_grad]
-    adjoint: dict[int, Tensor] = {}
-    if out.requires_grad and targets:
-        got = engine_grad(out, [tensors[id(n)] for n in targets], allow_unused=True)
-        adjoint = {id(n): g for n, g in zip(targets, got) if g is not None}
+    adjoint = _adjoints(out, order, depends, tensors)
 
     cap = max_steps or math.inf
     elided = {"define": 0, "local": 0, "accumulate": 0}
-    steps: list[dict] = []
-    defined = 0
-    for node in order:
-        if node.op in ("const", "var") or id(node) not in names:
-            continue
-        if defined >= cap:
-            elided["define"] += 1
-            continue
-        defined += 1
-        t = tensors[id(node)]
-        steps.append(
-            {
-                "kind": "define",
-                "name": names[id(node)],
-                "expr": to_text(_shallow(node, names)),
-                "value": _host(t),
-                "auto": id(node) in auto,
-                "shape": list(t.shape),
-            }
-        )
-
-    # How many nodes pass each node a gradient: one with several gets their sum.
-    users: dict[int, int] = {}
-    for node in order:
-        if node.op in ("const", "var") or not depends[id(node)]:
-            continue
-        flags = OPS[node.op].flags(len(node.args))
-        for a in _unique([a for a, f in zip(node.args, flags) if f and depends[id(a)]]):
-            users[id(a)] = users.get(id(a), 0) + 1
-
+    steps = _define_steps(order, names, auto, tensors, cap, elided)
+    users = _users(order, depends)
     terms: dict[int, list] = {}  # node -> what its users passed back (the first `cap`)
     counted: dict[int, int] = {}  # node -> how many users passed it a gradient
     listed = accumulated = 0
@@ -114,22 +76,10 @@ def explain_arrays(
                 elided["accumulate"] += 1
             else:
                 accumulated += 1
-                total = adjoint.get(id(node))
                 more = counted[id(node)] - len(terms[id(node)])
+                total = adjoint.get(id(node))
                 steps.append(
-                    {
-                        "kind": "accumulate",
-                        "of": out_name,
-                        "wrt": names[id(node)],
-                        "terms": terms[id(node)],
-                        **({"more_terms": more} if more else {}),
-                        "formula": f"{GRAD}{names[id(node)]} = "
-                        + " + ".join(
-                            f"{GRAD}{names[id(node)]} from {t['via']}" for t in terms[id(node)]
-                        )
-                        + (f" + ... ({more:,} more terms)" if more else ""),
-                        "value": _host(total) if total is not None else 0.0,
-                    }
+                    _accumulate_step(names[id(node)], out_name, terms[id(node)], more, total)
                 )
             terms.pop(id(node), None)
         g = adjoint.get(id(node))
@@ -138,21 +88,7 @@ def explain_arrays(
         op = OPS[node.op]
         flags = op.flags(len(node.args))
         needs = tuple(bool(f and depends[id(a)]) for a, f in zip(node.args, flags))
-        ins = tuple(tensors[id(a)] for a in node.args)
-        token = backend.quiet_enter()  # the engine runs every rule with these IEEE semantics
-        try:
-            with no_grad():
-                grads = op.vjp(RuleContext(op, ins, tensors[id(node)], node.attrs, needs), g)
-        finally:
-            backend.quiet_exit(token)
-        for child in _unique([a for a, n in zip(node.args, needs) if n]):
-            parts = [gi for a, gi, n in zip(node.args, grads, needs) if a is child and n]
-            parts = [p for p in parts if p is not None]
-            if not parts:
-                continue
-            share = parts[0]
-            for p in parts[1:]:
-                share = share + p
+        for child, share in _shares(node, op, needs, tensors, g):
             several = users.get(id(child), 0) > 1
             if several:
                 counted[id(child)] = counted.get(id(child), 0) + 1
@@ -163,32 +99,9 @@ def explain_arrays(
                 elided["local"] += 1
                 continue
             listed += 1
-            rule, local_words, local, vjp = _rule(node, child, names, tensors, needs)
-            step = {
-                "kind": "local",
-                "of": names[id(node)],
-                "wrt": names[id(child)],
-                "node": f"{names[id(node)]} = {to_text(_shallow(node, names))}",
-                "op": op.name,
-                "rule": rule,
-                **({"local": local_words, "expr": local} if local is not None else {}),
-                "vjp": f"{GRAD}{names[id(child)]} {'+=' if several else '='} {vjp}",
-                "value": _host(share),
-                "shape": list(tensors[id(child)].shape),
-            }
-            steps.append(step)
+            steps.append(_local_step(node, child, names, tensors, needs, share, several))
 
-    gradient: dict = {}
-    var_nodes = {n.name: n for n in order if n.op == "var"}
-    for name in wanted:
-        leaf = ev.leaves[name]
-        node = var_nodes.get(name)
-        g = adjoint.get(id(node)) if node is not None else None
-        if g is None:
-            a = backend.host.zeros(leaf.shape, dtype=backend.to_numpy(leaf.data).dtype)
-        else:
-            a = backend.to_numpy(g.data).reshape(leaf.shape)
-        gradient[name] = float(a) if a.ndim == 0 else a
+    gradient = _gradient(wanted, order, ev, adjoint)
     shapes = {name: list(t.shape) for name, t in ev.leaves.items()}
     shapes.setdefault(out_name, list(out.shape))
     return Explanation(
@@ -205,6 +118,130 @@ def explain_arrays(
         shapes,
         ev.warnings + derivative_warnings(output, ev),
     )
+
+
+def _non_scalar(shape: list) -> NonScalarOutputError:
+    return NonScalarOutputError(
+        "explain walks the chain rule back from a scalar output (a loss), but this output "
+        f"has shape {shape}: explain one number of it, such as "
+        'explain "sum(...)" or explain "(...)[0]"',
+        shape=shape,
+    )
+
+
+def _adjoints(out: Tensor, order: list, depends: dict, tensors: dict) -> dict:
+    """Every node's gradient, by the engine: one reverse sweep, asked for all of them."""
+    targets = [n for n in order if depends[id(n)] and tensors[id(n)].requires_grad]
+    if not (out.requires_grad and targets):
+        return {}
+    got = engine_grad(out, [tensors[id(n)] for n in targets], allow_unused=True)
+    return {id(n): g for n, g in zip(targets, got) if g is not None}
+
+
+def _local_step(node, child, names, tensors, needs, share, several: bool) -> dict:
+    """One edge: the gradient ``node`` passes ``child``, its rule in words and as a
+    formula (``+=`` where the child has several users), and its value."""
+    rule, local_words, local, vjp = _rule(node, child, names, tensors, needs)
+    return {
+        "kind": "local",
+        "of": names[id(node)],
+        "wrt": names[id(child)],
+        "node": f"{names[id(node)]} = {to_text(_shallow(node, names))}",
+        "op": OPS[node.op].name,
+        "rule": rule,
+        **({"local": local_words, "expr": local} if local is not None else {}),
+        "vjp": f"{GRAD}{names[id(child)]} {'+=' if several else '='} {vjp}",
+        "value": _host(share),
+        "shape": list(tensors[id(child)].shape),
+    }
+
+
+def _define_steps(order, names: dict, auto: set, tensors: dict, cap, elided: dict) -> list:
+    """The forward steps: each named node's value (the first ``cap``; the rest counted)."""
+    steps: list[dict] = []
+    for node in order:
+        if node.op in ("const", "var") or id(node) not in names:
+            continue
+        if len(steps) >= cap:
+            elided["define"] += 1
+            continue
+        t = tensors[id(node)]
+        steps.append(
+            {
+                "kind": "define",
+                "name": names[id(node)],
+                "expr": to_text(_shallow(node, names)),
+                "value": _host(t),
+                "auto": id(node) in auto,
+                "shape": list(t.shape),
+            }
+        )
+    return steps
+
+
+def _users(order, depends: dict) -> dict:
+    """How many nodes pass each node a gradient: one with several gets their sum."""
+    users: dict[int, int] = {}
+    for node in order:
+        if node.op in ("const", "var") or not depends[id(node)]:
+            continue
+        flags = OPS[node.op].flags(len(node.args))
+        for a in _unique([a for a, f in zip(node.args, flags) if f and depends[id(a)]]):
+            users[id(a)] = users.get(id(a), 0) + 1
+    return users
+
+
+def _shares(node: Expr, op, needs: tuple, tensors: dict, g) -> list:
+    """(child, the gradient ``node`` passes it): the op's vjp at the point, the parts for a
+    child that stands in several argument places summed."""
+    ins = tuple(tensors[id(a)] for a in node.args)
+    token = backend.quiet_enter()  # the engine runs every rule with these IEEE semantics
+    try:
+        with no_grad():
+            grads = op.vjp(RuleContext(op, ins, tensors[id(node)], node.attrs, needs), g)
+    finally:
+        backend.quiet_exit(token)
+    out = []
+    for child in _unique([a for a, n in zip(node.args, needs) if n]):
+        parts = [gi for a, gi, n in zip(node.args, grads, needs) if a is child and n]
+        parts = [p for p in parts if p is not None]
+        if parts:
+            share = parts[0]
+            for p in parts[1:]:
+                share = share + p
+            out.append((child, share))
+    return out
+
+
+def _accumulate_step(name: str, out_name: str, terms: list, more: int, total) -> dict:
+    """The sum of what a node's users passed back: ``grad_c = grad_c from a + ...``."""
+    formula = f"{GRAD}{name} = " + " + ".join(f"{GRAD}{name} from {t['via']}" for t in terms)
+    return {
+        "kind": "accumulate",
+        "of": out_name,
+        "wrt": name,
+        "terms": terms,
+        **({"more_terms": more} if more else {}),
+        "formula": formula + (f" + ... ({more:,} more terms)" if more else ""),
+        "value": _host(total) if total is not None else 0.0,
+    }
+
+
+def _gradient(wanted: list, order, ev, adjoint: dict) -> dict:
+    """The gradient of each variable asked about (zeros where the output does not reach it),
+    the engine's numbers."""
+    gradient: dict = {}
+    var_nodes = {n.name: n for n in order if n.op == "var"}
+    for name in wanted:
+        leaf = ev.leaves[name]
+        node = var_nodes.get(name)
+        g = adjoint.get(id(node)) if node is not None else None
+        if g is None:
+            a = backend.host.zeros(leaf.shape, dtype=backend.to_numpy(leaf.data).dtype)
+        else:
+            a = backend.to_numpy(g.data).reshape(leaf.shape)
+        gradient[name] = float(a) if a.ndim == 0 else a
+    return gradient
 
 
 def _spelled(op) -> str:
