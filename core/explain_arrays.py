@@ -20,7 +20,7 @@ from .explain_steps import (
     format_value,
 )
 from .expr import derivative_warnings, evaluate
-from .ops import RuleContext
+from .ops import POWER, PRODUCT, SUM, RuleContext
 from .printing import to_text
 from .program import Expr, Program
 from .symbolic import Algebra, Builder, UnsupportedDiffError, local_vjp
@@ -481,7 +481,17 @@ def _traced_vjp(node: Expr, child: Expr, names: dict, tensors: dict, needs: tupl
     return text, used
 
 
-_INFIX = {"add": (" + ", 1), "sub": (" - ", 1), "mul": ("*", 2), "div": ("/", 2), "pow": ("**", 4)}
+#: how tightly this printer's infix arithmetic binds, by the grammar's level on the op's entry
+#: (its Printing): a sum 1, a product 2, a power 4; a negation is 3 and ``ᵀ`` or an index 5
+_RANK = {SUM: 1, PRODUCT: 2, POWER: 4}
+
+
+def _infix(op: str) -> tuple[str, int] | None:
+    """An arithmetic operator's symbol and rank, from its entry (None: not one)."""
+    printing = OPS[op].printing
+    if printing.form != "infix" or printing.level not in _RANK or op == "matmul":
+        return None
+    return printing.text_symbol, _RANK[printing.level]
 
 
 def _sym_text(v, level: int = 0) -> str:
@@ -494,8 +504,9 @@ def _sym_text(v, level: int = 0) -> str:
     if v.op == "leaf":
         return v.text
     a, op = v.args, v.op
-    if op in _INFIX:
-        symbol, own = _INFIX[op]
+    infix = _infix(op)
+    if infix is not None:
+        symbol, own = infix
         left = _sym_text(a[0], own)
         right = _sym_text(a[1], own + 1)
         text = f"{left}{symbol}{right}"
