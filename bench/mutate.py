@@ -252,7 +252,7 @@ DEFAULT_SEED = 0
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "_mutate_plugin"]
 # Used when pyproject.toml cannot be read.
 FALLBACK_PACKAGE_DIR = {
-    "autograd_cli": "cli/root",
+    "autograd_cli": "facade",
     "autograd_cli.cli": "cli",
     "autograd_cli.core": "core",
     "autograd_cli.grammar": "grammar",

@@ -19,7 +19,7 @@ Rows:
    ``sys.executable``) vs the floor F: ``python -c "import numpy, lark, typer, rich.console"``;
 2. ``autograd-cli batch`` of an N-row CSV (x,y) to JSONL, the whole command, vs
    ``numpy.loadtxt`` of the same file in a subprocess;
-3. vectorised value+gradient at N points in process (``autograd_cli.rows.evaluate_group``,
+3. vectorised value+gradient at N points in process (``autograd_cli.core.rows.evaluate_group``,
    the batch command's path) vs hand-written NumPy;
 4. per-node overhead of the Tensor API on a chain of N scalar ops (forward+backward) vs
    PyTorch eager;
@@ -644,7 +644,8 @@ def row_batch(cfg, peers: Peers, work: str) -> Row:
 
 
 def row_vectorised(cfg, peers: Peers, work: str) -> Row:
-    from autograd_cli import parse, rows
+    from autograd_cli import parse
+    from autograd_cli.core import rows
     from autograd_cli.core.batch import BatchResult
 
     n = cfg["vec_points"]

@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from .. import analysis_docs as docs
-from ..analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
+from ..core import analysis_docs as docs
+from ..core.analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
 from . import options
 from .app import (
     VARIABLE_CONTEXT,

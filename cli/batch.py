@@ -87,11 +87,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import analysis_docs
+from ..core import analysis_docs
 from ..core.batch import BatchResult
 from ..core.errors import AutogradCliError, BadValueError, ParseError, UnknownVariableError
 from ..core.program import missing_value
-from ..rows import (
+from ..core.rows import (
     ANALYSIS_OPS,
     OPS,
     Row,

@@ -18,7 +18,7 @@ What runs where:
   the local engine's own code on it, chunk by chunk (``--chunk-size``):
   :func:`autograd_cli.cli.batch._chunks` to read the lines (line limits included),
   :func:`~autograd_cli.cli.batch._evaluate_chunk` to parse and evaluate them (the library's
-  vectorised :mod:`autograd_cli.rows`), the same record and template writers.  It returns
+  vectorised :mod:`autograd_cli.core.rows`), the same record and template writers.  It returns
   the partition's JSONL text (or, for ``-o DIR.parquet``, an Arrow table of it).
 * The client submits at most two partitions per worker thread beyond the first one not yet
   written (bounded memory), and writes each partition when it and all before it are done.

@@ -351,8 +351,9 @@ def _answer_at_once(argv: list[str] | None) -> int | None:
     flags, end = _lead(argv)
     json_mode = _json_requested(argv)
     if any(argv[k] == VERSION for k in flags):
-        from .. import __version__
+        from importlib.metadata import version  # the facade's __version__, as installed
 
+        __version__ = version("autograd-cli")
         text = f"autograd-cli {__version__}"
         return _answer(json_mode, text, {"version": __version__})
     asked = any(argv[k] == HELP for k in flags) and end == len(argv)

@@ -15,145 +15,19 @@ import math
 import re
 import sys
 
-from ..core.errors import BadValueError, InputError, LimitError
+from ..core.errors import BadValueError, LimitError
 from ..core.safetext import excerpt, shorten
+from ..core.values import (  # noqa: F401 - the value parsing is the library's; its names here too
+    _TOO_DEEP,
+    _WORDS,
+    UsageError,
+    _numbers,
+    load_json,
+    parse_literal,
+    too_large_integer,
+)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_WORDS = {
-    "inf": math.inf,
-    "+inf": math.inf,
-    "-inf": -math.inf,
-    "nan": math.nan,
-    "infinity": math.inf,
-    "-infinity": -math.inf,
-}
-
-
-class UsageError(InputError):
-    kind = "usage"
-
-
-#: a JSON value nested past what the decoder can follow (thousands deep)
-_TOO_DEEP = "{what}: an array nested far too deep; a value has at most 32 dimensions"
-
-
-def parse_literal(text: str, what: str):
-    """A number or a JSON array literal (``inf``/``nan`` accepted too)."""
-    s = text.strip()
-    low = s.lower()
-    if low in _WORDS:
-        return _WORDS[low]
-    try:
-        number = float(s)
-    except ValueError:
-        pass
-    else:
-        if math.isinf(number) and _INTEGER.fullmatch(s):  # 1e400 is inf; 400 digits a slip
-            raise BadValueError(f"{what}: {too_large_integer(s)}", value=shorten(s))
-        return number
-    # JSON, plus what people type after PyTorch and NumPy: 1. and .5, inf and nan.
-    text_json = re.sub(r"(?<![\d.])(\d+)\.(?![\d])", r"\1.0", s)
-    text_json = re.sub(r"(?<![\d])\.(\d)", r"0.\1", text_json)
-    text_json = re.sub(
-        r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"', text_json.replace("nan", '"nan"')
-    )
-    try:
-        value = load_json(text_json, what)
-    except json.JSONDecodeError:
-        raise BadValueError(
-            f"{what}: {excerpt(text)} is not a number or a JSON array", value=shorten(text)
-        ) from None
-    except RecursionError:
-        raise BadValueError(_TOO_DEEP.format(what=what), value=shorten(text)) from None
-    return _numbers(value, what, text)
-
-
-#: an integer literal (digits, maybe a sign; float() also takes underscores)
-_INTEGER = re.compile(r"\s*[+-]?[0-9_]+\s*")
-#: the integers float() refuses (OverflowError): those that round past the largest float
-_FLOAT_LIMIT = 2**1024 - 2**970
-
-
-def too_large_integer(digits) -> str:
-    """Why an integer (its text, or an int) is refused: past the largest float, or past the
-    digits Python turns into an int (``sys.get_int_max_str_digits``).  Never raises, however
-    many digits (an int too long for ``str`` is shown by its size)."""
-    try:
-        text = str(digits).strip().replace("_", "")
-    except ValueError:  # an int of more digits than str() writes
-        size = f"about {int(abs(digits).bit_length() * math.log10(2)) + 1:,} digits"
-        return f"an integer of {size} is too large for a floating-point number"
-    sign = "-" if text.startswith("-") else ""
-    text = text.lstrip("+-").lstrip("0") or "0"
-    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
-    return (
-        f"the integer {sign}{shown} ({len(text):,} digits) is too large for a floating-point "
-        f"number (the largest is about 1.8e308); write 1e400 or inf for infinity"
-    )
-
-
-def load_json(text: str, what: str | None = None, **hooks):
-    """``json.loads(text, **hooks)`` of user text (the same ``JSONDecodeError``), where an
-    integer of more digits than Python reads (4,300 by default: a ValueError that would be
-    an internal error) is a bad value, ``what`` naming where it was."""
-    try:
-        return json.loads(text, **hooks)
-    except json.JSONDecodeError:
-        raise
-    except ValueError:  # found again, to say which integer
-        pass
-
-    def integer(digits: str) -> int:
-        try:
-            return int(digits)
-        except ValueError:
-            found = too_large_integer(digits)
-            raise BadValueError(f"{what}: {found}" if what else found) from None
-
-    return json.loads(text, parse_int=integer, **hooks)
-
-
-def _numbers(value, what: str, text: str):
-    """Check a decoded JSON value holds only numbers (or the strings nan/inf) in lists (an
-    integer past the largest float is a bad value: 1e400 is inf, 400 digits a slip)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif type(item) is int and not -_FLOAT_LIMIT < item < _FLOAT_LIMIT:
-            raise BadValueError(f"{what}: {too_large_integer(item)}", value=shorten(text))
-        elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
-            raise BadValueError(
-                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number",
-                value=shorten(text),
-            )
-        elif isinstance(item, str) and item.lower() not in _WORDS:
-            raise BadValueError(
-                f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number",
-                value=shorten(text),
-            )
-    if isinstance(value, str):
-        return _WORDS[value.lower()]
-    if isinstance(value, list):
-        return _decode_words(value)
-    return value
-
-
-def _decode_words(value):
-    # Replace "nan"/"inf" strings in nested lists (iteratively).
-    root = [value]
-    stack = [root]
-    while stack:
-        lst = stack.pop()
-        for i, item in enumerate(lst):
-            if isinstance(item, list):
-                stack.append(item)
-            elif isinstance(item, str):
-                lst[i] = _WORDS[item.lower()]
-    return root[0]
-
-
 #: the most bytes read for an expression or a --vars document (stdin or @FILE):
 #: far above any real expression, far below what would exhaust memory
 MAX_INPUT_BYTES = 16 * 1024 * 1024

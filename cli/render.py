@@ -11,7 +11,7 @@ import re
 import sys
 
 from ..core.format import Notation, shown
-from ..core.safetext import shorten, visible
+from ..core.safetext import visible
 from . import jsonout
 
 #: Digits after the decimal point in tables, PyTorch's default print precision.
@@ -614,8 +614,6 @@ def _summarised(value):
         }
 
 
-#: Elements of an array that explain's text lists before it summarises it with ``...``.
-EXPLAIN_ITEMS = 12
 #: ``explain_text(ex, precision=EXPLAIN_DIGITS)``: explain's own numbers (6 significant digits).
 EXPLAIN_DIGITS = object()
 
@@ -626,133 +624,22 @@ def explain_number(precision=EXPLAIN_DIGITS):
     array of more than EXPLAIN_ITEMS elements summarised, on one line."""
     import numpy
 
-    from ..core.explain import format_value as six  # loaded with the explanation's module
+    from ..core.explanation import number_writer  # loaded with the explanation's module
 
-    def scalar(x) -> str:
-        if precision is EXPLAIN_DIGITS:
-            return six(float(x))
-        return format_scalar(numpy.float64(x) if isinstance(x, float) else x, precision)
-
-    def number(value) -> str:
-        a = numpy.asarray(value)
-        if a.ndim == 0:
-            return scalar(value if isinstance(value, float) else a[()])
-        text = numpy.array2string(
-            a,
-            separator=", ",
-            formatter={"all": scalar},
-            threshold=EXPLAIN_ITEMS,
-            edgeitems=2,
-            max_line_width=10**6,
-        )
-        return _joined(text)
-
-    return number
+    if precision is EXPLAIN_DIGITS:
+        return number_writer()
+    return number_writer(
+        lambda x: format_scalar(numpy.float64(x) if isinstance(x, float) else x, precision)
+    )
 
 
 def explain_text(ex, precision=EXPLAIN_DIGITS) -> str:
-    """The explanation as plain text (the layout of :mod:`autograd_cli.core.explain`'s docstring):
-    the point, the forward values, the local derivatives, the chain rule, the paths; for the
-    array walk, the vector-Jacobian product of each edge and the gradient.  ``precision``:
-    ``--precision``'s digits after the point (None: every digit), else explain's own six
-    significant digits."""
-    from ..core.explain import accumulate_text, d_label, local_text
+    """The explanation as plain text (:func:`autograd_cli.core.explanation.explain_text`'s
+    layout); ``precision``: ``--precision``'s digits after the point (None: every digit),
+    else explain's own six significant digits."""
+    from ..core.explanation import explain_text as layout
 
-    number = explain_number(precision)
-    at = ", ".join(f"{k} = {number(v)}" for k, v in ex.point.items())
-    source = shorten(ex.source.strip(), 2000)  # a 100,000-node program is not echoed whole
-    lines = [f"{source}  at {at}" if at else source]
-
-    def more(kind: str) -> list:
-        n = ex.elided.get(kind, 0)
-        return [f"  ... {n:,} more not listed (--max-steps 0 lists every step)"] if n else []
-
-    defines = [s for s in ex.steps if s["kind"] == "define"]
-    if defines:
-        lines.append("Forward:")
-        lines += [
-            f"  {s['name']} = {s['expr']} = {number(s['value'])}" + _shape_note(s) for s in defines
-        ]
-        lines += more("define")
-    if ex.arrays:
-        return "\n".join(lines + _array_backward(ex, number, more))
-    locals_ = [s for s in ex.steps if s["kind"] == "local"]
-    if locals_:
-        lines.append("Local derivatives:")
-        lines += [f"  {local_text(s, number)}" for s in locals_]
-        lines += more("local")
-    accumulations = [s for s in ex.steps if s["kind"] == "accumulate"]
-    lines.append("Chain rule (backward, summing over the paths into each node):")
-    lines += [f"  {accumulate_text(s, number)}" for s in accumulations]
-    lines += more("accumulate")
-    shown = {s["wrt"] for s in accumulations}
-    for name in ex.wrt:
-        if name not in shown:
-            lines.append(f"  {d_label(ex.output, name)} = {number(ex.gradient[name])}")
-
-    def factor(v) -> str:
-        s = number(v)
-        return f"({s})" if s.startswith("-") else s
-
-    for name in ex.wrt:
-        paths = ex.paths.get(name)
-        if paths and len(paths) > 1:
-            parts = [
-                " -> ".join(p["path"])
-                + ": "
-                + ("*".join(factor(f) for f in p["factors"]) or "1")
-                + f" = {number(p['value'])}"
-                for p in paths
-            ]
-            lines.append(
-                f"Paths from {ex.output} to {name}: "
-                + "; ".join(parts)
-                + f"; sum = {number(ex.gradient[name])}"
-            )
-    return "\n".join(lines)
-
-
-def _shape_note(step: dict) -> str:
-    shape = step.get("shape")
-    return f"  (shape {shape})" if shape else ""
-
-
-def _array_backward(ex, number, more) -> list:
-    """The array walk's backward lines: each node's rule once, then the vector-Jacobian
-    product of each argument; a sum where a node has several users; the gradient."""
-    from ..core.explain import GRAD, d_label
-
-    lines = []
-    if any(s["kind"] != "define" for s in ex.steps):
-        lines.append(
-            f"Backward (vector-Jacobian products: {GRAD}n = d{ex.output}/dn, of n's shape; "
-            f"{GRAD}{ex.output} = 1):"
-        )
-    value = {s["name"]: s["value"] for s in ex.steps if s["kind"] == "define"}
-    header = None
-    for s in ex.steps:
-        if s["kind"] == "local":
-            if (s["node"], s["rule"]) != header:  # the node, its value and its rule, once
-                header = (s["node"], s["rule"])
-                known = f" = {number(value[s['of']])}" if s["of"] in value else ""
-                lines += [f"  {s['node']}{known}", f"    {s['rule']}"]
-            note = f"  ({s['local']})" if "local" in s else ""
-            lines.append(f"    {s['vjp']} = {number(s['value'])}{note}")
-        elif s["kind"] == "accumulate":
-            header = None
-            values = " + ".join(number(t["value"]) for t in s["terms"])
-            if s.get("more_terms"):
-                values += f" + ... ({s['more_terms']:,} more terms)"
-            via = ", ".join(t["via"] for t in s["terms"])
-            lines.append(
-                f"  {GRAD}{s['wrt']} = {values} = {number(s['value'])}"
-                f"  (the sum of what its users {via} pass back)"
-            )
-    lines += more("local") + more("accumulate")
-    lines += ["Gradient:"] if ex.wrt else []
-    lines += [f"  {d_label(ex.output, name)} = {number(ex.gradient[name])}" for name in ex.wrt]
-    lines += [f"warning: {w}" for w in ex.warnings]
-    return lines
+    return layout(ex, explain_number(precision))
 
 
 def error_json(kind: str, message: str, **details) -> dict:

@@ -16,10 +16,9 @@ import signal
 
 import pytest
 
-from autograd_cli import analysis_docs, rows
 from autograd_cli.cli import batch as cli_batch
 from autograd_cli.cli import options
-from autograd_cli.core import optimize
+from autograd_cli.core import analysis_docs, optimize, rows
 from autograd_cli.grammar import parse
 
 

@@ -26,7 +26,7 @@ MODULES = _modules()
 
 def test_the_library_has_examples():
     # The walk must find the modules whose examples the README and ARCHITECTURE.md cite.
-    for name in ("autograd_cli.core.interpret", "autograd_cli.core.api", "autograd_cli.rows"):
+    for name in ("autograd_cli.core.interpret", "autograd_cli.core.api", "autograd_cli.core.rows"):
         assert name in MODULES
 
 

@@ -1,8 +1,10 @@
 """The import layers, read from the source, and the text-accepting library facade.
 
-Layers (ARCHITECTURE): ``core/`` is a library that knows nothing of the expression language's
+Layers (ARCHITECTURE): ``core/`` is the library and knows nothing of the expression language's
 parser, the command line or its renderers; ``grammar/`` turns text into a ``core`` Program;
-``cli/`` (with the top package ``autograd_cli``, where text meets the library) sits on both.
+``cli/`` sits on both; the top package ``autograd_cli`` (the folder ``facade/``: text in, the
+library's results out) sits on grammar and core and is imported by nothing in the project;
+only its ``__main__`` (``python -m autograd_cli``) starts the command line.
 Every module is parsed with ``ast``: imports at any depth count (a function-local import is
 still a dependency, only a later one), relative imports are resolved against the package.
 
@@ -29,7 +31,7 @@ PACKAGES = {
     "core": "autograd_cli.core",
     "grammar": "autograd_cli.grammar",
     "cli": "autograd_cli.cli",
-    "cli/root": "autograd_cli",
+    "facade": "autograd_cli",
 }
 
 
@@ -90,6 +92,15 @@ def _layer(name: str) -> str:
     return "top"
 
 
+def test_the_folders_are_pyprojects_packages():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    package_dir = config["tool"]["setuptools"]["package-dir"]
+    assert {folder: package for package, folder in package_dir.items()} == PACKAGES
+    assert not (ROOT / "autograd_cli").exists()  # it would shadow the installed package
+    assert not (ROOT / "cli" / "root").exists()
+
+
 def test_every_folder_has_modules():
     layers = {_layer(name) for name in MODULES}
     assert layers == {"core", "grammar", "cli", "top"}
@@ -122,13 +133,74 @@ def test_grammar_imports_no_cli(name):
     assert not wrong, f"{name} imports {wrong}"
 
 
+#: The top of core: the plain results the commands and the facade hand on (api), many rows
+#: at once (rows), the analyses' settings and documents, explain's text.  Nothing else in
+#: core builds on them (the evaluators check values and wrt through core/program.py).
+TOP_OF_CORE = {
+    "autograd_cli.core.api",
+    "autograd_cli.core.rows",
+    "autograd_cli.core.analysis_docs",
+    "autograd_cli.core.explanation",
+}
+
+
 def test_the_command_results_are_the_top_of_core():
-    # api.py turns library results into what the commands print; nothing in core builds on it
-    # (the library's batch evaluation checks values and --wrt through core/program.py).
+    assert TOP_OF_CORE <= set(MODULES)
     users = sorted(
-        n for n in MODULES if "autograd_cli.core.api" in IMPORTS[n] and _layer(n) == "core"
+        (n, sorted(IMPORTS[n] & TOP_OF_CORE))
+        for n in MODULES
+        if IMPORTS[n] & TOP_OF_CORE and _layer(n) == "core" and n not in TOP_OF_CORE
     )
     assert users == []
+
+
+def test_the_facade_imports_no_cli():
+    # autograd_cli (facade/__init__.py) is text in, the library's results out: grammar and
+    # core only.  Its __main__ alone starts the command line.
+    wrong = sorted(m for m in IMPORTS["autograd_cli"] if _in(m, "autograd_cli.cli"))
+    wrong += sorted(m for m in IMPORTS["autograd_cli"] if m in ("rich", "typer", "click"))
+    assert not wrong
+    assert IMPORTS["autograd_cli.__main__"] == {"autograd_cli.cli.entry"}
+
+
+def test_the_facade_folder_holds_the_facade_and_two_old_names():
+    # facade/: the facade (__init__), python -m autograd_cli (__main__), and two names
+    # docs/library.md and earlier scripts import (autograd_cli.rows, autograd_cli.analysis_docs),
+    # each the very module object of its home in core/.
+    top = sorted(n for n in MODULES if _layer(n) == "top")
+    old = ["autograd_cli.analysis_docs", "autograd_cli.rows"]
+    assert top == ["autograd_cli", "autograd_cli.__main__", *old]
+    for name in old:
+        home = name.replace("autograd_cli.", "autograd_cli.core.")
+        assert IMPORTS[name] == {"sys", home}
+        assert __import__(name, fromlist=["*"]) is __import__(home, fromlist=["*"])
+
+
+def test_nothing_in_the_project_imports_the_facade():
+    # The top package is the outside world's entry: no module of the project builds on it,
+    # so it can change (or grow) without a cycle (cli imports neither it nor its __main__).
+    top = {n for n in MODULES if _layer(n) == "top"}
+    users = sorted(n for n in MODULES if IMPORTS[n] & top)
+    assert users == []
+
+
+def test_no_upward_import_between_layers():
+    # The layers as one graph: top -> cli? no; cli -> grammar -> core; top -> grammar, core.
+    allowed = {
+        "core": {"core"},
+        "grammar": {"grammar", "core"},
+        "cli": {"cli", "grammar", "core"},
+        "top": {"top", "grammar", "core"},
+    }
+    wrong = sorted(
+        (n, m)
+        for n in MODULES
+        for m in IMPORTS[n]
+        if m in MODULES
+        and _layer(m) not in allowed[_layer(n)]
+        and n != "autograd_cli.__main__"  # python -m autograd_cli runs the command line
+    )
+    assert wrong == []
 
 
 def test_program_is_below_every_evaluator():
@@ -194,6 +266,27 @@ def test_no_import_cycles_among_core_modules():
     # depends on everything the __init__ loads.
     graph = {n: {m for m in IMPORTS[n] if m in core and m != n} for n in core}
     assert not _cycles(graph)
+
+
+def _project_cycles() -> list[list[str]]:
+    graph = {n: {m for m in IMPORTS[n] if m in MODULES and m != n} for n in MODULES}
+    return _cycles(graph)
+
+
+def test_no_import_cycles_anywhere():
+    # Every module of every folder, lazy imports included: no circle of any length (the
+    # circle inside cli/ has a test of its own, below).
+    inside_cli = [c for c in _project_cycles() if all(_layer(n) == "cli" for n in c)]
+    assert [c for c in _project_cycles() if c not in inside_cli] == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24 step 5 (the cli helper's part): app <-> analysis, plot, repl, main; "
+    "remove this mark when that lands",
+)
+def test_no_import_cycle_inside_cli():
+    assert [c for c in _project_cycles() if all(_layer(n) == "cli" for n in c)] == []
 
 
 def test_the_cycle_finder_finds_cycles():

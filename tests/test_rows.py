@@ -1,4 +1,4 @@
-"""The batch command's evaluation as a library: ``autograd_cli.rows``, used from Python.
+"""The batch command's evaluation as a library: ``autograd_cli.core.rows``, used from Python.
 
 Rows of one program go in (plain ``{name: value}`` dicts, or ``Row`` objects that carry
 their own op); per row comes out the Result the single command computes there, or the row's
@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from autograd_cli import parse, rows
-from autograd_cli.core import api
+from autograd_cli import parse
+from autograd_cli.core import api, rows
 from autograd_cli.core import batch as core_batch
 from autograd_cli.core.errors import (
     AutogradCliError,
@@ -217,7 +217,7 @@ def test_a_ragged_value_is_that_rows_error():
     # np.shape() of a ragged list raises: the row is evaluated alone and gets bad_value.
     import autograd_cli as ag
     from autograd_cli.core.errors import BadValueError
-    from autograd_cli.rows import evaluate_rows
+    from autograd_cli.core.rows import evaluate_rows
 
     out = evaluate_rows(ag.parse("sum(x)"), [{"x": [1.0, 2.0]}, {"x": [1, [2]]}, {"x": [3.0, 4.0]}])
     assert float(out[0].value) == 3.0 and float(out[2].value) == 7.0

@@ -6,7 +6,7 @@ analysis, :data:`ANALYSIS_OPS`, with its ``settings``).
 :func:`evaluate_rows` evaluates a list of rows of one program and returns, row by row, the
 :class:`~autograd_cli.core.api.Result` that the single command computes at that point (for
 an analysis: the library's result, whose document is
-:func:`autograd_cli.analysis_docs.document`), or the row's error (an exception object, not
+:func:`autograd_cli.core.analysis_docs.document`), or the row's error (an exception object, not
 raised): the same numbers, warnings and messages.
 
 How: rows that share ``op``, ``wrt`` and the variables' shapes (and can be vectorised:
@@ -28,8 +28,8 @@ The parts, for a caller that groups and writes on its own (the ``batch`` command
 ``BatchResult`` or the rows one by one), :func:`row_result` (one row of a
 ``BatchResult``), :func:`evaluate_row` (one row alone).
 
-This module sits beside the facade (``autograd_cli``), above ``core``: its one-row path is
-``core.api``'s, which nothing inside ``core`` builds on (tests/test_layers.py).
+This module is the top of ``core`` with :mod:`~autograd_cli.core.api` (its one-row path is
+api's): nothing else in ``core`` builds on either (tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import analysis_docs
-from .core import api
-from .core import batch as _batch
-from .core.errors import AutogradCliError, EvaluationError
+from . import analysis_docs, api
+from . import batch as _batch
+from .errors import AutogradCliError, EvaluationError
 
 if TYPE_CHECKING:
-    from .core.program import Program
+    from .program import Program
 
 __all__ = [
     "ANALYSIS_OPS",
@@ -64,7 +63,7 @@ __all__ = [
     "stack_rows",
 ]
 
-#: the analyses (the commands of :mod:`autograd_cli.analysis_docs`): one row at a time
+#: the analyses (the commands of :mod:`autograd_cli.core.analysis_docs`): one row at a time
 ANALYSIS_OPS = analysis_docs.OPS
 OPS = ("eval", "grad", "hessian", "jacobian", "diff") + ANALYSIS_OPS
 #: the ops whose rows can be evaluated together, vectorised
@@ -87,8 +86,8 @@ class Row:
 
     ``shapes`` (``((name, shape), ...)`` in the values' order) decides, with ``op`` and
     ``wrt``, which rows are evaluated together; it is computed when not given.
-    ``settings``: an analysis op's, as :func:`autograd_cli.analysis_docs.analyse` takes them
-    (:func:`autograd_cli.analysis_docs.settings` makes them from a batch line's keys).
+    ``settings``: an analysis op's, as :func:`autograd_cli.core.analysis_docs.analyse` takes them
+    (:func:`autograd_cli.core.analysis_docs.settings` makes them from a batch line's keys).
     """
 
     __slots__ = ("values", "op", "wrt", "order", "grad_output", "shapes", "settings")
@@ -332,7 +331,7 @@ def _as_row(item, op, wrt, order, grad_output, settings=None) -> Row:
 
 
 def _names(wrt) -> tuple | None:
-    from .core.program import split_names
+    from .program import split_names
 
     return tuple(split_names(wrt)) or None
 

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .core.api import Result
+    from .core.explanation import Explanation
     from .core.program import Program
     from .core.symbolic import DiffResult
-    from .explanation import Explanation
 
 __version__ = "0.1.0"
 
@@ -131,6 +131,6 @@ def explain(
     """The chain rule step by step at ``values`` (:func:`autograd_cli.core.explain.explain`),
     with ``text``, its layout as the ``explain`` command prints it."""
     from .core.explain import explain as explain_program
-    from .explanation import Explanation
+    from .core.explanation import Explanation
 
     return Explanation.of(explain_program(_program(source, "explain"), values, wrt))

@@ -1,7 +1,7 @@
 """The analyses (taylor, propagate, minimize, solve, critical): settings, one run, documents.
 
 One place for what the commands (``cli/analysis.py``) and the batch lines
-(:mod:`autograd_cli.rows`, ``cli/batch.py``) share, so that a batch line's output is the
+(:mod:`autograd_cli.core.rows`, ``cli/batch.py``) share, so that a batch line's output is the
 document the single command prints with ``--json``:
 
 * :func:`analyse`: one analysis of a program at a point, the library's result
@@ -10,16 +10,16 @@ document the single command prints with ``--json``:
 * :func:`document`: SPEC's JSON document of that result (what ``--json`` prints);
 * the checks of each setting, their messages spelled as the user wrote the setting
   (``--max-iter`` on the command line, ``"max_iter"`` on a batch line): a wrong one is the
-  command line's usage error (:class:`~autograd_cli.cli.options.UsageError`), which a batch
+  usage error (:class:`~autograd_cli.core.values.UsageError`, the command line's), which a batch
   line reports as its ``bad_line`` record;
 * :data:`KEYS` and :func:`settings`: what a batch line may set for each op, the command's
   options spelled as JSON keys, checked and converted to :func:`analyse`'s settings;
   :func:`split_uncertain` and :func:`parse_bounds`: a variable's value that carries an
   uncertainty (``"9.81+-0.02"``, propagate) or bounds (``"-1:2"``, minimize).
 
-It sits in the top package beside :mod:`autograd_cli.rows`, which runs a row's analysis
-through it: ``core`` knows no JSON documents, and ``rows`` may not build on the Typer
-commands.
+It is library code beside :mod:`autograd_cli.core.rows`, which runs a row's analysis
+through it: a document is a plain dict (SPEC's shape; writing it as JSON text is the command
+line's), and nothing here knows the grammar or the Typer commands.
 
 >>> from autograd_cli.grammar import parse
 >>> r = analyse("taylor", parse("exp(x)"), {"x": 0.0}, order=2)
@@ -34,9 +34,12 @@ import math
 import re
 from collections.abc import Mapping
 
+from .values import UsageError, parse_literal
+from .values import numbers as _numbers
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .core.program import Program
+    from .program import Program
 
 __all__ = [
     "KEYS",
@@ -83,8 +86,6 @@ MAX_ITER = 1_000_000
 
 
 def _usage(message: str):
-    from .cli.options import UsageError
-
     return UsageError(message)
 
 
@@ -152,7 +153,6 @@ def split_uncertain(text: str, name: str, what: str | None = None):
     a plain value -> (text, None).  ``u`` is parsed (a number or a nested list); ``what``
     names it in an error (default: ``the uncertainty of --NAME``)."""
     m = _UNCERTAIN.match(text.strip())
-    from .cli.options import parse_literal
 
     if m is None:
         stripped = text.strip()
@@ -160,8 +160,8 @@ def split_uncertain(text: str, name: str, what: str | None = None):
             side = "uncertainty after" if stripped.endswith(pm) else None
             side = "value before" if stripped.startswith(pm) else side
             if side:
-                from .core.errors import BadValueError
-                from .core.safetext import shorten
+                from .errors import BadValueError
+                from .safetext import shorten
 
                 where = what.removeprefix("the uncertainty of ") if what else f"--{name}"
                 raise BadValueError(
@@ -221,7 +221,7 @@ def _number(value, what: str) -> float:
 
 
 def _shown(value) -> str:
-    from .core.safetext import shorten
+    from .safetext import shorten
 
     try:
         return shorten(json.dumps(value, ensure_ascii=False))
@@ -240,7 +240,7 @@ def settings(op: str, given: Mapping, spell=_json_key) -> dict:
     >>> settings("propagate", {"corr": "g,t=0.3", "mc": 1000, "seed": 1})
     {'correlations': {('g', 't'): 0.3}, 'mc': 1000, 'seed': 1}
     """
-    from .core.optimize import METHODS
+    from .optimize import METHODS
 
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
@@ -258,8 +258,6 @@ def settings(op: str, given: Mapping, spell=_json_key) -> dict:
         if key == "at":
             if not isinstance(value, dict):
                 raise _usage(f'{what} must be an object {{"name": value}}')
-            from .cli.options import _numbers
-
             out["at"] = scalars(
                 {n: _numbers(v, f"{what} {n}", _shown(v)) for n, v in value.items()}, what
             )
@@ -318,11 +316,11 @@ def analyse(
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
     names = list(wrt) if wrt else None
     if op == "taylor":
-        from .core.taylor import taylor
+        from .taylor import taylor
 
         return taylor(program, values, wrt=names, order=order, **given)
     if op == "propagate":
-        from .core.uncertainty import propagate
+        from .uncertainty import propagate
 
         return propagate(
             program,
@@ -332,7 +330,7 @@ def analyse(
             mc=given.get("mc"),
             seed=given.get("seed"),
         )
-    from .core import optimize
+    from . import optimize
 
     return getattr(optimize, op)(program, values, wrt=names, **given)
 
