@@ -711,7 +711,7 @@ def check_command(
     where |analytic - numeric| <= atol + rtol * |numeric|.  Exit 1 when they do not.
     """
     from ..core import api
-    from ..core.functional import gradcheck_defaults
+    from ..core.gradcheck import gradcheck_defaults
     from . import render
 
     inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)

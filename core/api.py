@@ -182,7 +182,7 @@ def _host(t):
 
 def hessian_of(program: Program, values: dict, wrt=None) -> Result:
     """Value, gradient and every second partial of a scalar ``program`` (forward-over-reverse)."""
-    from .functional import program_hessian
+    from .program_functional import program_hessian
 
     check_values(program, values)
     names = resolve_wrt(program, wrt)
@@ -199,7 +199,7 @@ def hessian_of(program: Program, values: dict, wrt=None) -> Result:
 
 def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
     """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
-    from .functional import program_jacobian
+    from .program_functional import program_jacobian
 
     check_values(program, values)
     names = resolve_wrt(program, wrt)
@@ -215,7 +215,7 @@ def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
 
 def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
     """The ``order``-th derivative of a scalar expression of one variable (repeated grad)."""
-    from .functional import program_derivatives
+    from .program_functional import program_derivatives
 
     check_values(program, values)
     names = resolve_wrt(program, wrt)
@@ -251,7 +251,7 @@ def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) 
 
 def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     """Value and the Jacobian-vector product J v (forward mode: one dual-number pass)."""
-    from .functional import program_jvp
+    from .program_functional import program_jvp
 
     check_values(program, values)
     for name in tangents:
@@ -299,7 +299,7 @@ def check_of(
     rtol: float = 1e-3,
 ) -> CheckResult:
     """Compare the analytic derivatives with central finite differences (like torch's gradcheck)."""
-    from .functional import program_gradcheck
+    from .program_functional import program_gradcheck
 
     check_values(program, values)
     names = resolve_wrt(program, wrt)

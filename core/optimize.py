@@ -2,8 +2,8 @@
 
 The variables named by ``wrt`` (default: every input) are flattened into one
 vector θ; the others stay fixed at their values.  Each iteration asks the
-engine for exact derivatives (:func:`~.functional.program_hessian` and
-:func:`~.functional.program_jacobian`), never finite differences:
+engine for exact derivatives (:func:`~.program_functional.program_hessian` and
+:func:`~.program_functional.program_jacobian`), never finite differences:
 
 * :func:`minimize`: Newton's method on the exact Hessian with a backtracking
   (Armijo) line search; where the Hessian is not positive definite the step is
@@ -164,7 +164,7 @@ def _non_scalar(what: str, shape) -> NonScalarOutputError:
 
 
 def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
-    from .functional import program_hessian
+    from .program_functional import program_hessian
 
     np = backend.host
     env = flat.env(theta)
@@ -628,7 +628,7 @@ def _residual(system: Program, flat: _Flat, theta):
 
 
 def _residual_jacobian(system: Program, flat: _Flat, theta):
-    from .functional import program_jacobian
+    from .program_functional import program_jacobian
 
     r = program_jacobian(system, flat.env(theta), wrt=flat.names)
     F = backend.to_numpy(r.value.data).astype(float).ravel()

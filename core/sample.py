@@ -64,7 +64,8 @@ def sample(
 
 
 def _vectorised(program, values, name, xs, order) -> list:
-    from .functional import derivatives, program_function
+    from .forward import program_function
+    from .functional import derivatives
 
     f = program_function(program, values, [name])
     series = derivatives(f, _tensor(xs), order)
@@ -105,7 +106,7 @@ def _tensor(xs):
 
 
 def _pointwise(program, values, name, xs, order) -> list:
-    from .functional import program_derivatives
+    from .program_functional import program_derivatives
 
     np = backend.host
     rows = np.full((order + 1, len(xs)), np.nan)

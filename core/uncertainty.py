@@ -172,7 +172,7 @@ def _covariance_block(name: str, x, u):
 
 def _derivatives(program, values, names, shapes):
     """f, its gradient blocks and the full Hessian over the flattened uncertain inputs."""
-    from .functional import program_hessian
+    from .program_functional import program_hessian
 
     np = backend.host
     r = program_hessian(program, values, wrt=names)

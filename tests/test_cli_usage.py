@@ -317,7 +317,7 @@ def test_library_gradcheck_refuses_a_step_that_does_not_move():
 
     from autograd_cli.core import tensor
     from autograd_cli.core.errors import InputError
-    from autograd_cli.core.functional import gradcheck
+    from autograd_cli.core.gradcheck import gradcheck
 
     x = tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
     with pytest.raises(InputError, match=r"eps=1e-12 does not move input 0\[0\] = 1 in float32"):
@@ -385,7 +385,7 @@ def test_check_float64_defaults_unchanged(cli):
 
 
 def test_check_help_states_the_defaults(cli):
-    from autograd_cli.core.functional import GRADCHECK_DEFAULTS
+    from autograd_cli.core.gradcheck import GRADCHECK_DEFAULTS
 
     text = " ".join(cli("check", "--help", "--json").json["help"].split())
     for key in ("eps", "atol", "rtol"):

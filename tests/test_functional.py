@@ -19,11 +19,16 @@ from autograd_cli.core.forward import jvp_program, propagate
 from autograd_cli.core.functional import (
     derivative,
     derivatives,
-    gradcheck,
     hessian,
     hvp,
     jacobian,
     jvp,
+    vhp,
+    vjp,
+)
+from autograd_cli.core.gradcheck import gradcheck
+from autograd_cli.core.ops import Op, call
+from autograd_cli.core.program_functional import (
     program_derivatives,
     program_gradcheck,
     program_hessian,
@@ -31,10 +36,7 @@ from autograd_cli.core.functional import (
     program_jacobian,
     program_jvp,
     program_vjp,
-    vhp,
-    vjp,
 )
-from autograd_cli.core.ops import Op, call
 from autograd_cli.core.tensor import apply
 from autograd_cli.grammar import parse
 

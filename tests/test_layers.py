@@ -109,8 +109,8 @@ def test_every_folder_has_modules():
 
 
 def test_the_scanner_sees_relative_and_function_local_imports():
-    # core/api.py imports functional only inside functions, relatively.
-    assert "autograd_cli.core.functional" in IMPORTS["autograd_cli.core.api"]
+    # core/api.py imports program_functional only inside functions, relatively.
+    assert "autograd_cli.core.program_functional" in IMPORTS["autograd_cli.core.api"]
     assert "autograd_cli.core.errors" in IMPORTS["autograd_cli.grammar.parser"]
 
 
