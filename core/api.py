@@ -19,7 +19,14 @@ from . import backend
 from .autograd import grad as _grad
 from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
 from .expr import derivative_warnings, evaluate, parse_value
-from .program import Program, check_values, non_scalar_message, resolve_wrt, topological
+from .program import (
+    Program,
+    check_values,
+    non_scalar_message,
+    resolve_wrt,
+    split_names,
+    topological,
+)
 from .tensor import Tensor, no_grad
 
 if TYPE_CHECKING:
@@ -43,9 +50,114 @@ class Result:
         return list(self.value.shape)
 
 
+# ---------------------------------------------------------------------------
+# The one dispatcher: the facade, the commands and a batch row ask it by name
+# ---------------------------------------------------------------------------
+
+#: The parameters as the library names them in a message; a caller spells them its own way
+#: (:meth:`RequestError.spelled`: the command line's ``--order``, a batch line's ``"order"``).
+LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
+
+
+class RequestError(InputError):
+    """What a computation cannot be asked: an order it has no meaning for, an order out of
+    range, ``order`` with ``grad_output``.  ``reason``: ``unsupported`` (the computation does
+    not take it), ``combination`` or ``range``.  The message names the parameters as the
+    library does; :meth:`spelled` gives it in a caller's spelling."""
+
+    def __init__(self, reason: str, template: str, **fields):
+        self.reason, self.template, self.fields = reason, template, fields
+        super().__init__(self.spelled(LIBRARY_SPELLING))
+
+    def spelled(self, spelling: dict) -> str:
+        """The message with ``{order}`` and ``{grad_output}`` spelled as ``spelling`` says."""
+        return self.template.format(**spelling, **self.fields)
+
+
+#: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
+#: vector-Jacobian product; order N: the N-th derivative in one variable), hessian,
+#: jacobian, diff (symbolic), check (gradcheck), explain.
+COMPUTATIONS = ("eval", "grad", "hessian", "jacobian", "diff", "check", "explain")
+
+
+def compute(
+    name: str,
+    program: Program,
+    values: dict,
+    wrt=None,
+    order: int | None = None,
+    grad_output=None,
+    **options,
+):
+    """One computation of ``program`` at ``values``, asked by name (:data:`COMPUTATIONS`).
+
+    ``wrt``: a name, ``"a, b"`` or a list (None or blank: every input variable); ``order``:
+    grad's N-th derivative, diff's order; ``grad_output``: the v of grad's v^T J;
+    ``options``: diff's ``max_nodes`` and ``mixed``, check's ``eps``, ``atol``, ``rtol``.
+    Each is checked here, once, before anything is evaluated: the computation's name, the
+    order (:class:`RequestError`), the values (:func:`~.program.check_values`), then
+    ``wrt`` (:func:`~.program.resolve_wrt`).  What a computation does not take (eval's
+    wrt, hessian's grad_output) is ignored, as a batch row's unused keys are.
+
+    >>> from autograd_cli.grammar import parse
+    >>> r = compute("grad", parse("x**3"), {"x": 2.0}, order=2)
+    >>> float(r.grad["x"]), r.order
+    (12.0, 2)
+    """
+    if name not in COMPUTATIONS:
+        raise RequestError(
+            "unsupported",
+            "the {name!r} operation is not available in this version of autograd-cli",
+            name=name,
+        )
+    order = _checked_order(name, order, grad_output)
+    check_values(program, values)
+    if name == "eval":
+        return _evaluated(program, values)
+    names = resolve_wrt(program, split_names(wrt) or None)
+    if name == "grad" and order > 1:
+        return _nth_derivative(program, values, names, order)
+    if name == "grad":
+        return _gradient(program, values, names, grad_output)
+    if name == "diff":
+        return _derivative_expression(program, values, names, order, **options)
+    run = {"hessian": _hessian, "jacobian": _jacobian, "check": _check, "explain": _explain}
+    return run[name](program, values, names, **options)
+
+
+def _checked_order(name: str, order, grad_output) -> int:
+    """The order ``name`` is asked for (its default when None), checked once."""
+    if name == "eval":
+        return 1  # eval takes no order (a batch row's is ignored)
+    if name not in ("grad", "diff"):
+        if order not in (None, 1):
+            raise RequestError("unsupported", "{name} does not take an order", name=name)
+        return 1
+    if order is None:
+        return 1
+    least = 1 if name == "grad" else 0
+    if isinstance(order, bool) or not isinstance(order, int) or order < least:
+        raise RequestError(
+            "range", "{order} must be {least} or more, not {value!r}", least=least, value=order
+        )
+    if name == "grad" and order > 1 and grad_output is not None:
+        raise RequestError(
+            "combination", "{order} needs a scalar output; it cannot be combined with {grad_output}"
+        )
+    return order
+
+
+# ---------------------------------------------------------------------------
+# Each computation by name (what callers knew before the dispatcher: the same results)
+# ---------------------------------------------------------------------------
+
+
 def eval_of(program: Program, values: dict) -> Result:
     """The forward value of ``program`` at ``values``."""
-    check_values(program, values)
+    return compute("eval", program, values)
+
+
+def _evaluated(program: Program, values: dict) -> Result:
     with no_grad():
         ev = evaluate(program, values)
     return Result(value=backend.to_numpy(ev.output.data), warnings=ev.warnings)
@@ -57,8 +169,10 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
     A non-scalar output needs ``grad_output`` (the v of the vector-Jacobian product v^T J).
     A variable the output does not depend on gets a zero gradient.
     """
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
+    return compute("grad", program, values, wrt=wrt, grad_output=grad_output)
+
+
+def _gradient(program: Program, values: dict, names: list, grad_output) -> Result:
     ev = evaluate(program, values, requires_grad=names)
     out = ev.output
     if grad_output is None:
@@ -66,14 +180,7 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
             raise NonScalarOutputError(non_scalar_message(out.shape), shape=list(out.shape))
         seed = None
     else:
-        seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
-        if tuple(seed.shape) != tuple(out.shape):
-            raise ShapeError(
-                f"--grad-output has shape {tuple(seed.shape)} but the output has "
-                f"shape {tuple(out.shape)}",
-                expected=list(out.shape),
-                got=list(seed.shape),
-            )
+        seed = _seed(grad_output, out)
     leaves = [ev.leaves[n] for n in names if n in ev.leaves]
     grads = {}
     if leaves and out.requires_grad:
@@ -90,6 +197,20 @@ def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Resul
             result[name] = backend.to_numpy(g.data)
     warnings = ev.warnings + derivative_warnings(program.output, ev)
     return Result(value=backend.to_numpy(out.data), warnings=warnings, grad=result)
+
+
+def _seed(grad_output, out: Tensor, shapes: bool = True) -> Tensor:
+    """``grad_output`` (the v of v^T J) parsed in the output's dtype and checked against its
+    shape; ``shapes``: the error carries the expected and given shapes (grad's does)."""
+    seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
+    if tuple(seed.shape) != tuple(out.shape):
+        details = {"expected": list(out.shape), "got": list(seed.shape)} if shapes else {}
+        raise ShapeError(
+            f"--grad-output has shape {tuple(seed.shape)} but the output has "
+            f"shape {tuple(out.shape)}",
+            **details,
+        )
+    return seed
 
 
 @dataclass(frozen=True)
@@ -129,12 +250,7 @@ def graph_of(program: Program, values: dict, grad_output=None) -> GraphResult:
     seed = None
     grads_computed = True
     if grad_output is not None:
-        seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
-        if tuple(seed.shape) != tuple(out.shape):
-            raise ShapeError(
-                f"--grad-output has shape {tuple(seed.shape)} but the output has "
-                f"shape {tuple(out.shape)}"
-            )
+        seed = _seed(grad_output, out, shapes=False)
     elif out.size != 1:
         grads_computed = False
     grads: dict[int, object] = {}
@@ -182,12 +298,14 @@ def _host(t):
 
 def hessian_of(program: Program, values: dict, wrt=None) -> Result:
     """Value, gradient and every second partial of a scalar ``program`` (forward-over-reverse)."""
+    return compute("hessian", program, values, wrt=wrt)
+
+
+def _hessian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_hessian
 
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     if not names:
-        return eval_of(program, values)
+        return _evaluated(program, values)
     r = program_hessian(program, values, wrt=names)
     return Result(
         value=_host(r.value),
@@ -199,12 +317,14 @@ def hessian_of(program: Program, values: dict, wrt=None) -> Result:
 
 def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
     """Value and the Jacobian of the output w.r.t. each variable (shape output + variable)."""
+    return compute("jacobian", program, values, wrt=wrt)
+
+
+def _jacobian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_jacobian
 
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     if not names:
-        return eval_of(program, values)
+        return _evaluated(program, values)
     r = program_jacobian(program, values, wrt=names)
     return Result(
         value=_host(r.value),
@@ -215,10 +335,15 @@ def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
 
 def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
     """The ``order``-th derivative of a scalar expression of one variable (repeated grad)."""
+    if order != 1:
+        return compute("grad", program, values, wrt=wrt, order=order)
+    check_values(program, values)  # order 1 by this road: the first derivative, as a series
+    return _nth_derivative(program, values, resolve_wrt(program, split_names(wrt) or None), 1)
+
+
+def _nth_derivative(program: Program, values: dict, names: list, order: int) -> Result:
     from .program_functional import program_derivatives
 
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     if len(names) != 1:
         raise InputError(
             f"--order {order} needs one variable to differentiate with respect to; "
@@ -299,10 +424,14 @@ def check_of(
     rtol: float = 1e-3,
 ) -> CheckResult:
     """Compare the analytic derivatives with central finite differences (like torch's gradcheck)."""
+    return compute("check", program, values, wrt=wrt, eps=eps, atol=atol, rtol=rtol)
+
+
+def _check(
+    program: Program, values: dict, names: list, eps: float, atol: float, rtol: float
+) -> CheckResult:
     from .program_functional import program_gradcheck
 
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     if not names:  # nothing to differentiate: nothing can disagree (as grad gives {})
         return CheckResult(
@@ -369,12 +498,15 @@ def diff_of(
 
     Returns :class:`~autograd_cli.core.symbolic.DiffResult` (plain data; the command line renders it).
     """
+    options = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
+    return compute("diff", program, values, wrt=wrt, order=order, mixed=mixed, **options)
+
+
+def _derivative_expression(
+    program: Program, values: dict, names: list, order: int, max_nodes=_DEFAULT, mixed=False
+):
     from .symbolic import diff
 
-    if order < 0:
-        raise InputError(f"--order must be 0 or more, not {order}")
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     if not names:
         raise InputError("the expression has no variables to differentiate")
     limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
@@ -392,8 +524,10 @@ def diff_of(
 
 def explain_of(program: Program, values: dict, wrt=None):
     """The chain rule step by step at ``values`` (:class:`~autograd_cli.core.explain.Explanation`)."""
+    return compute("explain", program, values, wrt=wrt)
+
+
+def _explain(program: Program, values: dict, names: list):
     from .explain import explain
 
-    check_values(program, values)
-    names = resolve_wrt(program, wrt)
     return explain(program, values, names)

@@ -35,7 +35,6 @@ api's): nothing else in ``core`` builds on either (tests/test_layers.py).
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -132,27 +131,27 @@ def batchable(op: str, order: int | None = None, grad_output=None) -> bool:
 # ---------------------------------------------------------------------------
 
 
+#: a batch line's spelling of the parameters in a message (:meth:`api.RequestError.spelled`)
+LINE_SPELLING = {"order": '"order"', "grad_output": '"grad_output"'}
+#: a request the dispatcher refuses, as a row's error kind
+_ROW_KINDS = {"combination": "bad_line", "unsupported": "unsupported"}
+
+
 def evaluate_row(program: Program, row: Row):
     """``row`` evaluated alone, as the single command does it: a Result (raises its error)."""
-    values = row.values
     wrt = list(row.wrt) if row.wrt else None
-    op = row.op
-    if op in ANALYSIS_OPS:
+    if row.op in ANALYSIS_OPS:
         return _analyse(program, row, wrt)
     if row.settings:
-        raise RowError("bad_line", f"{op} takes no settings (only an analysis does)")
-    if op == "eval":
-        return api.eval_of(program, values)
-    if op == "grad" and row.order not in (None, 1):
-        if row.grad_output is not None:
-            raise RowError(
-                "bad_line",
-                '"order" needs a scalar output; it cannot be combined with "grad_output"',
-            )
-        return api.nth_derivative_of(program, values, wrt=wrt, order=row.order)
-    if op == "grad":
-        return api.grad_of(program, values, wrt=wrt, grad_output=row.grad_output)
-    return _call_api(op, program, values, wrt, row.order)
+        raise RowError("bad_line", f"{row.op} takes no settings (only an analysis does)")
+    try:
+        return api.compute(
+            row.op, program, row.values, wrt, order=row.order, grad_output=row.grad_output
+        )
+    except api.RequestError as exc:
+        if exc.reason not in _ROW_KINDS:
+            raise
+        raise RowError(_ROW_KINDS[exc.reason], exc.spelled(LINE_SPELLING)) from None
 
 
 def _analyse(program: Program, row: Row, wrt):
@@ -169,37 +168,16 @@ def _analyse(program: Program, row: Row, wrt):
     )
 
 
-_PARAMS: dict = {}  # api function -> the names of its parameters
-
-
-def _call_api(op: str, program: Program, values, wrt, order):
-    fn = getattr(api, f"{op}_of", None)
-    if fn is None:
-        raise RowError(
-            "unsupported",
-            f"the {op!r} operation is not available in this version of autograd-cli",
-        )
-    if fn not in _PARAMS:
-        try:
-            _PARAMS[fn] = set(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            _PARAMS[fn] = {"wrt"}
-    params = _PARAMS[fn]
-    kwargs = {}
-    if "wrt" in params:
-        kwargs["wrt"] = wrt
-    if "order" in params and order is not None:
-        kwargs["order"] = order
-    elif order not in (None, 1) and "order" not in params:
-        raise RowError("unsupported", f"{op} does not take an order")
-    return fn(program, values, **kwargs)
-
-
 def outcome(program: Program, row: Row):
     """:func:`evaluate_row`'s Result, or the exception it raised (every failure is the row's)."""
     try:
         return evaluate_row(program, row)
-    except Exception as exc:  # noqa: BLE001 - a row's error is its outcome
+    # Broad on purpose: a row's failure, whatever its class, is that row's outcome (the
+    # batch command writes it as the line's error record, an unexpected class as kind
+    # "internal"), so that one bad row never stops the others.  Nothing narrower will do:
+    # the classes a row can raise are every op's, NumPy's and the analyses'.  KeyboardInterrupt
+    # and SystemExit (not Exception) still stop the run.
+    except Exception as exc:  # noqa: BLE001
         return exc
 
 

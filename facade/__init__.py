@@ -4,10 +4,13 @@ The library lives in :mod:`autograd_cli.core` (tensors, backward, grad), the
 expression language in :mod:`autograd_cli.grammar`, and the command line in
 :mod:`autograd_cli.cli`.
 
-This package is where the two meet: the functions below take an expression's
-text (or a Program :func:`parse` made) and values, and return what the
-commands compute (host NumPy arrays, dicts keyed by variable name).  The
-functions of ``core`` take a parsed Program only.
+This module (the folder ``facade/``) is where the language meets the library: the
+functions below take an expression's text (or a Program :func:`parse` made) and
+values, and return what the commands compute (host NumPy arrays, dicts keyed by
+variable name), through the library's one dispatcher
+(:func:`autograd_cli.core.api.compute`).  The functions of ``core`` take a parsed
+Program only.  Nothing in the project imports this module; ``python -m
+autograd_cli`` (``__main__``) starts the command line.
 
 >>> import autograd_cli as ag
 >>> r = ag.grad("3*a**3 - b**2", {"a": 2, "b": 6})
@@ -52,17 +55,17 @@ def _program(source, what: str, *also: type):
     raise TypeError(f"{what}() takes the program's text or a parsed Program")
 
 
-def _names(wrt) -> list[str] | None:
-    from .core.program import split_names
+def _compute(name: str, source, values, **request):
+    """:func:`autograd_cli.core.api.compute`, the library's one dispatcher, on text or a Program."""
+    from .core.api import compute
 
-    return split_names(wrt) or None
+    what = "evaluate" if name == "eval" else name
+    return compute(name, _program(source, what), dict(values or {}), **request)
 
 
 def evaluate(source: str | Program, values: dict | None = None) -> Result:
     """The value of the expression at ``values`` (name -> number, nested list or array)."""
-    from .core import api
-
-    return api.eval_of(_program(source, "evaluate"), dict(values or {}))
+    return _compute("eval", source, values)
 
 
 def grad(
@@ -78,36 +81,21 @@ def grad(
     A non-scalar output needs ``grad_output`` (the v of v^T J).  ``order=N`` gives the N-th
     derivative of a scalar expression of one variable instead.
     """
-    from .core import api
-    from .core.errors import InputError
-
-    program = _program(source, "grad")
-    values = dict(values or {})
-    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-        raise InputError(f"--order must be 1 or more, not {order!r}")
-    if order == 1:
-        return api.grad_of(program, values, wrt=_names(wrt), grad_output=grad_output)
-    if grad_output is not None:
-        raise InputError("--order needs a scalar output; it cannot be combined with --grad-output")
-    return api.nth_derivative_of(program, values, wrt=_names(wrt), order=order)
+    return _compute("grad", source, values, wrt=wrt, order=order, grad_output=grad_output)
 
 
 def hessian(
     source: str | Program, values: dict | None = None, wrt: str | Sequence[str] | None = None
 ) -> Result:
     """Value, gradient and every second partial (``result.hessian[a][b]``) of a scalar expression."""
-    from .core import api
-
-    return api.hessian_of(_program(source, "hessian"), dict(values or {}), wrt=_names(wrt))
+    return _compute("hessian", source, values, wrt=wrt)
 
 
 def jacobian(
     source: str | Program, values: dict | None = None, wrt: str | Sequence[str] | None = None
 ) -> Result:
     """Value and Jacobian blocks (``result.jacobian[name]``, shape output + variable)."""
-    from .core import api
-
-    return api.jacobian_of(_program(source, "jacobian"), dict(values or {}), wrt=_names(wrt))
+    return _compute("jacobian", source, values, wrt=wrt)
 
 
 def diff(

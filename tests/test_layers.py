@@ -352,10 +352,13 @@ def test_facade_takes_text_or_a_program_only():
         ag.grad(42, {})
     with pytest.raises(AttributeError):
         ag.no_such_function  # noqa: B018
-    with pytest.raises(InputError, match="--order must be 1 or more"):
+    # The library names its parameters as Python does (the command line says --order)
+    with pytest.raises(InputError, match="^order must be 1 or more, not 0$"):
         ag.grad("x**2", {"x": 1}, order=0)
-    with pytest.raises(InputError, match="cannot be combined with --grad-output"):
+    with pytest.raises(InputError, match="^order needs a scalar output; .* with grad_output$"):
         ag.grad("x**2", {"x": 1}, order=2, grad_output=1.0)
+    with pytest.raises(TypeError, match=r"^evaluate\(\) takes"):
+        ag.evaluate(42)
 
 
 def test_core_functions_take_a_program_not_text():
