@@ -153,9 +153,10 @@ def missing_value(name: str, detail: str | None = None) -> MissingValueError:
 
 
 def unknown_wrt(name: str) -> UnknownVariableError:
-    """The library's error for differentiating with respect to a name that is not a variable."""
+    """The library's error for differentiating with respect to a name that is not a variable
+    (the library's parameter, ``wrt``; the commands check theirs first, :func:`resolve_wrt`)."""
     return UnknownVariableError(
-        f"--wrt names {name!r}, which is not a variable of the expression", variable=name
+        f"wrt names {name!r}, which is not a variable of the expression", variable=name
     )
 
 

@@ -76,3 +76,17 @@ def test_a_batch_row_spells_them_as_a_batch_line_does():
     assert (err.kind, str(err)) == ("unsupported", "hessian does not take an order")
     (err,) = rows.evaluate_rows(P, [rows.Row(dict(AT), "graph")])
     assert err.kind == "unsupported" and "'graph' operation is not available" in str(err)
+
+
+def test_the_librarys_own_wrt_check_names_no_flag():
+    import autograd_cli as ag
+    from autograd_cli.core.program_functional import program_jacobian
+
+    for call in (
+        lambda: program_jacobian(P, AT, wrt="z"),
+        lambda: ag.diff("x**2", "z"),
+        lambda: ag.explain("x**2", {"x": 1.0}, "z"),
+    ):
+        with pytest.raises(UnknownVariableError) as info:
+            call()
+        assert str(info.value) == "wrt names 'z', which is not a variable of the expression"
