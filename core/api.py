@@ -12,6 +12,7 @@ variables' values and options, and returns a result object holding host
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -121,7 +122,12 @@ def compute(
         return _gradient(program, values, names, grad_output)
     if name == "diff":
         return _derivative_expression(program, values, names, order, **options)
-    run = {"hessian": _hessian, "jacobian": _jacobian, "check": _check, "explain": _explain}
+    run: dict[str, Callable] = {
+        "hessian": _hessian,
+        "jacobian": _jacobian,
+        "check": _check,
+        "explain": _explain,
+    }
     return run[name](program, values, names, **options)
 
 
