@@ -176,18 +176,14 @@ class Target:
 
     def abort(self) -> None:
         """Close, and remove the temporary file (the target stays as it was)."""
-        if self.fd is not None:
-            fd, self.fd = self.fd, None
-            try:
+        fd, self.fd = self.fd, None
+        tmp, self.tmp = self.tmp, None
+        with contextlib.suppress(OSError):
+            if fd is not None:
                 os.close(fd)
-            except OSError:
-                pass
-        if self.tmp is not None:
-            tmp, self.tmp = self.tmp, None
-            try:
+        with contextlib.suppress(OSError):
+            if tmp is not None:
                 os.unlink(tmp)
-            except OSError:
-                pass
 
 
 class FolderTarget:

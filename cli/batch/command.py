@@ -246,23 +246,18 @@ def check_csv_program(program, names: list[str], opts: BatchOptions) -> frozense
 
     used = set(program.inputs)
     unused = [n for n in names if n not in used]
-    if unused and opts.strict:
-        shown = ", ".join(repr(n) for n in unused[:10])
-        raise UnknownVariableError(
-            f"batch: CSV column{'s' if len(unused) > 1 else ''} {shown}"
-            f"{f' and {len(unused) - 10} more' if len(unused) > 10 else ''}: not "
-            f"{'a variable' if len(unused) == 1 else 'variables'} of the expression "
-            f"(without --strict they are ignored)",
-            variable=unused[0],
-        )
     if unused:
         shown = ", ".join(repr(n) for n in unused[:10])
         if len(unused) > 10:
             shown += f" and {len(unused) - 10} more"
-        streams.say(
-            f"autograd-cli: warning: batch: ignoring CSV column{'s' if len(unused) > 1 else ''} "
-            f"{shown}: not {'a variable' if len(unused) == 1 else 'variables'} of the expression"
-        )
+        columns = f"CSV column{'s' if len(unused) > 1 else ''} {shown}"
+        what = f"not {'a variable' if len(unused) == 1 else 'variables'} of the expression"
+        if opts.strict:
+            raise UnknownVariableError(
+                f"batch: {columns}: {what} (without --strict they are ignored)",
+                variable=unused[0],
+            )
+        streams.say(f"autograd-cli: warning: batch: ignoring {columns}: {what}")
     for node in topological([program.output]):
         if node.op == "var" and node.name not in names:
             raise missing_value(

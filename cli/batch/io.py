@@ -148,9 +148,7 @@ class Interrupt:
     @state.setter
     def state(self, value: str) -> None:
         self._state = value
-        if self._late and value == "reading" and self.blocking_input:
-            self._late = False
-            raise TimedOut(self.timeout)
+        self._time_out_if(value == "reading" and self.blocking_input)
 
     @property
     def evaluating(self) -> bool:
@@ -159,7 +157,11 @@ class Interrupt:
     @evaluating.setter
     def evaluating(self, value: bool) -> None:
         self._evaluating = value
-        if self._late and value:
+        self._time_out_if(value)
+
+    def _time_out_if(self, stoppable: bool) -> None:
+        """The --timeout that ran out between safe points: raised now, at one."""
+        if self._late and stoppable:
             self._late = False
             raise TimedOut(self.timeout)
 
