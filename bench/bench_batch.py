@@ -145,24 +145,25 @@ def best(fn, repeat: int) -> float:
 def parts(csv_path: str, expr: str, chunk: int) -> dict:
     """Seconds spent reading+parsing, evaluating, formatting and writing, in this process."""
     from autograd_cli.cli import batch as cli_batch
+    from autograd_cli.cli.batch.records import csv_fast
     from autograd_cli.core import batch as core_batch
     from autograd_cli.grammar import parse
 
     program = parse(expr)
     opts = cli_batch.BatchOptions(source=csv_path, expr=expr)
-    runner = cli_batch._Runner(opts, cli_batch._Interrupt())
+    runner = cli_batch.Runner(opts, cli_batch.Interrupt())
     t = {"read": 0.0, "evaluate": 0.0, "format": 0.0, "write": 0.0}
     sink = open(os.devnull, "wb")
     with open(csv_path, encoding="utf-8") as f:
         f.readline()
-        stream = cli_batch._chunks(f, 2, chunk, cli_batch._Interrupt())
+        stream = cli_batch.read_chunks(f, 2, chunk, cli_batch.Interrupt())
         while True:
             s = time.perf_counter()
             item = next(stream, None)
             if item is None:
                 break
             numbers, texts, joined = item
-            arr = cli_batch._csv_fast(texts, 2, joined)
+            arr = csv_fast(texts, 2, joined)
             t["read"] += time.perf_counter() - s
             s = time.perf_counter()
             res = core_batch.evaluate_batch(
@@ -170,7 +171,7 @@ def parts(csv_path: str, expr: str, chunk: int) -> dict:
             )
             t["evaluate"] += time.perf_counter() - s
             s = time.perf_counter()
-            ch = cli_batch._Chunk(numbers)
+            ch = cli_batch.Chunk(numbers)
             runner.write_group(ch, expr, list(range(len(numbers))), res)
             t["format"] += time.perf_counter() - s
             s = time.perf_counter()

@@ -95,7 +95,7 @@ def _import_all():
     ]
     for package in packages:
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            if not module.name.endswith("__main__") and ".cli.root" not in module.name:
+            if not module.name.endswith("__main__"):
                 importlib.import_module(module.name)
     for argv in (["eval", "x", "--x", "1"], ["diff", "sin(x)"], ["explain", "x*y", "--x", "1"]):
         fg.run_inprocess(argv)

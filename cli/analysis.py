@@ -4,7 +4,7 @@ Each is a thin layer over a library function (:mod:`autograd_cli.core.taylor`,
 :mod:`~autograd_cli.core.uncertainty`, :mod:`~autograd_cli.core.optimize`):
 read the expression and values as every command does (:class:`.app.Invocation`),
 check the options and run the analysis, render a Rich table for people or SPEC's JSON
-document.  The checks, the run and the document are :mod:`autograd_cli.analysis_docs`'s,
+document.  The checks, the run and the document are :mod:`autograd_cli.core.analysis_docs`'s,
 shared with the ``batch`` command's lines of these ops (a line's output is the document
 printed here).  Importing this module registers the commands on :data:`.app.app`.
 """

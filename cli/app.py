@@ -1208,58 +1208,38 @@ def batch_command(
     dask the lines are evaluated on a Dask cluster (FILE may be a glob or a folder; Parquet
     too): the same output, in order.
     """
-    from ..core import backend, limits
-    from . import batch
+    from .batch import command
 
-    if dtype not in ("float64", "float32"):
-        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
-    if device not in ("cpu", "gpu"):
-        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
-    memory = options.parse_max_memory(max_memory)
-    seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
-    dask = None  # --engine dask's settings (its module is loaded on that path only)
-    if engine != "local" or (scheduler, workers, partition_size) != (None, None, None):
-        from . import batch_dask
-
-        dask = batch_dask.engine_options(
-            engine, scheduler, workers, partition_size, device, dtype, memory
-        )
-    with backend.using(device=device, dtype=dtype), limits.using(memory):
-        summary = (batch.run_batch if dask is None else batch_dask.runner(dask))(
-            batch.BatchOptions(
-                source=file,
-                expr=expr,
-                op=op,
-                wrt=options.split_names(wrt) or None,
-                input_format=input_format,
-                output=output,
-                chunk_size=chunk_size,
-                fail_fast=fail_fast,
-                progress=progress,
-                order=None if order_text is None else options.parse_order(order_text, None),
-                timeout=seconds,
-                strict=strict,
-                settings=_analysis_defaults(
-                    method=method,
-                    gtol=gtol,
-                    tol=tol,
-                    max_iter=max_iter,
-                    trace=trace or None,
-                    at=None if at is None else options.named_literals(at, "--at"),
-                    corr=corr,
-                    mc=mc,
-                    seed=seed,
-                ),
-            )
-        )
-    summary.exit()
-
-
-def _analysis_defaults(**given) -> dict | None:
-    """The analysis settings given on batch's command line, keyed as a line's keys: each
-    applies to the lines whose op takes it (a line's own key wins)."""
-    settings = {key: value for key, value in given.items() if value is not None}
-    return settings or None
+    command.main(
+        file,
+        expr=expr,
+        op=op,
+        wrt=wrt,
+        input_format=input_format,
+        output=output,
+        chunk_size=chunk_size,
+        fail_fast=fail_fast,
+        progress=progress,
+        order_text=order_text,
+        device=device,
+        dtype=dtype,
+        max_memory=max_memory,
+        timeout=timeout,
+        strict=strict,
+        method=method,
+        gtol=gtol,
+        tol=tol,
+        max_iter=max_iter,
+        trace=trace,
+        at=at,
+        corr=corr,
+        mc=mc,
+        seed=seed,
+        engine=engine,
+        scheduler=scheduler,
+        workers=workers,
+        partition_size=partition_size,
+    )
 
 
 # The analysis commands (taylor, propagate, minimize, solve, critical) and plot live in

@@ -15,7 +15,7 @@ import sys
 
 from . import helptext, streams
 from .entry import interrupted
-from .status import ExitCode, Terminated, TimedOut, install_stop_handlers
+from .status import ExitCode, install_stop_handlers
 
 # Nothing above loads NumPy, the op table or Typer: ``--version`` and the top-level help
 # answer without them (see ``_answer_at_once``).  The rest is imported where it is used.
@@ -468,56 +468,24 @@ def _run(argv: list[str] | None = None) -> int:
 
 
 def _failure(json_mode: bool, exc: BaseException) -> int:
-    """Report ``exc`` (not a failed write to stdout) and return its exit code."""
-    import typer
-
-    from ..core.errors import AutogradCliError, InputError, ParseError
+    """Report ``exc`` (not a failed write to stdout) and return its exit code: its kind,
+    message and code are ``status.classify``'s, as a batch line's error record's are."""
     from . import options
-    from .clicompat import click
+    from .status import classify
 
-    kind, message, code, details, caret = "internal", "", ExitCode.EVALUATION_ERROR, {}, None
-    if isinstance(exc, (KeyboardInterrupt, typer.Abort)):
-        kind, message, code = "interrupted", "interrupted", ExitCode.INTERRUPTED
-    elif isinstance(exc, Terminated):
-        name = {ExitCode.HANGUP: "SIGHUP", ExitCode.TERMINATED: "SIGTERM"}.get(
-            exc.exit_code, f"signal {exc.signum}"
-        )
-        kind, message, code = "interrupted", f"interrupted ({name})", exc.exit_code
-    elif isinstance(exc, TimedOut):
-        kind, message = "limit", exc.message
-    elif isinstance(exc, SystemExit):
+    if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else ExitCode.EVALUATION_ERROR
-    elif isinstance(exc, click.ClickException):
-        kind, message, code = "usage", exc.format_message(), ExitCode.USAGE_ERROR
-        if isinstance(exc, click.exceptions.NoSuchOption) and exc.option_name == "-h":
-            message += " (did you mean --help?)"
-    elif isinstance(exc, ParseError):
-        kind, message, code = exc.kind, exc.message, ExitCode.USAGE_ERROR
-        caret = exc.context
-        details = {
-            "line": exc.line,
-            "column": exc.column,
-            "context": exc.context if json_mode else None,
-        }
-    elif isinstance(exc, AutogradCliError):
-        kind, message, details = exc.kind, exc.message, exc.details
-        code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
-    elif isinstance(exc, MemoryError):
-        kind, message = "limit", "out of memory: the arrays are too large for this machine"
-    elif isinstance(exc, RecursionError):
-        kind, message = "limit", "the input nests too deeply"
-    elif isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
-        kind, message = "io", f"{where}{exc.strerror or exc}"
-    else:
+    failure = classify(exc)
+    message, details = failure.message, failure.details
+    caret = details.get("context")  # a parse error's caret text: JSON output holds it
+    if caret is not None and not json_mode:
+        details = {**details, "context": None}
+    if not failure.known:
         if os.environ.get("AUTOGRAD_CLI_DEBUG"):
             raise exc
-        message = (
-            f"internal error: {exc.__class__.__name__}: {exc} "
-            f"(please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)"
-        )
-    _report(json_mode, kind, message + options.replaced_note(), caret, **details)
-    return code
+        message += " (please report it; AUTOGRAD_CLI_DEBUG=1 shows a traceback)"
+    _report(json_mode, failure.kind, message + options.replaced_note(), caret, **details)
+    return failure.code
 
 
 def main() -> None:

@@ -1,10 +1,14 @@
-"""Exit codes and the signals that end a run, in one place (SPEC.md, "Exit codes")."""
+"""Exit codes, the signals that end a run, and what each exception means, in one place
+(SPEC.md, "Exit codes"): :func:`classify` maps an exception to its error kind, message and
+exit code for both the error boundary (cli/main.py) and a batch line's error record."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 
@@ -126,3 +130,66 @@ def install_stop_handlers() -> None:
             signal.signal(signum, _raise_terminated)
         except (ValueError, OSError):  # not the main thread, or not allowed here
             pass
+
+
+@dataclass
+class Failure:
+    """What an exception means to the user: SPEC's error ``kind``, the ``message``, the
+    exit ``code``, the error document's extra ``details``; ``known`` is False for an
+    exception nothing expects (kind ``internal``: a bug, to be reported)."""
+
+    kind: str
+    message: str
+    code: int = ExitCode.EVALUATION_ERROR
+    details: dict = field(default_factory=dict)
+    known: bool = True
+
+
+@functools.cache
+def _classes() -> tuple:
+    """The exception classes ``classify`` tells apart, imported once, on first use (this
+    module stays light: ``--version`` answers without Typer or NumPy)."""
+    import typer
+
+    from ..core.errors import AutogradCliError, InputError, ParseError
+    from .clicompat import click
+
+    click_errors = (click.ClickException, click.exceptions.NoSuchOption)
+    return (typer.Abort, *click_errors, AutogradCliError, InputError, ParseError)
+
+
+def classify(exc: BaseException) -> Failure:
+    """The one map from an exception to its :class:`Failure` (SystemExit is not an error:
+    the boundary returns its code).  A parse error's details carry its ``context`` (the
+    caret text), which only JSON output shows."""
+    Abort, ClickException, NoSuchOption, AutogradCliError, InputError, ParseError = _classes()
+    # the errors of the input first (a batch line's usual case), then the run's endings
+    if isinstance(exc, ParseError):
+        details = {**exc.details, "context": exc.context}
+        return Failure(exc.kind, exc.message, ExitCode.USAGE_ERROR, details)
+    if isinstance(exc, AutogradCliError):
+        code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
+        return Failure(exc.kind, exc.message, code, exc.details)
+    if isinstance(exc, (KeyboardInterrupt, Abort)):
+        return Failure("interrupted", "interrupted", ExitCode.INTERRUPTED)
+    if isinstance(exc, Terminated):
+        name = {ExitCode.HANGUP: "SIGHUP", ExitCode.TERMINATED: "SIGTERM"}.get(
+            exc.exit_code, f"signal {exc.signum}"
+        )
+        return Failure("interrupted", f"interrupted ({name})", exc.exit_code)
+    if isinstance(exc, TimedOut):
+        return Failure("limit", exc.message)
+    if isinstance(exc, ClickException):
+        message = exc.format_message()
+        if isinstance(exc, NoSuchOption) and exc.option_name == "-h":
+            message += " (did you mean --help?)"
+        return Failure("usage", message, ExitCode.USAGE_ERROR)
+    if isinstance(exc, MemoryError):
+        return Failure("limit", "out of memory: the arrays are too large for this machine")
+    if isinstance(exc, RecursionError):
+        return Failure("limit", "the input nests too deeply")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return Failure("io", f"{where}{exc.strerror or exc}")
+    message = f"internal error: {exc.__class__.__name__}: {exc}"
+    return Failure("internal", message, known=False)

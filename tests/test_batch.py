@@ -348,7 +348,7 @@ def test_output_file_is_written_atomically(tmp_path, cli, monkeypatch):
     # A crash half-way leaves the previous file in place and no temporary file behind.
     target.write_text("OLD\n")
     calls = {"n": 0}
-    original = cli_batch._Runner.write_group
+    original = cli_batch.Runner.write_group
 
     def crash(self, *args, **kwargs):
         calls["n"] += 1
@@ -356,7 +356,7 @@ def test_output_file_is_written_atomically(tmp_path, cli, monkeypatch):
             raise RuntimeError("simulated crash")
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(cli_batch._Runner, "write_group", crash)
+    monkeypatch.setattr(cli_batch.Runner, "write_group", crash)
     r = cli("batch", path, "--expr", "x**2", "-o", target, "--chunk-size", "3")
     assert r.code == 1 and "simulated crash" in r.err
     assert target.read_text() == "OLD\n"
@@ -582,8 +582,8 @@ def test_fast_line_template_equals_jsonout(tmp_path):
         grad={"x": values[::-1].copy(), "y%": values * 2},
         warnings={2: ["a warning"], 3: ["100% sure", "b"], 5: ["a warning"]},
     )
-    chunk = cli_batch._Chunk(list(range(10, 10 + len(values))))
-    runner = cli_batch._Runner(cli_batch.BatchOptions(source="-"), cli_batch._Interrupt())
+    chunk = cli_batch.Chunk(list(range(10, 10 + len(values))))
+    runner = cli_batch.Runner(cli_batch.BatchOptions(source="-"), cli_batch.Interrupt())
     expr = 'x "%s" é'
     runner.write_group(chunk, expr, list(range(len(values))), result)
     for j, text in enumerate(chunk.out):

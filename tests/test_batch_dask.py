@@ -24,8 +24,8 @@ import pytest
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("dask")
 
-from autograd_cli.cli import batch as cli_batch  # noqa: E402
-from autograd_cli.cli import batch_dask  # noqa: E402
+from autograd_cli.cli.batch import dask_parts  # noqa: E402
+from autograd_cli.cli.batch import io as batch_io  # noqa: E402
 from autograd_cli.cli.main import run  # noqa: E402
 
 EXPR = "x*sin(y) + y**2"
@@ -105,15 +105,15 @@ def test_csv_with_bad_lines_and_odd_line_ends(tmp_path, cli, scheduler):
 def test_a_line_end_split_across_reads_counts_once(tmp_path, cli, scheduler, monkeypatch):
     # reads of 4 bytes: many a \r\n has its \r at the end of one read and its \n at the
     # start of the next; counted twice, every line number after it would shift by one
-    monkeypatch.setattr(batch_dask, "_READ", 4)
+    monkeypatch.setattr(dask_parts, "_READ", 4)
     data = ("x,y\r\n" + "".join(f"{i},{i % 3}\r\n" for i in range(12)) + "oops\r\n1,2\r\n").encode()
     path = tmp_path / "in.csv"
     path.write_bytes(data)
     with open(path, "rb") as f:
         for start in range(len(data)):
-            p0 = batch_dask._line_start(f, start, len(data))
+            p0 = dask_parts._line_start(f, start, len(data))
             want = len(re.findall(rb"\r\n|\r|\n", data[p0:]))
-            assert batch_dask._count_ends(f, p0, len(data)) == want, (start, p0)
+            assert dask_parts._count_ends(f, p0, len(data)) == want, (start, p0)
     local = same(cli, scheduler, path, "--expr", EXPR, sizes=("9", "23", "1M"))
     assert local.code == 1 and local.docs[-2]["line"] == 14  # "oops", after 1 + 12 lines
 
@@ -151,10 +151,10 @@ def test_jsonl_with_bad_lines_and_every_kind_of_op(tmp_path, cli, scheduler):
 
 
 def test_overlong_and_runaway_lines(tmp_path, cli, scheduler, monkeypatch):
-    monkeypatch.setattr(cli_batch, "MAX_LINE_BYTES", 12)
-    monkeypatch.setattr(cli_batch, "MAX_RUNAWAY_BYTES", 40)
-    monkeypatch.setattr(cli_batch, "_READ_SIZE", 5)
-    monkeypatch.setattr(batch_dask, "_SCAN_LIMIT", 52)
+    monkeypatch.setattr(batch_io, "MAX_LINE_BYTES", 12)
+    monkeypatch.setattr(batch_io, "MAX_RUNAWAY_BYTES", 40)
+    monkeypatch.setattr(batch_io, "_READ_SIZE", 5)
+    monkeypatch.setattr(dask_parts, "_SCAN_LIMIT", 52)
     path = tmp_path / "in.csv"
     path.write_text("x,y\n1,2\n3," + "4" * 20 + "\n5,6\n7," + "8" * 60 + "\n9,10\n")
     local = same(cli, scheduler, path, "--expr", EXPR, sizes=("4", "1M"))
@@ -177,7 +177,7 @@ def write_parquet(tmp_path, name, columns: dict, row_group_size: int):
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(list(columns))
     for row in zip(*columns.values()):
-        writer.writerow([batch_dask._cell_text(v) for v in row])
+        writer.writerow([dask_parts._cell_text(v) for v in row])
     csv_path = tmp_path / f"{name}.csv"
     csv_path.write_text(text.getvalue(), encoding="utf-8")
     return path, csv_path
@@ -370,7 +370,7 @@ def test_in_process_cluster_of_its_own(tmp_path, cli):
     assert got.docs[0]["value"] == pytest.approx(local.docs[0]["value"], rel=1e-6)
 
 
-_REAL_EVALUATE = batch_dask._evaluate_part
+_REAL_EVALUATE = dask_parts.evaluate_part
 _ACTION: list = []  # what partitions after the first do first (the workers are threads here)
 _SENT = threading.Event()
 
@@ -383,7 +383,7 @@ def _evaluate_after(part, *args):
 
 def _slow_after_first(monkeypatch, action):
     """Partitions after the first run ``action()`` first (a signal, a wait)."""
-    monkeypatch.setattr(batch_dask, "_evaluate_part", _evaluate_after)
+    monkeypatch.setattr(dask_parts, "evaluate_part", _evaluate_after)
     monkeypatch.setattr(sys.modules[__name__], "_ACTION", [action])
 
 

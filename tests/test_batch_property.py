@@ -594,7 +594,7 @@ def test_batched_lines_equal_single_lines(case):
     assert code == 0, lines
     assert_same_as_single_lines(records, lines, spy)
 
-    # One vectorised call per group (expression, op, wrt, variable shapes), as cli/batch.py
+    # One vectorised call per group (expression, op, wrt, variable shapes), as cli/batch/engine.py
     # groups lines; the order-2 and hessian lines go one at a time, as documented.
     groups: dict = {}
     for r in records:

@@ -22,6 +22,7 @@ import time
 import pytest
 
 from autograd_cli.cli import batch as cli_batch
+from autograd_cli.cli.batch import io as batch_io
 
 
 def _console_script() -> str | None:
@@ -495,7 +496,7 @@ def test_dev_zero_input_ends_in_bounded_time(tmp_path, how):
 
 @needs_cli
 def test_overlong_lines_between_good_ones(tmp_path):
-    limit = cli_batch.MAX_LINE_BYTES
+    limit = batch_io.MAX_LINE_BYTES
     exact = '{"x": 4' + " " * (limit - len('{"x": 4}')) + "}"
     assert len(exact) == limit  # the longest line allowed: evaluated
     lines = [
@@ -527,7 +528,7 @@ def test_overlong_lines_between_good_ones(tmp_path):
 def test_overlong_csv_row_never_reaches_the_fast_path(tmp_path):
     # the row's first MiB alone would read as the valid row "3,444...4"
     path = tmp_path / "in.csv"
-    path.write_text("x,y\n1,2\n3," + "4" * (cli_batch.MAX_LINE_BYTES + 10) + "\n5,6\n")
+    path.write_text("x,y\n1,2\n3," + "4" * (batch_io.MAX_LINE_BYTES + 10) + "\n5,6\n")
     r = run_cli("batch", path, "-e", "x+y", "--op", "eval")
     assert r.returncode == 1
     docs = [json.loads(line) for line in r.stdout.decode().splitlines()]
@@ -567,9 +568,9 @@ def test_line_limit_matches_a_plain_split_on_random_input(tmp_path, monkeypatch)
     """The bounded reader, with tiny limits, against splitting the whole input at once:
     universal newlines (\\n, \\r\\n, \\r, also across reads and chunk pauses), blank
     lines, UTF-8; and no chunk holds much more than MAX_CHUNK_BYTES of input."""
-    monkeypatch.setattr(cli_batch, "MAX_LINE_BYTES", 12)
-    monkeypatch.setattr(cli_batch, "MAX_RUNAWAY_BYTES", 40)
-    monkeypatch.setattr(cli_batch, "_READ_SIZE", 5)
+    monkeypatch.setattr(batch_io, "MAX_LINE_BYTES", 12)
+    monkeypatch.setattr(batch_io, "MAX_RUNAWAY_BYTES", 40)
+    monkeypatch.setattr(batch_io, "_READ_SIZE", 5)
     rng = random.Random(9)
     alphabet = [b"a", b"b", b" ", b"\t", "é".encode(), b"\xff", b"\n", b"\r", b"\r\n"]
     for trial in range(400):
@@ -584,19 +585,19 @@ def test_line_limit_matches_a_plain_split_on_random_input(tmp_path, monkeypatch)
         path = tmp_path / f"t{trial}.jsonl"
         path.write_bytes(data)
         budget = rng.choice([1, 7, 30, 64 << 20])
-        monkeypatch.setattr(cli_batch, "MAX_CHUNK_BYTES", budget)
-        source = cli_batch._Input(str(path))
+        monkeypatch.setattr(batch_io, "MAX_CHUNK_BYTES", budget)
+        source = cli_batch.Input(str(path))
         stream = source.stream
         stream._CHUNK_SIZE = rng.choice([1, 3, 5])
         got = []
         try:
-            for numbers, texts, _ in cli_batch._chunks(
-                stream, 1, rng.randint(1, 40), cli_batch._Interrupt(), source.limits
+            for numbers, texts, _ in cli_batch.read_chunks(
+                stream, 1, rng.randint(1, 40), cli_batch.Interrupt(), source.limits
             ):
                 held = sum(len(t) for t in texts if isinstance(t, str))
                 assert held <= budget + 12 + 2 * 5 + 4  # + a line + two reads (+ "\r\n")
                 for number, text in zip(numbers, texts):
-                    if isinstance(text, cli_batch._Overlong):
+                    if isinstance(text, cli_batch.Overlong):
                         assert text.line == number
                         got.append((number, "RUNAWAY" if text.runaway else "LONG"))
                     else:
@@ -608,7 +609,7 @@ def test_line_limit_matches_a_plain_split_on_random_input(tmp_path, monkeypatch)
 
 def test_interrupt_keeps_its_constructor_and_restores_handlers():
     before = {s: signal.getsignal(s) for s in cli_batch.STOP_SIGNALS}
-    interrupt = cli_batch._Interrupt()
+    interrupt = cli_batch.Interrupt()
     with interrupt:
         for s in cli_batch.STOP_SIGNALS:
             if before[s] != signal.SIG_IGN:
@@ -619,23 +620,23 @@ def test_interrupt_keeps_its_constructor_and_restores_handlers():
 
 
 def test_sink_write_errors_become_one_message(tmp_path, monkeypatch):
-    sink = cli_batch._Sink(str(tmp_path / "out.jsonl"))
-    tmp = sink.tmp
+    sink = cli_batch.Sink(str(tmp_path / "out.jsonl"))
+    tmp = sink.file.tmp
 
     def full(fd, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli_batch.os, "write", full)
-    with pytest.raises(cli_batch._OutputError, match="No space left on device"):
+    monkeypatch.setattr(batch_io.os, "write", full)
+    with pytest.raises(cli_batch.OutputError, match="No space left on device"):
         sink.write_lines(['{"line": 1}'])
     monkeypatch.undo()
     sink.abort()
     assert not os.path.exists(tmp) and os.listdir(tmp_path) == []
 
     # a short write is retried until every byte is out
-    sink = cli_batch._Sink(str(tmp_path / "out.jsonl"))
+    sink = cli_batch.Sink(str(tmp_path / "out.jsonl"))
     real_write = os.write
-    monkeypatch.setattr(cli_batch.os, "write", lambda fd, data: real_write(fd, data[:3]))
+    monkeypatch.setattr(batch_io.os, "write", lambda fd, data: real_write(fd, data[:3]))
     sink.write_lines(['{"line": 1}', '{"line": 2}'])
     monkeypatch.undo()
     sink.commit()
@@ -649,7 +650,7 @@ def test_ignored_signals_stay_ignored():
     must not turn it back on."""
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        interrupt = cli_batch._Interrupt()
+        interrupt = cli_batch.Interrupt()
         with interrupt:
             assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
             assert signal.getsignal(signal.SIGTERM) == interrupt._handler

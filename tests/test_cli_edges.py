@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 from autograd_cli.cli import batch as cli_batch
-from autograd_cli.cli import options
+from autograd_cli.cli import files, options
 from autograd_cli.cli.main import run
 
 CLI = shutil.which("autograd-cli") or (
@@ -747,13 +747,13 @@ def test_ctrl_c_before_the_first_line_writes_nothing(tmp_path, cli, monkeypatch,
     run stops before reading a line, the output holds 0 lines and no temporary stays."""
     path = write(tmp_path, "in.jsonl", jsonl([{"x": 1}, {"x": 2}]))
     target = tmp_path / "out.jsonl"
-    original = cli_batch.files.tempfile.mkstemp
+    original = files.tempfile.mkstemp
 
     def interrupted(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(cli_batch.files.tempfile, "mkstemp", interrupted)
+    monkeypatch.setattr(files.tempfile, "mkstemp", interrupted)
     r = cli("batch", path, "--expr", "x", "-o", str(target))
     assert r.code == 130
     assert "interrupted; 0 complete line(s) written" in r.err

@@ -416,12 +416,12 @@ def points(tmp_path):
     ],
 )
 def test_batch_order_is_one_usage_error_before_reading(cli, points, argv, fragment, monkeypatch):
-    from autograd_cli.cli import batch
+    from autograd_cli.cli.batch import command
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the input was read")
 
-    monkeypatch.setattr(batch, "_Input", no_reading)
+    monkeypatch.setattr(command, "Input", no_reading)
     r = cli("batch", points, "--expr", "x*y", *argv, "--no-progress", "--json")
     usage_error(r, fragment)
     assert r.out.count("\n") == 1  # one document, not one error record per line

@@ -4,8 +4,8 @@ SPEC: "Every error `kind` is listed, with its exit code, in the README's table";
 is the README's, under "Exit codes and error kinds".  The kinds
 are found in the code, not listed here: the ``kind`` of every ``AutogradCliError`` subclass
 (all modules of the package imported), plus the kinds the command line and batch write
-themselves (``kind, ... = "io"`` in cli/main.py, ``_LineError("bad_line", ...)``,
-``RowError("unsupported", ...)``, ``_error_doc(n, "limit", ...)``).  Then each kind's exit
+themselves (``Failure("io", ...)`` in cli/status.py's classifier, ``LineError("bad_line",
+...)``, ``RowError("unsupported", ...)``, ``error_doc(n, "limit", ...)``).  Then each kind's exit
 code is checked by raising it through the real command line.
 """
 
@@ -28,9 +28,9 @@ SOURCES = [p for d in ("cli", "core", "grammar") for p in sorted((ROOT / d).rglo
 
 #: patterns that write a kind directly (not through an error class's ``kind`` attribute)
 EMITTERS = [
-    re.compile(r'\bkind, message(?:, \w+)* = "(\w+)"'),  # cli/main.py: kind, message = "io"
-    re.compile(r'(?:_LineError|RowError)\(\s*"(\w+)"'),
-    re.compile(r'_error_doc\(\s*[\w.]+,\s*"(\w+)"'),
+    re.compile(r'\bFailure\(\s*"(\w+)"'),  # cli/status.py's classify: Failure("io", ...)
+    re.compile(r'\b_?(?:LineError|RowError)\(\s*"(\w+)"'),
+    re.compile(r'\b_?error_doc\(\s*[\w.]+,\s*"(\w+)"'),
     re.compile(r'error_json\(\s*"(\w+)"'),
     re.compile(r'"kind":\s*"(\w+)"'),
 ]
@@ -45,8 +45,7 @@ def _all_error_classes() -> list[type]:
     ]
     for package in packages:
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            # cli/root is the top package itself (autograd_cli), not autograd_cli.cli.root
-            if not module.name.endswith("__main__") and ".cli.root" not in module.name:
+            if not module.name.endswith("__main__"):
                 importlib.import_module(module.name)
     found, todo = [], [AutogradCliError]
     while todo:

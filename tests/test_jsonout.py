@@ -165,7 +165,7 @@ def test_long_double_scalars_and_arrays_are_doubles():
 
 @pytest.mark.parametrize("kind", FLOAT_KINDS, ids=lambda k: k.__name__)
 def test_float_column_writes_the_bytes_dumps_writes(kind):
-    # The batch fast path (cli/batch.py's output templates) formats a column with "%s" %
+    # The batch fast path (cli/batch/engine.py's line templates) formats a column with "%s" %
     # item; every element must come out exactly as dumps writes that element alone.
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -2.5, 0.1, 1 / 3, 1e-320, 5e-324, 1e308, -1e308, 1e16, 123456789.0]

@@ -39,9 +39,12 @@ def _modules() -> dict[str, Path]:
     """Dotted module name -> file, for every module of the three code folders."""
     found = {}
     for folder, package in PACKAGES.items():
-        for path in sorted((ROOT / folder).glob("*.py")):
-            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
-            found[name] = path
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if any(other != folder and path.is_relative_to(ROOT / other) for other in PACKAGES):
+                continue  # a folder of its own (facade/ is not under cli/, but say so anyway)
+            dotted = ".".join((package, *parts))
+            found[dotted.removesuffix(".__init__")] = path
     return found
 
 
@@ -98,6 +101,10 @@ def test_the_folders_are_pyprojects_packages():
     package_dir = config["tool"]["setuptools"]["package-dir"]
     assert {folder: package for package, folder in package_dir.items()} == PACKAGES
     assert not (ROOT / "autograd_cli").exists()  # it would shadow the installed package
+    # The package list is explicit: a sub-package it leaves out is not installed by `pip install .`
+    # (an editable install would still find it, so only this test says so).
+    subpackages = {n for n, path in MODULES.items() if path.name == "__init__.py"}
+    assert subpackages == set(config["tool"]["setuptools"]["packages"])
     assert not (ROOT / "cli" / "root").exists()
 
 
@@ -163,17 +170,11 @@ def test_the_facade_imports_no_cli():
     assert IMPORTS["autograd_cli.__main__"] == {"autograd_cli.cli.entry"}
 
 
-def test_the_facade_folder_holds_the_facade_and_two_old_names():
-    # facade/: the facade (__init__), python -m autograd_cli (__main__), and two names
-    # docs/library.md and earlier scripts import (autograd_cli.rows, autograd_cli.analysis_docs),
-    # each the very module object of its home in core/.
+def test_the_facade_folder_holds_the_facade_alone():
+    # facade/: the facade (__init__) and python -m autograd_cli (__main__); the library's
+    # modules (rows, analysis_docs, ...) live in core/, not beside it.
     top = sorted(n for n in MODULES if _layer(n) == "top")
-    old = ["autograd_cli.analysis_docs", "autograd_cli.rows"]
-    assert top == ["autograd_cli", "autograd_cli.__main__", *old]
-    for name in old:
-        home = name.replace("autograd_cli.", "autograd_cli.core.")
-        assert IMPORTS[name] == {"sys", home}
-        assert __import__(name, fromlist=["*"]) is __import__(home, fromlist=["*"])
+    assert top == ["autograd_cli", "autograd_cli.__main__"]
 
 
 def test_nothing_in_the_project_imports_the_facade():
