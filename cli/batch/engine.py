@@ -26,7 +26,15 @@ import numpy as np
 from ...core import analysis_docs
 from ...core.batch import BatchResult
 from ...core.errors import AutogradCliError
-from ...core.rows import ANALYSIS_OPS, batchable, evaluate_group, outcome, plan, row_result, stack_rows
+from ...core.rows import (
+    ANALYSIS_OPS,
+    batchable,
+    evaluate_group,
+    outcome,
+    plan,
+    row_result,
+    stack_rows,
+)
 from .. import jsonout
 from .io import Overlong, Stop
 from .records import (
