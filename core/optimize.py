@@ -245,23 +245,12 @@ def minimize(
     it = 0
     for it in range(1, max_iter + 1):
         pg = _projected_gradient(theta, g, box)
-        if not math.isfinite(f) or not np.isfinite(g).all():
-            message = "the value or gradient is not finite here: no descent direction"
+        stop = _stop_here(f, g, pg, gtol)
+        if stop is not None:
+            converged, message = stop
             it -= 1
             break
-        if np.max(np.abs(pg), initial=0.0) <= gtol:
-            converged, message = True, "the gradient is zero (to --gtol)"
-            it -= 1
-            break
-        if method == "newton":
-            step = _newton_direction(H, g)
-        elif method == "bfgs":
-            step = -B @ g
-            if g @ step >= 0:  # not a descent direction: restart the estimate
-                B = np.eye(n)
-                step = -g
-        else:
-            step = -g
+        step, B = _direction(method, H, g, B)
         theta_new, f_new = _line_search(flat, theta, f, g, step, box)
         if theta_new is None:
             converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
@@ -277,15 +266,8 @@ def minimize(
         f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
         trace.append(_trace_row(it, flat, theta, f, g))
         if method == "bfgs":
-            s, y = theta - theta_old, g - g_old
-            sy = float(s @ y)
-            if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
-                rho = 1.0 / sy
-                V = np.eye(n) - rho * np.outer(s, y)
-                B = V @ B @ V.T + rho * np.outer(s, s)
-        if np.max(np.abs(theta - theta_old), initial=0.0) <= xtol * (
-            1 + np.max(np.abs(theta), initial=0.0)
-        ) and abs(f - f_old) <= 1e-15 * (1 + abs(f)):
+            B = _bfgs_update(B, theta - theta_old, g - g_old)
+        if _negligible(theta, theta_old, f, f_old, xtol):
             pg = _projected_gradient(theta, g, box)
             converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
             message = "the steps became negligible" + ("" if converged else " (gradient not zero)")
@@ -305,6 +287,54 @@ def minimize(
         method=method,
         message=message,
         trace=trace,
+    )
+
+
+def _stop_here(f, g, pg, gtol) -> tuple[bool, str] | None:
+    """(converged, message) where the iteration stops before taking a step: the value or
+    gradient not finite, or the projected gradient ``pg`` zero to ``gtol``; else None."""
+    np = backend.host
+    if not math.isfinite(f) or not np.isfinite(g).all():
+        return False, "the value or gradient is not finite here: no descent direction"
+    if np.max(np.abs(pg), initial=0.0) <= gtol:
+        return True, "the gradient is zero (to --gtol)"
+    return None
+
+
+def _direction(method: str, H, g, B):
+    """The step direction of ``method`` and bfgs's inverse-Hessian estimate ``B`` (restarted
+    where its direction does not descend)."""
+    np = backend.host
+    if method == "newton":
+        return _newton_direction(H, g), B
+    if method == "bfgs":
+        step = -B @ g
+        if g @ step >= 0:  # not a descent direction: restart the estimate
+            return -g, np.eye(g.size)
+        return step, B
+    return -g, B
+
+
+def _bfgs_update(B, s, y):
+    """BFGS's inverse-Hessian estimate after the step ``s`` that changed the gradient by
+    ``y`` (kept as it was where the curvature ``s @ y`` is not safely positive)."""
+    np = backend.host
+    sy = float(s @ y)
+    if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+        rho = 1.0 / sy
+        V = np.eye(s.size) - rho * np.outer(s, y)
+        return V @ B @ V.T + rho * np.outer(s, s)
+    return B
+
+
+def _negligible(theta, theta_old, f, f_old, xtol) -> bool:
+    """Whether the last step moved the point by ``xtol`` (relative) or less and the value
+    by rounding only."""
+    np = backend.host
+    return bool(
+        np.max(np.abs(theta - theta_old), initial=0.0)
+        <= xtol * (1 + np.max(np.abs(theta), initial=0.0))
+        and abs(f - f_old) <= 1e-15 * (1 + abs(f))
     )
 
 
