@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .explain_arrays import explain_arrays
 from .explain_steps import (  # the names of explain's results, where callers find them
@@ -137,41 +138,81 @@ def explain(
         ev = evaluate(program, values, requires_grad=wanted, check_domain=False)
     if any(t.size != 1 for t in ev.leaves.values()):
         return explain_arrays(program, values, wanted, max_steps, order)
-    tensors = ev.by_node
     point: dict[str, float] = {name: t.item() for name, t in ev.leaves.items()}
 
     # Which nodes depend on a variable at all (others are constants, shown inline),
     # and which on the variables asked about.
     depends, variable, names, auto = _walk_facts(program, order, wanted)
-    out_name = names.get(id(output), "y")
+    walk = _Walk(output, ev.by_node, names, depends, max_steps or math.inf)
+    _define_steps(walk, order, auto)
+    backward = _backward_order(output, order)
+    _local_steps(walk, backward)
+    adjoint = _accumulate_steps(walk, backward)
+    gradient, paths = _gradient(walk, order, wanted, adjoint)
+    return Explanation(
+        program.source,
+        walk.out_name,
+        wanted,
+        point,
+        walk.tensors[id(output)].item(),
+        walk.steps,
+        gradient,
+        paths,
+        {kind: n for kind, n in walk.elided.items() if n},
+    )
 
-    cap = max_steps or math.inf
-    elided = {"define": 0, "local": 0, "accumulate": 0}
-    steps: list[dict] = []
+
+@dataclass
+class _Walk:
+    """What the scalar walk's steps share: the facts of the forward pass, the steps listed
+    so far, the count of those elided, and the local derivatives found along the way."""
+
+    output: Expr
+    tensors: dict  # id(node) -> the engine's value
+    names: dict  # id(node) -> its name
+    depends: dict  # id(node) -> whether it depends on a variable asked about
+    cap: float  # at most this many steps of each kind are listed
+    steps: list[dict] = field(default_factory=list)
+    elided: dict[str, int] = field(
+        default_factory=lambda: {"define": 0, "local": 0, "accumulate": 0}
+    )
+    local_value: dict[tuple, float] = field(default_factory=dict)  # (parent, child) -> d
+    users: dict[int, list] = field(default_factory=dict)  # child -> [parent, ...]
+
+    @property
+    def out_name(self) -> str:
+        return self.names.get(id(self.output), "y")
+
+
+def _define_steps(walk: _Walk, order: list, auto: set) -> None:
+    """Forward: each named node's definition and value."""
+    names = walk.names
     for node in order:
         if node.op in ("const", "var") or id(node) not in names:
             continue
-        if len(steps) >= cap:
-            elided["define"] += 1
+        if len(walk.steps) >= walk.cap:
+            walk.elided["define"] += 1
             continue
-        steps.append(
+        walk.steps.append(
             {
                 "kind": "define",
                 "name": names[id(node)],
                 "expr": to_text(_shallow(node, names)),
-                "value": tensors[id(node)].item(),
+                "value": walk.tensors[id(node)].item(),
                 "auto": id(node) in auto,
             }
         )
 
-    # Local derivatives along every edge that leads to a variable asked about.
+
+def _local_steps(walk: _Walk, backward: list) -> None:
+    """Local derivatives along every edge that leads to a variable asked about, in the order
+    the chain rule is read (dy/da, dy/db before da/dw); fills ``walk.local_value`` and
+    ``walk.users`` (the output's side first)."""
     builder = Builder()
     one_sym = builder.wrap(builder.const(1.0))
-    local_value: dict[tuple, float] = {}
-    users: dict[int, list] = {}  # child -> [parent, ...], the output's side first
-    backward = _backward_order(output, order)
+    names, depends = walk.names, walk.depends
     listed = 0
-    for node in backward:  # as the chain rule is read: dy/da, dy/db before da/dw
+    for node in backward:
         if node.op in ("const", "var") or not depends[id(node)]:
             continue
         children = []
@@ -179,8 +220,8 @@ def explain(
             if depends[id(a)] and a not in children:
                 children.append(a)
         needs = tuple(depends[id(a)] for a in node.args)
-        num = _numeric_vjp(node, tensors, needs)
-        shown = listed < cap
+        num = _numeric_vjp(node, walk.tensors, needs)
+        shown = listed < walk.cap
         if shown:
             args_named = tuple(Expr.var(names[id(a)]) if id(a) in names else a for a in node.args)
             sym = local_vjp(
@@ -196,40 +237,50 @@ def explain(
             if not values_:
                 continue
             value = math.fsum(values_)
-            local_value[(id(node), id(child))] = value
-            users.setdefault(id(child), []).append(node)
-            if not shown or listed >= cap:
-                elided["local"] += 1
+            walk.local_value[(id(node), id(child))] = value
+            walk.users.setdefault(id(child), []).append(node)
+            if not shown or listed >= walk.cap:
+                walk.elided["local"] += 1
                 continue
             listed += 1
             parts = [s for a, s in zip(node.args, sym) if a is child and s is not None]
-            total = parts[0]
-            for p in parts[1:]:
-                total = builder.apply("add", (total, p))
-            alg = Algebra()
-            expr_text = to_text(alg.to_expr(alg.from_expr(total)))
-            step = {
-                "kind": "local",
-                "of": names[id(node)],
-                "wrt": names[id(child)],
-                "expr": expr_text,
-                "value": value,
-            }
-            steps.append({**step, "text": local_text(step)})
+            walk.steps.append(_local_step(builder, node, child, parts, value, names))
 
-    # Backward: the total derivative of the output with respect to each node.
+
+def _local_step(builder: Builder, node: Expr, child: Expr, parts: list, value, names) -> dict:
+    """The step of the local derivative d node / d child: the sum of its ``parts``
+    (one for each place ``child`` is an argument), simplified."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = builder.apply("add", (total, p))
+    alg = Algebra()
+    step = {
+        "kind": "local",
+        "of": names[id(node)],
+        "wrt": names[id(child)],
+        "expr": to_text(alg.to_expr(alg.from_expr(total))),
+        "value": value,
+    }
+    return {**step, "text": local_text(step)}
+
+
+def _accumulate_steps(walk: _Walk, backward: list) -> dict[int, float]:
+    """Backward: the total derivative of the output with respect to each node (returned,
+    by id), and the step that sums each node's terms where there is more than one."""
+    output, names = walk.output, walk.names
+    out_name = walk.out_name
     adjoint: dict[int, float] = {id(output): 1.0}
     accumulated = 0
     for node in backward:
-        if id(node) == id(output) or not depends[id(node)] or id(node) not in users:
+        if id(node) == id(output) or not walk.depends[id(node)] or id(node) not in walk.users:
             continue
         terms = []
         total = 0.0
-        for parent in users[id(node)]:
+        for parent in walk.users[id(node)]:
             if id(parent) not in adjoint:
                 continue
             g = adjoint[id(parent)]
-            d = local_value[(id(parent), id(node))]
+            d = walk.local_value[(id(parent), id(node))]
             contribution = 0.0 if g == 0 else g * d  # an exactly-zero cotangent stays zero
             total += contribution
             pname, cname = names[id(parent)], names[id(node)]
@@ -247,36 +298,43 @@ def explain(
         adjoint[id(node)] = total
         if not terms:
             continue
-        target = names[id(node)]
         if len(terms) == 1 and terms[0]["direct"]:
             continue  # dy/dc is the local derivative itself, already listed
         if node.op != "var":
-            if accumulated >= cap:
-                elided["accumulate"] += 1
+            if accumulated >= walk.cap:
+                walk.elided["accumulate"] += 1
                 continue
             accumulated += 1
-        # A direct use by the output contributes its local partial, written with ∂
-        # so that it does not read as the total being defined.
-        more = len(terms) - cap if len(terms) > cap else 0
-        if more:  # a node with thousands of users: list the first terms, count the rest
-            terms = terms[: int(cap)]
-        formula = " + ".join(
-            f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}"
-            for t in terms
-        ) + (f" + ... ({more:,} more terms)" if more else "")
-        step = {
-            "kind": "accumulate",
-            "of": out_name,
-            "wrt": target,
-            "terms": terms,
-            **({"more_terms": more} if more else {}),
-            "formula": f"{d_label(out_name, target)} = {formula}",
-            "value": total,
-        }
-        text = accumulate_text(step)
-        value = step.pop("value")
-        steps.append({**step, "numbers": accumulate_numbers(step), "value": value, "text": text})
+        walk.steps.append(_accumulate_step(out_name, names[id(node)], terms, total, walk.cap))
+    return adjoint
 
+
+def _accumulate_step(out_name: str, target: str, terms: list, total: float, cap: float) -> dict:
+    """The step dy/d target = the sum of ``terms``.  A direct use by the output contributes
+    its local partial, written with ∂ so that it does not read as the total being defined."""
+    more = len(terms) - cap if len(terms) > cap else 0
+    if more:  # a node with thousands of users: list the first terms, count the rest
+        terms = terms[: int(cap)]
+    formula = " + ".join(
+        f"∂{out_name}/∂{target}" if t["direct"] else f"{t['adjoint']}*{t['local']}" for t in terms
+    ) + (f" + ... ({more:,} more terms)" if more else "")
+    step = {
+        "kind": "accumulate",
+        "of": out_name,
+        "wrt": target,
+        "terms": terms,
+        **({"more_terms": more} if more else {}),
+        "formula": f"{d_label(out_name, target)} = {formula}",
+        "value": total,
+    }
+    text = accumulate_text(step)
+    value = step.pop("value")
+    return {**step, "numbers": accumulate_numbers(step), "value": value, "text": text}
+
+
+def _gradient(walk: _Walk, order: list, wanted, adjoint: dict) -> tuple[dict, dict]:
+    """Each variable asked about: its gradient and the paths from the output to it."""
+    output = walk.output
     gradient = {}
     var_nodes = {n.name: n for n in order if n.op == "var"}
     paths: dict = {}
@@ -286,18 +344,8 @@ def explain(
             gradient[name], paths[name] = 0.0, []
             continue
         gradient[name] = adjoint.get(id(leaf), 0.0) if leaf is not output else 1.0
-        paths[name] = _paths(output, leaf, users, local_value, names)
-    return Explanation(
-        program.source,
-        out_name,
-        wanted,
-        point,
-        tensors[id(output)].item(),
-        steps,
-        gradient,
-        paths,
-        {kind: n for kind, n in elided.items() if n},
-    )
+        paths[name] = _paths(output, leaf, walk.users, walk.local_value, walk.names)
+    return gradient, paths
 
 
 def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:

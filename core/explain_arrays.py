@@ -9,7 +9,7 @@ import math
 from . import backend
 from .autograd import enable_grad
 from .autograd import grad as engine_grad
-from .errors import NonScalarOutputError
+from .errors import AutogradCliError, NonScalarOutputError
 from .explain_steps import (
     GRAD,
     Explanation,
@@ -468,7 +468,11 @@ def _traced_vjp(node: Expr, child: Expr, names: dict, tensors: dict, needs: tupl
         for p in parts[1:]:
             total = _trace("add", (total, p), {})
         text = _sym_text(total)
-    except Exception:  # noqa: BLE001 - any rule the placeholders cannot follow: the generic line
+    # What a rule the placeholders cannot follow raises (then the generic line is shown):
+    # AttributeError or TypeError where it reads its operands' numbers (a placeholder has
+    # none), ValueError or IndexError from NumPy on the zero stand-ins of the operands, and
+    # the library's own errors from an op's check on them (a zero matrix is singular).
+    except (AttributeError, TypeError, ValueError, IndexError, AutogradCliError):
         return None, set()
     if len(text) > MAX_RULE:
         return None, set()

@@ -32,8 +32,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import backend
+from .autograd import grad as engine_grad
 from .errors import InputError, NonScalarOutputError
-from .program import Expr, Program, check_values, resolve_wrt
+from .expr import evaluate
+from .program import Expr, Program, check_values, missing_value, resolve_wrt
+from .program_functional import program_hessian, program_jacobian
+from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
 
@@ -78,8 +82,6 @@ class _Flat:
         parts = []
         for name in self.names:
             if name not in self.values:
-                from .program import missing_value
-
                 raise missing_value(name)
             a = np.asarray(self.values[name], dtype=np.float64)
             if not np.isfinite(a).all():
@@ -164,8 +166,6 @@ def _non_scalar(what: str, shape) -> NonScalarOutputError:
 
 
 def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
-    from .program_functional import program_hessian
-
     np = backend.host
     env = flat.env(theta)
     if need_hessian:
@@ -187,15 +187,16 @@ def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = 
                 j += nb
             i += na
     else:
-        from .autograd import grad
-        from .expr import evaluate
-
         ev = evaluate(flat.program, env, requires_grad=flat.names, check_domain=False)
         value = backend.to_numpy(ev.output.data)
         if value.size != 1:
             raise _non_scalar(what, value.shape)
         leaves = [ev.leaves[n] for n in flat.names]
-        gs = grad(ev.output.sum(), leaves, allow_unused=True) if ev.output.requires_grad else []
+        gs = (
+            engine_grad(ev.output.sum(), leaves, allow_unused=True)
+            if ev.output.requires_grad
+            else []
+        )
         g = flat.flatten(
             {
                 n: np.zeros(s) if gi is None else backend.to_numpy(gi.data)
@@ -245,23 +246,12 @@ def minimize(
     it = 0
     for it in range(1, max_iter + 1):
         pg = _projected_gradient(theta, g, box)
-        if not math.isfinite(f) or not np.isfinite(g).all():
-            message = "the value or gradient is not finite here: no descent direction"
+        stop = _stop_here(f, g, pg, gtol)
+        if stop is not None:
+            converged, message = stop
             it -= 1
             break
-        if np.max(np.abs(pg), initial=0.0) <= gtol:
-            converged, message = True, "the gradient is zero (to --gtol)"
-            it -= 1
-            break
-        if method == "newton":
-            step = _newton_direction(H, g)
-        elif method == "bfgs":
-            step = -B @ g
-            if g @ step >= 0:  # not a descent direction: restart the estimate
-                B = np.eye(n)
-                step = -g
-        else:
-            step = -g
+        step, B = _direction(method, H, g, B)
         theta_new, f_new = _line_search(flat, theta, f, g, step, box)
         if theta_new is None:
             converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
@@ -277,15 +267,8 @@ def minimize(
         f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
         trace.append(_trace_row(it, flat, theta, f, g))
         if method == "bfgs":
-            s, y = theta - theta_old, g - g_old
-            sy = float(s @ y)
-            if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
-                rho = 1.0 / sy
-                V = np.eye(n) - rho * np.outer(s, y)
-                B = V @ B @ V.T + rho * np.outer(s, s)
-        if np.max(np.abs(theta - theta_old), initial=0.0) <= xtol * (
-            1 + np.max(np.abs(theta), initial=0.0)
-        ) and abs(f - f_old) <= 1e-15 * (1 + abs(f)):
+            B = _bfgs_update(B, theta - theta_old, g - g_old)
+        if _negligible(theta, theta_old, f, f_old, xtol):
             pg = _projected_gradient(theta, g, box)
             converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
             message = "the steps became negligible" + ("" if converged else " (gradient not zero)")
@@ -305,6 +288,54 @@ def minimize(
         method=method,
         message=message,
         trace=trace,
+    )
+
+
+def _stop_here(f, g, pg, gtol) -> tuple[bool, str] | None:
+    """(converged, message) where the iteration stops before taking a step: the value or
+    gradient not finite, or the projected gradient ``pg`` zero to ``gtol``; else None."""
+    np = backend.host
+    if not math.isfinite(f) or not np.isfinite(g).all():
+        return False, "the value or gradient is not finite here: no descent direction"
+    if np.max(np.abs(pg), initial=0.0) <= gtol:
+        return True, "the gradient is zero (to --gtol)"
+    return None
+
+
+def _direction(method: str, H, g, B):
+    """The step direction of ``method`` and bfgs's inverse-Hessian estimate ``B`` (restarted
+    where its direction does not descend)."""
+    np = backend.host
+    if method == "newton":
+        return _newton_direction(H, g), B
+    if method == "bfgs":
+        step = -B @ g
+        if g @ step >= 0:  # not a descent direction: restart the estimate
+            return -g, np.eye(g.size)
+        return step, B
+    return -g, B
+
+
+def _bfgs_update(B, s, y):
+    """BFGS's inverse-Hessian estimate after the step ``s`` that changed the gradient by
+    ``y`` (kept as it was where the curvature ``s @ y`` is not safely positive)."""
+    np = backend.host
+    sy = float(s @ y)
+    if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+        rho = 1.0 / sy
+        V = np.eye(s.size) - rho * np.outer(s, y)
+        return V @ B @ V.T + rho * np.outer(s, s)
+    return B
+
+
+def _negligible(theta, theta_old, f, f_old, xtol) -> bool:
+    """Whether the last step moved the point by ``xtol`` (relative) or less and the value
+    by rounding only."""
+    np = backend.host
+    return bool(
+        np.max(np.abs(theta - theta_old), initial=0.0)
+        <= xtol * (1 + np.max(np.abs(theta), initial=0.0))
+        and abs(f - f_old) <= 1e-15 * (1 + abs(f))
     )
 
 
@@ -432,10 +463,6 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
 
 def _third_derivative(flat: _Flat, theta, v) -> float:
     """D³f(θ)(v, v, v), the third derivative along v: three exact reverse sweeps."""
-    from .autograd import grad
-    from .expr import evaluate
-    from .tensor import Tensor, enable_grad
-
     with enable_grad():
         ev = evaluate(flat.program, flat.env(theta), requires_grad=flat.names, check_domain=False)
         xs = [ev.leaves[n] for n in flat.names]
@@ -444,7 +471,7 @@ def _third_derivative(flat: _Flat, theta, v) -> float:
         for _ in range(3):
             if not s.requires_grad:
                 return 0.0
-            gs = grad(s, xs, create_graph=True, allow_unused=True)
+            gs = engine_grad(s, xs, create_graph=True, allow_unused=True)
             terms = [(gi * vi).sum() for gi, vi in zip(gs, vs) if gi is not None]
             if not terms:
                 return 0.0
@@ -502,9 +529,6 @@ def _halving(theta, step, accept, tries=60):
 
 
 def _value(flat: _Flat, theta) -> float:
-    from .expr import evaluate
-    from .tensor import no_grad
-
     with no_grad():
         out = evaluate(flat.program, flat.env(theta), check_domain=False).output
     return float(backend.to_numpy(out.data).reshape(()))
@@ -619,17 +643,12 @@ def _stacked(eqs: list[Expr]) -> Expr:
 
 
 def _residual(system: Program, flat: _Flat, theta):
-    from .expr import evaluate
-    from .tensor import no_grad
-
     with no_grad():
         out = evaluate(system, flat.env(theta), check_domain=False).output
     return backend.to_numpy(out.data).astype(float).ravel()
 
 
 def _residual_jacobian(system: Program, flat: _Flat, theta):
-    from .program_functional import program_jacobian
-
     r = program_jacobian(system, flat.env(theta), wrt=flat.names)
     F = backend.to_numpy(r.value.data).astype(float).ravel()
     J = backend.host.concatenate(

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
-from .program import Program, check_values
+from .expr import evaluate
+from .program import Program, check_values, missing_value
+from .program_functional import program_hessian
+from .tensor import no_grad
 
 __all__ = ["PropagateResult", "propagate", "MAX_MC"]
 
@@ -66,6 +69,36 @@ def propagate(
     (11.03625, 0.14886, 97.72)
     """
     np = backend.host
+    names = _names(program, values, uncertainties)
+    shapes, means, cov = _covariance(names, values, uncertainties, correlations)
+    theta = np.concatenate(means)
+    value, grad, hess, warnings = _derivatives(program, values, names, shapes)
+    c = np.concatenate([g.ravel() for g in grad])
+    var1 = float(c @ cov @ c)
+    u = math.sqrt(max(var1, 0.0))
+    HS = hess @ cov
+    var2 = 0.5 * float(np.trace(HS @ HS))
+    budget = _budget(names, shapes, means, c, cov, var1)
+    if correlations and any(r != 0 for r in correlations.values()):
+        warnings.append(
+            "the inputs are correlated: the shares leave out the correlation terms, so they "
+            "need not add up to 100 %"
+        )
+    if var1 > 0 and var2 > 0.01 * var1:
+        warnings.append(
+            f"the second-order term is {100 * var2 / var1:.3g} % of the first-order variance: "
+            "the model is not linear over the inputs' uncertainty (compare with --mc)"
+        )
+    result_mc = None
+    if mc:
+        result_mc = _monte_carlo(
+            program, values, names, shapes, theta, cov, int(mc), seed, warnings
+        )
+    return PropagateResult(value, u, budget, var2, result_mc, warnings)
+
+
+def _names(program: Program, values: Mapping, uncertainties: Mapping) -> list[str]:
+    """The inputs with an uncertainty, in the program's order (each one a variable)."""
     check_values(program, values)
     names = [n for n in program.inputs if n in uncertainties]
     unknown = sorted(set(uncertainties) - set(program.inputs))
@@ -76,11 +109,17 @@ def propagate(
         )
     if not names:
         raise InputError("no input has an uncertainty: give one as --x VALUE+-U (or VALUE±U)")
+    return names
+
+
+def _covariance(names: list[str], values: Mapping, uncertainties: Mapping, correlations):
+    """Each input's shape and flattened value, and the covariance of all of them together
+    (each input's block on the diagonal, the correlations off it), checked positive
+    semidefinite."""
+    np = backend.host
     shapes, means, blocks = [], [], []
     for name in names:
         if name not in values:
-            from .program import missing_value
-
             raise missing_value(name)
         x = np.asarray(values[name], dtype=float)
         shapes.append(x.shape)
@@ -88,10 +127,9 @@ def propagate(
         blocks.append(_covariance_block(name, x, uncertainties[name]))
     sizes = [m.size for m in means]
     offsets = np.cumsum([0] + sizes)
-    theta = np.concatenate(means)
-    if theta.size == 0:
+    if offsets[-1] == 0:
         raise InputError("the inputs with an uncertainty are empty arrays: nothing to propagate")
-    cov = np.zeros((theta.size, theta.size))
+    cov = np.zeros((offsets[-1], offsets[-1]))
     for i, block in enumerate(blocks):
         cov[offsets[i] : offsets[i + 1], offsets[i] : offsets[i + 1]] = block
     for (a, b), r in (correlations or {}).items():
@@ -109,14 +147,15 @@ def propagate(
         raise InputError(
             "the covariance (uncertainties and correlations) is not positive semidefinite"
         )
+    return shapes, means, cov
 
-    value, grad, hess, warnings = _derivatives(program, values, names, shapes)
-    c = np.concatenate([g.ravel() for g in grad])
-    var1 = float(c @ cov @ c)
-    u = math.sqrt(max(var1, 0.0))
-    HS = hess @ cov
-    var2 = 0.5 * float(np.trace(HS @ HS))
+
+def _budget(names: list[str], shapes: list, means: list, c, cov, var1: float) -> dict:
+    """Each input's line of the budget: its value, uncertainty, sensitivity, contribution
+    and share of the first-order variance ``var1``."""
+    np = backend.host
     budget = {}
+    offsets = np.cumsum([0] + [m.size for m in means])
     for i, name in enumerate(names):
         sl = slice(offsets[i], offsets[i + 1])
         ci, block = c[sl], cov[sl, sl]
@@ -129,22 +168,7 @@ def propagate(
             "contribution": math.sqrt(max(part, 0.0)),
             "share": 100.0 * part / var1 if var1 > 0 else 0.0,
         }
-    if correlations and any(r != 0 for r in correlations.values()):
-        warnings.append(
-            "the inputs are correlated: the shares leave out the correlation terms, so they "
-            "need not add up to 100 %"
-        )
-    if var1 > 0 and var2 > 0.01 * var1:
-        warnings.append(
-            f"the second-order term is {100 * var2 / var1:.3g} % of the first-order variance: "
-            "the model is not linear over the inputs' uncertainty (compare with --mc)"
-        )
-    result_mc = None
-    if mc:
-        result_mc = _monte_carlo(
-            program, values, names, shapes, theta, cov, int(mc), seed, warnings
-        )
-    return PropagateResult(value, u, budget, var2, result_mc, warnings)
+    return budget
 
 
 def _covariance_block(name: str, x, u):
@@ -172,8 +196,6 @@ def _covariance_block(name: str, x, u):
 
 def _derivatives(program, values, names, shapes):
     """f, its gradient blocks and the full Hessian over the flattened uncertain inputs."""
-    from .program_functional import program_hessian
-
     np = backend.host
     r = program_hessian(program, values, wrt=names)
     value = backend.to_numpy(r.value.data)
@@ -196,9 +218,8 @@ def _derivatives(program, values, names, shapes):
 
 
 def _monte_carlo(program, values, names, shapes, theta, cov, n, seed, warnings) -> dict:
+    # only --mc draws use the batch engine: 10 ms of import a propagate without --mc skips
     from .batch import Unbatchable, evaluate_batch
-    from .expr import evaluate
-    from .tensor import no_grad
 
     np = backend.host
     if n < 2 or n > MAX_MC:

@@ -137,3 +137,60 @@ def test_an_unavailable_gpu_changes_nothing():
 def test_use_device_and_use_dtype_are_gone():
     # Set-and-forget setters would make the state hidden again.
     assert not hasattr(backend, "use_device") and not hasattr(backend, "use_dtype")
+
+
+def test_each_thread_chooses_for_itself():
+    # The settings are a ContextVar: a thread starts from the defaults, whatever the thread
+    # that started it chose, and what it chooses stays in that thread.
+    import threading
+
+    seen = {}
+    barrier = threading.Barrier(2)
+
+    def work(name, dtype):
+        seen[name, "start"] = settings()
+        with backend.using(dtype=dtype):
+            barrier.wait()  # both threads are inside their blocks at once
+            seen[name, "inside"] = (settings(), backend.asarray(0.5).dtype)
+            barrier.wait()
+
+    with backend.using(dtype="float32"):
+        threads = [
+            threading.Thread(target=work, args=("a", "float32")),
+            threading.Thread(target=work, args=("b", "float64")),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert settings() == (np, "cpu", np.float32)
+    assert seen["a", "start"] == seen["b", "start"] == DEFAULTS
+    assert seen["a", "inside"] == ((np, "cpu", np.float32), np.float32)
+    assert seen["b", "inside"] == (DEFAULTS, np.float64)
+    assert settings() == DEFAULTS
+
+
+def test_a_copied_context_sees_the_callers_choice_and_keeps_its_own():
+    import contextvars
+
+    def inner():
+        assert settings() == (np, "cpu", np.float32)
+        backend._install(np, "cpu", np.float64)  # for good, but in the copy only
+        return settings()
+
+    with backend.using(dtype="float32"):
+        assert contextvars.copy_context().run(inner) == DEFAULTS
+        assert settings() == (np, "cpu", np.float32)
+    assert backend.settings() == backend.Settings(np, "cpu", np.float64)
+
+
+def test_quiet_call_silences_one_call_and_restores_the_state():
+    import warnings
+
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(backend.quiet_call(np.divide, 1.0, np.zeros(3))).all()
+        with backend.quiet():
+            assert np.isnan(backend.quiet_call(np.log, -1.0))
+    assert np.geterr() == before

@@ -405,7 +405,7 @@ def test_an_expression_past_the_length_limit_is_a_limit_error():
 
 
 def test_nesting_past_the_limit_is_a_limit_error(cli, monkeypatch):
-    monkeypatch.setattr(P, "MAX_NESTING", 50)
+    monkeypatch.setattr(P.limits, "MAX_NESTING", 50)
     ok = cli("eval", "(" * 50 + "x" + ")" * 50, "--x", "2", "--json")
     assert ok.code == 0 and ok.json["value"] == 2.0
     for text, column in (("(" * 51 + "x" + ")" * 51, 51), ("sin(" * 25 + "[" * 26, 126)):
@@ -415,7 +415,7 @@ def test_nesting_past_the_limit_is_a_limit_error(cli, monkeypatch):
 
 
 def test_statements_past_the_limit_are_a_limit_error(cli, monkeypatch):
-    monkeypatch.setattr(P, "MAX_STATEMENTS", 10)
+    monkeypatch.setattr(P.limits, "MAX_STATEMENTS", 10)
     ten = ";".join(f"a{i} = x + {i}" for i in range(9)) + ";;\n\n a8"
     assert cli("eval", ten, "--x", "1", "--json").json["value"] == 9.0
     eleven = ten + "; 1"
@@ -438,7 +438,7 @@ def test_array_literals_past_the_depth_limit_are_a_limit_error(cli):
 
 
 def test_array_literals_past_the_size_limit_are_a_limit_error(cli, monkeypatch):
-    monkeypatch.setattr(P, "MAX_ARRAY_ELEMENTS", 12)
+    monkeypatch.setattr(P.limits, "MAX_ARRAY_ELEMENTS", 12)
     twelve = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]
     assert cli("eval", str(twelve), "--json").json["value"] == twelve
     thirteen = "[" + ", ".join(["1"] * 13) + "]"
@@ -449,7 +449,7 @@ def test_array_literals_past_the_size_limit_are_a_limit_error(cli, monkeypatch):
 
 
 def test_limit_messages_are_short_and_name_the_position(cli, monkeypatch):
-    monkeypatch.setattr(P, "MAX_NESTING", 3)
+    monkeypatch.setattr(P.limits, "MAX_NESTING", 3)
     r = cli("eval", "y = x + 1\n ((((y))))", "--x", "1", "--json")
     error = _error(r, 1, "limit", "(line 2, column 5)")
     assert (error["line"], error["column"]) == (2, 5)

@@ -117,7 +117,7 @@ def test_too_many_tokens_are_refused_before_any_node_is_built(monkeypatch):
     # a 10 MB sum of constants took 220 s and 5 GB; past MAX_TOKENS it is refused at once
     from autograd_cli.grammar import parser as grammar_parser
 
-    monkeypatch.setattr(grammar_parser, "MAX_TOKENS", 1_000)
+    monkeypatch.setattr(grammar_parser.limits, "MAX_TOKENS", 1_000)
     built = []
     monkeypatch.setattr(
         grammar_parser.Builder, "number", lambda self, tok: built.append(tok) or Expr.const(1.0)
@@ -149,7 +149,7 @@ def _refused_at_once(parser, text: str) -> bool:
 def test_cli_refuses_too_many_tokens_as_a_limit(cli, monkeypatch):
     from autograd_cli.grammar import parser as grammar_parser
 
-    monkeypatch.setattr(grammar_parser, "MAX_TOKENS", 1_000)
+    monkeypatch.setattr(grammar_parser.limits, "MAX_TOKENS", 1_000)
     r = cli("eval", "1" + "+1" * 2_000, "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "limit"
     assert "--vars @FILE" in r.json["error"]["message"]
