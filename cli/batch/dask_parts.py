@@ -18,7 +18,6 @@ worker does with one, and the Parquet output.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import math
@@ -469,10 +468,8 @@ def evaluate_part(part: Part, opts: BatchOptions, engine: DaskOptions, deadline,
 
 
 def _settings(backend, engine: DaskOptions):
-    """--device and --dtype on a worker; in process, where they are in force already,
-    left alone (``backend.using`` is process-wide: a thread must not restore them late)."""
-    if (backend.device, backend.default_dtype.__name__) == (engine.device, engine.dtype):
-        return contextlib.nullcontext()
+    """--device and --dtype for this task: the settings live in a ContextVar, so a worker
+    thread's choice is its own and ends with the block."""
     return backend.using(engine.device, engine.dtype)
 
 
