@@ -52,7 +52,7 @@ from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOu
 from .expr import _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
-from .ops_linalg import batch_label
+from .ops.linalg import batch_label
 from .program import (
     Expr,
     Program,

@@ -36,7 +36,7 @@ from ..core.errors import (
 )
 from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
-from ..core.ops_linalg import einsum_subscripts
+from ..core.ops.linalg import einsum_subscripts
 from ..core.safetext import WINDOW, visible
 from . import lalr
 
