@@ -459,7 +459,10 @@ def op_table(declared) -> dict[str, Op]:
 
 def _axis_checked(forward, name: str):
     """A reduction's forward that refuses an axis of a number (NumPy takes axis 0 of a 0-d
-    array as no axis at all, var and std do not; one rule for all: a shape error)."""
+    array as no axis at all, var and std do not; one rule for all: a shape error).  A forward
+    that checks already is returned as it is: making the table again wraps nothing twice."""
+    if getattr(forward, "checks_axis", False):
+        return forward
 
     def checked(a, axis=None, keepdims=False):
         if axis is not None and a.ndim == 0:
@@ -470,6 +473,7 @@ def _axis_checked(forward, name: str):
         return forward(a, axis=axis, keepdims=keepdims)
 
     checked.__wrapped__ = forward  # type: ignore[attr-defined]
+    checked.checks_axis = True  # type: ignore[attr-defined]
     return checked
 
 
