@@ -440,6 +440,18 @@ def test_making_the_table_again_wraps_nothing_twice():
         OPS["sum"].forward(np.float64(1.0), axis=0)
 
 
+def test_the_batching_rules_are_keyed_by_the_tables_ops():
+    # rows (core/batch.py) and tangent directions (core/forward.py) keep their own rules for
+    # the ops their kind does not cover, keyed by the entry itself, not by a name that could
+    # outlive or miss it; an op with no rule at all fails check_batching above by name
+    from autograd_cli.core import forward
+
+    for rules in (batch_module._RULES, forward._BATCHED):
+        for op in rules:
+            assert isinstance(op, Op) and OPS.get(op.name) is op, op
+    assert batch_module.BATCHABLE_OPS == {op.name for op in batch_module._RULES}
+
+
 def test_operators_declare_their_levels():
     for name, op in OPS.items():
         p = op.printing
