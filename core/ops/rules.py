@@ -205,38 +205,8 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
 
 def _binary(name, node, forward, deriv_a, deriv_b, *, printing, **facts):
     """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops;
-    ``facts`` are the :class:`Op`'s."""
-
-    def vjp(n, g):
-        a, b = n.inputs
-        out = n.out
-        ga = sum_to(chain(g, deriv_a(a, b, out)), n.shapes[0]) if n.needs[0] else None
-        gb = sum_to(chain(g, deriv_b(a, b, out)), n.shapes[1]) if n.needs[1] else None
-        return ga, gb
-
-    def jvp(n, tangents):
-        a, b = n.inputs
-        out = n.out
-        ta, tb = tangents
-        r = add_tangents(
-            chain(ta, deriv_a(a, b, out)) if ta is not None else None,
-            chain(tb, deriv_b(a, b, out)) if tb is not None else None,
-        )
-        return None if r is None else broadcast_to(r, out.shape)
-
-    return register(
-        Op(
-            name,
-            node,
-            forward,
-            vjp,
-            jvp,
-            arity=2,
-            deriv=(deriv_a, deriv_b),
-            printing=printing,
-            **facts,
-        )
-    )
+    ``facts`` are the :class:`Op`'s (the two-argument :func:`_elementwise_op`)."""
+    return _elementwise_op(name, node, forward, (deriv_a, deriv_b), printing=printing, **facts)
 
 
 # ---------------------------------------------------------------------------
