@@ -86,7 +86,15 @@ ANALYSES = [
 
 TARGETS: dict[str, dict] = {
     "ops": {
-        "files": ["core/ops.py"],
+        "files": [
+            "core/ops/table.py",
+            "core/ops/rules.py",
+            "core/ops/elementwise.py",
+            "core/ops/special.py",
+            "core/ops/shape.py",
+            "core/ops/reductions.py",
+            "core/ops/products.py",
+        ],
         "tests": [
             "tests/test_mutants_ops.py",
             "tests/test_ops_gradcheck.py",
