@@ -189,18 +189,8 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
             return None
         return chain(t, deriv(n.inputs[0], n.out))
 
-    return register(
-        Op(
-            name,
-            node,
-            forward,
-            vjp,
-            jvp,
-            deriv=(deriv,),
-            printing=printing or function(name, *aliases, latex=latex),
-            **facts,
-        )
-    )
+    printing = printing or function(name, *aliases, latex=latex)
+    return _declare(name, node, forward, vjp, jvp, (deriv,), printing, facts)
 
 
 def _binary(name, node, forward, deriv_a, deriv_b, *, printing, **facts):
@@ -263,7 +253,6 @@ def _zero_almost_everywhere(message):
 def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     """An elementwise op of ``len(derivs)`` arguments from its partials ``derivs[i](*args,
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
-    arity = len(derivs)
 
     def vjp(n, g):
         args = tuple(n.inputs) + (n.out,)
@@ -280,6 +269,11 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
                 r = add_tangents(r, chain(t, d(*args)))
         return None if r is None else broadcast_to(r, n.out.shape)
 
+    return _declare(name, node, forward, vjp, jvp, derivs, printing, facts)
+
+
+def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:
+    """Register the elementwise op whose vjp and jvp were made from its partials ``derivs``."""
     return register(
         Op(
             name,
@@ -287,7 +281,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
             forward,
             vjp,
             jvp,
-            arity=arity,
+            arity=len(derivs),
             deriv=tuple(derivs),
             printing=printing,
             **facts,
