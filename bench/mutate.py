@@ -86,7 +86,15 @@ ANALYSES = [
 
 TARGETS: dict[str, dict] = {
     "ops": {
-        "files": ["core/ops.py"],
+        "files": [
+            "core/ops/table.py",
+            "core/ops/rules.py",
+            "core/ops/elementwise.py",
+            "core/ops/special.py",
+            "core/ops/shape.py",
+            "core/ops/reductions.py",
+            "core/ops/products.py",
+        ],
         "tests": [
             "tests/test_mutants_ops.py",
             "tests/test_ops_gradcheck.py",
@@ -240,10 +248,10 @@ TARGETS: dict[str, dict] = {
         ],
     },
     "batch_dask": {
-        "files": ["cli/batch_dask.py"],
+        "files": ["cli/batch/dask.py", "cli/batch/dask_parts.py"],
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
-        "tests": ["tests/test_batch_dask.py"],
+        "tests": ["tests/test_batch_dask.py", "tests/test_batch_seam.py"],
     },
 }
 

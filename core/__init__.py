@@ -8,7 +8,7 @@
 (tensor(9., grad_fn=<AddBackward0>), tensor(8.))
 """
 
-from . import optable as _optable  # noqa: F401  (fills the op table)
+from . import ops as _ops  # noqa: F401  (fills the op table)
 from .autograd import backward, grad, topological_nodes
 from .errors import (
     AutogradCliError,

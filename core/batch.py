@@ -48,11 +48,17 @@ from dataclasses import dataclass
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import AutogradCliError, InputError, MissingValueError, NonScalarOutputError
+from .errors import (
+    AutogradCliError,
+    EvaluationError,
+    InputError,
+    MissingValueError,
+    NonScalarOutputError,
+)
 from .expr import _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
-from .ops_linalg import batch_label
+from .ops.linalg import batch_label
 from .program import (
     Expr,
     Program,
@@ -504,33 +510,40 @@ def _einsum(op, node, args, B):
 
 _BY_DECLARATION = {"axes": _shifted_axes, "trailing": _trailing}
 
-_RULES = {name: _elementwise for name in ELEMENTWISE}
-_RULES.update(
-    {
-        name: _BY_DECLARATION[op.batching[0]]
-        for name, op in OPS.items()
-        if op.batching is not None and op.batching[0] != "rows"
-    }
-)
-_RULES.update({name: _reduction for name in REDUCTIONS})
-# norm takes an ord beside axis and keepdims, so its kind is not "reduction"; it batches as one
-# (without an axis: every per-row axis, which with an ord is the row's vector or matrix)
-_RULES["norm"] = _reduction
-_RULES["einsum"] = _einsum
-_RULES.update(
-    {
-        "transpose": _transpose,
-        "mT": _mT,
-        "reshape": _reshape_rule,
-        "getitem": _getitem,
-        "stack": _stack,
-        "dot": _dot,
-        "matmul": _matmul,
-    }
-)
+# The rules of the shape and product ops, which neither their kind nor a declaration gives:
+# this interpretation's own table, keyed by the Op (tests/test_op_table.py's batching check
+# names any op of the table without a rule here, a kind that batches or Op.batching).  norm
+# takes an ord beside axis and keepdims, so its kind is not "reduction"; it batches as one
+# (without an axis: every per-row axis, which with an ord is the row's vector or matrix).
+_OWN_RULES = {
+    OPS["norm"]: _reduction,
+    OPS["einsum"]: _einsum,
+    OPS["transpose"]: _transpose,
+    OPS["mT"]: _mT,
+    OPS["reshape"]: _reshape_rule,
+    OPS["getitem"]: _getitem,
+    OPS["stack"]: _stack,
+    OPS["dot"]: _dot,
+    OPS["matmul"]: _matmul,
+}
+
+
+def _rule_of(op):
+    """The batching rule of ``op``: its own above, else the one its kind or its
+    ``Op.batching`` declaration gives; None: a graph using it is evaluated row by row."""
+    if op in _OWN_RULES:
+        return _OWN_RULES[op]
+    if op.name in REDUCTIONS:
+        return _reduction
+    if op.batching is not None and op.batching[0] != "rows":
+        return _BY_DECLARATION[op.batching[0]]
+    return _elementwise if op.name in ELEMENTWISE else None
+
+
+_RULES = {op: rule for op in OPS.values() if (rule := _rule_of(op)) is not None}
 
 #: The ops with a batching rule; a graph using any other op is evaluated row by row.
-BATCHABLE_OPS = frozenset(_RULES)
+BATCHABLE_OPS = frozenset(op.name for op in _RULES)
 
 
 def unbatchable_ops(program: Program) -> set:
@@ -538,7 +551,7 @@ def unbatchable_ops(program: Program) -> set:
     return {
         n.op
         for n in topological([program.output])
-        if n.op not in ("const", "var") and n.op not in _RULES
+        if n.op not in ("const", "var") and OPS.get(n.op) not in _RULES
     }
 
 
@@ -660,7 +673,7 @@ class Batched(Interpretation):
             inputs, attrs = args, node.attrs
             v = _V(apply(op, *[a.t for a in args], **attrs), False)
         else:
-            t, inputs, attrs = _RULES[node.op](node.op, node, args, self.B)
+            t, inputs, attrs = _RULES[op](node.op, node, args, self.B)
             v = _V(t, True)
         if self.grad and op.kink is not None:
             self.kinks.append((node, v, inputs, attrs))
@@ -786,7 +799,12 @@ def _kink_rows(node, v: _V, inputs, attrs, B: int):
                 if ask(a, b):
                     stack.append((a, b))
         return rows
-    except Exception:  # noqa: BLE001 - a rule that cannot read a batch: ask every row
+    except (ValueError, IndexError, ArithmeticError, EvaluationError):
+        # A kink rule is written for one row's arrays; a slice of rows may not fit it (a shape
+        # or an axis it does not expect: ValueError, IndexError, NumPy's AxisError and
+        # LinAlgError among them; an overflow; a factorisation the engine refuses, as
+        # EvaluationError).  Every row is then asked on its own, exactly, only slower; any
+        # other exception (TypeError, AttributeError...) is a bug in the rule and propagates.
         return set(range(B))
 
 

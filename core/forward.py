@@ -103,12 +103,17 @@ def tangent_rule(op, ctx, tangents: Sequence, batch: int | None = None):
     if batch is None:
         if op.jvp is None:
             return _no_forward_rule(op, tangents)
-        flags = op.flags(len(tangents))
-        tangents = tuple(t if d else None for t, d in zip(tangents, flags))
-        if all(t is None for t in tangents):
-            return None
-        return op.jvp(ctx, tangents)
+        ts = _differentiated(op, tangents)
+        return None if ts is None else op.jvp(ctx, ts)
     return batched_rule(op, ctx, tangents, batch)
+
+
+def _differentiated(op, tangents: Sequence):
+    """The tangents of the arguments ``op`` differentiates (None for the others), or None
+    where none is left."""
+    flags = op.flags(len(tangents))
+    ts = tuple(t if d else None for t, d in zip(tangents, flags))
+    return None if all(t is None for t in ts) else ts
 
 
 def _pad(t: Tensor, ndim: int) -> Tensor:
@@ -337,24 +342,26 @@ def _loop(op, ctx, ts, batch):
     return call("stack", *rows)
 
 
+# This interpretation's own rules for B tangent directions at once, keyed by the Op; an op
+# without one batches by its partials (elementwise) or one direction at a time (_loop).
 _BATCHED = {
-    "where": _where,
-    "broadcast_to": _broadcast_to,
-    "sum_to": _sum_to,
-    "reshape": _reshape,
-    "transpose": _transpose,
-    "mT": _mT,
-    "getitem": _getitem,
-    "scatter": _scatter,
-    "stack": _stack,
-    "sum": _linear_reduction,
-    "mean": _linear_reduction,
-    "prod": _weighted_reduction,
-    "amax": _weighted_reduction,
-    "amin": _weighted_reduction,
-    "norm": _norm,
-    "dot": _dot,
-    "matmul": _matmul,
+    OPS["where"]: _where,
+    OPS["broadcast_to"]: _broadcast_to,
+    OPS["sum_to"]: _sum_to,
+    OPS["reshape"]: _reshape,
+    OPS["transpose"]: _transpose,
+    OPS["mT"]: _mT,
+    OPS["getitem"]: _getitem,
+    OPS["scatter"]: _scatter,
+    OPS["stack"]: _stack,
+    OPS["sum"]: _linear_reduction,
+    OPS["mean"]: _linear_reduction,
+    OPS["prod"]: _weighted_reduction,
+    OPS["amax"]: _weighted_reduction,
+    OPS["amin"]: _weighted_reduction,
+    OPS["norm"]: _norm,
+    OPS["dot"]: _dot,
+    OPS["matmul"]: _matmul,
 }
 
 
@@ -364,13 +371,12 @@ def batched_rule(op, ctx, tangents: Sequence, batch: int):
         return None
     if op.jvp is None:
         return _no_forward_rule(op, tangents)
-    flags = op.flags(len(tangents))
-    ts = tuple(t if d else None for t, d in zip(tangents, flags))
-    if all(t is None for t in ts):
+    ts = _differentiated(op, tangents)
+    if ts is None:
         return None
-    known = OPS.get(op.name) is op
-    if known and op.name in _BATCHED:
-        return _BATCHED[op.name](op, ctx, ts, batch)
+    rule = _BATCHED.get(op)
+    if rule is not None:
+        return rule(op, ctx, ts, batch)
     if op.deriv is not None and op.kind == "elementwise" and len(op.deriv) == len(ts):
         return _elementwise(op, ctx, ts, batch)
     return _loop(op, ctx, ts, batch)

@@ -161,12 +161,26 @@ class _Args:
 
 Rule = Callable[[_Args], list]
 RULES: dict[str, Rule] = {}
+#: the ops whose rule is linear in the live arguments' series (piecewise ones with the
+#: constant partials of their piece): no product of series that could overflow
+LINEAR: set[str] = set()
+#: the ops whose rule multiplies the result's own series by a series (tan: y' = (1 + y*y) u',
+#: gamma: y' = y digamma(u) u'): the result's products are checked too
+MULTIPLIES_OUT: set[str] = set()
 
 
-def _rule(*names: str):
+def _rule(*names: str, linear: bool = False, multiplies_out: bool = False):
+    """Register the decorated function as the Taylor rule of the ops ``names`` (each an op of
+    the table: tests/test_taylor_mode.py names any that is not), with what the overflow
+    guard needs to know of its arithmetic."""
+
     def register(fn: Rule) -> Rule:
         for name in names:
             RULES[name] = fn
+            if linear:
+                LINEAR.add(name)
+            if multiplies_out:
+                MULTIPLIES_OUT.add(name)
         return fn
 
     return register
@@ -363,7 +377,7 @@ def _value(name: str, *xs: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@_rule("add", "sub")
+@_rule("add", "sub", linear=True)
 def _add(r: _Args) -> list:
     sign = 1.0 if r.op.name == "add" else -1.0
     if not r.live[1]:
@@ -374,12 +388,12 @@ def _add(r: _Args) -> list:
     return [x + sign * y for x, y in zip(a, b)]
 
 
-@_rule("neg")
+@_rule("neg", linear=True)
 def _neg(r: _Args) -> list:
     return [-x for x in r.s(0)]
 
 
-@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to")
+@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to", linear=True)
 def _identity(r: _Args) -> list:
     # linear ops, at a scalar: the identity (a scalar in, a scalar out)
     r.v(0)
@@ -395,7 +409,7 @@ def _mul(r: _Args) -> list:
     return _product(r.s(0), r.s(1), r.n)
 
 
-@_rule("div")
+@_rule("div", multiplies_out=True)
 def _div(r: _Args) -> list:
     b0 = r.v(1)
     if b0 == 0:
@@ -409,7 +423,7 @@ def _div(r: _Args) -> list:
     return _quotient(r.s(0), b, r.out0, r.n)
 
 
-@_rule("pow")
+@_rule("pow", multiplies_out=True)
 def _pow(r: _Args) -> list:
     n, y0 = r.n, r.out0
     a0, b0 = r.v(0), r.v(1)
@@ -478,7 +492,7 @@ def _log1p(r: _Args) -> list:
     return _log(base, r.out0, r.n)
 
 
-@_rule("sqrt")
+@_rule("sqrt", multiplies_out=True)
 def _sqrt_rule(r: _Args) -> list:
     if r.out0 == 0:
         raise _Poisoned("sqrt of zero")
@@ -488,7 +502,7 @@ def _sqrt_rule(r: _Args) -> list:
     return _sqrt(u, r.out0, r.n)
 
 
-@_rule("cbrt")
+@_rule("cbrt", multiplies_out=True)
 def _cbrt(r: _Args) -> list:
     u = r.s(0)
     if u[0] == 0:
@@ -535,7 +549,7 @@ def _riccati(u: list, y0: float, w0: float, a: float, b: float, n: int) -> list:
     return y
 
 
-@_rule("tan")
+@_rule("tan", multiplies_out=True)
 def _tan(r: _Args) -> list:
     y0 = r.out0
     w0 = 1 + y0 * y0
@@ -544,13 +558,13 @@ def _tan(r: _Args) -> list:
     return _riccati(r.s(0), y0, w0, 0.0, 1.0, r.n)
 
 
-@_rule("tanh")
+@_rule("tanh", multiplies_out=True)
 def _tanh(r: _Args) -> list:
     y0 = r.out0
     return _riccati(r.s(0), y0, 1 - y0 * y0, 0.0, -1.0, r.n)
 
 
-@_rule("sigmoid")
+@_rule("sigmoid", multiplies_out=True)
 def _sigmoid(r: _Args) -> list:
     y0 = r.out0
     return _riccati(r.s(0), y0, y0 * (1 - y0), 1.0, -1.0, r.n)
@@ -601,7 +615,7 @@ def _erf(r: _Args) -> list:
     return _integral(_weighted(u, n), _times(e, scale), r.out0, n)
 
 
-@_rule("erfcx")
+@_rule("erfcx", multiplies_out=True)
 def _erfcx(r: _Args) -> list:
     # y' = (2 u y - 2/sqrt(pi)) u', with g = 2 u y - 2/sqrt(pi) built alongside y
     u, n = r.s(0), r.n
@@ -615,7 +629,7 @@ def _erfcx(r: _Args) -> list:
     return y
 
 
-@_rule("erfinv")
+@_rule("erfinv", multiplies_out=True)
 def _erfinv(r: _Args) -> list:
     # y' = sqrt(pi)/2 * exp(y^2) u', with exp(y^2) built alongside y
     u, n = r.s(0), r.n
@@ -676,14 +690,14 @@ def _lgamma(r: _Args) -> list:
     return _lgamma_series(r.s(0), r.n)
 
 
-@_rule("gamma")
+@_rule("gamma", multiplies_out=True)
 def _gamma(r: _Args) -> list:
     # gamma' = gamma * digamma: gamma(u) = gamma(u_0) * exp(lgamma(u) - lgamma(u_0))
     _near_singularity(r.s(0), _pole_distance(r.s(0)[0]), r.out0, "gamma")
     return _exp(_lgamma_series(r.s(0), r.n), r.out0, r.n)
 
 
-@_rule("beta")
+@_rule("beta", multiplies_out=True)
 def _beta(r: _Args) -> list:
     # log|beta(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b): beta' = beta * (its derivative)
     n = r.n
@@ -721,7 +735,7 @@ def _atan2(r: _Args) -> list:
     return [r.out0] + [rate[k - 1] / k for k in range(1, n)]
 
 
-@_rule("hypot")
+@_rule("hypot", multiplies_out=True)
 def _hypot(r: _Args) -> list:
     a, b, n = r.s(0), r.s(1), r.n
     h0 = r.out0
@@ -733,7 +747,7 @@ def _hypot(r: _Args) -> list:
     return _sqrt(squares, h0, n)
 
 
-@_rule("where")
+@_rule("where", linear=True)
 def _where(r: _Args) -> list:
     taken = 1 if bool(r.jets[0].value.data != 0) else 2
     return list(r.s(taken))
@@ -743,7 +757,7 @@ def _where(r: _Args) -> list:
 PIECEWISE_LINEAR = tuple(name for name, op in OPS.items() if op.piecewise_linear)
 
 
-@_rule(*PIECEWISE_LINEAR)
+@_rule(*PIECEWISE_LINEAR, linear=True)
 def _piecewise(r: _Args) -> list:
     """Locally linear: the result moves with each argument times the engine's own partial
     at the point, a constant there (built from comparisons, sign and round, whose derivative
@@ -770,23 +784,8 @@ def _piecewise(r: _Args) -> list:
 # ---------------------------------------------------------------------------
 
 
-#: ops linear in their live arguments at the point (piecewise ones with constant partials)
-_LINEAR = frozenset(
-    ("add", "sub", "neg", "where", "sum", "mean", "reshape", "transpose", "broadcast_to")
-    + ("sum_to",)
-    + PIECEWISE_LINEAR
-)
-
-
-#: ops whose derivative formula in the op table is nonlinear in the result (tan: 1 + out*out)
-_NONLINEAR_IN_OUT = frozenset(
-    ("tan", "tanh", "sigmoid", "cbrt", "sqrt", "erfinv", "gamma", "beta", "hypot", "div", "pow")
-    + ("erfcx",)
-)
-
-
 def _nonlinear(name: str, live: tuple) -> bool:
-    if name in _LINEAR:
+    if name in LINEAR:
         return False
     if name == "mul":
         return all(live)
@@ -849,7 +848,7 @@ class TaylorJets(Interpretation):
                 for a, f in zip(args, live):
                     if f and a.c is not None:
                         _products_fit(a.c, op.name)
-                if op.name in _NONLINEAR_IN_OUT:
+                if op.name in MULTIPLIES_OUT:
                     _products_fit(c, op.name)
         except _Poisoned as why:
             return Jet(out, poison=str(why), hard=why.hard)

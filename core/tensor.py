@@ -42,8 +42,8 @@ __all__ = [
     "tensor",
 ]
 
-# name -> Op, filled once by ops.py (by ``ops.op_table``, at its end).  Kept here so Tensor
-# methods find ops without a circular import at module load time.
+# name -> Op, filled once by the package core/ops/ (its __init__, by ``op_table``).  Kept here
+# so Tensor methods find ops without a circular import at module load time.
 OPS: dict[str, Any] = {}
 
 

@@ -10,7 +10,7 @@ import math
 from ..core.errors import ArityError, InputError, LimitError, UnknownFunctionError
 from ..core.expr import Expr
 from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
-from ..core.ops_linalg import einsum_subscripts
+from ..core.ops.linalg import einsum_subscripts
 from . import limits
 from .values import (
     _AXIS,

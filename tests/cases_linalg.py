@@ -1,4 +1,4 @@
-"""Test cases for the functions of core/ops_linalg.py, gathered by the op-wide test modules.
+"""Test cases for the functions of core/ops/linalg.py, gathered by the op-wide test modules.
 
 * ``GRAD_CASES``: keyword arguments of tests/test_ops_gradcheck.py's ``Case`` (op, shapes,
   attrs, samplers: functions (rng, shape) -> float64 array, diff, label): each op's vjp, jvp

@@ -1,4 +1,4 @@
-"""The array functions of core/ops_arrays.py through the real command line.
+"""The array functions of core/ops/arrays.py through the real command line.
 
 softmax, log_softmax, cumprod, roll, sort, repeat, tile and stack: their values and
 gradients (``eval``/``grad --json``) against oracles written here in plain Python, forward
@@ -7,7 +7,7 @@ gradient, the errors a user can make (exit code, kind, message, no traceback), p
 and parsing back, ``batch`` (many rows at once, equal to one row at a time) and, where
 PyTorch is installed, values, gradients and Hessian-vector products against it.
 
-Conventions (see core/ops_arrays.py): NumPy's forward semantics (cumprod, roll and repeat
+Conventions (see core/ops/arrays.py): NumPy's forward semantics (cumprod, roll and repeat
 flatten without an axis; sort puts NaN last and keeps ties in order, NumPy's
 kind="stable"), PyTorch's gradients (softmax's of a row with +inf, nan or only -inf is nan,
 as torch.softmax; cumprod's at zeros is the product of the other factors).

@@ -69,8 +69,8 @@ from autograd_cli.cli import batch as cli_batch
 from autograd_cli.cli import jsonout, render
 from autograd_cli.core import api
 from autograd_cli.core import batch as core_batch
-from autograd_cli.core import ops as core_ops
 from autograd_cli.core import rows as lib_rows
+from autograd_cli.core.ops import rules as core_ops
 from autograd_cli.grammar import parse
 
 EXAMPLES = int(os.environ.get("BATCH_PROPERTY_EXAMPLES", "250"))

@@ -1691,7 +1691,7 @@ def _build_products_and_shapes():
 
 
 # ---------------------------------------------------------------------------
-# Array functions (core/ops_arrays.py): running sums, flips, joins, by Python loops
+# Array functions (core/ops/arrays.py): running sums, flips, joins, by Python loops
 # ---------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The linear-algebra functions (core/ops_linalg.py) through the real command line.
+"""The linear-algebra functions (core/ops/linalg.py) through the real command line.
 
 * values and gradients of det, inv, solve, cholesky, trace, diag, outer, triu, tril and
   tensordot against closed forms and exact oracles, and the conventions: det's gradient at

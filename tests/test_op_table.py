@@ -44,6 +44,7 @@ from autograd_cli.core import OPS, apply, grad, no_grad, symbolic, tensor
 from autograd_cli.core import batch as batch_module
 from autograd_cli.core.expr import Expr, topological
 from autograd_cli.core.ops import (
+    _DECLARED,
     FUNCTIONS,
     POWER,
     UNARY,
@@ -53,6 +54,7 @@ from autograd_cli.core.ops import (
     chain,
     function,
     language_functions,
+    op_table,
 )
 from autograd_cli.core.printing import to_latex, to_text
 from autograd_cli.grammar import parse
@@ -419,6 +421,35 @@ def test_language_functions_are_derived_from_the_table():
             old.reduce,
             old.positional_axis,
         )
+
+
+def test_making_the_table_again_wraps_nothing_twice():
+    # op_table completes what follows from an op's kind on the entry itself (a reduction's
+    # check of its axis): made again (as tests do), a forward must not get a second wrapper
+    before = {name: op.forward for name, op in OPS.items()}
+    op_table(_DECLARED)
+    again = op_table(_DECLARED)
+    for name, op in again.items():
+        assert op.forward is before[name], name
+    reductions = [op for op in OPS.values() if op.kind == "reduction"]
+    assert reductions
+    for op in reductions:
+        assert op.forward.checks_axis, op.name
+        assert not getattr(op.forward.__wrapped__, "checks_axis", False), op.name
+    with pytest.raises(ValueError, match="sum\\(\\) of a number has no axis 0"):
+        OPS["sum"].forward(np.float64(1.0), axis=0)
+
+
+def test_the_batching_rules_are_keyed_by_the_tables_ops():
+    # rows (core/batch.py) and tangent directions (core/forward.py) keep their own rules for
+    # the ops their kind does not cover, keyed by the entry itself, not by a name that could
+    # outlive or miss it; an op with no rule at all fails check_batching above by name
+    from autograd_cli.core import forward
+
+    for rules in (batch_module._RULES, forward._BATCHED):
+        for op in rules:
+            assert isinstance(op, Op) and OPS.get(op.name) is op, op
+    assert batch_module.BATCHABLE_OPS == {op.name for op in batch_module._RULES}
 
 
 def test_operators_declare_their_levels():

@@ -409,7 +409,7 @@ def _build_cases() -> dict[str, list[Case]]:
     for shapes in (((3,), (3,), (3,)), ((), (3,)), ((2, 2), (2, 2)), ((4,),), ((), ())):
         add(Case("stack", shapes))
 
-    # the array functions (core/ops_arrays.py)
+    # the array functions (core/ops/arrays.py)
     for shape, axis in (((5,), None), ((3, 4), 0), ((3, 4), 1), ((3, 4), -1), ((2, 3, 4), None)):
         add(Case("cumsum", (shape,), {"axis": axis}))
     for shape, axis in (((4,), None), ((3, 4), 0), ((3, 4), (0, 1)), ((2, 3, 4), -1), ((), None)):
@@ -423,7 +423,7 @@ def _build_cases() -> dict[str, list[Case]]:
     ):
         add(Case("concatenate", shapes, {"axis": axis}))
 
-    # the functions declared in core/ops_linalg.py and the rest of core/ops_arrays.py: their
+    # the functions declared in core/ops/linalg.py and the rest of core/ops/arrays.py: their
     # cases live beside their other oracles (tests/cases_linalg.py, tests/cases_arrays.py)
     for module in (cases_linalg, cases_arrays):
         for kw in module.GRAD_CASES:

@@ -165,6 +165,38 @@ def test_every_elementwise_op_has_a_rule():
     assert elementwise <= set(RULES), sorted(elementwise - set(RULES))
 
 
+def test_every_rule_is_of_an_op_of_the_table_and_says_how_it_grows():
+    # Taylor mode's rules are its own table, keyed by the op's name: each names an op, and
+    # what the overflow guard needs (linear, or multiplying the result's series) is declared
+    # on the rule (@_rule(..., linear=True)), not kept in a list of names apart
+    from autograd_cli.core import OPS, taylor_mode
+
+    assert set(RULES) <= set(OPS), sorted(set(RULES) - set(OPS))
+    assert not hasattr(taylor_mode, "_LINEAR") and not hasattr(taylor_mode, "_NONLINEAR_IN_OUT")
+    assert taylor_mode.LINEAR and taylor_mode.MULTIPLIES_OUT
+    assert taylor_mode.LINEAR | taylor_mode.MULTIPLIES_OUT <= set(RULES)
+    assert not taylor_mode.LINEAR & taylor_mode.MULTIPLIES_OUT
+    assert {name for name, op in OPS.items() if op.piecewise_linear} <= taylor_mode.LINEAR
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "neg", "sum", "mean", "where"])
+def test_a_rule_declared_linear_is_of_a_linear_op(name):
+    # the op's values along its differentiated arguments: no second difference
+    from autograd_cli.core import OPS, apply, taylor_mode, tensor
+
+    assert name in taylor_mode.LINEAR
+    op = OPS[name]
+    rng = np.random.default_rng(3)
+    flags = op.flags(op.arity)
+    base = [tensor(rng.uniform(0.5, 2.0, 3)) if d else tensor([1.0, 0.0, 1.0]) for d in flags]
+    step = [rng.uniform(-1.0, 1.0, 3) if d else np.zeros(3) for d in flags]
+
+    def at(t):
+        return apply(op, *[tensor(b.data + t * s) for b, s in zip(base, step)]).data
+
+    np.testing.assert_allclose(at(1.0) - 2 * at(0.0) + at(-1.0), 0.0, atol=1e-12)
+
+
 def test_high_orders_and_order_zero():
     # order 40, far beyond what repeated differentiation reaches in reasonable time, against
     # mpmath's Taylor coefficients at 60 digits

@@ -1,4 +1,4 @@
-"""Linear algebra functions of the language (issue 13): declared as in :mod:`.ops_arrays`.
+"""Linear algebra functions of the language (issue 13): declared as in :mod:`.arrays`.
 
 det, inv, solve, cholesky, trace, diag, outer, triu, tril and tensordot.  Each forward
 follows NumPy (``numpy.linalg`` on the last two axes, broadcasting over leading ones) and
@@ -24,7 +24,7 @@ that do not fit are a ValueError, which the engine reports as a shape error.  Th
 jvp rules are written with engine ops (matmul, mT, getitem, sum and these ops themselves),
 so second derivatives work.
 
-Imported by :mod:`.optable` before the table is made; every fact of an op (its kink, which
+Imported by the package's ``__init__`` before the table is made; every fact of an op (its kink, which
 arguments are differentiated) is on its entry.
 """
 
@@ -32,22 +32,11 @@ from __future__ import annotations
 
 import math
 
-from . import backend, limits
-from .errors import EvaluationError
-from .ops import (
-    ATOM,
-    POWER,
-    Op,
-    Param,
-    add_tangents,
-    call,
-    function,
-    register,
-    reshape,
-    sum_to,
-    where,
-)
-from .ops import _xp as xp
+from .. import backend, limits
+from ..errors import EvaluationError
+from .rules import _xp as xp
+from .rules import add_tangents, call, reshape, sum_to, where
+from .table import ATOM, POWER, Op, Param, function, register
 
 # ---------------------------------------------------------------------------
 # Checks and helpers on arrays (forwards)

@@ -1,10 +1,10 @@
 """Array functions of the language (issue 13): running sums and products, flips, rolls, sorts,
 repeats, joins and stacks, softmax and log_softmax.
 
-Each op is declared as in :mod:`.ops` (forward on arrays, ``vjp`` and ``jvp`` written with
+Each op is declared as in :mod:`.elementwise` (forward on arrays, ``vjp`` and ``jvp`` written with
 engine ops, so second derivatives work) and takes its attribute arguments as
-:class:`~.ops.Param`\\ s, which the parser checks and the printer writes back.  This module
-is imported by :mod:`.optable` before the table is made; every fact of an op (its kink, which
+:class:`~.table.Param`\\ s, which the parser checks and the printer writes back.  This module
+is imported by the package's ``__init__`` before the table is made; every fact of an op (its kink, which
 arguments are differentiated) is on its entry.
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 
-from . import limits
-from .ops import Op, Param, _any_zero, call, eq, function, register, reshape, where, zeros_like
-from .ops import _xp as xp
+from .. import limits
+from .rules import _any_zero, call, eq, reshape, where, zeros_like
+from .rules import _xp as xp
+from .table import Op, Param, function, register
 
 
 def axis_of(axis: int, ndim: int, name: str) -> int:

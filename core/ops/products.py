@@ -1,0 +1,149 @@
+"""Products: dot and matmul (``@``)."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor, is_grad_enabled
+from .rules import _is_tensor, _xp, add_tangents, call, chain, reshape, sum_to
+from .table import POWER, PRODUCT, Op, broadcast_size, function, infix, register
+
+# ---------------------------------------------------------------------------
+# Products
+# ---------------------------------------------------------------------------
+
+
+def _dot_forward(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        # PyTorch's rule (torch.dot: 1-D only), not NumPy's (np.dot of matrices multiplies them)
+        raise ValueError(
+            f"dot needs two 1-D vectors, got {a.ndim}-D and {b.ndim}-D "
+            "(as torch.dot; for matrices write a @ b)"
+        )
+    return _xp().dot(a, b)
+
+
+register(
+    Op(
+        "dot",
+        "DotBackward0",
+        _dot_forward,
+        lambda n, g: (
+            chain(g, n.inputs[1]) if n.needs[0] else None,
+            chain(g, n.inputs[0]) if n.needs[1] else None,
+        ),
+        lambda n, ts: add_tangents(
+            None if ts[0] is None else call("dot", ts[0], n.inputs[1]),
+            None if ts[1] is None else call("dot", n.inputs[0], ts[1]),
+        ),
+        arity=2,
+        kind="product",
+        printing=function("dot", latex="\\operatorname{dot}"),
+    )
+)
+
+
+def _matmul_size(shapes, attrs) -> int:
+    a, b = shapes
+    if not a or not b:
+        return 0
+    a = a if len(a) > 1 else (1,) + tuple(a)
+    b = b if len(b) > 1 else tuple(b) + (1,)
+    return broadcast_size([a[:-2], b[:-2]], attrs) * a[-2] * b[-1]
+
+
+def _matmul_forward(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("both arguments to matmul need to be at least 1-D (use * for scalars)")
+    return _xp().matmul(a, b)
+
+
+def _matmul_node(n):
+    da, db = len(n.shapes[0]), len(n.shapes[1])
+    if da == 2 and db == 2:
+        return "MmBackward0"
+    if da == 2 and db == 1:
+        return "MvBackward0"
+    if da == 1 and db == 1:
+        return "DotBackward0"
+    if da == 1 and db == 2:
+        return "SqueezeBackward4"
+    return "UnsafeViewBackward0"
+
+
+def _matmul_vjp(n, g):
+    a, b = n.inputs
+    sa, sb = n.shapes
+    # Promote vectors to matrices, use the matrix rule, then restore the shapes.
+    a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
+    b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
+    g2 = g
+    if len(sa) == 1 and len(sb) == 1:
+        g2 = reshape(g, (1, 1))
+    elif len(sa) == 1:
+        g2 = reshape(g, g.shape[:-1] + (1,) + g.shape[-1:])
+    elif len(sb) == 1:
+        g2 = reshape(g, g.shape + (1,))
+    ga = gb = None
+    if n.needs[0]:
+        ga = _outer(g2, b2, True) if g2.shape[-1] == 1 else None
+        if ga is None:
+            ga = call("matmul", g2, call("mT", b2))
+        ga = reshape(sum_to(ga, a2.shape), sa)
+    if n.needs[1]:
+        gb = _outer(a2, g2, False) if a2.shape[-2] == 1 else None
+        if gb is None:
+            gb = call("matmul", call("mT", a2), g2)
+        gb = reshape(sum_to(gb, b2.shape), sb)
+    return ga, gb
+
+
+def _outer(x, y, left: bool):
+    """``x @ mT(y)`` (left) or ``mT(x) @ y``, whose inner dimension is 1, when nothing is
+    recorded: each entry is one product, and matmul's 0 + x*y (which makes a -0.0 product
+    +0.0) is what multiply and then += 0 give, bit for bit, without a GEMM.  None: use
+    matmul (a graph is being recorded, or the arrays are not NumPy's)."""
+    xp = backend.xp
+    if is_grad_enabled() or xp is not backend.host or not (_is_tensor(x) and _is_tensor(y)):
+        return None
+    a, b = x.data, y.data
+    if left:
+        b = xp.swapaxes(b, -1, -2)
+    else:
+        a = xp.swapaxes(a, -1, -2)
+    token = backend.quiet_enter()
+    try:
+        r = xp.multiply(a, b)
+        # Adding 0 changes only a -0.0 entry.  Factors without a zero whose smallest
+        # magnitudes multiply to a normal number make no zero product at all (not even by
+        # underflow): the pass over the product is then skipped.  nan fails the test.
+        if not xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY:
+            r += r.dtype.type(0)
+    finally:
+        backend.quiet_exit(token)
+    return Tensor._wrap(r)
+
+
+_TINY = 1e-30  # far above the underflow threshold of float64 and float32 products
+
+
+def _matmul_jvp(n, ts):
+    a, b = n.inputs
+    ta, tb = ts
+    return add_tangents(
+        None if ta is None else call("matmul", ta, b), None if tb is None else call("matmul", a, tb)
+    )
+
+
+register(
+    Op(
+        "matmul",
+        _matmul_node,
+        _matmul_forward,
+        _matmul_vjp,
+        _matmul_jvp,
+        arity=2,
+        kind="product",
+        printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
+        size=_matmul_size,
+    )
+)

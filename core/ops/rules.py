@@ -1,0 +1,306 @@
+"""The helpers every op's rules are written with, and the helpers that make rules.
+
+The rules are written with the engine's own differentiable ops (operators and the functions
+here: ``call``, ``where``, ``sum_to``...), never with raw arrays: the same rule then serves
+first-order backward, ``create_graph=True`` (higher order) and forward mode.  Two conventions
+hold throughout:
+
+* An absent cotangent stays absent: ``chain(g, d)`` is ``g * d`` except that
+  where ``g`` is exactly 0 the product is 0 even when ``d`` is inf or nan, so
+  the untaken branch of ``where`` never poisons a gradient with ``0 * inf``.
+* Kinks follow PyTorch: abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, ties of
+  max/min split the gradient evenly, sign/floor/comparisons pass no gradient.
+
+:func:`_unary`, :func:`_binary` and :func:`_elementwise_op` make an elementwise op's vjp and
+jvp from its local derivatives; :func:`_at_zero`, :func:`_at_tie`, :func:`_where_kink`... make
+its ``kink=`` (the warning where a convention was used at a point where the derivative is
+undefined).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..tensor import Tensor, is_grad_enabled
+from .table import Op, function, register
+
+# ---------------------------------------------------------------------------
+# Generic helpers the rules are written with.  They dispatch on the graph value
+# type (Tensor here; the symbolic differentiator supplies its own), so a rule
+# never touches raw arrays.
+# ---------------------------------------------------------------------------
+
+
+def _anchor(args):
+    for a in args:
+        if hasattr(a, "_call"):
+            return a
+    raise TypeError("no tensor among the arguments")
+
+
+def call(name: str, *args, **attrs):
+    return _anchor(args)._call(name, *args, **attrs)
+
+
+def where(cond, a, b):
+    return call("where", cond, a, b)
+
+
+def eq(a, b):
+    return call("eq", a, b)
+
+
+def gt(a, b):
+    return call("gt", a, b)
+
+
+def lt(a, b):
+    return call("lt", a, b)
+
+
+def ne(a, b):
+    return call("ne", a, b)
+
+
+def sqrt(x):
+    return call("sqrt", x)
+
+
+def sign(x):
+    return call("sign", x)
+
+
+def reshape(x, shape):
+    return call("reshape", x, shape=tuple(shape))
+
+
+def broadcast_to(x, shape):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    return call("broadcast_to", x, shape=tuple(shape))
+
+
+def sum_to(x, shape):
+    """Sum ``x`` down to ``shape``: the one un-broadcast helper every binary rule uses."""
+    if x is None or tuple(x.shape) == tuple(shape):
+        return x
+    return call("sum_to", x, shape=tuple(shape))
+
+
+def zeros_like(x):
+    return call("zeros_like", x)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _all_finite(x) -> bool:
+    if _is_tensor(x):
+        return backend.all_finite(x.data)
+    return True
+
+
+def _finite_factor(d) -> bool:
+    """True when ``d`` (a Tensor or a Python number) is known to hold finite numbers only."""
+    if type(d) is float or type(d) is int:
+        return math.isfinite(d)
+    return _is_tensor(d) and backend.all_finite(d.data)
+
+
+def _any_zero(x) -> bool:
+    if _is_tensor(x):
+        return backend.any_nonzero(x.data == 0)
+    return getattr(x, "maybe_zero", True)
+
+
+def chain(g, d):
+    """``g * d`` where an exactly-zero cotangent stays zero even if ``d`` is inf/nan."""
+    if g is None or d is None:
+        return None
+    r = g * d
+    # Only an entry where d is inf or nan can be a 0 * inf/nan: with a finite d (often
+    # smaller than g, never larger than the product) the mended product has r's values, and
+    # when nothing is recorded (no create_graph) it is r itself, bit for bit.
+    if not is_grad_enabled() and _finite_factor(d):
+        return r
+    if not _all_finite(r):
+        # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
+        # so every other entry, a signed zero included, is what g * d gives, row by row
+        r = where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
+    return r
+
+
+def add_tangents(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _reduced_shape(shape, axis, keepdims):
+    if axis is None:
+        return tuple(1 for _ in shape) if keepdims else ()
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    nd = len(shape)
+    if nd == 0:
+        return ()  # a number along axis 0 or -1, as NumPy and PyTorch take it: itself
+    axes = {a % nd for a in axes}
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _keepdims_shape(shape, axis):
+    return _reduced_shape(shape, axis, True)
+
+
+def expand_back(g, shape, axis, keepdims):
+    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``."""
+    if not keepdims:
+        g = reshape(g, _keepdims_shape(shape, axis))
+    return broadcast_to(g, shape)
+
+
+def _xp():
+    return backend.xp
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops built from local derivatives
+# ---------------------------------------------------------------------------
+
+
+def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, **facts):
+    """deriv(x, out) -> dout/dx, written with engine ops.  The op is a function of the
+    language called ``name`` (or one of ``aliases``), in LaTeX the function ``latex``,
+    unless ``printing`` says otherwise; ``facts`` are the :class:`Op`'s (``kink``,
+    ``total``, ``nonneg``, ``zero_grad``...)."""
+
+    def vjp(n, g):
+        x = n.inputs[0]
+        return (chain(g, deriv(x, n.out)),)
+
+    def jvp(n, tangents):
+        t = tangents[0]
+        if t is None:
+            return None
+        return chain(t, deriv(n.inputs[0], n.out))
+
+    printing = printing or function(name, *aliases, latex=latex)
+    return _declare(name, node, forward, vjp, jvp, (deriv,), printing, facts)
+
+
+def _binary(name, node, forward, deriv_a, deriv_b, *, printing, **facts):
+    """deriv_a(a, b, out), deriv_b(a, b, out): the two partials, written with engine ops;
+    ``facts`` are the :class:`Op`'s (the two-argument :func:`_elementwise_op`)."""
+    return _elementwise_op(name, node, forward, (deriv_a, deriv_b), printing=printing, **facts)
+
+
+# ---------------------------------------------------------------------------
+# Conventions at kinks: where an op's derivative is undefined at the point and
+# one of the conventions above was used, `kink` says so (commands show it as a
+# warning).  Ops whose gradient is zero almost everywhere say that instead.
+# ---------------------------------------------------------------------------
+
+
+def _where_kink(test, message):
+    def kink(inputs, out, attrs):
+        with backend.errstate():
+            return message if backend.any_nonzero(test(inputs, out, attrs)) else None
+
+    return kink
+
+
+def _tie_kink(name):
+    def kink(inputs, out, attrs):
+        x = inputs[0]
+        axis = attrs.get("axis")
+        full = (
+            out
+            if attrs.get("keepdims")
+            else _xp().expand_dims(out, axis if axis is not None else tuple(range(x.ndim)))
+        )
+        hits = (x == full).sum(axis=axis)
+        if backend.any_nonzero(hits > 1):
+            extreme = "maximal" if name == "max" else "minimal"
+            return (
+                f"{name}(x) has tied {extreme} elements, where it is not differentiable; "
+                f"the gradient was split evenly among them"
+            )
+        return None
+
+    return kink
+
+
+def _at_zero(message):
+    """The kink of a unary op at 0."""
+    return _where_kink(lambda i, o, a: i[0] == 0, message)
+
+
+def _at_tie(message):
+    """The kink of a binary op where its arguments are equal."""
+    return _where_kink(lambda i, o, a: i[0] == i[1], message)
+
+
+def _zero_almost_everywhere(message):
+    """The "kink" of an op whose gradient is zero almost everywhere: always said."""
+    return lambda inputs, out, attrs: message
+
+
+def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
+    """An elementwise op of ``len(derivs)`` arguments from its partials ``derivs[i](*args,
+    out)``, written with engine ops (the n-ary :func:`_binary`)."""
+
+    def vjp(n, g):
+        args = tuple(n.inputs) + (n.out,)
+        return tuple(
+            sum_to(chain(g, d(*args)), n.shapes[i]) if n.needs[i] else None
+            for i, d in enumerate(derivs)
+        )
+
+    def jvp(n, tangents):
+        args = tuple(n.inputs) + (n.out,)
+        r = None
+        for t, d in zip(tangents, derivs):
+            if t is not None:
+                r = add_tangents(r, chain(t, d(*args)))
+        return None if r is None else broadcast_to(r, n.out.shape)
+
+    return _declare(name, node, forward, vjp, jvp, derivs, printing, facts)
+
+
+def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:
+    """Register the elementwise op whose vjp and jvp were made from its partials ``derivs``."""
+    return register(
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            jvp,
+            arity=len(derivs),
+            deriv=tuple(derivs),
+            printing=printing,
+            **facts,
+        )
+    )
+
+
+def _at_origin(message):
+    """The kink of a binary op at (0, 0)."""
+    return _where_kink(lambda i, o, a: (i[0] == 0) & (i[1] == 0), message)
+
+
+def _constant_pieces(name):
+    """The "kink" of a piecewise-constant op: its gradient is zero almost everywhere."""
+    return _zero_almost_everywhere(
+        f"{name} is piecewise constant: its gradient is zero almost everywhere"
+    )
+
+
+def _np(name):
+    """The forward ``a -> xp.name(a)``: the backend's elementwise function ``name``."""
+    return lambda a: getattr(_xp(), name)(a)

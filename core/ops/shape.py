@@ -1,0 +1,258 @@
+"""Shape ops: broadcast_to, sum_to, reshape, transpose, mT, getitem, scatter, stack.
+
+They are linear: each jvp is the op applied to the tangent.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from .rules import _xp, broadcast_to, call, reshape, sum_to, zeros_like
+from .table import Op, Printing, function, register
+
+# ---------------------------------------------------------------------------
+# Shape ops (linear: the jvp is the op applied to the tangent)
+# ---------------------------------------------------------------------------
+
+
+def _broadcast_to_forward(a, shape):
+    return _xp().broadcast_to(a, shape)
+
+
+def _sum_to_forward(a, shape):
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1
+    )
+    r = a.sum(axis=axes, keepdims=True) if axes else a
+    return r.reshape(shape)
+
+
+register(
+    Op(
+        "broadcast_to",
+        "ExpandBackward0",
+        _broadcast_to_forward,
+        lambda n, g: (sum_to(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+        internal=True,
+    )
+)
+register(
+    Op(
+        "sum_to",
+        "SumToSizeBackward0",
+        _sum_to_forward,
+        lambda n, g: (broadcast_to(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+        internal=True,
+    )
+)
+register(
+    Op(
+        "reshape",
+        "ViewBackward0",
+        lambda a, shape: a.reshape(shape),
+        lambda n, g: (reshape(g, n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
+        saves=False,
+        kind="shape",
+        printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
+        spreads_nonfinite=(0,),
+    )
+)
+register(
+    Op(
+        "transpose",
+        "PermuteBackward0",
+        lambda a: a.T,
+        lambda n, g: (call("transpose", g),),
+        lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
+        saves=False,
+        kind="shape",
+        printing=function("transpose", latex="\\operatorname{transpose}"),
+        spreads_nonfinite=(0,),
+    )
+)
+register(
+    Op(
+        "mT",
+        "TransposeBackward0",
+        lambda a: _xp().swapaxes(a, -1, -2),
+        lambda n, g: (call("mT", g),),
+        lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
+        saves=False,
+        kind="shape",
+        internal=True,
+    )
+)
+
+
+def _getitem_node(n):
+    index = n.attrs["index"]
+    if all(isinstance(i, int) for i in index):
+        return "SelectBackward0"
+    if all(isinstance(i, slice) for i in index):
+        return "SliceBackward0"
+    return "IndexBackward0"
+
+
+def _basic_index(index) -> bool:
+    """An index of ints, slices, None and Ellipsis only: it selects each element at most once."""
+    return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in index)
+
+
+def split_advanced(index) -> bool:
+    """Whether an index with integer arrays (``x[[0, 2]]``) has its advanced parts (the arrays
+    and, among them, plain ints) apart, separated by a slice, None or Ellipsis.  NumPy then
+    puts the selected axes first, so a batch axis put in front of the index does not stay
+    in front: batched rules fall back to one row (or direction) at a time."""
+    if not any(type(i) is tuple for i in index):
+        return False
+    where = [k for k, i in enumerate(index) if type(i) in (int, tuple)]
+    return where[-1] - where[0] + 1 != len(where)
+
+
+def _getitem_size(shapes, attrs) -> int:
+    """How many numbers ``x[index]`` holds: integer arrays can select more than x has."""
+    index = attrs["index"]
+    if not any(type(i) is tuple for i in index):
+        return 0  # a view of x: never larger
+    import numpy as host
+
+    arrays = [host.shape(i) for i in index if type(i) is tuple]
+    try:
+        count = math.prod(host.broadcast_shapes(*arrays))
+    except ValueError:
+        return 0  # the forward reports the shapes
+    shape = shapes[0]
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > len(shape):
+        return 0  # too many indices: the forward says so
+    fill = len(shape) - used  # the axes an Ellipsis stands for
+    pos = 0
+    for i in index:
+        if i is None:
+            continue
+        if i is Ellipsis:
+            count *= math.prod(shape[pos : pos + fill])
+            pos += fill
+            fill = 0
+            continue
+        if type(i) is slice:
+            count *= len(range(*i.indices(shape[pos])))
+        pos += 1
+    return count * math.prod(shape[pos:])
+
+
+def _scatter_forward(g, index, shape):
+    xp = _xp()
+    out = xp.zeros(shape, dtype=g.dtype)
+    if xp is backend.host and isinstance(index, tuple) and _basic_index(index):
+        # No element is selected twice, so adding in place into the view is add.at's
+        # 0 + g, element for element, without add.at's per-element indexing.
+        view = out[index]
+        if isinstance(view, xp.ndarray):
+            view += g
+            return out
+    if backend.device == "gpu" and not hasattr(xp.add, "at"):  # older CuPy
+        import cupyx  # noqa: PLC0415 - only on the GPU path
+
+        cupyx.scatter_add(out, index, g)
+    else:
+        xp.add.at(out, index, g)
+    return out
+
+
+register(
+    Op(
+        "getitem",
+        _getitem_node,
+        lambda a, index: a[index],
+        lambda n, g: (call("scatter", g, index=n.attrs["index"], shape=n.shapes[0]),),
+        lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
+        saves=False,
+        kind="shape",
+        printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
+        size=_getitem_size,
+    )
+)
+register(
+    Op(
+        "scatter",
+        "IndexPutBackward0",
+        _scatter_forward,
+        lambda n, g: (call("getitem", g, index=n.attrs["index"]),),
+        lambda n, ts: (
+            None
+            if ts[0] is None
+            else call("scatter", ts[0], index=n.attrs["index"], shape=n.attrs["shape"])
+        ),
+        saves=False,
+        kind="shape",
+        internal=True,
+    )
+)
+
+
+def _stack_forward(*arrays):
+    xp = _xp()
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        # A number among arrays is repeated to their shape ([v, 1] for a vector v); arrays
+        # of different shapes are ragged, as in NumPy and PyTorch, not broadcast.
+        shape = stack_shape(shapes)
+        arrays = [xp.broadcast_to(a, shape) for a in arrays]
+    return xp.stack(arrays)
+
+
+def stack_shape(shapes) -> tuple:
+    """The common shape of an array literal's elements: numbers take the arrays' shape;
+    arrays of different shapes raise ValueError (the literal is ragged)."""
+    arrays = {tuple(s) for s in shapes if len(s)}
+    if len(arrays) > 1:
+        listed = ", ".join(str(s) for s in sorted(arrays))
+        raise ValueError(f"the elements of an array literal must have one shape, not {listed}")
+    return arrays.pop() if arrays else ()
+
+
+def _stack_size(shapes, attrs) -> int:
+    try:
+        return len(shapes) * math.prod(stack_shape(shapes))
+    except ValueError:  # ragged: the forward says so
+        return 0
+
+
+def _stack_vjp(n, g):
+    return tuple(
+        sum_to(call("getitem", g, index=(i,)), n.shapes[i]) if need else None
+        for i, need in enumerate(n.needs)
+    )
+
+
+def _stack_jvp(n, ts):
+    if all(t is None for t in ts):
+        return None
+    parts = [zeros_like(x) if t is None else t for x, t in zip(n.inputs, ts)]
+    shape = n.out.shape[1:]
+    return call("stack", *[broadcast_to(p, shape) for p in parts])
+
+
+register(
+    Op(
+        "stack",
+        "StackBackward0",
+        _stack_forward,
+        _stack_vjp,
+        _stack_jvp,
+        arity=None,
+        kind="shape",
+        printing=Printing(form="array", latex="\\operatorname{stack}"),
+        size=_stack_size,
+    )
+)

@@ -1,0 +1,129 @@
+"""The forwards of the special functions (issue 13) that take more than a line.
+
+erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta come from
+scipy.special (cupyx.scipy.special on the GPU), imported on first use only: start-up never
+pays for SciPy, and without it these ops say how to get it.  cbrt is here too: NumPy's is not
+exact on every CPU.  Their entries are lines of :mod:`.elementwise`'s table.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ..errors import UnsupportedError
+from .rules import _xp
+
+
+def _special():
+    """The module of special functions for the current device (SciPy's or CuPy's)."""
+    if backend.device == "gpu":  # pragma: no cover - CuPy with a GPU
+        import cupyx.scipy.special as special  # noqa: PLC0415 - only on the GPU path
+
+        return special
+    try:
+        import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
+    except ImportError:
+        raise UnsupportedError(
+            "erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
+            "pip install scipy"
+        ) from None
+    return special
+
+
+def _erfinv_forward(a):
+    # scipy gives erfinv(-0.0) = +0.0; PyTorch (and oddness) keep the sign of zero.
+    r = _special().erfinv(a)
+    return _xp().where(a == 0, a, r)
+
+
+def _lgamma_forward(a):
+    # log|gamma(x)|; lgamma(-inf) = +inf as in C99 and PyTorch (scipy's gammaln says -inf).
+    r = _special().gammaln(a)
+    return _xp().where(a == -_xp().inf, _xp().inf, r)
+
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+
+
+def _two_product(u, v):
+    """u*v as p + e exactly (Dekker's product with Veltkamp's split; no FMA needed)."""
+    p = u * v
+    c = 134217729.0 * u  # 2**27 + 1
+    uh = c - (c - u)
+    ul = u - uh
+    c = 134217729.0 * v
+    vh = c - (c - v)
+    vl = v - vh
+    return p, ((uh * vh - p) + uh * vl + ul * vh) + ul * vl
+
+
+def _cbrt_forward(a):
+    """The real cube root within 1/2 ulp, so exact cubes come out exact on every CPU.
+
+    NumPy's cbrt depends on the SIMD loop the CPU gets: without AVX-512 an array's
+    cbrt(27) is 3.0000000000000004.  One Newton step on the residual a - y**3, computed
+    exactly in float64 (y**3 = q + e2 + e1*y by two error-free products; a - q is exact
+    as q is within a few ulps of a), moves y to the nearest double of the true root.  The
+    step runs where its products stay normal and finite (|a| in [1e-200, 1e300]); elsewhere
+    (0, inf, nan, the extremes) the library's value stands.  float32 is computed in
+    float64 and rounded once.
+    """
+    xp = _xp()
+    a = xp.asarray(a)
+    if a.dtype == xp.float32:
+        return _cbrt_forward(a.astype(xp.float64)).astype(xp.float32)
+    y = xp.cbrt(a)
+    if y.dtype != xp.float64:
+        return y
+    mag = xp.abs(a)
+    safe = (mag >= 1e-200) & (mag <= 1e300)
+    a1 = xp.where(safe, a, 1.0)
+    y1 = xp.where(safe, y, 1.0)
+    p, e1 = _two_product(y1, y1)
+    q, e2 = _two_product(p, y1)
+    residual = ((a1 - q) - e2) - e1 * y1
+    return xp.where(safe, y1 + residual / (3.0 * p), y)
+
+
+def _erfcx_forward(a):
+    special = _special()
+    if not hasattr(special, "erfcx"):  # pragma: no cover - a CuPy before erfcx
+        raise UnsupportedError("erfcx on the GPU needs a CuPy with cupyx.scipy.special.erfcx")
+    return special.erfcx(a)
+
+
+def _gamma_forward(a):
+    xp = _xp()
+    r = _special().gamma(a)
+    # The poles as C99's tgamma and PyTorch have them, whatever the SciPy release (before
+    # 1.15 SciPy gave +inf at the negative integers and at -0.0): +-inf at +-0, nan at the
+    # negative integers and at -inf
+    r = xp.where(a == 0, xp.copysign(xp.inf, a), r)
+    r = xp.where((a < 0) & (a == xp.floor(a)), xp.nan, r)
+    # SciPy's gamma underflows to 0 below -171, where gamma is still a subnormal number
+    # (gamma(-171.5) = 1.9e-310, as C's tgamma and mpmath): there |gamma| = exp(lgamma),
+    # with the sign of (-1)**(floor(-x) + 1) between the poles
+    deep = (a < -171.0) & (a > -190.0) & (a != xp.floor(a))
+    if backend.any_nonzero(deep):
+        sign = xp.where(xp.floor(-a) % 2 == 0, -1.0, 1.0)
+        r = xp.where(deep, sign * xp.exp(_special().gammaln(a)), r)
+    return r
+
+
+# polygamma(n, x): the n-th derivative of digamma, for a whole n >= 0 (nan for any other
+# n, as torch.polygamma takes integers only); +-inf at the poles 0, -1, -2, ... (PyTorch's
+# trigamma gives a large finite number there).  n is an order, not a variable: it takes no
+# gradient (differentiable=), and d/dx polygamma(n, x) = polygamma(n + 1, x).
+def _polygamma_forward(n, x):
+    xp = _xp()
+    whole = (n >= 0) & (n == xp.floor(n)) & (n != xp.inf)  # inf == floor(inf), not whole
+    r = _special().polygamma(xp.where(whole, n, 0), x)
+    # nan at -inf, where digamma is nan too (scipy says inf for n >= 1)
+    return xp.where(whole & (x != -xp.inf), r, xp.nan)
+
+
+def _sp(name):
+    """The forward ``a -> special.name(a)``: the device's special function ``name``."""
+    return lambda a: getattr(_special(), name)(a)

@@ -1,0 +1,484 @@
+"""The op table's machinery: :class:`Op` (an entry), :class:`Param`, :class:`Printing`,
+:func:`register`, :func:`op_table` and the functions of the language made from the table.
+
+The entries themselves are declared by the modules of the families of ops beside this one
+(:mod:`.elementwise`, :mod:`.shape`, :mod:`.reductions`, :mod:`.products`, :mod:`.arrays`,
+:mod:`.linalg`), with the rule helpers of :mod:`.rules`; the package's ``__init__`` imports
+them all, then makes the table once.
+
+Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml:
+
+``name``
+    the op's key; the expression language and ``Tensor`` methods find it here.
+``node``
+    the ``grad_fn`` name PyTorch gives the same op (``MulBackward0``), or a
+    function of the Node choosing between variants (``MmBackward0``/``MvBackward0``).
+``forward(*arrays, **attrs)``
+    the value, computed with the backend's array module (``backend.xp``).
+``vjp(node, g)``
+    the vector-Jacobian product: a tuple with one cotangent per input (None
+    where the input needs none).  ``node.inputs``, ``node.out``,
+    ``node.attrs``, ``node.shapes`` and ``node.needs`` are available.
+``jvp(node, tangents)``
+    the Jacobian-vector product for forward mode: the output tangent from the
+    input tangents (None stands for a zero tangent).
+``deriv``
+    for elementwise ops, the local partial derivatives; vjp and jvp are both
+    made from them, so each calculus rule is written exactly once.
+``printing``
+    how the op is spelled in the language and printed as text and LaTeX (a
+    :class:`Printing`): the printers and the parser read it, nothing else says it.
+``internal``
+    True for ops only the rules and the batch path make (``broadcast_to``,
+    ``sum_to``, ``scatter``, ``mT``, ``zeros_like``): the language has no spelling for them.
+``differentiable``, ``zero_grad``, ``kink``
+    the arguments that take a gradient; piecewise constant (its gradient is zero); the
+    warning where the derivative is taken at a point where it is undefined.
+``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
+    what the simplifier, Taylor mode and the non-finite checks know of its values (see
+    :class:`Op`); tests/test_op_table.py checks each against the op's values.
+
+Every fact about an op is on its entry: nothing keyed by its name stands apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import backend
+from ..tensor import OPS
+
+# ---------------------------------------------------------------------------
+# How an op is spelled and printed
+# ---------------------------------------------------------------------------
+
+# How tightly a printed form binds: the grammar's levels (grammar/expr.lark), loosest to
+# tightest.  A child is parenthesized when it binds more loosely than its place requires.
+BOTTOM, COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = 0, 10, 20, 30, 40, 50, 60
+
+
+@dataclass(frozen=True)
+class Printing:
+    """How an op is written in the expression language and in LaTeX.
+
+    ``form``
+        ``"call"`` ``f(x, axis=0)`` (the default), ``"infix"`` ``a + b``, ``"prefix"``
+        ``-x``, ``"array"`` ``[a, b]`` or ``"subscript"`` ``x[i, 1:2]``.
+    ``symbol``, ``spaced``
+        the operator's token in the language (``"+"``, ``"<="``; ``"-"`` for neg), and
+        whether the text puts spaces around it (``a + b`` but ``a*b``).
+    ``level``, ``operands``
+        how tightly the form binds (``ATOM`` for calls), and the level each operand
+        needs: a looser operand is parenthesized.  Left-associative operators accept
+        their own level on the left only; ``**`` is right-associative and its exponent
+        may be unary (``2**-1``); the right operand of ``*`` and ``/`` must be tighter
+        than unary, so ``x*(-y)`` keeps its parentheses although the grammar reads ``x*-y``.
+    ``names``
+        the functions of the language that build the op (``max`` and ``maximum``): the
+        first is how a call prints; ``()`` for an op written only with its symbol or
+        built by a rewrite.
+    ``call``
+        the function name a call prints with, for an op without ``names`` (``clamp_min``
+        prints as ``max``); neither: the op's own name.
+    ``with_constant``
+        the op a call builds instead when exactly one of its two arguments is a
+        constant: ``max(x, 0)`` is ``clamp_min``, whose tie convention is relu's.
+    ``attr_args``
+        attributes printed as extra positional arguments (``reshape(x, [2, 3])``).
+    ``latex``, ``latex_level``
+        the LaTeX: an infix operator with its spacing (``" \\leq "``; ``" "`` is
+        juxtaposition, which becomes ``\\cdot`` before a digit), a function
+        (``"\\sin"``, followed by its arguments in ``\\left(...\\right)``), or a
+        layout of strings and argument positions, where a position with a level is
+        parenthesized when looser (``("\\frac{", 0, "}{", 1, "}")``); and how tightly
+        that LaTeX binds when it is not ``level`` (``\\frac`` groups itself).
+    """
+
+    form: str = "call"
+    symbol: str | None = None
+    spaced: bool = False
+    level: int = ATOM
+    operands: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    call: str | None = None
+    with_constant: str | None = None
+    attr_args: tuple[str, ...] = ()
+    latex: str | tuple | None = None
+    latex_level: int | None = None
+
+    @property
+    def text_symbol(self) -> str | None:
+        """The operator as the text prints it: ``" + "``, ``"*"``."""
+        if self.symbol is None:
+            return None
+        return f" {self.symbol} " if self.spaced else self.symbol
+
+
+def infix(
+    symbol: str, level: int, operands: tuple[int, int], latex: str | tuple, *, spaced=True, **more
+) -> Printing:
+    """The :class:`Printing` of a binary operator."""
+    return Printing(
+        form="infix",
+        symbol=symbol,
+        spaced=spaced,
+        level=level,
+        operands=operands,
+        latex=latex,
+        **more,
+    )
+
+
+def function(*names: str, latex: str | tuple, **more) -> Printing:
+    """The :class:`Printing` of a function of the language, called by ``names`` (the
+    first is how it prints)."""
+    return Printing(names=names, latex=latex, **more)
+
+
+CALL = Printing()  # an op printed as a call of its own name (the internal ops)
+
+REQUIRED = object()  # a Param without a default
+
+
+@dataclass(frozen=True)
+class Param:
+    """An attribute argument of a function of the language: ``cumsum(x, axis=0)``,
+    ``triu(A, k=1)``, ``roll(x, 2)``.  After the op's array arguments come its params, by
+    position or by keyword, each a constant the parser checks by ``kind``:
+
+    ``"int"``   a whole number (``k``, ``shift``);
+    ``"count"`` a whole number >= 0 (``repeats``, ``reps``);
+    ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
+    ``"axes"``  an axis or a list of axes (a tuple);
+    ``"flag"``  0 or 1, a bool.
+
+    A param with a default prints only where it differs from it, as a keyword
+    (``cumsum(x, axis=1)``); a required one prints by position.
+    """
+
+    name: str
+    kind: str
+    default: object = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+class Op:
+    """An entry of the table: one op and every fact about it (the module's docstring lists
+    the rules; these are the facts the evaluators and the checks read).
+
+    ``batching``
+        how core/batch.py evaluates the op for many rows at once when its kind does not say
+        (elementwise ops broadcast, reductions shift their axes): ``("axes",)`` its
+        "axis"/"axes" params move past the batch axis (None: row by row); ``("trailing",
+        k)`` it works on its operands' last k axes, as NumPy's linalg does, so a leading batch
+        axis passes through (rows of rank >= k); ``("rows",)`` none on purpose (diag of a
+        vector): a graph using it is evaluated row by row, exactly, just slower.  None: its
+        kind says (elementwise, reductions), or core/batch.py has a rule by name.
+    ``params``
+        the attribute arguments of its function of the language (see :class:`Param`): an op
+        with params is parsed by them, its array arguments first (arity None: one list).
+    ``kink(input arrays, output array, attrs)``
+        a warning when the derivative is taken where it is undefined and a convention was
+        used (core/ops/rules.py, "Conventions at kinks").
+    ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
+        what the simplifier, Taylor mode and the non-finite checks know of the values (of an
+        elementwise op; tests/test_op_table.py checks each against the op's values):
+
+        * ``total``: a number at every finite input (tan's poles are never hit exactly): not
+          nan or infinite on a region, as log, sqrt, gamma are;
+        * ``nonneg``: never negative (nan aside): any power of it is a number;
+        * ``piecewise``: constant on whole regions, or making a sum that is (x - abs(x),
+          atan2(0, x), hypot(x, 0) = abs(x)): it may vanish on a region;
+        * ``piecewise_linear``: linear on each piece, with partials that are constant there
+          (abs, max, floor): Taylor mode takes the piece the point is on (implies piecewise);
+        * ``spreads_nonfinite``: the argument positions whose inf or nan always makes some
+          element of the result inf or nan (a finite result vouches for them).
+    ``size(input shapes, attrs)``
+        how many numbers the result holds, for an op whose result can be larger than its
+        inputs (checked against core.limits before it runs; elementwise ops of several
+        arguments get the broadcast's size from :func:`op_table`).
+    """
+
+    __slots__ = (
+        "name",
+        "node",
+        "forward",
+        "vjp",
+        "jvp",
+        "arity",
+        "saves",
+        "differentiable",
+        "differentiable_any",
+        "kind",
+        "deriv",
+        "zero_grad",
+        "kink",
+        "total",
+        "nonneg",
+        "piecewise",
+        "piecewise_linear",
+        "spreads_nonfinite",
+        "printing",
+        "internal",
+        "size",
+        "params",
+        "batching",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        node,
+        forward: Callable,
+        vjp=None,
+        jvp=None,
+        *,
+        arity=1,
+        saves=True,
+        differentiable=None,
+        kind="elementwise",
+        deriv=None,
+        zero_grad=False,
+        kink=None,
+        total=False,
+        nonneg=False,
+        piecewise=False,
+        piecewise_linear=False,
+        spreads_nonfinite: tuple[int, ...] = (),
+        printing: Printing = CALL,
+        internal=False,
+        size=None,
+        params: tuple = (),
+        batching: tuple | None = None,
+    ):
+        self.name = name
+        self.batching = batching
+        self.params = tuple(params)
+        if any(a.required > b.required for a, b in zip(self.params[1:], self.params)):
+            raise ValueError(f"{name}: a required param follows an optional one")
+        self.node = node
+        self.forward = forward
+        self.vjp = vjp
+        self.jvp = jvp
+        self.arity = arity
+        self.saves = saves
+        if differentiable is None:
+            differentiable = (True,) * (arity or 0)
+        self.differentiable = tuple(differentiable)
+        # Variadic ops (arity None) have differentiable == (): every input is differentiable.
+        self.differentiable_any = vjp is not None and (any(self.differentiable) or arity is None)
+        self.kind = kind
+        self.deriv = deriv
+        self.zero_grad = zero_grad
+        self.kink = kink
+        self.total = total
+        self.nonneg = nonneg
+        self.piecewise = piecewise or piecewise_linear
+        self.piecewise_linear = piecewise_linear
+        self.spreads_nonfinite = tuple(spreads_nonfinite)
+        self.printing = printing
+        self.internal = internal
+        self.size = size
+
+    def flags(self, n: int) -> tuple:
+        """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
+        return self.differentiable or (True,) * n
+
+    def node_name(self, node) -> str:
+        return self.node(node) if callable(self.node) else self.node
+
+    def shape_message(self, inputs, attrs, exc) -> str:
+        shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
+        detail = str(exc).split("\n")[0]
+        return f"{self.name}: shapes {shapes} do not fit ({detail})"
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+class RuleContext:
+    """What an op's vjp/jvp rule reads, for an op applied outside a recorded graph.
+
+    Mirrors :class:`~.tensor.Node`: ``inputs``, ``out``, ``attrs``, ``shapes``
+    and ``needs`` (``needs[i]``: input i is differentiated).  The forward-mode
+    sweep, the symbolic differentiator and ``explain`` hand their own values here.
+    """
+
+    __slots__ = ("op", "inputs", "out", "attrs", "shapes", "needs")
+
+    def __init__(self, op, inputs: tuple, out, attrs: dict, needs: tuple):
+        self.op = op
+        self.inputs = inputs
+        self.out = out
+        self.attrs = attrs
+        self.shapes = tuple(tuple(t.shape) for t in inputs)
+        self.needs = needs
+
+
+# The declarations, in order: ``register(Op(...))`` adds one (in the modules of the families
+# of ops), :func:`op_table` makes the table of them (once, in the package's __init__).
+_DECLARED: list[Op] = []
+
+
+def register(op: Op) -> Op:
+    """Declare ``op``: an entry of the table :func:`op_table` makes of the declarations."""
+    _DECLARED.append(op)
+    return op
+
+
+def broadcast_size(shapes, attrs) -> int:
+    """How many numbers broadcasting ``shapes`` together gives (0 when they do not fit:
+    the op itself then says why)."""
+    try:
+        return math.prod(backend.host.broadcast_shapes(*shapes))
+    except ValueError:
+        return 0
+
+
+# ---------------------------------------------------------------------------
+# The functions of the expression language, and how a call maps onto ops.
+#   unary:   f(x)                    -> op
+#   binary:  f(a, b)                 -> op
+#   reduce:  f(x), f(x, axis), f(x, axis=k)  (max/min: axis by keyword only;
+#            with two positional arguments they are the elementwise binary op)
+# ---------------------------------------------------------------------------
+
+
+class Function:
+    __slots__ = (
+        "name",
+        "unary",
+        "binary",
+        "ternary",
+        "reduce",
+        "with_params",
+        "positional_axis",
+        "doc",
+    )
+
+    def __init__(
+        self,
+        name,
+        *,
+        unary=None,
+        binary=None,
+        ternary=None,
+        reduce=None,
+        with_params=None,
+        positional_axis=True,
+        doc="",
+    ):
+        self.name = name
+        self.unary = unary
+        self.binary = binary
+        self.ternary = ternary
+        self.reduce = reduce
+        self.with_params = with_params  # an op with Params: parsed by them alone
+        self.positional_axis = positional_axis
+        self.doc = doc
+
+    def arities(self) -> str:
+        if self.with_params:
+            op = OPS[self.with_params]
+            least = (op.arity or 1) + sum(p.required for p in op.params)
+            most = (op.arity or 1) + len(op.params)
+            return str(least) if least == most else f"{least} to {most}"
+        counts = []
+        if self.unary or self.reduce or self.name == "reshape":
+            counts.append(1 if self.name != "reshape" else 2)
+        if self.binary or (self.reduce and self.positional_axis):
+            counts.append(2)
+        if self.ternary:
+            counts.append(3)
+        return " or ".join(str(c) for c in sorted(set(counts)))
+
+
+def language_functions() -> dict[str, Function]:
+    """The functions of the language, from the ``names`` each op's :class:`Printing` gives.
+
+    A name's role follows from the op: a reduction is ``reduce``, otherwise the arity
+    picks ``unary``/``binary``/``ternary``; an op with attribute arguments (``reshape``)
+    is parsed by its own rule.  Two ops may share a name in different roles only
+    (``max``: the reduction ``amax`` and the binary ``maximum``).
+    """
+    table: dict[str, Function] = {}
+    for op in OPS.values():
+        if op.internal:
+            continue
+        if op.params:
+            role = "with_params"
+        elif op.kind == "reduction":
+            role = "reduce"
+        elif op.printing.attr_args:
+            role = None
+        else:
+            role = {1: "unary", 2: "binary", 3: "ternary"}.get(op.arity)
+        for name in op.printing.names:
+            fn = table.setdefault(name, Function(name))
+            if role is None:
+                continue
+            if getattr(fn, role) is not None:
+                raise ValueError(f"{name}(): both {getattr(fn, role)} and {op.name} are its {role}")
+            setattr(fn, role, op.name)
+    for fn in table.values():
+        if fn.with_params and any((fn.unary, fn.binary, fn.ternary, fn.reduce)):
+            raise ValueError(f"{fn.name}(): an op with params cannot share its name")
+        # max(x, 1) is the binary op, so such a reduction takes its axis by keyword only.
+        fn.positional_axis = not (fn.reduce and fn.binary)
+    return table
+
+
+# ---------------------------------------------------------------------------
+# The table, made once from the declarations
+# ---------------------------------------------------------------------------
+
+
+def op_table(declared) -> dict[str, Op]:
+    """The op table, name -> :class:`Op`, from the declared ops (each with all its facts).
+
+    A name declared twice is an error.  It makes a new dict, and completes what follows
+    from an op's kind (the size of a broadcast, a reduction's check of its axis).
+    """
+    table: dict[str, Op] = {}
+    for op in declared:
+        if op.name in table:
+            raise ValueError(f"op {op.name!r} is declared twice")
+        table[op.name] = op
+    for op in table.values():
+        if op.size is None and op.kind in ("elementwise", "comparison") and op.arity != 1:
+            op.size = broadcast_size
+        if op.kind == "reduction":
+            op.forward = _axis_checked(op.forward, (op.printing.names or (op.name,))[0])
+    return table
+
+
+def _axis_checked(forward, name: str):
+    """A reduction's forward that refuses an axis of a number (NumPy takes axis 0 of a 0-d
+    array as no axis at all, var and std do not; one rule for all: a shape error).  A forward
+    that checks already is returned as it is: making the table again wraps nothing twice."""
+    if getattr(forward, "checks_axis", False):
+        return forward
+
+    def checked(a, axis=None, keepdims=False):
+        if axis is not None and a.ndim == 0:
+            raise ValueError(
+                f"{name}() of a number has no axis {axis}: a number has no axes (leave the "
+                "axis out)"
+            )
+        return forward(a, axis=axis, keepdims=keepdims)
+
+    checked.__wrapped__ = forward  # type: ignore[attr-defined]
+    checked.checks_axis = True  # type: ignore[attr-defined]
+    return checked
+
+
+# The table is filled once, by the package's __init__, after the modules of the families of
+# ops (elementwise, shape, reductions, products, arrays, linalg) have declared their ops:
+# ``tensor.OPS`` is the dict every layer reads (Tensor methods find their ops there without
+# importing this package), and FUNCTIONS the functions of the language, made from it.
+FUNCTIONS: dict[str, Function] = {}
