@@ -11,14 +11,7 @@ from __future__ import annotations
 
 import sys
 
-
-def interrupted(json_mode: bool) -> int:
-    """Report a Ctrl-C that came before the error boundary; return its exit code, 130."""
-    if json_mode:
-        sys.stdout.write('{"error": {"kind": "interrupted", "message": "interrupted"}}\n')
-    else:
-        sys.stderr.write("autograd-cli: error: interrupted\n")
-    return 130
+from .streams import interrupted
 
 
 def main() -> None:

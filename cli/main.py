@@ -14,8 +14,9 @@ import os
 import sys
 
 from . import helptext, streams
-from .entry import interrupted
+from .completion import COMPLETE_VAR, completion_class
 from .status import ExitCode, Terminated, TimedOut, install_stop_handlers
+from .streams import interrupted
 
 # Nothing above loads NumPy, the op table or Typer: ``--version`` and the top-level help
 # answer without them (see ``_answer_at_once``).  The rest is imported where it is used.
@@ -169,7 +170,8 @@ def conventions(argv: list[str]) -> list[str]:
 
 
 def click_command(argv: list[str]):
-    """The Click command for ``argv``, with the plain converters (see ``app``).
+    """The Click command for ``argv``, finished (``app.finish``: the shared options, the
+    plain converters).
 
     Building Click commands from the typed signatures of every command is a sixth of a cold
     start (issue 12), so when ``argv`` names a command (after any global options) the group
@@ -181,7 +183,7 @@ def click_command(argv: list[str]):
 
     import typer
 
-    from .app import app, describe_commands, plain_converters
+    from .app import app, describe_commands, finish
 
     describe_commands()
     i = global_options_end(argv)
@@ -192,7 +194,7 @@ def click_command(argv: list[str]):
         command = typer.main.get_group(one)
     else:
         command = typer.main.get_command(app)
-    plain_converters(command)  # no Pydantic at startup (see app.plain_converters)
+    finish(command)
     return command
 
 
@@ -268,26 +270,6 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
             options.note_replaced("an argument")
         out.append(arg)
     return out
-
-
-#: set by the completion scripts `autograd-cli completion SHELL` prints: complete_bash, ...
-COMPLETE_VAR = "_AUTOGRAD_CLI_COMPLETE"
-SHELLS = ("bash", "zsh", "fish")
-
-
-def completion_class(shell: str):
-    """The shell's completion class (Typer's: they know each shell's script and format)."""
-    from typer import _completion_classes
-
-    from .clicompat import click
-
-    _completion_classes.completion_init()
-    cls = click.shell_completion.get_completion_class(shell)
-    if shell not in SHELLS or cls is None:
-        raise click.exceptions.UsageError(
-            f"no completion for the shell {shell!r}: choose one of {', '.join(SHELLS)}"
-        )
-    return cls
 
 
 def shell_complete(instruction: str) -> int:
@@ -431,6 +413,7 @@ def _run(argv: list[str] | None = None) -> int:
         import typer
 
         from .clicompat import click
+        from .commands.shared import RUNNER
 
         end = global_options_end(argv)
         if end == len(argv):  # global options only (--help and --version were answered)
@@ -451,6 +434,7 @@ def _run(argv: list[str] | None = None) -> int:
             # Not ``command.main``: Typer's wrapper there turns Ctrl-C into a silent exit
             # 130 and a broken pipe into exit 1; every ending is decided here instead.
             with command.make_context("autograd-cli", argv) as ctx:
+                ctx.meta[RUNNER] = run  # the session runs each of its lines through it
                 code = command.invoke(ctx)
             code = code if isinstance(code, int) else ExitCode.OK
         except typer.Exit as exc:  # --help and friends

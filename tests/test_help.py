@@ -268,10 +268,10 @@ def test_runs_without_a_command_leave_a_reused_click_command_as_it_was(monkeypat
 
 
 def test_a_command_module_imported_first_still_gets_its_summary_and_example():
-    """``import autograd_cli.cli.analysis`` before the app: its commands register after
+    """``import autograd_cli.cli.commands.analysis`` before the app: its commands register after
     app.py's last line, and the Click command built for a run still describes them."""
     code = (
-        "import autograd_cli.cli.analysis\n"
+        "import autograd_cli.cli.commands.analysis\n"
         "from autograd_cli.cli.main import run\n"
         "raise SystemExit(run(['taylor', '--help']))\n"
     )

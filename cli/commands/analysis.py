@@ -2,11 +2,11 @@
 
 Each is a thin layer over a library function (:mod:`autograd_cli.core.taylor`,
 :mod:`~autograd_cli.core.uncertainty`, :mod:`~autograd_cli.core.optimize`):
-read the expression and values as every command does (:class:`.app.Invocation`),
+read the expression and values as every command does (:class:`.common.Invocation`),
 check the options and run the analysis, render a Rich table for people or SPEC's JSON
 document.  The checks, the run and the document are :mod:`autograd_cli.analysis_docs`'s,
 shared with the ``batch`` command's lines of these ops (a line's output is the document
-printed here).  Importing this module registers the commands on :data:`.app.app`.
+printed here).  Importing this module registers the commands on :data:`.common.app`.
 """
 
 from __future__ import annotations
@@ -15,26 +15,10 @@ from typing import Annotated
 
 import typer
 
-from .. import analysis_docs as docs
-from ..analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
-from . import options
-from .app import (
-    VARIABLE_CONTEXT,
-    Device,
-    Dtype,
-    Expr,
-    Invocation,
-    Json,
-    MaxMemory,
-    Plain,
-    Precision,
-    Strict,
-    Timeout,
-    Var,
-    Vars,
-    Wrt,
-    app,
-)
+from ... import analysis_docs as docs
+from ...analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
+from .. import options
+from .common import Expr, Invocation, Wrt, command
 
 MaxIter = Annotated[
     int | None,
@@ -50,7 +34,7 @@ Trace = Annotated[
 # ---------------------------------------------------------------------------
 
 
-@app.command("taylor", context_settings=VARIABLE_CONTEXT)
+@command("taylor")
 def taylor_command(
     ctx: typer.Context,
     expr: Expr,
@@ -72,16 +56,6 @@ def taylor_command(
             help="Compare the polynomial with the function there (the remainder); repeatable.",
         ),
     ] = None,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    precision: Precision = None,
-    plain: Plain = False,
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
 ):
     """Compute the Taylor coefficients and polynomial at a point.
 
@@ -89,7 +63,7 @@ def taylor_command(
     gradient, the Hessian / 2 and so on.  --at NAME=VALUE compares the polynomial with the
     function there.
     """
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    inv = Invocation(ctx, expr)
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
     where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
     r = docs.analyse(
@@ -101,7 +75,7 @@ def taylor_command(
         settings={"at": where},
     )
     if inv.json:
-        from .render import emit_json
+        from ..render import emit_json
 
         emit_json(docs.document("taylor", inv.source, r))
         return
@@ -145,7 +119,7 @@ def _take_uncertainties(ctx) -> dict:
     return found
 
 
-@app.command("propagate", context_settings=VARIABLE_CONTEXT)
+@command("propagate")
 def propagate_command(
     ctx: typer.Context,
     expr: Expr,
@@ -164,16 +138,6 @@ def propagate_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed of the Monte Carlo draws.")
     ] = None,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    precision: Precision = None,
-    plain: Plain = False,
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
 ):
     """Propagate the inputs' standard uncertainties to the value.
 
@@ -182,7 +146,7 @@ def propagate_command(
     --mc N checks it by Monte Carlo.
     """
     uncertainties = _take_uncertainties(ctx)
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    inv = Invocation(ctx, expr)
     correlations = docs.parse_corr(corr or [])
     r = docs.analyse(
         "propagate",
@@ -196,7 +160,7 @@ def propagate_command(
         },
     )
     if inv.json:
-        from .render import emit_json
+        from ..render import emit_json
 
         emit_json(docs.document("propagate", inv.source, r))
         return
@@ -231,11 +195,11 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
     """Run minimize, solve or critical and print the result; exit 1 when not converged."""
     r = docs.analyse(op, inv.program(), inv.values, wrt=options.split_names(wrt), settings=settings)
     if inv.json:
-        from .render import emit_json
+        from ..render import emit_json
 
         emit_json(docs.document(op, inv.source, r, trace=trace))
     else:
-        from ..core.optimize import NOT_A_MINIMUM
+        from ...core.optimize import NOT_A_MINIMUM
 
         rows = [  # "point", not "x": a variable may be named x (the JSON key stays "x")
             ("point", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
@@ -261,7 +225,7 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
         raise typer.Exit(1)
 
 
-@app.command("minimize", context_settings=VARIABLE_CONTEXT)
+@command("minimize")
 def minimize_command(
     ctx: typer.Context,
     expr: Expr,
@@ -274,16 +238,6 @@ def minimize_command(
     ] = 1e-10,
     max_iter: MaxIter = None,
     trace: Trace = False,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    precision: Precision = None,
-    plain: Plain = False,
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
 ):
     """Find a local minimum from a start point.
 
@@ -293,7 +247,7 @@ def minimize_command(
     inflection); the last iterate is still printed.
     """
     bounds = _bounds_from_args(ctx)
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    inv = Invocation(ctx, expr)
     docs.check_positive(gtol, "--gtol")
     _optimize(
         "minimize",
@@ -307,7 +261,7 @@ def minimize_command(
     )
 
 
-@app.command("solve", context_settings=VARIABLE_CONTEXT)
+@command("solve")
 def solve_command(
     ctx: typer.Context,
     expr: Expr,
@@ -317,16 +271,6 @@ def solve_command(
     ] = 1e-12,
     max_iter: MaxIter = None,
     trace: Trace = False,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    precision: Precision = None,
-    plain: Plain = False,
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
 ):
     """Find a root of an equation or of a system of equations.
 
@@ -334,12 +278,12 @@ def solve_command(
     the start point the values give.  Exit 1 when it does not converge (the last iterate
     is still printed).
     """
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    inv = Invocation(ctx, expr)
     docs.check_positive(tol, "--tol")
     _optimize("solve", inv, wrt, trace, tol=tol, max_iter=docs.check_max_iter(max_iter))
 
 
-@app.command("critical", context_settings=VARIABLE_CONTEXT)
+@command("critical")
 def critical_command(
     ctx: typer.Context,
     expr: Expr,
@@ -349,23 +293,13 @@ def critical_command(
     ] = 1e-10,
     max_iter: MaxIter = None,
     trace: Trace = False,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    precision: Precision = None,
-    plain: Plain = False,
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
 ):
     """Find a stationary point and tell its kind.
 
     Newton's method on gradient = 0 from a start point; the Hessian's eigenvalues tell a
     minimum, maximum, saddle or degenerate point.  Exit 1 when it does not converge.
     """
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
+    inv = Invocation(ctx, expr)
     docs.check_positive(gtol, "--gtol")
     _optimize("critical", inv, wrt, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))
 
@@ -378,7 +312,7 @@ def critical_command(
 def _nums(xs) -> list[str]:
     """Numbers of one column at the table's precision, in one notation (NumPy's rule over
     them all: ``1.0000e+00`` ... ``1.3889e+03`` rather than ``1.0`` beside ``1388.8889``)."""
-    from .render import _number_text, column_notation, current_precision, format_value
+    from ..render import _number_text, column_notation, current_precision, format_value
 
     if current_precision() is None:
         return [_number_text(x) for x in xs]
@@ -388,7 +322,7 @@ def _nums(xs) -> list[str]:
 
 def _num(x) -> str:
     """A number at the table's precision (``--precision``); every digit with ``--plain``."""
-    from .render import _number_text, current_precision, format_scalar
+    from ..render import _number_text, current_precision, format_scalar
 
     if current_precision() is None:
         return _number_text(x)
@@ -397,7 +331,7 @@ def _num(x) -> str:
 
 def _compact(v) -> str:
     """A number or nested list on one line: NumPy's array text at the table's precision."""
-    from .render import current_precision, one_line
+    from ..render import current_precision, one_line
 
     if current_precision() is None:
         if isinstance(v, list):
@@ -413,7 +347,7 @@ def _compact(v) -> str:
 def _print_rows(title: str, rows: list, warnings: list) -> None:
     from rich.table import Table
 
-    from .render import make_console, print_warnings, user_text
+    from ..render import make_console, print_warnings, user_text
 
     table = Table(title=user_text(title), box=None, title_justify="left", show_header=False)
     table.add_column("", style="bold", no_wrap=True)
@@ -428,7 +362,7 @@ def _print_budget(title: str, r) -> None:
     from rich import box
     from rich.table import Table
 
-    from .render import make_console, print_warnings, user_text
+    from ..render import make_console, print_warnings, user_text
 
     console = make_console()
     console.print(
@@ -461,7 +395,7 @@ def _print_trace(trace: list) -> None:
     from rich import box
     from rich.table import Table
 
-    from .render import make_console
+    from ..render import make_console
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, title="iterates", title_justify="left")
     keys = [k for k in trace[0] if k != "iteration"] if trace else []
