@@ -17,7 +17,7 @@ import typer
 
 from ... import analysis_docs as docs
 from ...analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
-from .. import options
+from .. import options, render_analysis
 from .common import Expr, Invocation, Wrt, command
 
 MaxIter = Annotated[
@@ -79,23 +79,7 @@ def taylor_command(
 
         emit_json(docs.document("taylor", inv.source, r))
         return
-    rows = [("point", ", ".join(f"{k} = {_num(v)}" for k, v in r.at.items()))]
-    if isinstance(r.coefficients, list):
-        rows += [(f"c{k}", text) for k, text in enumerate(_nums(r.coefficients))]
-    else:
-        rows += [(f"order {k}", _compact(c)) for k, c in r.coefficients.items()]
-    rows.append(("polynomial", r.polynomial))
-    if r.remainder is not None:
-        rem = r.remainder
-        at_text = ", ".join(f"{k} = {_num(v)}" for k, v in rem["at"].items())
-        rows.append(
-            (
-                f"at {at_text}",
-                f"f = {_num(rem['value'])}, polynomial = "
-                f"{_num(rem['polynomial'])}, remainder = {_num(rem['remainder'])}",
-            )
-        )
-    _print_rows(inv.source, rows, r.warnings)
+    render_analysis.taylor_table(inv.source, r, inv.precision)
 
 
 # ---------------------------------------------------------------------------
@@ -164,7 +148,7 @@ def propagate_command(
 
         emit_json(docs.document("propagate", inv.source, r))
         return
-    _print_budget(inv.source, r)
+    render_analysis.budget_table(inv.source, r, inv.precision)
 
 
 # ---------------------------------------------------------------------------
@@ -199,28 +183,7 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
 
         emit_json(docs.document(op, inv.source, r, trace=trace))
     else:
-        from ...core.optimize import NOT_A_MINIMUM
-
-        rows = [  # "point", not "x": a variable may be named x (the JSON key stays "x")
-            ("point", ", ".join(f"{k} = {_compact(v)}" for k, v in r.x.items())),
-            ("value", _compact(r.value)),
-        ]
-        if op == "solve":
-            rows.append(("residual", _num(r.residual)))
-        label = "Jacobian" if op == "solve" else "gradient"
-        rows.append((label, ", ".join(f"{k}: {_compact(v)}" for k, v in r.grad.items())))
-        if op == "critical":
-            rows.append(("kind", r.kind))
-            rows.append(("eigenvalues", _compact(r.eigenvalues)))
-        rows.append(("iterations", f"{r.iterations} ({r.method})"))
-        rows.append(("converged", f"{'yes' if r.converged else 'NO'}: {r.message}"))
-        stopped = (
-            r.message if r.message.startswith(NOT_A_MINIMUM) else f"did not converge: {r.message}"
-        )
-        warnings = [] if r.converged else [stopped]
-        _print_rows(inv.source, rows, warnings)
-        if trace:
-            _print_trace(r.trace)
+        render_analysis.optimize_table(op, inv.source, r, trace, inv.precision)
     if not r.converged:
         raise typer.Exit(1)
 
@@ -302,114 +265,3 @@ def critical_command(
     inv = Invocation(ctx, expr)
     docs.check_positive(gtol, "--gtol")
     _optimize("critical", inv, wrt, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))
-
-
-# ---------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------
-
-
-def _nums(xs) -> list[str]:
-    """Numbers of one column at the table's precision, in one notation (NumPy's rule over
-    them all: ``1.0000e+00`` ... ``1.3889e+03`` rather than ``1.0`` beside ``1388.8889``)."""
-    from ..render import _number_text, column_notation, current_precision, format_value
-
-    if current_precision() is None:
-        return [_number_text(x) for x in xs]
-    notation = column_notation(xs)
-    return [format_value(x, notation=notation) for x in xs]
-
-
-def _num(x) -> str:
-    """A number at the table's precision (``--precision``); every digit with ``--plain``."""
-    from ..render import _number_text, current_precision, format_scalar
-
-    if current_precision() is None:
-        return _number_text(x)
-    return format_scalar(x)
-
-
-def _compact(v) -> str:
-    """A number or nested list on one line: NumPy's array text at the table's precision."""
-    from ..render import current_precision, one_line
-
-    if current_precision() is None:
-        if isinstance(v, list):
-            return "[" + ", ".join(_compact(x) for x in v) + "]"
-        return _num(v)
-    if isinstance(v, list):
-        import numpy
-
-        return one_line(numpy.asarray(v, dtype=float), limit=10**6)
-    return _num(v)
-
-
-def _print_rows(title: str, rows: list, warnings: list) -> None:
-    from rich.table import Table
-
-    from ..render import make_console, print_warnings, user_text
-
-    table = Table(title=user_text(title), box=None, title_justify="left", show_header=False)
-    table.add_column("", style="bold", no_wrap=True)
-    table.add_column("", overflow="fold")
-    for label, text in rows:
-        table.add_row(user_text(label), user_text(text))
-    make_console().print(table)
-    print_warnings(warnings)
-
-
-def _print_budget(title: str, r) -> None:
-    from rich import box
-    from rich.table import Table
-
-    from ..render import make_console, print_warnings, user_text
-
-    console = make_console()
-    console.print(
-        user_text(f"{title} = {_num(r.value)} ± {_num(r.uncertainty)} (standard uncertainty)")
-    )
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("input", "value", "u(x)", "sensitivity", "contribution", "share %"):
-        table.add_column(column, overflow="fold")
-    for name, b in r.budget.items():
-        table.add_row(
-            user_text(name),
-            _compact(b["value"]),
-            _compact(b["uncertainty"]),
-            _compact(b["sensitivity"]),
-            _num(b["contribution"]),
-            f"{b['share']:.3g}",
-        )
-    console.print(table)
-    console.print(f"second-order variance term: {_num(r.second_order)}")
-    if r.mc is not None:
-        lo, hi = r.mc["interval"]
-        console.print(
-            f"Monte Carlo ({r.mc['draws']:,} draws): mean {_num(r.mc['mean'])}, "
-            f"std {_num(r.mc['std'])}, 95 % interval [{_num(lo)}, {_num(hi)}]"
-        )
-    print_warnings(r.warnings)
-
-
-def _print_trace(trace: list) -> None:
-    from rich import box
-    from rich.table import Table
-
-    from ..render import make_console
-
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, title="iterates", title_justify="left")
-    keys = [k for k in trace[0] if k != "iteration"] if trace else []
-    table.add_column("#", no_wrap=True)
-    for k in keys:
-        table.add_column("point" if k == "x" else k, overflow="fold")
-    for row in trace:
-        cells = []
-        for k in keys:
-            v = row[k]
-            cells.append(
-                ", ".join(f"{n} = {_compact(x)}" for n, x in v.items())
-                if isinstance(v, dict)
-                else _compact(v)
-            )
-        table.add_row(str(row["iteration"]), *cells)
-    make_console().print(table)

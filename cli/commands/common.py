@@ -83,7 +83,7 @@ class Invocation:
         if device not in ("cpu", "gpu"):
             raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
         enter_limits(ctx, given.max_memory, given.timeout)
-        enter_precision(ctx, given.precision, given.plain)
+        self.precision = parse_precision(given.precision, given.plain)  # tables' digits
         self.ctx = ctx
         self.shared = given
         self.dtype = dtype
@@ -216,13 +216,6 @@ def parse_precision(text: str | None, plain: bool = False) -> int | None:
     return int(word)
 
 
-def enter_precision(ctx: typer.Context, text: str | None, plain: bool) -> None:
-    """The tables' precision for the command's run (checked before any work)."""
-    from ..render import using_precision
-
-    ctx.with_resource(using_precision(parse_precision(text, plain)))
-
-
 def _timeout_handler(seconds: float):
     """SIGALRM during a command: stop it with TimedOut, unless its result is already being
     printed (then it finishes: a document is never cut, nor followed by a second one)."""
@@ -313,4 +306,4 @@ def show_result(inv: Invocation, result, output_format: str = "table") -> None:
         for warning in result.warnings:  # stdout holds only numbers here
             sys.stderr.write(f"autograd-cli: warning: {visible(warning)}\n")
     else:
-        render.render_result(inv.source, result, kind="grad")
+        render.render_result(inv.source, result, kind="grad", precision=inv.precision)

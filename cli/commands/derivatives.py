@@ -219,7 +219,7 @@ def check_command(
     if inv.json:
         render.emit_json(render.check_json(inv.source, result))
     else:
-        render.render_check(inv.source, result)
+        render.render_check(inv.source, result, inv.precision)
     if not result.passed:
         raise typer.Exit(1)
 

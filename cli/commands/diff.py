@@ -71,8 +71,8 @@ def diff_command(
     if inv.json:
         render.emit_json(_diff_document(render.result_json(inv.source, result), result))
     else:
-        render.render_diff(inv.source, result, latex=latex)
-        _render_mixed(result, latex)
+        render.render_diff(inv.source, result, latex=latex, precision=inv.precision)
+        _render_mixed(result, latex, inv.precision)
 
 
 def _diff_document(doc: dict, result) -> dict:
@@ -93,7 +93,7 @@ def _diff_document(doc: dict, result) -> dict:
     return out
 
 
-def _render_mixed(result, latex: bool) -> None:
+def _render_mixed(result, latex: bool, precision: int | None) -> None:
     """For a person: the mixed partials under diff's table (``--hessian``), or a hint that
     ``--hessian`` gives them (``--order 2`` with several variables)."""
     from .. import render
@@ -127,11 +127,11 @@ def _render_mixed(result, latex: bool) -> None:
     import numpy
 
     values = [numpy.asarray(result.hessian[a][b].value, dtype=float) for a, b in pairs]
-    notation = render.column_notation(values) if evaluated else None  # one per column
+    notation = render.column_notation(values, precision) if evaluated else None  # one per column
     for (a, b), value in zip(pairs, values):
         d = result.hessian[a][b]
         row = [escape(f"d^2/d{a}d{b}"), render.user_text(d.text)]
         if evaluated:
-            row.append(escape(render.format_value(value, notation=notation)))
+            row.append(escape(render.format_value(value, precision, notation=notation)))
         table.add_row(*row)
     console.print(table)

@@ -44,7 +44,7 @@ def explain_command(
         # explain's own numbers (six significant digits) unless --precision or --plain says
         digits = render.EXPLAIN_DIGITS
         if inv.shared.precision is not None or inv.shared.plain:
-            digits = render.current_precision()
+            digits = inv.precision
         text = render.explain_text(result, digits)
         sys.stdout.write(visible(text.rstrip("\n")) + "\n")
 
@@ -106,4 +106,4 @@ def graph_command(
     elif dot:
         print(graph.graph_dot(inv.source, result))
     else:
-        graph.render_tree(inv.source, result, max_depth=max_depth)
+        graph.render_tree(inv.source, result, max_depth=max_depth, precision=inv.precision)
