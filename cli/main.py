@@ -64,6 +64,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     it as an option (the command strips it again).
     """
     from . import options
+    from .commands.common import looks_numeric
 
     if not argv or not hasattr(command, "commands") or argv[0] not in command.commands:
         return argv
@@ -99,7 +100,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
                 others.append(rest[i + 1])
                 i += 1
         elif expression is None and not (
-            token.startswith("-") and len(token) > 1 and not _looks_numeric(token)
+            token.startswith("-") and len(token) > 1 and not looks_numeric(token)
         ):
             expression = token
         else:
@@ -248,14 +249,6 @@ def _no_command_message() -> str:
     return f"no command given: the commands are {names} (autograd-cli --help describes them)"
 
 
-def _looks_numeric(token: str) -> bool:
-    try:
-        float(token)
-        return True
-    except ValueError:
-        return False
-
-
 def _sanitize_argv(argv: list[str]) -> list[str]:
     """Arguments that held bytes which are not UTF-8 (Python keeps them as lone
     surrogates) get U+FFFD in their place, so every echo of them is valid UTF-8."""
@@ -284,7 +277,12 @@ def shell_complete(instruction: str) -> int:
     except BrokenPipeError:
         streams.silence_stdout()
         return ExitCode.BROKEN_PIPE
-    except Exception:  # noqa: BLE001 - completion must never print a traceback into a shell
+    # Nothing narrower will do: this is the error boundary of a completion request (a Tab
+    # in the user's shell, no --json, no message): Click's resolver parses the half-typed
+    # line through every command's parameters and Typer's shell classes read the shell's
+    # variables (a KeyError when one is missing), and whatever fails, the shell must get
+    # no completions and no traceback on its prompt.
+    except Exception:  # noqa: BLE001 - see above
         return ExitCode.EVALUATION_ERROR
     return ExitCode.OK
 

@@ -155,12 +155,15 @@ class Session:
         """The input variables of ``expr`` (none when it does not parse: the command that
         runs it reports the syntax error itself); the last answer is kept, as a line asks
         twice."""
+        from ..core.errors import AutogradCliError
         from ..grammar import parse
 
         if self._parsed[0] != expr:
             try:
                 inputs = parse(expr).inputs
-            except Exception:  # noqa: BLE001 - the command reports the error itself
+            # text the parser refuses, or too deep or large for this machine: the command
+            # that runs it reports the error itself (a bug in the parser is not hidden)
+            except (AutogradCliError, RecursionError, MemoryError):
                 inputs = []
             self._parsed = (expr, inputs)
         return self._parsed[1]

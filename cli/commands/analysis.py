@@ -27,6 +27,9 @@ MaxIter = Annotated[
 Trace = Annotated[
     bool, typer.Option("--trace", help="Also show every iterate (JSON: a 'trace' list).")
 ]
+Gtol = Annotated[
+    float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
+]
 
 
 # ---------------------------------------------------------------------------
@@ -196,9 +199,7 @@ def minimize_command(
     method: Annotated[
         str, typer.Option("--method", help="newton (exact Hessian), bfgs or gd.")
     ] = "newton",
-    gtol: Annotated[
-        float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
-    ] = 1e-10,
+    gtol: Gtol = 1e-10,
     max_iter: MaxIter = None,
     trace: Trace = False,
 ):
@@ -251,9 +252,7 @@ def critical_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    gtol: Annotated[
-        float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
-    ] = 1e-10,
+    gtol: Gtol = 1e-10,
     max_iter: MaxIter = None,
     trace: Trace = False,
 ):

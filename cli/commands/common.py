@@ -157,7 +157,7 @@ class Invocation:
             if options.is_option_name(token):  # --NAME with no value after it
                 name = token[2:]
                 raise options.UsageError(f"option --{name} needs a value (--{name} VALUE)")
-            if token.startswith("-") and len(token) > 1 and not _looks_numeric(token):
+            if token.startswith("-") and len(token) > 1 and not looks_numeric(token):
                 name = token.lstrip("-")
                 if token == "-h":
                     raise options.UsageError("-h is not an option (did you mean --help?)")
@@ -280,7 +280,7 @@ def _option_hint(ctx, name: str) -> str | None:
     return None
 
 
-def _looks_numeric(token: str) -> bool:
+def looks_numeric(token: str) -> bool:
     try:
         float(token)
         return True

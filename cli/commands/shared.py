@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from typing import Annotated
 
 import typer
@@ -128,8 +129,10 @@ def shared(ctx) -> Shared:
     return ctx.meta.get(_KEY) or Shared()
 
 
+@functools.cache
 def _built() -> dict:
-    """The shared options as Typer builds them from ``_declarations``, by name."""
+    """The shared options as Typer builds them from ``_declarations``, by name (built once:
+    each command gets copies, which the run's converters may change)."""
     one = typer.Typer(add_completion=False)
     one.command("shared")(_declarations)
     group = typer.main.get_group(one)  # as click_command builds a command: see app.py
@@ -160,8 +163,6 @@ def attach(command) -> None:
 def _collecting(callback, names: tuple):
     """``callback`` (Typer's, which takes the command's own parameters) run with the shared
     options' values taken out of its arguments and kept for :func:`shared`."""
-    import functools
-
     from ..clicompat import click
 
     @functools.wraps(callback)
