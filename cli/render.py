@@ -764,7 +764,7 @@ def error_text(message: str, context: str | None = None) -> str:
     return text
 
 
-def _number_text(x) -> str:
+def number_text(x) -> str:
     """Shortest text that gives ``x`` back in its own dtype (float32 1.8185948, not
     1.8185948133468628); nan/inf/-inf as words (as JSON writes a number)."""
     value = jsonout.plain(x)
@@ -789,7 +789,7 @@ def render_plain(result) -> None:
 
     lines = []
     for _, array in _quantities(result):
-        lines.extend(_number_text(v) for v in numpy.asarray(array).ravel())
+        lines.extend(number_text(v) for v in numpy.asarray(array).ravel())
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -801,11 +801,11 @@ def render_csv(result) -> None:
     for name, array in _quantities(result):
         a = numpy.asarray(array)
         if a.ndim == 0:
-            rows.append(f"{name},,{_number_text(a[()])}")
+            rows.append(f"{name},,{number_text(a[()])}")
             continue
         for index in numpy.ndindex(a.shape):
             label = ";".join(str(i) for i in index)
-            rows.append(f"{name},{label},{_number_text(a[index])}")
+            rows.append(f"{name},{label},{number_text(a[index])}")
     sys.stdout.write("\n".join(rows) + "\n")
 
 

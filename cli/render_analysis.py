@@ -19,19 +19,19 @@ class Numbers:
     def nums(self, xs) -> list[str]:
         """Numbers of one column, in one notation (NumPy's rule over them all:
         ``1.0000e+00`` ... ``1.3889e+03`` rather than ``1.0`` beside ``1388.8889``)."""
-        from .render import _number_text, column_notation, format_value
+        from .render import column_notation, format_value, number_text
 
         if self.precision is None:
-            return [_number_text(x) for x in xs]
+            return [number_text(x) for x in xs]
         notation = column_notation(xs, self.precision)
         return [format_value(x, self.precision, notation=notation) for x in xs]
 
     def num(self, x) -> str:
         """A number (every digit with ``--plain``)."""
-        from .render import _number_text, format_scalar
+        from .render import format_scalar, number_text
 
         if self.precision is None:
-            return _number_text(x)
+            return number_text(x)
         return format_scalar(x, self.precision)
 
     def compact(self, v) -> str:
