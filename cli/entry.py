@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from .streams import interrupted
-
 
 def main() -> None:
     try:
         from .main import main as run
     except KeyboardInterrupt:
+        from .streams import interrupted  # imports only the standard library
+
         raise SystemExit(interrupted("--json" in sys.argv[1:])) from None
     run()
