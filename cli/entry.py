@@ -12,18 +12,11 @@ from __future__ import annotations
 import sys
 
 
-def interrupted(json_mode: bool) -> int:
-    """Report a Ctrl-C that came before the error boundary; return its exit code, 130."""
-    if json_mode:
-        sys.stdout.write('{"error": {"kind": "interrupted", "message": "interrupted"}}\n')
-    else:
-        sys.stderr.write("autograd-cli: error: interrupted\n")
-    return 130
-
-
 def main() -> None:
     try:
         from .main import main as run
     except KeyboardInterrupt:
+        from .streams import interrupted  # imports only the standard library
+
         raise SystemExit(interrupted("--json" in sys.argv[1:])) from None
     run()

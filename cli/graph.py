@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from ..core.safetext import visible
-from .render import format_value, one_line, shape_text
+from .render import DEFAULT_PRECISION, format_value, one_line, shape_text
 
 
 def _label(node) -> str:
@@ -106,7 +106,10 @@ def drawn_depth(width: int, max_depth: int) -> tuple[int, bool]:
     return (fits, True) if fits < max_depth else (max_depth, False)
 
 
-def render_tree(expr: str, result, max_depth: int = 60) -> None:
+def render_tree(
+    expr: str, result, max_depth: int = 60, precision: int | None = DEFAULT_PRECISION
+) -> None:
+    """The graph as a Rich tree, each node's value and gradient at ``precision`` digits."""
     from rich.markup import escape
     from rich.tree import Tree
 
@@ -117,9 +120,9 @@ def render_tree(expr: str, result, max_depth: int = 60) -> None:
         text = f"[bold]{escape(_label(n))}[/bold] ({leafness}"
         if n.requires_grad:
             text += ", requires_grad"
-        text += f") shape {shape_text(n.value.shape)} value {escape(one_line(n.value))}"
+        text += f") shape {shape_text(n.value.shape)} value {escape(one_line(n.value, precision))}"
         if n.grad is not None:
-            text += f" grad {escape(one_line(n.grad))}"
+            text += f" grad {escape(one_line(n.grad, precision))}"
         elif n.requires_grad and result.grads_computed:
             text += " grad None"
         return text

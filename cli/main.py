@@ -14,8 +14,9 @@ import os
 import sys
 
 from . import helptext, streams
-from .entry import interrupted
+from .completion import COMPLETE_VAR, completion_class
 from .status import ExitCode, install_stop_handlers
+from .streams import interrupted
 
 # Nothing above loads NumPy, the op table or Typer: ``--version`` and the top-level help
 # answer without them (see ``_answer_at_once``).  The rest is imported where it is used.
@@ -63,6 +64,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     it as an option (the command strips it again).
     """
     from . import options
+    from .commands.common import looks_numeric
 
     if not argv or not hasattr(command, "commands") or argv[0] not in command.commands:
         return argv
@@ -98,7 +100,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
                 others.append(rest[i + 1])
                 i += 1
         elif expression is None and not (
-            token.startswith("-") and len(token) > 1 and not _looks_numeric(token)
+            token.startswith("-") and len(token) > 1 and not looks_numeric(token)
         ):
             expression = token
         else:
@@ -169,7 +171,8 @@ def conventions(argv: list[str]) -> list[str]:
 
 
 def click_command(argv: list[str]):
-    """The Click command for ``argv``, with the plain converters (see ``app``).
+    """The Click command for ``argv``, finished (``app.finish``: the shared options, the
+    plain converters).
 
     Building Click commands from the typed signatures of every command is a sixth of a cold
     start (issue 12), so when ``argv`` names a command (after any global options) the group
@@ -181,7 +184,7 @@ def click_command(argv: list[str]):
 
     import typer
 
-    from .app import app, describe_commands, plain_converters
+    from .app import app, describe_commands, finish
 
     describe_commands()
     i = global_options_end(argv)
@@ -192,7 +195,7 @@ def click_command(argv: list[str]):
         command = typer.main.get_group(one)
     else:
         command = typer.main.get_command(app)
-    plain_converters(command)  # no Pydantic at startup (see app.plain_converters)
+    finish(command)
     return command
 
 
@@ -246,14 +249,6 @@ def _no_command_message() -> str:
     return f"no command given: the commands are {names} (autograd-cli --help describes them)"
 
 
-def _looks_numeric(token: str) -> bool:
-    try:
-        float(token)
-        return True
-    except ValueError:
-        return False
-
-
 def _sanitize_argv(argv: list[str]) -> list[str]:
     """Arguments that held bytes which are not UTF-8 (Python keeps them as lone
     surrogates) get U+FFFD in their place, so every echo of them is valid UTF-8."""
@@ -270,26 +265,6 @@ def _sanitize_argv(argv: list[str]) -> list[str]:
     return out
 
 
-#: set by the completion scripts `autograd-cli completion SHELL` prints: complete_bash, ...
-COMPLETE_VAR = "_AUTOGRAD_CLI_COMPLETE"
-SHELLS = ("bash", "zsh", "fish")
-
-
-def completion_class(shell: str):
-    """The shell's completion class (Typer's: they know each shell's script and format)."""
-    from typer import _completion_classes
-
-    from .clicompat import click
-
-    _completion_classes.completion_init()
-    cls = click.shell_completion.get_completion_class(shell)
-    if shell not in SHELLS or cls is None:
-        raise click.exceptions.UsageError(
-            f"no completion for the shell {shell!r}: choose one of {', '.join(SHELLS)}"
-        )
-    return cls
-
-
 def shell_complete(instruction: str) -> int:
     """Print the completions (``complete_SHELL``) or the script (``source_SHELL``)."""
     action, _, shell = instruction.partition("_")
@@ -302,7 +277,12 @@ def shell_complete(instruction: str) -> int:
     except BrokenPipeError:
         streams.silence_stdout()
         return ExitCode.BROKEN_PIPE
-    except Exception:  # noqa: BLE001 - completion must never print a traceback into a shell
+    # Nothing narrower will do: this is the error boundary of a completion request (a Tab
+    # in the user's shell, no --json, no message): Click's resolver parses the half-typed
+    # line through every command's parameters and Typer's shell classes read the shell's
+    # variables (a KeyError when one is missing), and whatever fails, the shell must get
+    # no completions and no traceback on its prompt.
+    except Exception:  # noqa: BLE001 - see above
         return ExitCode.EVALUATION_ERROR
     return ExitCode.OK
 
@@ -432,6 +412,7 @@ def _run(argv: list[str] | None = None) -> int:
         import typer
 
         from .clicompat import click
+        from .commands.shared import RUNNER
 
         end = global_options_end(argv)
         if end == len(argv):  # global options only (--help and --version were answered)
@@ -452,6 +433,7 @@ def _run(argv: list[str] | None = None) -> int:
             # Not ``command.main``: Typer's wrapper there turns Ctrl-C into a silent exit
             # 130 and a broken pipe into exit 1; every ending is decided here instead.
             with command.make_context("autograd-cli", argv) as ctx:
+                ctx.meta[RUNNER] = run  # the session runs each of its lines through it
                 code = command.invoke(ctx)
             code = code if isinstance(code, int) else ExitCode.OK
         except typer.Exit as exc:  # --help and friends

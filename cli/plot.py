@@ -1,162 +1,18 @@
-"""The plot command: f and its derivatives over a range, in the terminal or to an image.
-
-The numbers come from :func:`autograd_cli.core.sample.sample` (exact derivatives,
-vectorised); the terminal drawing is uniplot's (NumPy only, fast, braille-resolution
-lines), imported only here; ``--png``/``--svg`` use matplotlib when it is installed
-(the ``plot`` extra).  Importing this module registers the command on :data:`.app.app`.
+"""Drawing plot's curves: in the terminal (uniplot's braille-resolution lines: NumPy
+only, fast, imported only here) or to an image (``--png``/``--svg``: matplotlib, when it
+is installed, the ``plot`` extra).  The command is :mod:`autograd_cli.cli.commands.plot`.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from typing import Annotated
-
-import typer
-
-from . import options
-from .app import (
-    VARIABLE_CONTEXT,
-    Device,
-    Dtype,
-    Expr,
-    Invocation,
-    Json,
-    MaxMemory,
-    Strict,
-    Timeout,
-    Var,
-    Vars,
-    app,
-)
-
-_RANGE = re.compile(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*")
 
 
-def _take_range(ctx) -> tuple[str, float, float]:
-    """The one ``--NAME LOW:HIGH`` among the extra arguments (removed from them)."""
-    args = list(ctx.args)
-    found = []
-    for i in range(len(args) - 1):
-        if options.is_option_name(args[i]) and "=" not in args[i]:
-            m = _RANGE.fullmatch(args[i + 1])
-            if m is not None:
-                found.append((i, args[i][2:], m.group(1), m.group(2)))
-    if len(found) != 1:
-        raise options.UsageError(
-            "plot needs exactly one variable with a range, such as --x -4:4"
-            + (f" (got {len(found)})" if found else "")
-        )
-    i, name, lo_text, hi_text = found[0]
-    try:
-        lo, hi = float(lo_text), float(hi_text)
-    except ValueError:
-        raise options.UsageError(f"--{name} {args[i + 1]!r}: a range is LOW:HIGH") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise options.UsageError(f"--{name} {args[i + 1]!r}: the range needs finite LOW < HIGH")
-    del args[i : i + 2]
-    ctx.args[:] = args
-    return name, lo, hi
-
-
-@app.command("plot", context_settings=VARIABLE_CONTEXT)
-def plot_command(
-    ctx: typer.Context,
-    expr: Expr,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="K",
-            help="Also draw the derivatives up to order K (default 1: f and f').",
-            show_default=False,
-        ),
-    ] = None,
-    points: Annotated[int, typer.Option("--points", help="How many sample points.")] = 200,
-    tangent_at: Annotated[
-        float | None,
-        typer.Option("--tangent-at", metavar="A", help="Overlay the tangent line at x = A."),
-    ] = None,
-    taylor_k: Annotated[
-        int | None,
-        typer.Option(
-            "--taylor",
-            metavar="K",
-            help="Overlay the degree-K Taylor polynomial (at --tangent-at, else mid-range).",
-        ),
-    ] = None,
-    png: Annotated[
-        str | None, typer.Option("--png", metavar="FILE", help="Save a PNG (matplotlib).")
-    ] = None,
-    svg: Annotated[
-        str | None, typer.Option("--svg", metavar="FILE", help="Save an SVG (matplotlib).")
-    ] = None,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    var: Var = None,
-    vars_json: Vars = None,
-    strict: Strict = False,
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
-):
-    """Plot a function and its derivatives over a range.
-
-    Of one variable, given as --NAME LOW:HIGH; --order K draws the derivatives up to K.  In
-    the terminal, or to an image with --png/--svg.  NaN and inf leave gaps.  --json gives
-    the sample points and each series.
-    """
-    from ..core.sample import sample
-
-    name, lo, hi = _take_range(ctx)
-    inv = Invocation(ctx, expr, json_out, device, dtype, var, vars_json)
-    order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
-    program = inv.program()
-    s = sample(program, inv.values, name, lo, hi, points, order)
-    overlays = []
-    if taylor_k is not None and not 0 <= taylor_k <= options.MAX_ORDER:
-        raise options.UsageError(f"--taylor must be 0 to {options.MAX_ORDER}, not {taylor_k}")
-    a = tangent_at if tangent_at is not None else (lo + hi) / 2
-    # --tangent-at draws the tangent, --taylor K the degree-K polynomial (at --tangent-at,
-    # else mid-range): both when both are given (one curve when K is 1)
-    degrees = ([1] if tangent_at is not None else []) + ([taylor_k] if taylor_k is not None else [])
-    for k in dict.fromkeys(degrees):
-        overlays.append(_polynomial_series(program, inv.values, name, a, k, s.x))
-    doc = {"expr": inv.source, "x": s.x, "series": s.series}
-    if overlays:
-        doc["overlays"] = overlays
-    for path, fmt in ((png, "png"), (svg, "svg")):
-        if path is not None:
-            _save_image(path, fmt, inv.source, name, s, overlays)
-    if inv.json:
-        from .render import emit_json
-
-        emit_json(doc)
-        return
-    _draw(inv.source, name, s, overlays)
-
-
-def _label(name: str, k: int) -> str:
+def series_label(name: str, k: int) -> str:
     return "f" + "'" * k if k <= 3 else f"f^({k})"
 
 
-def _polynomial_series(program, values, name, a, k, xs) -> dict:
-    from ..core.taylor import taylor
-
-    r = taylor(program, {**values, name: a}, wrt=[name], order=k)
-    coefficients = r.coefficients
-    ys = [math.fsum(c * (x - a) ** j for j, c in enumerate(coefficients)) for x in xs]
-    what = "tangent" if k == 1 else f"taylor {k}"
-    return {
-        "label": f"{what} at {a:g}",
-        "at": a,
-        "order": k,
-        "polynomial": r.polynomial,
-        "values": ys,
-    }
-
-
-def _draw(title: str, name: str, s, overlays) -> None:
+def draw(title: str, name: str, s, overlays) -> None:
     import sys
 
     import numpy as np
@@ -167,7 +23,7 @@ def _draw(title: str, name: str, s, overlays) -> None:
     ys, labels = [], []
     for d in s.series:
         ys.append(_finite(np.asarray(d["values"], dtype=float)))
-        labels.append(_label(name, d["order"]))
+        labels.append(series_label(name, d["order"]))
     for o in overlays:
         ys.append(_finite(np.asarray(o["values"], dtype=float)))
         labels.append(o["label"])
@@ -205,7 +61,7 @@ def _finite(y):
     return y
 
 
-def _save_image(path: str, fmt: str, title: str, name: str, s, overlays) -> None:
+def save_image(path: str, fmt: str, title: str, name: str, s, overlays) -> None:
     try:
         import matplotlib
 
@@ -221,7 +77,7 @@ def _save_image(path: str, fmt: str, title: str, name: str, s, overlays) -> None
         ) from None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for d in s.series:
-        ax.plot(s.x, _finite_list(d["values"]), label=_label(name, d["order"]))
+        ax.plot(s.x, _finite_list(d["values"]), label=series_label(name, d["order"]))
     for o in overlays:
         ax.plot(s.x, _finite_list(o["values"]), "--", label=o["label"])
     ax.set_xlabel(name)

@@ -1,12 +1,12 @@
 """Renderers: Rich tables for people, JSON documents for programs.
 
 Computation never prints; commands hand a result here.  Rich is imported
-only when rendering for a person, so ``--json`` runs never pay for it.
+only when rendering for a person, so ``--json`` runs never pay for it.  How many digits
+tables show is an argument (``precision``: ``--precision``, ``--plain``), never module state.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
 
@@ -27,32 +27,11 @@ FULL_THRESHOLD = 10**6
 #: Arrays of more elements than this, with full digits, are measured without formatting.
 EDGE_BIG = 10**4
 
-_settings: dict = {"precision": DEFAULT_PRECISION}
-_CURRENT = object()
 
-
-def current_precision() -> int | None:
-    """Digits after the decimal point for tables now; None: full round-trip digits."""
-    return _settings["precision"]
-
-
-@contextlib.contextmanager
-def using_precision(precision: int | None):
-    """Tables print numbers with ``precision`` digits (None: full) inside the block."""
-    before = _settings["precision"]
-    _settings["precision"] = precision
-    try:
-        yield
-    finally:
-        _settings["precision"] = before
-
-
-def format_scalar(x, precision=_CURRENT) -> str:
+def format_scalar(x, precision: int | None = DEFAULT_PRECISION) -> str:
     """One number as NumPy prints a scalar, rounded to ``precision`` digits after the
     decimal point and trimmed (``-12.0``, ``1.8186``, ``1.2346e-05``, ``nan``, ``inf``);
     ``precision=None``: every round-trip digit of its dtype (``1.8185948536513634``)."""
-    if precision is _CURRENT:
-        precision = _settings["precision"]
     return Notation([x], precision).scalar(x)
 
 
@@ -63,19 +42,21 @@ def _summary(precision, edgeitems=None) -> tuple[int, int]:
     return (FULL_THRESHOLD, EDGE_ITEMS) if precision is None else (SUMMARY_THRESHOLD, EDGE_ITEMS)
 
 
-def column_notation(values, precision=_CURRENT) -> Notation:
+def column_notation(values, precision: int | None = DEFAULT_PRECISION) -> Notation:
     """The one notation of a table column holding ``values`` (numbers and arrays): NumPy's
     rule over every number the column shows (see :class:`~autograd_cli.core.format.Notation`)."""
     import numpy
 
-    if precision is _CURRENT:
-        precision = _settings["precision"]
     threshold, edge = _summary(precision)
     return Notation([shown(numpy.asarray(v), threshold, edge) for v in values], precision)
 
 
 def format_value(
-    value, precision=_CURRENT, width: int | None = None, edgeitems=None, notation=None
+    value,
+    precision: int | None = DEFAULT_PRECISION,
+    width: int | None = None,
+    edgeitems=None,
+    notation=None,
 ) -> str:
     """A number or array for a person: the one formatter of every table, tree and row.
 
@@ -90,8 +71,6 @@ def format_value(
     """
     import numpy
 
-    if precision is _CURRENT:
-        precision = _settings["precision"]
     a = numpy.asarray(value)
     threshold, edge = _summary(precision, edgeitems)
     if notation is None:
@@ -105,7 +84,7 @@ def format_value(
     return numpy.array2string(a, **options)
 
 
-def one_line(value, precision=_CURRENT, limit: int = 60) -> str:
+def one_line(value, precision: int | None = DEFAULT_PRECISION, limit: int = 60) -> str:
     """:func:`format_value` on one line of at most about ``limit`` characters (a graph
     node's label, a row of text): a long array is summarised with fewer edge items, and
     cut only between numbers."""
@@ -130,11 +109,11 @@ class ValueCell:
     """A table cell holding a number or array, formatted for the width Rich gives its
     column: the lines are NumPy's, broken between numbers, never folded inside one."""
 
-    def __init__(self, value, precision=_CURRENT, notation=None):
+    def __init__(self, value, precision: int | None = DEFAULT_PRECISION, notation=None):
         import numpy
 
         self.array = numpy.asarray(value)
-        self.precision = _settings["precision"] if precision is _CURRENT else precision
+        self.precision = precision
         self.notation = notation  # the column's (column_notation), else the value's own
         self._texts: dict = {}
         self._measure: tuple | None = None
@@ -367,8 +346,11 @@ def plain_table(title: str, header: list[str], rows: list[list[str]]) -> bool:
     return True
 
 
-def render_result(expr: str, result, *, kind: str) -> None:
-    """A table: the value, then a row per variable's gradient (when there is one)."""
+def render_result(
+    expr: str, result, *, kind: str, precision: int | None = DEFAULT_PRECISION
+) -> None:
+    """A table: the value, then a row per variable's gradient (when there is one), with
+    ``precision`` digits after the point (None: every digit)."""
     order = getattr(result, "order", None)
     rows = [("value", result.value)]
     if result.grad is not None:
@@ -379,7 +361,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
         rows.append(("J·v", result.jvp))
     blocks = getattr(result, "hessian", None) or getattr(result, "jacobian", None)
     title = visible(expr.strip())
-    notation = column_notation([v for _, v in rows])
+    notation = column_notation([v for _, v in rows], precision)
     if (
         not blocks
         and not result.warnings
@@ -387,7 +369,7 @@ def render_result(expr: str, result, *, kind: str) -> None:
         and plain_table(
             title,
             ["", "shape", "value"],
-            [[label, "()", format_value(v, notation=notation)] for label, v in rows],
+            [[label, "()", format_value(v, precision, notation=notation)] for label, v in rows],
         )
     ):
         return
@@ -395,19 +377,24 @@ def render_result(expr: str, result, *, kind: str) -> None:
 
     table = _table(escape(title))
     for label, v in rows:
-        table.add_row(escape(label), shape_text(v.shape), ValueCell(v, notation=notation))
+        table.add_row(escape(label), shape_text(v.shape), ValueCell(v, precision, notation))
     console = make_console()
     console.print(table)
     if getattr(result, "hessian", None):
-        _print_blocks(console, "Hessian", result.hessian, nested=True)
+        _print_blocks(console, "Hessian", result.hessian, precision, nested=True)
     if getattr(result, "jacobian", None):
         _print_blocks(
-            console, "Jacobian", result.jacobian, nested=False, output_shape=result.value.shape
+            console,
+            "Jacobian",
+            result.jacobian,
+            precision,
+            nested=False,
+            output_shape=result.value.shape,
         )
     print_warnings(result.warnings)
 
 
-def _print_blocks(console, title, blocks, nested, output_shape=()):
+def _print_blocks(console, title, blocks, precision, nested, output_shape=()):
     """A matrix table when every block is a scalar (or a vector of a scalar variable);
     otherwise one table row per block."""
     from rich import box
@@ -420,11 +407,14 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         table.add_column("", style="bold")
         for n in names:
             table.add_column(escape(n), justify="right")
-        columns = {b: column_notation([blocks[a][b] for a in names]) for b in names}
+        columns = {b: column_notation([blocks[a][b] for a in names], precision) for b in names}
         for a in names:
             table.add_row(
                 escape(a),
-                *[escape(format_value(blocks[a][b], notation=columns[b])) for b in names],
+                *[
+                    escape(format_value(blocks[a][b], precision, notation=columns[b]))
+                    for b in names
+                ],
             )
         console.print(table)
         return
@@ -438,14 +428,17 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         table.add_column("", style="bold")
         for n in names:
             table.add_column(f"∂/∂{escape(n)}", justify="right")
-        columns = {n: column_notation([blocks[n]]) for n in names}
+        columns = {n: column_notation([blocks[n]], precision) for n in names}
         rows = output_shape[0] if output_shape else 1
         for i in range(rows):
             label = f"out[{i}]" if output_shape else "out"
             cells = [blocks[n][i] if output_shape else blocks[n] for n in names]
             table.add_row(
                 label,
-                *[escape(format_value(c, notation=columns[n])) for c, n in zip(cells, names)],
+                *[
+                    escape(format_value(c, precision, notation=columns[n]))
+                    for c, n in zip(cells, names)
+                ],
             )
         console.print(table)
         return
@@ -458,9 +451,9 @@ def _print_blocks(console, title, blocks, nested, output_shape=()):
         if nested
         else [(f"∂out/∂{n}", blk) for n, blk in blocks.items()]
     )
-    notation = column_notation([blk for _, blk in items])
+    notation = column_notation([blk for _, blk in items], precision)
     for label, blk in items:
-        table.add_row(escape(label), shape_text(blk.shape), ValueCell(blk, notation=notation))
+        table.add_row(escape(label), shape_text(blk.shape), ValueCell(blk, precision, notation))
     console.print(table)
 
 
@@ -484,21 +477,21 @@ def check_json(expr: str, result) -> dict:
     return doc
 
 
-def render_check(expr: str, result) -> None:
+def render_check(expr: str, result, precision: int | None = DEFAULT_PRECISION) -> None:
     from rich.markup import escape
 
     table = _table(user_text(expr.strip()))
     table.columns[2].header = "analytic"
     table.add_column("numeric (central differences)")
-    analytic = column_notation(result.analytic.values())
-    numeric = column_notation(result.numeric.values())
+    analytic = column_notation(result.analytic.values(), precision)
+    numeric = column_notation(result.numeric.values(), precision)
     for name in result.analytic:
         a, n = result.analytic[name], result.numeric[name]
         table.add_row(
             f"∂/∂{escape(name)}",
             shape_text(a.shape),
-            ValueCell(a, notation=analytic),
-            ValueCell(n, notation=numeric),
+            ValueCell(a, precision, analytic),
+            ValueCell(n, precision, numeric),
         )
     console = make_console()
     console.print(table)
@@ -658,7 +651,7 @@ def error_text(message: str, context: str | None = None) -> str:
     return text
 
 
-def _number_text(x) -> str:
+def number_text(x) -> str:
     """Shortest text that gives ``x`` back in its own dtype (float32 1.8185948, not
     1.8185948133468628); nan/inf/-inf as words (as JSON writes a number)."""
     value = jsonout.plain(x)
@@ -683,7 +676,7 @@ def render_plain(result) -> None:
 
     lines = []
     for _, array in _quantities(result):
-        lines.extend(_number_text(v) for v in numpy.asarray(array).ravel())
+        lines.extend(number_text(v) for v in numpy.asarray(array).ravel())
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -695,20 +688,22 @@ def render_csv(result) -> None:
     for name, array in _quantities(result):
         a = numpy.asarray(array)
         if a.ndim == 0:
-            rows.append(f"{name},,{_number_text(a[()])}")
+            rows.append(f"{name},,{number_text(a[()])}")
             continue
         for index in numpy.ndindex(a.shape):
             label = ";".join(str(i) for i in index)
-            rows.append(f"{name},{label},{_number_text(a[index])}")
+            rows.append(f"{name},{label},{number_text(a[index])}")
     sys.stdout.write("\n".join(rows) + "\n")
 
 
-def render_diff(expr: str, result, latex: bool = False) -> None:
+def render_diff(
+    expr: str, result, latex: bool = False, precision: int | None = DEFAULT_PRECISION
+) -> None:
     """The derivatives as expressions (and their values at the point, when given)."""
     from rich.markup import escape
 
     if latex:
-        sys.stdout.write("".join(line + "\n" for line in diff_latex(expr, result)))
+        sys.stdout.write("".join(line + "\n" for line in diff_latex(expr, result, precision)))
         return
     console = make_console()
     from rich import box
@@ -724,16 +719,17 @@ def render_diff(expr: str, result, latex: bool = False) -> None:
         table.add_column("value at the point")
     n = result.order
     values = {name: _float_array(d.value) for name, d in result.derivatives.items()}
-    notation = column_notation(values.values()) if evaluated else None
+    notation = column_notation(values.values(), precision) if evaluated else None
     for name, d in result.derivatives.items():
         label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
         row = [escape(label), user_text(d.text)]
         if evaluated:
-            row.append(ValueCell(values[name], notation=notation))
+            row.append(ValueCell(values[name], precision, notation))
         table.add_row(*row)
     console.print(table)
     if evaluated:
-        text = format_value(_float_array(result.value), width=max(20, console.width - 6))
+        width = max(20, console.width - 6)
+        text = format_value(_float_array(result.value), precision, width=width)
         console.print("value " + escape(text.replace("\n", "\n      ")))
     for note in result.notes:
         console.print(f"[dim]note: {user_text(note)}[/dim]")
@@ -746,7 +742,7 @@ def _float_array(v):
     return numpy.asarray(v, dtype=float)
 
 
-def diff_latex(expr: str, result) -> list[str]:
+def diff_latex(expr: str, result, precision: int | None = DEFAULT_PRECISION) -> list[str]:
     """diff's LaTeX lines, each an equation that says what it is: ``f = <the expression>``,
     then ``\\frac{\\partial f}{\\partial x} = <derivative>`` for each variable (``d``, not
     ``\\partial``, when the expression has one variable; ``\\partial^{2} f`` ... for
@@ -762,7 +758,7 @@ def diff_latex(expr: str, result) -> list[str]:
     n = result.order
 
     def equation(label: str, latex: str, value) -> str:
-        return f"{label} = {latex}" + (f" = {latex_value(value)}" if evaluated else "")
+        return f"{label} = {latex}" + (f" = {latex_value(value, precision)}" if evaluated else "")
 
     if n == 0:  # f itself, simplified (the same for every variable)
         return [equation(f, next(iter(result.derivatives.values())).latex, result.value)]
@@ -781,21 +777,21 @@ def diff_latex(expr: str, result) -> list[str]:
         line = f"\\mathbf{{H}}_{f} = \\begin{{pmatrix}} {matrix} \\end{{pmatrix}}"
         values = [[_float_array(e.value) for e in row] for row in rows] if evaluated else []
         if evaluated and all(v.ndim == 0 for row in values for v in row):
-            line += " = " + latex_value(values)  # a matrix of numbers (scalar variables)
+            line += " = " + latex_value(values, precision)  # a matrix of numbers
         lines.append(line)
     return lines
 
 
-def latex_value(value) -> str:
+def latex_value(value, precision: int | None = DEFAULT_PRECISION) -> str:
     """A value in LaTeX: a number as tables print it (``1.0806``, ``1.2346 \\times
     10^{-5}``, ``\\infty``), a vector or matrix as a ``pmatrix`` in one notation, an array
     of more dimensions as its table text."""
     a = _float_array(value)
-    notation = column_notation([a])
+    notation = column_notation([a], precision)
     if a.ndim == 0:
         return _latex_number(notation.scalar(a))
     if a.ndim > 2:
-        return "\\text{" + one_line(a) + "}"
+        return "\\text{" + one_line(a, precision) + "}"
     rows = a.reshape(1, -1) if a.ndim == 1 else a
     body = " \\\\ ".join(" & ".join(_latex_number(notation.scalar(x)) for x in row) for row in rows)
     return f"\\begin{{pmatrix}} {body} \\end{{pmatrix}}"

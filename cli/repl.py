@@ -30,11 +30,8 @@ import shlex
 import sys
 import textwrap
 from pathlib import Path
-from typing import Annotated
 
 import typer
-
-from .app import Device, Dtype, Json, MaxMemory, Timeout, app
 
 COMMANDS = (
     "eval",
@@ -68,9 +65,13 @@ x*sin(x)              evaluate an expression (or a ';'-separated program)
 
 
 class Session:
-    """The variables and the options every line shares; :meth:`line` runs one line."""
+    """The variables and the options every line shares; :meth:`line` runs one line.
 
-    def __init__(self, json_out: bool = False, device: str = "cpu", dtype: str = "float64"):
+    ``run`` runs a command line in this process and returns its exit code (the command
+    line's :func:`autograd_cli.cli.main.run`, which the repl command hands in)."""
+
+    def __init__(self, json_out: bool = False, device: str = "cpu", dtype: str = "float64", *, run):
+        self.run = run
         self.json = json_out
         self.globals = ["--device", device, "--dtype", dtype] + (["--json"] if json_out else [])
         self.variables: dict = {}
@@ -154,12 +155,15 @@ class Session:
         """The input variables of ``expr`` (none when it does not parse: the command that
         runs it reports the syntax error itself); the last answer is kept, as a line asks
         twice."""
+        from ..core.errors import AutogradCliError
         from ..grammar import parse
 
         if self._parsed[0] != expr:
             try:
                 inputs = parse(expr).inputs
-            except Exception:  # noqa: BLE001 - the command reports the error itself
+            # text the parser refuses, or too deep or large for this machine: the command
+            # that runs it reports the error itself (a bug in the parser is not hidden)
+            except (AutogradCliError, RecursionError, MemoryError):
                 inputs = []
             self._parsed = (expr, inputs)
         return self._parsed[1]
@@ -187,8 +191,6 @@ class Session:
     def _run(self, command: str, argv: list, capture: bool = False):
         """Run ``command`` on argv (the expression first) in this process; with ``capture``,
         return its JSON document (None after an error, which is reported)."""
-        from . import main
-
         expr = argv[0]
         used = self._used(expr)
         extra = ["--vars", json.dumps(used, allow_nan=True)] if used else []
@@ -200,7 +202,7 @@ class Session:
 
             buffer = io.StringIO()
             with contextlib.redirect_stdout(buffer):
-                code = main.run(args)
+                code = self.run(args)
             self._check_stop(code)
             text = buffer.getvalue()
             try:
@@ -215,7 +217,7 @@ class Session:
                 )
                 return None
             return doc
-        code = main.run(args)
+        code = self.run(args)
         self._check_stop(code)
         if code != 0:
             self.failed += 1
@@ -289,6 +291,16 @@ def history_path() -> Path:
     return Path(base) / "autograd-cli" / "history"
 
 
+def serve(session: Session, prompt: bool = True) -> int:
+    """Run the session on stdin (with the interactive prompt when ``prompt`` and both stdin
+    and stdout are terminals); its exit code: 1 when piped lines failed, else 0."""
+    if prompt and sys.stdin.isatty() and sys.stdout.isatty():
+        _interactive(session)
+    else:
+        _plain_lines(session)
+    return 1 if session.failed and not typed_at_a_terminal() else 0
+
+
 def _interactive(session: Session) -> None:
     try:
         from prompt_toolkit import PromptSession
@@ -351,36 +363,3 @@ def typed_at_a_terminal() -> bool:
         return sys.stdin.isatty()
     except (AttributeError, ValueError, OSError):  # closed or replaced by a test's stream
         return False
-
-
-@app.command("repl")
-def repl_command(
-    ctx: typer.Context,
-    json_out: Json = False,
-    device: Device = "cpu",
-    dtype: Dtype = "float64",
-    max_memory: MaxMemory = None,
-    timeout: Timeout = None,
-    plain: Annotated[
-        bool,
-        typer.Option(
-            "--no-prompt", help="Read lines without the interactive prompt, even on a terminal."
-        ),
-    ] = False,
-):
-    """Start an interactive session.
-
-    Lines such as x = 2, then x**2, :grad sin(x)*x, :diff x**3, :vars, :functions, :quit.
-    With stdin not a terminal, one result per input line (JSON with --json); exit 1 if any
-    line failed. At a terminal the session ends with 0 (Ctrl-D or :quit).
-    """
-    from .app import enter_limits
-
-    enter_limits(ctx, max_memory, timeout)  # for the whole session
-    session = Session(json_out, device, dtype)
-    if sys.stdin.isatty() and sys.stdout.isatty() and not plain and not json_out:
-        _interactive(session)
-    else:
-        _plain_lines(session)
-    if session.failed and not typed_at_a_terminal():
-        raise typer.Exit(1)

@@ -203,3 +203,12 @@ def finish() -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         _silence_stderr()
+
+
+def interrupted(json_mode: bool) -> int:
+    """Report a Ctrl-C that came before the error boundary; return its exit code, 130."""
+    if json_mode:
+        sys.stdout.write('{"error": {"kind": "interrupted", "message": "interrupted"}}\n')
+    else:
+        sys.stderr.write("autograd-cli: error: interrupted\n")
+    return 130

@@ -268,10 +268,10 @@ def test_runs_without_a_command_leave_a_reused_click_command_as_it_was(monkeypat
 
 
 def test_a_command_module_imported_first_still_gets_its_summary_and_example():
-    """``import autograd_cli.cli.analysis`` before the app: its commands register after
+    """``import autograd_cli.cli.commands.analysis`` before the app: its commands register after
     app.py's last line, and the Click command built for a run still describes them."""
     code = (
-        "import autograd_cli.cli.analysis\n"
+        "import autograd_cli.cli.commands.analysis\n"
         "from autograd_cli.cli.main import run\n"
         "raise SystemExit(run(['taylor', '--help']))\n"
     )
@@ -280,3 +280,33 @@ def test_a_command_module_imported_first_still_gets_its_summary_and_example():
     summary, example = helptext.COMMANDS["taylor"][:2]
     assert summary in r.stdout
     assert r.stdout.rstrip().endswith(example)
+
+
+# ---- the shared options are declared once ------------------------------------------------------
+
+
+def test_the_shared_options_are_declared_once_and_given_to_each_command(group):
+    """Every command with an expression takes the shared options, after its own, in one
+    order; no command module declares one of them again (batch's own --json and --strict
+    say what they mean there)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from autograd_cli.cli import commands
+    from autograd_cli.cli.commands import shared
+
+    with_expression = [n for n, sub in group.commands.items() if sub.params[0].name == "expr"]
+    assert len(with_expression) == 14
+    for name in with_expression:
+        names = [p.name for p in group.commands[name].params]
+        taken = [n for n in shared.ALL if n in names]
+        expected = shared.ALL if name != "plot" else shared.ALL[:3] + shared.ALL[5:]
+        assert tuple(taken) == expected, name
+        assert names[-len(taken) :] == taken, f"{name}: the shared options come last"
+    for info in pkgutil.iter_modules(commands.__path__):
+        if info.name in ("shared", "batch"):
+            continue
+        source = inspect.getsource(importlib.import_module(f"{commands.__name__}.{info.name}"))
+        for option in ("--json", "--device", "--dtype", "--precision", "--var", "--strict"):
+            assert f'"{option}"' not in source, f"{info.name} declares {option}"

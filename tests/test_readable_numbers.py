@@ -203,9 +203,8 @@ def test_format_value_is_the_one_formatter():
     )
     assert render.format_value(np.array([2.0, 4.0])) == "[2., 4.]"
     assert render.format_value(np.array([np.nan, np.inf, -np.inf])) == "[ nan,  inf, -inf]"
-    with render.using_precision(2):
-        assert render.format_value(np.array([1 / 3])) == "[0.33]"
-    assert render.current_precision() == render.DEFAULT_PRECISION
+    assert render.format_value(np.array([1 / 3]), 2) == "[0.33]"
+    assert render.format_value(np.array([1 / 3])) == "[0.3333]"  # DEFAULT_PRECISION
     text = render.format_value(np.arange(2000.0), width=30)
     assert "..." in text and max(len(line) for line in text.splitlines()) <= 30
     assert render.one_line(np.array([0.1, 0.4, 1.0])) == "[0.1, 0.4, 1.]"

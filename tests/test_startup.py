@@ -198,13 +198,13 @@ def test_a_named_command_is_built_alone_and_as_in_the_full_group():
 
 
 def test_option_names_are_every_commands_options():
-    """``app.OPTION_NAMES`` (the shortcut that spares a run building every command to tell
+    """``common.OPTION_NAMES`` (the shortcut that spares a run building every command to tell
     a variable from another command's option) is exactly the commands' long options."""
-    from autograd_cli.cli.app import OPTION_NAMES, _long_options
+    from autograd_cli.cli.commands.common import OPTION_NAMES, _long_options
     from autograd_cli.cli.main import click_command
 
     every = {n for sub in click_command([]).commands.values() for n in _long_options(sub)}
     assert OPTION_NAMES == every, (
-        f"update cli/app.py OPTION_NAMES: add {sorted(every - OPTION_NAMES)}, "
+        f"update cli/commands/common.py OPTION_NAMES: add {sorted(every - OPTION_NAMES)}, "
         f"remove {sorted(OPTION_NAMES - every)}"
     )

@@ -1,0 +1,1 @@
+"""The commands, by family: each module registers its commands on ``common.app``."""

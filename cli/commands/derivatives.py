@@ -1,0 +1,258 @@
+"""The derivative commands: eval, grad, hessian, jacobian and check.
+
+Each reads the expression and the values (:class:`.common.Invocation`), calls a library
+function of :mod:`autograd_cli.core.api` and hands the plain result to a renderer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from typing import Annotated
+
+import typer
+
+from .. import options
+from .common import Expr, Invocation, OutputFormat, Wrt, command, show_result
+
+
+@command("eval")
+def eval_command(
+    ctx: typer.Context,
+    expr: Expr,
+    output_format: OutputFormat = "table",
+):
+    """Evaluate the expression: its value and shape."""
+    from ...core import api
+
+    inv = Invocation(ctx, expr)
+    show_result(inv, api.eval_of(inv.program(), inv.values), output_format)
+
+
+@command("grad")
+def grad_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    grad_output: Annotated[
+        str | None,
+        typer.Option(
+            "--grad-output",
+            metavar="ARRAY",
+            help="For a non-scalar output: the vector v of the "
+            "vector-Jacobian product v^T J (a JSON array).",
+        ),
+    ] = None,
+    order_text: Annotated[
+        str | None,
+        typer.Option(
+            "--order",
+            metavar="N",
+            help="The N-th derivative of a scalar expression of one "
+            f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]",
+            show_default=False,
+        ),
+    ] = None,
+    tangent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tangent",
+            metavar="NAME=VALUE",
+            help="Forward mode, J v for the direction v "
+            "(repeatable; other variables get a zero tangent).",
+        ),
+    ] = None,
+    output_format: OutputFormat = "table",
+):
+    """Compute the value and the gradient.
+
+    With respect to every input variable (not the NAME = EXPR intermediates), or those
+    named by --wrt.  A non-scalar output needs --grad-output V (the vector-Jacobian
+    product V^T J); --order N gives the N-th derivative in one variable, --tangent forward
+    mode (J v).
+    """
+    from ...core import api
+
+    inv = Invocation(ctx, expr)
+    names = options.split_names(wrt)
+    order = 1 if order_text is None else options.parse_order(order_text, minimum=1)
+    if tangent:
+        if grad_output is not None or order != 1:
+            raise options.UsageError(
+                "--tangent (forward mode) cannot be combined with --grad-output or --order"
+            )
+        tangents = options.named_literals(tangent, "--tangent")
+        result = api.jvp_of(inv.program(), inv.values, tangents)
+    elif order > 1:
+        if grad_output is not None:
+            raise options.UsageError(
+                "--order needs a scalar output; it cannot be combined with --grad-output"
+            )
+        result = api.nth_derivative_of(inv.program(), inv.values, wrt=names, order=order)
+    else:
+        seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
+        result = api.grad_of(inv.program(), inv.values, wrt=names, grad_output=seed)
+    show_result(inv, result, output_format)
+
+
+@command("hessian")
+def hessian_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    output_format: OutputFormat = "table",
+):
+    """Compute the value, the gradient and the Hessian.
+
+    The Hessian holds every second partial of a scalar expression, with respect to every
+    variable (or those named by --wrt).
+    """
+    from ...core import api
+
+    inv = Invocation(ctx, expr)
+    names = options.split_names(wrt)
+    result = api.hessian_of(inv.program(), inv.values, wrt=names)
+    show_result(inv, result, output_format)
+    hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
+    if hint and output_format == "table":
+        from .. import render
+
+        render.make_console().print(f"[dim]note: {render.user_text(hint)}[/dim]")
+    elif hint:  # plain, csv: stdout holds only numbers
+        sys.stderr.write(f"autograd-cli: note: {hint}\n")
+
+
+def _wrt_hint(result) -> str | None:
+    """With the default --wrt (every input, as PyTorch's), a hint naming --wrt when array
+    inputs have all-zero second derivatives of their own (d²/dA² of x@A@x: 81 zeros printed).
+    Nothing is wrong, so it is a note for people, not one of JSON's warnings."""
+    blocks = result.hessian or {}
+    zero = [n for n in blocks if result.grad[n].ndim and not blocks[n][n].any()]
+    rest = [n for n in blocks if n not in zero]
+    if not zero or not rest:
+        return None
+    count = sum(blocks[n][n].size for n in zero)
+    which = " and ".join(f"∂²/∂{n}∂{n}" for n in zero)
+    return (
+        f"{which} {'is' if len(zero) == 1 else 'are'} all zero ({count:,} entries); "
+        f"try --wrt {','.join(rest)}"
+    )
+
+
+@command("jacobian")
+def jacobian_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    output_format: OutputFormat = "table",
+):
+    """Compute the value and the Jacobian.
+
+    The Jacobian of the output with respect to a variable has the output's shape followed
+    by the variable's.
+    """
+    from ...core import api
+
+    inv = Invocation(ctx, expr)
+    show_result(
+        inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format
+    )
+
+
+@command("check")
+def check_command(
+    ctx: typer.Context,
+    expr: Expr,
+    wrt: Wrt = None,
+    eps: Annotated[
+        float | None,
+        typer.Option(
+            "--eps",
+            help="Finite-difference step, > 0.  [default: 1e-6 for float64, 1e-3 for float32]",
+            show_default=False,
+        ),
+    ] = None,
+    atol: Annotated[
+        float | None,
+        typer.Option(
+            "--atol",
+            help="Absolute tolerance, >= 0.  [default: 1e-5 for float64, 1e-3 for float32]",
+            show_default=False,
+        ),
+    ] = None,
+    rtol: Annotated[
+        float | None,
+        typer.Option(
+            "--rtol",
+            help="Relative tolerance, >= 0.  [default: 1e-3 for float64, 1e-2 for float32]",
+            show_default=False,
+        ),
+    ] = None,
+):
+    """Compare the gradient with central finite differences.
+
+    The gradient by reverse mode against central differences of step --eps; they agree
+    where |analytic - numeric| <= atol + rtol * |numeric|.  Exit 1 when they do not.
+    """
+    from ...core import api
+    from ...core.gradcheck import gradcheck_defaults
+    from .. import render
+
+    inv = Invocation(ctx, expr)
+    defaults = gradcheck_defaults(inv.dtype)
+    eps = defaults["eps"] if eps is None else eps
+    atol = defaults["atol"] if atol is None else atol
+    rtol = defaults["rtol"] if rtol is None else rtol
+    if not (math.isfinite(eps) and eps > 0):
+        raise options.UsageError(f"--eps must be a finite number above 0, not {eps:g}")
+    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
+        if not (math.isfinite(tolerance) and tolerance >= 0):
+            raise options.UsageError(
+                f"{option} must be a finite number, 0 or more, not {tolerance:g}"
+            )
+    names = options.split_names(wrt)
+    _check_step(inv.values, names or list(inv.program().inputs), eps, inv.dtype)
+    result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
+    if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)
+        result = dataclasses.replace(result, warnings=[*result.warnings, NOTHING_TO_CHECK])
+    if inv.json:
+        render.emit_json(render.check_json(inv.source, result))
+    else:
+        render.render_check(inv.source, result, inv.precision)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+NOTHING_TO_CHECK = (
+    "nothing to check: the expression has no variables, so it has no gradient to compare"
+)
+
+
+def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
+    """Every checked value is finite, and --eps moves it in its dtype (1e-12 does not move
+    1.0 in float32): else a usage error naming the variable."""
+    import numpy
+
+    from ...core.expr import parse_value
+
+    for name in names:
+        if name not in values:
+            continue  # a missing value is reported by check_of, as by every command
+        parse_value(name, values[name])  # a ragged or deep value: its bad_value error first
+        with numpy.errstate(all="ignore"):
+            x = numpy.asarray(values[name], dtype=dtype)
+            stuck = (x + numpy.asarray(eps, dtype=dtype)) - (x - numpy.asarray(eps, dtype=dtype))
+        if not numpy.isfinite(x).all():
+            where = float(x[~numpy.isfinite(x)].flat[0])
+            raise options.UsageError(
+                f"--{name} = {where:g}: a gradient check needs finite values (no finite "
+                f"difference can be taken there)"
+            )
+        stuck = ~(stuck > 0)
+        if stuck.any():
+            where = float(x[stuck].flat[0])
+            raise options.UsageError(
+                f"--eps {eps:g} is too small to move --{name} = {where:g} in {dtype}; "
+                f"give a larger --eps"
+            )
