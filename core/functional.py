@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from . import backend, limits
 from .autograd import grad
 from .errors import GradError, InputError, NonScalarOutputError, ShapeError
-from .expr import derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, prepare_inputs, program_function, zeros_tangent
 from .program import Expr, Program, non_scalar_message, unknown_wrt, variables, wrt_names
+from .recording import derivative_warnings, evaluate
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [

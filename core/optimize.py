@@ -188,7 +188,7 @@ def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = 
             i += na
     else:
         from .autograd import grad
-        from .expr import evaluate
+        from .recording import evaluate
 
         ev = evaluate(flat.program, env, requires_grad=flat.names, check_domain=False)
         value = backend.to_numpy(ev.output.data)
@@ -433,7 +433,7 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
 def _third_derivative(flat: _Flat, theta, v) -> float:
     """D³f(θ)(v, v, v), the third derivative along v: three exact reverse sweeps."""
     from .autograd import grad
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import Tensor, enable_grad
 
     with enable_grad():
@@ -502,7 +502,7 @@ def _halving(theta, step, accept, tries=60):
 
 
 def _value(flat: _Flat, theta) -> float:
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import no_grad
 
     with no_grad():
@@ -619,7 +619,7 @@ def _stacked(eqs: list[Expr]) -> Expr:
 
 
 def _residual(system: Program, flat: _Flat, theta):
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import no_grad
 
     with no_grad():

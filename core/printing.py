@@ -30,8 +30,8 @@ import math
 import re
 from collections.abc import Callable
 
-from .expr import Expr, topological
 from .ops import ATOM, BOTTOM, CALL, OPS, UNARY, Printing
+from .program import Expr, topological
 
 # The binding levels (ATOM, POWER, ...) are the grammar's, declared with the op table.
 

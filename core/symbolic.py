@@ -5,7 +5,7 @@ How it works
 1. **Differentiate** (:func:`grad_exprs`).  Reverse accumulation over the
    expression DAG, iteratively.  At each node the op table's own ``vjp`` rule
    is called, with :class:`Sym` values in place of tensors: a ``Sym`` wraps an
-   :class:`~autograd_cli.core.expr.Expr` and its operators and ``_call`` build
+   :class:`~autograd_cli.core.program.Expr` and its operators and ``_call`` build
    new Expr nodes.  So the calculus is the op table's, written once; there is
    no second table of derivative rules here.  The new nodes are hash-consed
    (a subexpression built twice is one node), which is the common
@@ -86,10 +86,10 @@ from fractions import Fraction
 
 from . import backend
 from .errors import InputError, LimitError, UnsupportedError
-from .expr import evaluate
 from .interpret import Dependence, interpret
 from .ops import RuleContext
 from .program import Expr, Program, topological, wrt_names
+from .recording import evaluate
 from .tensor import OPS
 
 np = backend.host  # host-side scalar arithmetic (constant folding); arrays go through backend

@@ -197,7 +197,7 @@ def _derivatives(program, values, names, shapes):
 
 def _monte_carlo(program, values, names, shapes, theta, cov, n, seed, warnings) -> dict:
     from .batch import Unbatchable, evaluate_batch
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import no_grad
 
     np = backend.host

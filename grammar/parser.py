@@ -34,9 +34,9 @@ from ..core.errors import (
     ParseError,
     UnknownFunctionError,
 )
-from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
 from ..core.ops_linalg import einsum_subscripts
+from ..core.program import CONSTANTS, Expr, Program
 from ..core.safetext import WINDOW, visible
 from . import lalr
 

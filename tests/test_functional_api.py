@@ -25,7 +25,6 @@ from autograd_cli.core.errors import (
     ShapeError,
     UnknownVariableError,
 )
-from autograd_cli.core.expr import Expr
 from autograd_cli.core.functional import (
     derivative,
     derivatives,
@@ -45,6 +44,7 @@ from autograd_cli.core.functional import (
     vjp,
 )
 from autograd_cli.core.ops import Op, call
+from autograd_cli.core.program import Expr
 from autograd_cli.core.tensor import OPS, apply
 from autograd_cli.grammar import parse
 
