@@ -8,7 +8,13 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("autograd_cli", "autograd_cli.core", "autograd_cli.grammar", "autograd_cli.cli")
+PACKAGES = (
+    "autograd_cli",
+    "autograd_cli.core",
+    "autograd_cli.core.symbolic",
+    "autograd_cli.grammar",
+    "autograd_cli.cli",
+)
 
 
 def _modules() -> list[str]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograd_cli.core import symbolic
 from autograd_cli.core.errors import LimitError
 from autograd_cli.core.program import Expr
+from autograd_cli.core.symbolic import command as symbolic  # diff, _check_size, MAX_NODES
 from autograd_cli.grammar import parse
 
 # ---- diff: a derivative on course past its size budget is refused before it is built ------
