@@ -178,6 +178,82 @@ def _factor_order(be) -> tuple:
     return (_FACTOR_RANK[b.kind], b.label, b.uid, e.uid)
 
 
+class TermFacts:
+    """What the terms' values can be, cached by term: nan or infinite on a region
+    (:meth:`may_nan`), 0 on a region (:meth:`may_vanish`), a constant (and its value).
+    One iterative walk per new term, each node read by the functions above; the
+    :class:`~.algebra.Algebra` asks before every rule that could drop or combine a term.
+    """
+
+    def __init__(self) -> None:
+        self._nan: dict[int, bool] = {}
+        self._cval: dict[int, float | None] = {}
+        self._vanish: dict[int, bool] = {}
+        self._piecewise: dict[int, bool] = {}
+
+    # ---- where a term can be nan ---------------------------------------------
+    def may_nan(self, t: Term) -> bool:
+        """Whether ``t`` can be nan (or infinite) on a whole region of finite inputs, not
+        only at isolated points.
+
+        ``log(x)``, ``sqrt(x)``, ``x**0.5`` and ``x**y`` are nan for every x < 0, ``1/0``
+        and ``log(0)`` are infinite everywhere (so ``1/0 - 1/0`` is nan), and so
+        is anything that takes them as an operand (a ``where`` only through its branches,
+        a comparison never).  A rule that would drop such a term (``log(x) - log(x)``,
+        ``0*sqrt(x)``, ``sqrt(x)/sqrt(x)``) would turn those nans into numbers, so the
+        algebra keeps a trace of it instead (``0*log(x)``, ``sqrt(x)/sqrt(x)``).
+        Conservative, cached, iterative.  Overflow (``exp(1000) - exp(1000)``) is not counted.
+
+        The same walk finds the terms that can be 0 on a whole region (:meth:`may_vanish`):
+        ``1/(x - abs(x))`` is infinite for every x > 0.
+        """
+        memo = self._nan
+        got = memo.get(t.uid)
+        if got is not None:
+            return got
+        stack = [(t, False)]
+        while stack:
+            u, ready = stack.pop()
+            if u.uid in memo:
+                continue
+            if not ready:
+                stack.append((u, True))
+                stack.extend((c, False) for c in u.children() if c.uid not in memo)
+                continue
+            value = self._cval[u.uid] = _constant_value(u, self._cval)
+            if value is not None:  # no variables: nan or infinite is decided, here it is
+                self._vanish[u.uid] = value == 0 or not math.isfinite(value)
+                self._piecewise[u.uid] = False
+                memo[u.uid] = not math.isfinite(value)
+            else:
+                self._piecewise[u.uid] = (u.kind == FN and _fn_fact(u.data, "piecewise")) or any(
+                    self._piecewise[c.uid] for c in u.children()
+                )
+                self._vanish[u.uid] = _local_may_vanish(u, self._vanish, self._piecewise)
+                memo[u.uid] = _local_may_nan(u, memo, self._cval, self._vanish)
+        return memo[t.uid]
+
+    def may_vanish(self, t: Term) -> bool:
+        """Whether ``t`` can be 0 (or, a constant, infinite) on a whole region: the number 0,
+        or a term built on a piecewise function (``x - abs(x)`` for x > 0, ``relu(-x)``,
+        ``(x > 0)``, ``floor(x)``; not ``abs(x)`` itself).  Then ``t**-1`` is infinite
+        there, and ``t**2*t**-1`` (0*inf, nan) is not ``t``.  Other terms are 0 only at
+        points (conservatively)."""
+        self.may_nan(t)
+        return self._vanish[t.uid]
+
+    def _constant(self, t: Term) -> bool:
+        """Whether ``t`` has no variables (after :meth:`may_nan` has seen it)."""
+        self.may_nan(t)
+        return self._cval[t.uid] is not None
+
+    def _factor_may_nan(self, b: Term, e: Term) -> bool:
+        """Whether the factor ``b**e`` can be nan (or infinite) on a region."""
+        self.may_nan(b)
+        self.may_nan(e)
+        return _factor_fails(b, e, self._nan, self._cval, self._vanish)
+
+
 def _term_order(root: Term) -> list[Term]:
     """Every term under ``root``, each after its children (iterative)."""
     return toposort([root], Term.children)
