@@ -140,7 +140,7 @@ def close(a: float, b: float, rel: float = 1e-9, abs_: float = 1e-12) -> bool:
 
 def compare(text: str, var: str, rng: random.Random, points: int = 5) -> dict:
     """One corpus row: both printed derivatives, their token counts, and whether values agree."""
-    from autograd_cli.core.expr import evaluate
+    from autograd_cli.core.recording import evaluate
     from autograd_cli.grammar import parse
 
     names = parse(text).inputs

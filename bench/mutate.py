@@ -182,7 +182,15 @@ TARGETS: dict[str, dict] = {
         ],
     },
     "symbolic": {
-        "files": ["core/symbolic.py"],
+        "files": [
+            "core/symbolic/numbers.py",
+            "core/symbolic/support.py",
+            "core/symbolic/terms.py",
+            "core/symbolic/presentation.py",
+            "core/symbolic/algebra.py",
+            "core/symbolic/differentiation.py",
+            "core/symbolic/command.py",
+        ],
         "tests": [
             "tests/test_mutants_symbolic.py",
             "tests/test_symbolic.py",

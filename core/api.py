@@ -1,6 +1,6 @@
 """What the commands compute, as plain results (no printing here).
 
-Each function takes a parsed :class:`~autograd_cli.core.expr.Program`, the
+Each function takes a parsed :class:`~autograd_cli.core.program.Program`, the
 variables' values and options, and returns a result object holding host
 (NumPy) arrays; the command line hands those to a renderer.
 
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from . import backend
 from .autograd import grad as _grad
 from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
-from .expr import derivative_warnings, evaluate, parse_value
 from .program import (
     Program,
     check_values,
@@ -28,6 +27,7 @@ from .program import (
     split_names,
     topological,
 )
+from .recording import derivative_warnings, evaluate, parse_value
 from .tensor import Tensor, no_grad
 
 if TYPE_CHECKING:

@@ -18,10 +18,12 @@ import gc
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from . import backend
 from .errors import GradError, NonScalarOutputError, ShapeError
+from .toposort import toposort
 
 # A core.tensor.Tensor: not imported, as tensor.py imports this module.
 TensorLike = Any
@@ -425,22 +427,6 @@ def topological_nodes(outputs: Iterable[TensorLike], stop: Iterable[Node] = ()) 
 
     The walk does not enter the Nodes in ``stop`` (nor what lies behind them).
     """
-    order: list[Node] = []
-    seen: set[int] = {id(n) for n in stop}
-    stack: list[tuple[Node, bool]] = []
-    for out in outputs:
-        if out.grad_fn is not None and id(out.grad_fn) not in seen:
-            stack.append((out.grad_fn, False))
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for edge in reversed(node.edges):
-            if isinstance(edge, Node) and id(edge) not in seen:
-                stack.append((edge, False))
-    return order
+    roots = [out.grad_fn for out in outputs if out.grad_fn is not None]
+    roots.reverse()  # the last output's graph first, as the walk has always taken them
+    return toposort(roots, attrgetter("edges"), {id(n) for n in stop}, kind=Node)

@@ -55,7 +55,6 @@ from .errors import (
     MissingValueError,
     NonScalarOutputError,
 )
-from .expr import _describe_nonfinite
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
 from .ops.linalg import batch_label
@@ -67,6 +66,7 @@ from .program import (
     resolve_wrt,
     topological,
 )
+from .recording import _describe_nonfinite
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = ["BatchResult", "GroupError", "Unbatchable", "evaluate_batch", "BATCHABLE_OPS"]
@@ -556,7 +556,7 @@ def unbatchable_ops(program: Program) -> set:
 
 
 # ---------------------------------------------------------------------------
-# Per-row domain warnings (the same messages, per row, as core.expr.evaluate)
+# Per-row domain warnings (the same messages, per row, as core.recording.evaluate)
 # ---------------------------------------------------------------------------
 
 
@@ -759,7 +759,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
 
 
 # ---------------------------------------------------------------------------
-# Per-row derivative warnings (core.expr.derivative_warnings, as grad_of adds them)
+# Per-row derivative warnings (core.recording.derivative_warnings, as grad_of adds them)
 # ---------------------------------------------------------------------------
 
 
@@ -810,7 +810,7 @@ def _kink_rows(node, v: _V, inputs, attrs, B: int):
 
 def _derivative_warnings(program, order, computed, kinks, B, result) -> None:
     try:
-        from .expr import derivative_warnings
+        from .recording import derivative_warnings
     except ImportError:  # an engine without derivative warnings
         return
     if not kinks:

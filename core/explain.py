@@ -95,10 +95,10 @@ from .explain_steps import (  # the names of explain's results, where callers fi
     format_value,
     local_text,
 )
-from .expr import evaluate
 from .ops import RuleContext
 from .printing import to_text
 from .program import Expr, Program, topological, wrt_names
+from .recording import evaluate
 from .symbolic import Algebra, Builder, _supported, local_vjp
 from .tensor import OPS, Tensor, no_grad
 

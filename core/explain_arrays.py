@@ -19,10 +19,10 @@ from .explain_steps import (
     _walk_facts,
     format_value,
 )
-from .expr import derivative_warnings, evaluate
 from .ops import POWER, PRODUCT, SUM, RuleContext
 from .printing import to_text
 from .program import Expr, Program
+from .recording import derivative_warnings, evaluate
 from .symbolic import Algebra, Builder, UnsupportedDiffError, local_vjp
 from .tensor import OPS, Tensor, no_grad
 

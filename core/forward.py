@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable, Sequence
 from . import backend
 from .autograd import topological_nodes
 from .errors import ShapeError, UnknownVariableError
-from .expr import parse_value
 from .interpret import Interpretation, interpret
 from .ops import (
     RuleContext,
@@ -53,6 +52,7 @@ from .ops import (
     sum_to,
 )
 from .program import Expr, Program, variables
+from .recording import parse_value
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = [
@@ -637,7 +637,7 @@ def jvp_program(
 
 
 def evaluate_program(program: Program | Expr, values: dict) -> Tensor:
-    """The output of ``program`` at ``values``; Tensor values keep their graph (unlike ``expr.evaluate``)."""
+    """The output of ``program`` at ``values``; Tensor values keep their graph (unlike recording.evaluate)."""
     out, _ = jvp_program(program, values, None)
     return out
 

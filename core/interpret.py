@@ -6,7 +6,7 @@ iterative topological order, so 100,000-deep programs work), and asks an
 :class:`Interpretation` what each node's value is.  The interpretation decides
 what a "value" is:
 
-* :class:`~.expr.Recording` (``expr.evaluate``): engine tensors that record the
+* :class:`~.recording.Recording` (``recording.evaluate``): engine tensors that record the
   graph for reverse mode (values, gradients, Hessians, ``graph``, ``explain``);
 * :class:`~.forward.Duals` (``forward.jvp_program``): a primal tensor and its
   tangent, for forward mode (``--tangent``, ``taylor``-style sweeps);

@@ -34,9 +34,9 @@ from typing import Any
 from . import backend
 from .autograd import grad as engine_grad
 from .errors import InputError, NonScalarOutputError
-from .expr import evaluate
 from .program import Expr, Program, check_values, missing_value, resolve_wrt
 from .program_functional import program_hessian, program_jacobian
+from .recording import evaluate
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]

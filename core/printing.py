@@ -30,8 +30,8 @@ import math
 import re
 from collections.abc import Callable
 
-from .expr import Expr, topological
 from .ops import ATOM, BOTTOM, CALL, OPS, UNARY, Printing
+from .program import Expr, topological
 
 # The binding levels (ATOM, POWER, ...) are the grammar's, declared with the op table.
 
@@ -74,24 +74,21 @@ def format_number(value) -> str:
 
 
 def _format_list(value) -> str:
-    """A nested list literal ``[[1, 2], [3, 4]]``, built without recursion."""
-    out: list[str] = []
-    stack: list = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, (list, tuple)):
-            parts: list = ["["]
-            for i, v in enumerate(item):
-                if i:
-                    parts.append(", ")
-                parts.append(v)
-            parts.append("]")
-            stack.extend(reversed(parts))
-        else:
-            out.append(format_number(item))
-    return "".join(out)
+    """A nested list literal ``[[1, 2], [3, 4]]``, built without recursion (:func:`_emit`)."""
+    return _emit(value, _list_layout, {})
+
+
+def _list_layout(item) -> list:
+    """A list as its brackets, separators and elements; a number as its text."""
+    if not isinstance(item, (list, tuple)):
+        return [format_number(item)]
+    parts: list = ["["]
+    for i, v in enumerate(item):
+        if i:
+            parts.append(", ")
+        parts.append(v)
+    parts.append("]")
+    return parts
 
 
 def _is_negative_number(node: Expr) -> bool:
@@ -175,8 +172,9 @@ def _sharing(root: Expr, share) -> tuple[list[Expr], dict[int, str]]:
 # ---------------------------------------------------------------------------
 
 
-def _emit(top: Expr, layout: Callable[[Expr], list], names: dict[int, str]) -> str:
-    """Expand ``top`` with ``layout`` (node -> list of str and child nodes) on an explicit stack."""
+def _emit(top, layout: Callable[..., list], names: dict[int, str]) -> str:
+    """Expand ``top`` with ``layout`` (node -> list of str and child nodes) on an explicit stack
+    (a node named in ``names``, other than ``top``, is written as its name)."""
     out: list[str] = []
     stack: list = [top]
     while stack:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .errors import MissingValueError, UnknownVariableError
+from .toposort import toposort
 
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 
@@ -71,38 +73,13 @@ class Expr:
 
 def topological(roots: Iterable[Expr]) -> list[Expr]:
     """Every Expr reachable from ``roots``, each after its arguments (iterative post-order:
-    a depth-first walk, arguments left to right, each node listed once, where first reached).
-
-    Each node is visited once, with one iterator over its arguments on the stack; a leaf
-    (a constant or a variable: no arguments) is listed where it is reached, never stacked.
+    a depth-first walk, arguments left to right, each node listed once, where first reached;
+    :func:`~.toposort.toposort`).
     """
-    order: list[Expr] = []
-    seen: set[int] = set()
-    mark = seen.add
-    emit = order.append
-    for root in roots:
-        if id(root) in seen:
-            continue
-        mark(id(root))
-        if not root.args:
-            emit(root)
-            continue
-        nodes = [root]  # the path being walked, and beside it each one's arguments left
-        pending = [iter(root.args)]
-        while pending:
-            for arg in pending[-1]:
-                if id(arg) in seen:
-                    continue
-                mark(id(arg))
-                if arg.args:
-                    nodes.append(arg)
-                    pending.append(iter(arg.args))
-                    break
-                emit(arg)
-            else:
-                pending.pop()
-                emit(nodes.pop())
-    return order
+    return toposort(roots, _arguments)
+
+
+_arguments = attrgetter("args")
 
 
 @dataclass

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .errors import NonScalarOutputError
-from .expr import derivative_warnings, evaluate
 from .forward import Tape, basis, jvp_program, program_function, zeros_tangent
 from .functional import (
     _as_tuple,
@@ -35,6 +34,7 @@ from .functional import (
 )
 from .gradcheck import GradcheckResult, gradcheck
 from .program import Expr, Program, non_scalar_message, unknown_wrt, variables, wrt_names
+from .recording import derivative_warnings, evaluate
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [

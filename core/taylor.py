@@ -157,7 +157,7 @@ def _repeated(program, values, name: str, order: int) -> list:
 def _derivative_tensors(program, values, names, order) -> list:
     """D^k f at the point for k = 0..order, each an ndarray of shape (n,) * k."""
     from .autograd import grad
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import enable_grad
 
     np = backend.host
@@ -245,7 +245,7 @@ def polynomial_text(monomials, names, point) -> str:
 
 
 def _remainder(program, values, names, point, monomials, at) -> dict:
-    from .expr import evaluate
+    from .recording import evaluate
     from .tensor import no_grad
 
     unknown = sorted(set(at) - set(names))

@@ -59,9 +59,9 @@ import numpy
 
 from . import backend
 from .errors import AutogradCliError
-from .expr import parse_value
 from .interpret import Interpretation, interpret
 from .program import Expr, Program
+from .recording import parse_value
 from .tensor import OPS, Tensor, apply, no_grad
 
 __all__ = ["NoTaylorMode", "TaylorJets", "Jet", "RULES", "taylor_coefficients"]

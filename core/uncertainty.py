@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
-from .expr import evaluate
 from .program import Program, check_values, missing_value
 from .program_functional import program_hessian
+from .recording import evaluate
 from .tensor import no_grad
 
 __all__ = ["PropagateResult", "propagate", "MAX_MC"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from ..core.errors import BadValueError, InputError, LimitError
-from ..core.expr import CONSTANTS, Expr, Program
 from ..core.ops import OPS
+from ..core.program import CONSTANTS, Expr, Program
 from . import limits
 from .calls import _index_array, _part_of, build_call
 from .values import (

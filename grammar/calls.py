@@ -8,9 +8,9 @@ import difflib
 import math
 
 from ..core.errors import ArityError, InputError, LimitError, UnknownFunctionError
-from ..core.expr import Expr
 from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
 from ..core.ops.linalg import einsum_subscripts
+from ..core.program import Expr
 from . import limits
 from .values import (
     _AXIS,

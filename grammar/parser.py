@@ -30,7 +30,7 @@ import threading
 from typing import Any, cast
 
 from ..core.errors import InputError, LimitError, ParseError
-from ..core.expr import Program
+from ..core.program import Program
 from . import lalr, limits
 from .builder import Builder, _LarkCallbacks
 from .limits import (  # noqa: F401 - the limits, where callers have read them

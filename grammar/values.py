@@ -9,8 +9,8 @@ import math
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
-from ..core.expr import Expr
 from ..core.ops import OPS
+from ..core.program import Expr
 from ..core.safetext import visible
 from . import limits
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograd_cli.core.expr import topological
+from autograd_cli.core.program import topological
 
 
 def dump(program) -> tuple:

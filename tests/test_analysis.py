@@ -22,8 +22,8 @@ import pytest
 import sympy as sp
 
 from autograd_cli.core.errors import InputError
-from autograd_cli.core.expr import evaluate
 from autograd_cli.core.optimize import classify, critical, minimize, solve
+from autograd_cli.core.recording import evaluate
 from autograd_cli.core.taylor import taylor
 from autograd_cli.core.uncertainty import propagate
 from autograd_cli.grammar import parse

@@ -31,7 +31,6 @@ from autograd_cli.core.errors import (
     ShapeError,
     UnknownVariableError,
 )
-from autograd_cli.core.expr import Expr, evaluate
 from autograd_cli.core.printing import (
     count_tokens,
     format_number,
@@ -42,6 +41,8 @@ from autograd_cli.core.printing import (
     to_latex,
     to_text,
 )
+from autograd_cli.core.program import Expr
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 
 sympy = pytest.importorskip("sympy")

@@ -19,7 +19,7 @@ import weakref
 import pytest
 
 from autograd_cli.core import backward, grad, tensor
-from autograd_cli.core.expr import evaluate
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 
 N = 100_000

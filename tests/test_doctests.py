@@ -8,16 +8,16 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("autograd_cli", "autograd_cli.core", "autograd_cli.grammar", "autograd_cli.cli")
-
 
 def _modules() -> list[str]:
-    names = []
-    for package in PACKAGES:
-        for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            if info.name == "__main__":  # importing it would run the command line
-                continue
-            names.append(f"{package}.{info.name}")
+    """Every module of the package, sub-packages included (core/ops/, core/symbolic/, ...)."""
+    names = ["autograd_cli"]
+    for top in ("core", "grammar", "cli"):  # installed from folders of their own (package-dir)
+        package = importlib.import_module(f"autograd_cli.{top}")
+        names.append(package.__name__)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.rpartition(".")[2] != "__main__":  # it would run the command line
+                names.append(info.name)
     return names
 
 

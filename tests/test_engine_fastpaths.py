@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autograd_cli as ag
-from autograd_cli.core import backend, expr, no_grad, tensor
+from autograd_cli.core import backend, no_grad, recording, tensor
 from autograd_cli.core.ops import OPS, _scatter_forward
 
 
@@ -80,7 +80,7 @@ def test_domain_warnings_of_a_masked_intermediate_and_of_inputs():
     assert r.warnings[0].startswith("log gave nan")
     # a non-finite input is not a new domain problem: no warning for the ops it reaches
     assert ag.evaluate("x + 1", {"x": float("inf")}).warnings == []
-    ev = expr.evaluate(ag.parse("sum(v*2) + 1/y"), {"v": [1.0, np.inf], "y": 0.0})
+    ev = recording.evaluate(ag.parse("sum(v*2) + 1/y"), {"v": [1.0, np.inf], "y": 0.0})
     assert ev.warnings == [
         "div gave inf (a pole, division by zero or overflow; IEEE arithmetic, not an error)"
     ]

@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 
 from autograd_cli.core import OPS, api, apply, no_grad, tensor
-from autograd_cli.core.expr import topological
+from autograd_cli.core.program import topological
 from autograd_cli.grammar import parse
 
 NAN = math.nan

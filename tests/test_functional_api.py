@@ -25,7 +25,6 @@ from autograd_cli.core.errors import (
     ShapeError,
     UnknownVariableError,
 )
-from autograd_cli.core.expr import Expr
 from autograd_cli.core.functional import (
     derivative,
     derivatives,
@@ -38,6 +37,7 @@ from autograd_cli.core.functional import (
 )
 from autograd_cli.core.gradcheck import gradcheck
 from autograd_cli.core.ops import Op, call
+from autograd_cli.core.program import Expr
 from autograd_cli.core.program_functional import (
     program_derivatives,
     program_gradcheck,

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from autograd_cli.core.errors import LimitError
-from autograd_cli.core.expr import evaluate
 from autograd_cli.core.printing import to_latex, to_text
 from autograd_cli.core.program import topological
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 from autograd_cli.grammar import parser as P
 

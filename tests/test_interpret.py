@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from autograd_cli.core import batch as core_batch
-from autograd_cli.core import expr, forward
+from autograd_cli.core import forward, recording
 from autograd_cli.core.errors import MissingValueError
 from autograd_cli.core.interpret import Dependence, Interpretation, interpret
 from autograd_cli.core.program import Expr
@@ -48,7 +48,7 @@ def test_a_new_value_kind_plugs_in_and_agrees_with_the_engine():
     values = {"x": 0.7, "y": -1.3}
     floats = Floats()
     walk = interpret(program, floats, values)
-    engine = expr.evaluate(program, values).output.data
+    engine = recording.evaluate(program, values).output.data
     assert float(walk.result) == pytest.approx(float(engine), rel=0, abs=0)
     # x is read three times and y twice, but each variable is bound once; every op once.
     assert floats.calls.count(("var", "x")) == 1 and floats.calls.count(("var", "y")) == 1
@@ -62,7 +62,7 @@ def test_missing_value_is_reported_by_the_walk_for_every_evaluator():
     program = parse("x + q")
     calls = [
         lambda: interpret(program, Floats(), {"x": 1.0}),
-        lambda: expr.evaluate(program, {"x": 1.0}),
+        lambda: recording.evaluate(program, {"x": 1.0}),
         lambda: forward.jvp_program(program, {"x": 1.0}, {"x": 1.0}),
     ]
     for call in calls:
@@ -160,7 +160,7 @@ def test_unused_binding_in_batch_and_in_the_library(cli, tmp_path):
     assert r.grad["z"].shape == (2, 3) and not r.grad["z"].any()
     out, tangent = forward.jvp_program(parse(UNUSED), {"x": 1.0, "z": 5.0}, {"z": 1.0})
     assert float(out.data) == 3.0 and tangent is None
-    ev = expr.evaluate(parse(UNUSED), {"x": 2.0, "z": 5.0}, requires_grad=["z", "x"])
+    ev = recording.evaluate(parse(UNUSED), {"x": 2.0, "z": 5.0}, requires_grad=["z", "x"])
     assert set(ev.leaves) == {"x", "z"} and math.isclose(float(ev.output.data), 6.0)
 
 

@@ -32,7 +32,7 @@ from autograd_cli.core import OPS
 
 TINY = 5e-324
 NEXT = 1.0000000000000002  # the float after 1.0
-DOMAIN = re.compile(r"^\S+ gave (nan|inf) \(")  # core.expr's warning for a nan/inf value
+DOMAIN = re.compile(r"^\S+ gave (nan|inf) \(")  # core.recording's warning for a nan/inf value
 
 
 @dataclass

@@ -212,7 +212,9 @@ def test_program_is_below_every_evaluator():
         "math",
         "collections.abc",
         "dataclasses",
+        "operator",
         "autograd_cli.core.errors",
+        "autograd_cli.core.toposort",
     }
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograd_cli.core import symbolic
 from autograd_cli.core.errors import LimitError
-from autograd_cli.core.expr import Expr
+from autograd_cli.core.program import Expr
+from autograd_cli.core.symbolic import command as symbolic  # diff, _check_size, MAX_NODES
 from autograd_cli.grammar import parse
 
 # ---- diff: a derivative on course past its size budget is refused before it is built ------
@@ -201,7 +201,7 @@ def test_parse_and_evaluate_time_grows_linearly():
     # evaluated, and a syntax error after a long valid prefix (reported in time linear in
     # the text: a 1 MB one took 31 s on a loaded machine).
     from autograd_cli.core.errors import ParseError
-    from autograd_cli.core.expr import evaluate
+    from autograd_cli.core.recording import evaluate
 
     def run(n: int) -> None:
         evaluate(parse("x" + "+x" * n), {"x": 1.0})

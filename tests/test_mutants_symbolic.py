@@ -15,8 +15,8 @@ import pytest
 
 from autograd_cli import diff
 from autograd_cli.core.errors import LimitError
-from autograd_cli.core.expr import topological
 from autograd_cli.core.printing import to_text
+from autograd_cli.core.program import topological
 from autograd_cli.core.symbolic import (
     Algebra,
     SimplifyBudgetExceeded,

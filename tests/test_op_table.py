@@ -42,7 +42,6 @@ import pytest
 
 from autograd_cli.core import OPS, apply, grad, no_grad, symbolic, tensor
 from autograd_cli.core import batch as batch_module
-from autograd_cli.core.expr import Expr, topological
 from autograd_cli.core.ops import (
     _DECLARED,
     FUNCTIONS,
@@ -57,6 +56,7 @@ from autograd_cli.core.ops import (
     op_table,
 )
 from autograd_cli.core.printing import to_latex, to_text
+from autograd_cli.core.program import Expr, topological
 from autograd_cli.grammar import parse
 
 H = 1e-6

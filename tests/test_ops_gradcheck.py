@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from autograd_cli.core import OPS, Tensor, apply, grad, no_grad, tensor
-from autograd_cli.core.expr import evaluate
 from autograd_cli.core.ops import FUNCTIONS
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 
 H = 1e-6  # finite-difference step

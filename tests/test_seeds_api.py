@@ -29,7 +29,7 @@ from autograd_cli.core import (
     no_grad,
     tensor,
 )
-from autograd_cli.core.expr import evaluate
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 
 FREED = "Trying to backward through the graph a second time"

@@ -27,8 +27,9 @@ sympy = pytest.importorskip("sympy")
 from autograd_cli import diff  # noqa: E402  (the facade: core's diff takes a parsed Program)
 from autograd_cli.core import autograd  # noqa: E402
 from autograd_cli.core.errors import LimitError  # noqa: E402
-from autograd_cli.core.expr import Expr, evaluate, topological  # noqa: E402
 from autograd_cli.core.printing import to_text  # noqa: E402
+from autograd_cli.core.program import Expr, topological  # noqa: E402
+from autograd_cli.core.recording import evaluate  # noqa: E402
 from autograd_cli.core.symbolic import (  # noqa: E402
     Builder,
     SimplifyBudgetExceeded,

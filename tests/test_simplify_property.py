@@ -50,8 +50,9 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from autograd_cli import diff  # noqa: E402  (the facade: core's diff takes a parsed Program)
-from autograd_cli.core.expr import Expr, evaluate, topological  # noqa: E402
 from autograd_cli.core.printing import to_text  # noqa: E402
+from autograd_cli.core.program import Expr, topological  # noqa: E402
+from autograd_cli.core.recording import evaluate  # noqa: E402
 from autograd_cli.core.symbolic import Builder, grad_exprs, simplify  # noqa: E402
 from autograd_cli.core.tensor import OPS  # noqa: E402
 from autograd_cli.grammar import parse  # noqa: E402

@@ -22,8 +22,9 @@ from autograd_cli import diff, explain  # the facade: core's own take a parsed P
 from autograd_cli.cli import jsonout, render
 from autograd_cli.core import autograd
 from autograd_cli.core.errors import InputError, MissingValueError, UnknownVariableError
-from autograd_cli.core.expr import Expr, evaluate, topological
 from autograd_cli.core.printing import count_tokens, to_latex, to_text
+from autograd_cli.core.program import Expr, topological
+from autograd_cli.core.recording import evaluate
 from autograd_cli.core.symbolic import Builder, UnsupportedDiffError, grad_exprs, simplify
 from autograd_cli.grammar import parse
 

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from autograd_cli.core import grad, topological_nodes  # noqa: E402
-from autograd_cli.core.expr import evaluate  # noqa: E402
+from autograd_cli.core.recording import evaluate  # noqa: E402
 from autograd_cli.grammar import parse  # noqa: E402
 
 NAMES = ("x", "y", "z")

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from autograd_cli.core import backend
-from autograd_cli.core.expr import evaluate
+from autograd_cli.core.recording import evaluate
 from autograd_cli.core.taylor import _repeated, taylor
 from autograd_cli.core.taylor_mode import RULES, NoTaylorMode, TaylorJets, taylor_coefficients
 from autograd_cli.grammar import parse

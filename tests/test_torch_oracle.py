@@ -32,7 +32,7 @@ import pytest
 
 from autograd_cli.core import OPS, Tensor, apply, grad, no_grad, tensor
 from autograd_cli.core.errors import ShapeError
-from autograd_cli.core.expr import evaluate
+from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
 
 N_GRAPHS = 400

@@ -170,12 +170,12 @@ def value_shape(name: str, value, what: str):
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError, OverflowError):
-        from ...core.expr import parse_value
+        from ...core.recording import parse_value
 
         parse_value(name, value)  # raises the usual "bad value" error
         raise BadValueError(f"bad value for {name!r}") from None
     if arr.ndim > 32:  # more dimensions than a value may have: parse_value's error
-        from ...core.expr import parse_value
+        from ...core.recording import parse_value
 
         parse_value(name, value)
     return arr, arr.shape

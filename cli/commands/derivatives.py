@@ -234,7 +234,7 @@ def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
     1.0 in float32): else a usage error naming the variable."""
     import numpy
 
-    from ...core.expr import parse_value
+    from ...core.recording import parse_value
 
     for name in names:
         if name not in values:

@@ -1,8 +1,12 @@
-"""Evaluation of a parsed program on the engine's tensors.
+"""The Recording interpretation: a program evaluated on the engine's tensors, which record
+the graph (values and reverse mode), and the warnings of an evaluation.
 
-The program itself (:class:`Expr`, :class:`Program`, :func:`topological`) is
-defined in :mod:`.program` and re-exported here, where the parser and the
-printers have always found it.
+:func:`evaluate` walks a program once through :func:`~.interpret.interpret` with a
+:class:`Recording` (each node an ``apply`` that records a Node); :func:`domain_warnings`
+reports ops that gave nan or inf from finite arguments, :func:`derivative_warnings` the
+kinks a gradient passed through (the op table's ``kink`` rules); :func:`parse_value`
+turns a variable's value into a backend array.  The program itself (:class:`Expr`,
+:class:`Program`, :func:`topological`) is :mod:`.program`'s.
 
 Nothing here recurses: every walk is over an explicit stack, so expressions
 nested 100,000 deep evaluate like shallow ones.
@@ -17,19 +21,17 @@ from . import backend
 from .autograd import gc_paused
 from .errors import BadValueError
 from .interpret import Interpretation, interpret
-from .program import CONSTANTS, Expr, Program, topological, unknown_wrt, variables
+from .program import Expr, Program, topological, unknown_wrt, variables
 from .tensor import OPS, Tensor, apply
 
 __all__ = [
-    "CONSTANTS",
     "Evaluation",
-    "Expr",
-    "Program",
+    "Recording",
     "all_finite",
     "derivative_warnings",
+    "domain_warnings",
     "evaluate",
     "parse_value",
-    "topological",
 ]
 
 
