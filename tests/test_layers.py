@@ -283,11 +283,6 @@ def test_no_import_cycles_anywhere():
     assert [c for c in _project_cycles() if c not in inside_cli] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 step 5 (the cli helper's part): app <-> analysis, plot, repl, main; "
-    "remove this mark when that lands",
-)
 def test_no_import_cycle_inside_cli():
     assert [c for c in _project_cycles() if all(_layer(n) == "cli" for n in c)] == []
 

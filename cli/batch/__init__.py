@@ -8,7 +8,7 @@ per line in (SPEC.md, "Batch").
 * :mod:`.io`: the reader (line limits, chunks), the sink (stdout or ``-o``, through
   ``cli/files.py``'s one output policy), the stop signals, the progress bar;
 * :mod:`.command`: the command line checked once, the run driven (:func:`run_batch`),
-  the summary; ``command.main`` is what the Typer command calls;
+  the summary (cli/commands/batch.py picks the engine and runs it);
 * :mod:`.dask` and :mod:`.dask_parts`: the Dask engine (``--engine dask``), which uses only
   the public names (each module's ``__all__``) of the others.
 

@@ -6,7 +6,8 @@ as an editor shows it; a CSV header is line 1), or ``{"line": N, "error": {...}}
 The parts: :mod:`.records` (a line read into its record), :mod:`.engine` (a chunk of
 records evaluated), :mod:`.io` (reading, writing, stop signals); this module checks the
 command line once, drives the run (:func:`run_batch`) and reports (:class:`Summary`);
-:func:`main` is what the Typer command (cli/app.py) calls.
+the Typer command (cli/commands/batch.py) picks the engine and calls :func:`run_batch` or the
+Dask engine's runner.
 
 * The input is read in chunks of ``--chunk-size`` lines, so memory stays bounded; a
   chunk's lines are written in input order once the chunk is done.
@@ -73,7 +74,6 @@ __all__ = [
     "check_csv_program",
     "check_options",
     "check_settings",
-    "main",
     "run_batch",
     "runaway_message",
 ]
@@ -463,74 +463,3 @@ def _drive(
             return
         if interrupt.requested:
             raise Stop()
-
-
-def main(
-    file: str,
-    *,
-    device: str,
-    dtype: str,
-    max_memory,
-    timeout,
-    engine: str,
-    scheduler,
-    workers,
-    partition_size,
-    wrt,
-    order_text,
-    at,
-    **given,
-) -> None:
-    """The ``batch`` command once its options are parsed (cli/app.py's ``batch_command``):
-    the settings checked, the run made by the local or the Dask engine, the summary told,
-    the exit code raised.  ``given``: BatchOptions' own fields (expr, op, input_format,
-    output, chunk_size, fail_fast, progress, strict) and the analysis settings (method,
-    gtol, tol, max_iter, trace, corr, mc, seed)."""
-    from ...core import backend, limits
-
-    if dtype not in ("float64", "float32"):
-        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
-    if device not in ("cpu", "gpu"):
-        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
-    memory = options.parse_max_memory(max_memory)
-    seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
-    run = run_batch
-    if engine != "local" or (scheduler, workers, partition_size) != (None, None, None):
-        from . import dask  # loaded on that path only
-
-        settings = dask.engine_options(
-            engine, scheduler, workers, partition_size, device, dtype, memory
-        )
-        run = run if settings is None else dask.runner(settings)
-    fields = {k: given.pop(k) for k in _OPTION_FIELDS if k in given}
-    given["trace"] = given.get("trace") or None
-    given["at"] = None if at is None else options.named_literals(at, "--at")
-    # each applies to the lines whose op takes it (a line's own key wins)
-    settings = {k: given[k] for k in _SETTINGS if given.get(k) is not None}
-    with backend.using(device=device, dtype=dtype), limits.using(memory):
-        summary = run(
-            BatchOptions(
-                source=file,
-                wrt=options.split_names(wrt) or None,
-                order=None if order_text is None else options.parse_order(order_text, None),
-                timeout=seconds,
-                settings=settings or None,
-                **fields,
-            )
-        )
-    summary.exit()
-
-
-#: BatchOptions' fields that ``main`` takes as they are
-_OPTION_FIELDS = (
-    "expr",
-    "op",
-    "input_format",
-    "output",
-    "chunk_size",
-    "fail_fast",
-    "progress",
-    "strict",
-)
-#: the analysis settings ``main`` takes, as a line's keys, in the order they are checked
-_SETTINGS = ("method", "gtol", "tol", "max_iter", "trace", "at", "corr", "mc", "seed")

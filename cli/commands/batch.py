@@ -190,10 +190,8 @@ def batch_command(
     dask the lines are evaluated on a Dask cluster (FILE may be a glob or a folder; Parquet
     too): the same output, in order.
     """
-    from ..batch import command as batch
-
     given = shared(ctx)
-    batch.main(
+    _run(
         file,
         device=given.device,
         dtype=given.dtype,
@@ -223,3 +221,76 @@ def batch_command(
         mc=mc,
         seed=seed,
     )
+
+
+def _run(
+    file: str,
+    *,
+    device: str,
+    dtype: str,
+    max_memory,
+    timeout,
+    engine: str,
+    scheduler,
+    workers,
+    partition_size,
+    wrt,
+    order_text,
+    at,
+    **given,
+) -> None:
+    """The ``batch`` command once its options are parsed:
+    the settings checked, the run made by the local or the Dask engine, the summary told,
+    the exit code raised.  ``given``: BatchOptions' own fields (expr, op, input_format,
+    output, chunk_size, fail_fast, progress, strict) and the analysis settings (method,
+    gtol, tol, max_iter, trace, corr, mc, seed)."""
+    from ...core import backend, limits
+    from ..batch import command
+    from ..batch.records import BatchOptions
+
+    if dtype not in ("float64", "float32"):
+        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
+    if device not in ("cpu", "gpu"):
+        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+    memory = options.parse_max_memory(max_memory)
+    seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
+    run = command.run_batch
+    if engine != "local" or (scheduler, workers, partition_size) != (None, None, None):
+        from ..batch import dask  # loaded on that path only
+
+        settings = dask.engine_options(
+            engine, scheduler, workers, partition_size, device, dtype, memory
+        )
+        run = run if settings is None else dask.runner(settings)
+    fields = {k: given.pop(k) for k in _FIELDS if k in given}
+    given["trace"] = given.get("trace") or None
+    given["at"] = None if at is None else options.named_literals(at, "--at")
+    # each applies to the lines whose op takes it (a line's own key wins)
+    settings = {k: given[k] for k in _SETTINGS if given.get(k) is not None}
+    with backend.using(device=device, dtype=dtype), limits.using(memory):
+        summary = run(
+            BatchOptions(
+                source=file,
+                wrt=options.split_names(wrt) or None,
+                order=None if order_text is None else options.parse_order(order_text, None),
+                timeout=seconds,
+                settings=settings or None,
+                **fields,
+            )
+        )
+    summary.exit()
+
+
+#: BatchOptions' fields that ``_run`` takes as they are
+_FIELDS = (
+    "expr",
+    "op",
+    "input_format",
+    "output",
+    "chunk_size",
+    "fail_fast",
+    "progress",
+    "strict",
+)
+#: the analysis settings ``_run`` takes, as a line's keys, in the order they are checked
+_SETTINGS = ("method", "gtol", "tol", "max_iter", "trace", "at", "corr", "mc", "seed")
