@@ -184,3 +184,16 @@ def test_anchors_follow_githubs_rule(tmp_path):
         "usage-1",
         "minimize-solve-critical",
     ]
+
+
+def test_architectures_files_and_example_row_are_todays():
+    # ARCHITECTURE.md names the modules a newcomer opens and shows erfcx's table row: both
+    # must be the code's, not last year's layout.
+    text = (ROOT / "ARCHITECTURE.md").read_text("utf-8")
+    row = next(line.strip() for line in text.splitlines() if line.strip().startswith("_unary("))
+    table = (ROOT / "core" / "ops" / "elementwise.py").read_text("utf-8")
+    assert row in table.splitlines()
+    paths = re.findall(r"`((?:cli|core|grammar|facade)/[\w/]+\.py)", text)
+    assert len(paths) >= 10
+    for path in paths:
+        assert (ROOT / path).is_file(), path
