@@ -454,18 +454,15 @@ def apply(op, *args, **attrs) -> Tensor:
                 _check_size(op, inputs, attrs)
         else:
             _check_size(op, inputs, attrs)
-    token = backend.quiet_enter()
     try:
         if n == 1:
-            data = op.forward(inputs[0].data, **attrs)
+            data = backend.quiet_call(op.forward, inputs[0].data, **attrs)
         elif n == 2:
-            data = op.forward(inputs[0].data, inputs[1].data, **attrs)
+            data = backend.quiet_call(op.forward, inputs[0].data, inputs[1].data, **attrs)
         else:
-            data = op.forward(*[t.data for t in inputs], **attrs)
+            data = backend.quiet_call(op.forward, *[t.data for t in inputs], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
-    finally:
-        backend.quiet_exit(token)
     if not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
     out = Tensor.__new__(Tensor)
