@@ -163,18 +163,9 @@ def _matrix_op(name, node, forward, vjp, jvp, *, latex=None, printing=None, **mo
     ``latex`` (default ``\\operatorname{name}``) unless ``printing`` says otherwise."""
     if printing is None:
         printing = function(name, latex=latex or f"\\operatorname{{{name}}}")
+    stack = ("trailing", 2)  # batched over all but the last two dimensions
     register(
-        Op(
-            name,
-            node,
-            forward,
-            vjp,
-            jvp,
-            kind="linalg",
-            printing=printing,
-            batching=("trailing", 2),
-            **more,
-        )
+        Op(name, node, forward, vjp, jvp, kind="linalg", printing=printing, batching=stack, **more)
     )
 
 
