@@ -31,6 +31,7 @@ _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,18}")
 _PLAIN_FLOAT = re.compile(
     r"[+-]?(?:[0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,3})?"
 )
+_PLAIN = {int: _PLAIN_INT, float: _PLAIN_FLOAT}  # the text each type converts from here
 
 try:
     from typer._coercion import RuntimeParam as _RuntimeParam
@@ -45,17 +46,11 @@ def plain_value(annotation, value):
     kind = type(value)
     if annotation is str or annotation is bool:
         return value if kind is annotation else NotImplemented
-    if annotation is int:
-        if kind is int:
+    if annotation is int or annotation is float:
+        if kind is annotation:
             return value
-        if kind is str and _PLAIN_INT.fullmatch(value):
-            return int(value)
-        return NotImplemented
-    if annotation is float:
-        if kind is float:
-            return value
-        if kind is str and _PLAIN_FLOAT.fullmatch(value):
-            return float(value)
+        if kind is str and _PLAIN[annotation].fullmatch(value):
+            return annotation(value)
         return NotImplemented
     if annotation == list[str] and kind in (list, tuple) and all(type(v) is str for v in value):
         return list(value)

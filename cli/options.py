@@ -441,6 +441,7 @@ def _file_kind(path: str, what: str) -> str:
 def _open_binary(path: str, what: str, regular: bool = True):
     """The file, open for reading; a NumPy file (``regular``) must be a regular file no
     larger than the memory limit."""
+    import contextlib
     import os
     import stat
 
@@ -449,14 +450,13 @@ def _open_binary(path: str, what: str, regular: bool = True):
     except OSError as exc:
         raise UsageError(f"{what}: cannot read {excerpt(path)}: {exc.strerror}") from None
     if regular:
-        try:
+        with contextlib.ExitStack() as on_error:  # closes the file if a check fails
+            on_error.callback(f.close)
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise UsageError(f"{what}: {excerpt(path)} is not a regular file")
             _check_file_size(st.st_size, what, path)
-        except BaseException:
-            f.close()
-            raise
+            on_error.pop_all()  # checked: the caller's with-block closes it
     return f
 
 

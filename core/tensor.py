@@ -59,6 +59,17 @@ def _not_a_number(data) -> str | None:
     return None
 
 
+def _reduction(name: str, op: str):
+    """Tensor's method ``name`` for the reduction ``op``: ``t.sum(axis=None, keepdims=False)``."""
+
+    def method(self, axis=None, keepdims: bool = False):
+        return apply(OPS[op], self, axis=_normalize_axis(axis), keepdims=keepdims)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
 class Tensor:
     """An array with autograd metadata, modelled on ``torch.Tensor``.
 
@@ -327,23 +338,12 @@ class Tensor:
     def matmul(self, other):
         return self @ other
 
-    def sum(self, axis=None, keepdims: bool = False):
-        return apply(OPS["sum"], self, axis=_normalize_axis(axis), keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims: bool = False):
-        return apply(OPS["mean"], self, axis=_normalize_axis(axis), keepdims=keepdims)
-
-    def prod(self, axis=None, keepdims: bool = False):
-        return apply(OPS["prod"], self, axis=_normalize_axis(axis), keepdims=keepdims)
-
-    def max(self, axis=None, keepdims: bool = False):
-        return apply(OPS["amax"], self, axis=_normalize_axis(axis), keepdims=keepdims)
-
-    def min(self, axis=None, keepdims: bool = False):
-        return apply(OPS["amin"], self, axis=_normalize_axis(axis), keepdims=keepdims)
-
-    def norm(self, axis=None, keepdims: bool = False):
-        return apply(OPS["norm"], self, axis=_normalize_axis(axis), keepdims=keepdims)
+    sum = _reduction("sum", "sum")
+    mean = _reduction("mean", "mean")
+    prod = _reduction("prod", "prod")
+    max = _reduction("max", "amax")
+    min = _reduction("min", "amin")
+    norm = _reduction("norm", "norm")
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -454,18 +454,15 @@ def apply(op, *args, **attrs) -> Tensor:
                 _check_size(op, inputs, attrs)
         else:
             _check_size(op, inputs, attrs)
-    token = backend.quiet_enter()
     try:
         if n == 1:
-            data = op.forward(inputs[0].data, **attrs)
+            data = backend.quiet_call(op.forward, inputs[0].data, **attrs)
         elif n == 2:
-            data = op.forward(inputs[0].data, inputs[1].data, **attrs)
+            data = backend.quiet_call(op.forward, inputs[0].data, inputs[1].data, **attrs)
         else:
-            data = op.forward(*[t.data for t in inputs], **attrs)
+            data = backend.quiet_call(op.forward, *[t.data for t in inputs], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
-    finally:
-        backend.quiet_exit(token)
     if not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
     out = Tensor.__new__(Tensor)

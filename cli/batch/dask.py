@@ -164,8 +164,14 @@ def _cluster(distributed, engine: DaskOptions):
             if not in_process:
                 # Ctrl-C at a terminal reaches the whole process group: the workers ignore
                 # it from here on (this process answers it, then closes the cluster).
-                with contextlib.suppress(Exception):  # best effort: a worker that missed it
-                    # answers a Ctrl-C with its own exit, which the client reports as usual
+                # Best effort: a worker that missed it answers a Ctrl-C with its own exit,
+                # which the client reports as usual.  What registering raises: the cluster's
+                # comms (OSError: CommClosedError, TimeoutError), a closing client
+                # (ClosedClientError, RuntimeError from a closed loop), or the worker's own
+                # setup re-raised here (signal.signal: ValueError, OSError).
+                with contextlib.suppress(
+                    OSError, RuntimeError, ValueError, distributed.client.ClosedClientError
+                ):
                     client.register_plugin(_worker_plugin(distributed)(), name="autograd-cli")
         yield client
     finally:
@@ -568,7 +574,12 @@ def _drain(run: _Run) -> None:
 def _cancel(run: _Run, client) -> None:
     futures = list(run.futures.values()) + list(run.measures.values())
     if futures:
-        with contextlib.suppress(Exception):  # best effort: the cluster is closed next anyway
+        from distributed.client import ClosedClientError
+
+        # Best effort: the cluster is closed next anyway.  Cancelling only sends a message:
+        # a client no longer running refuses it (ClosedClientError), a closed event loop
+        # cannot run it (RuntimeError).
+        with contextlib.suppress(ClosedClientError, RuntimeError, OSError):
             client.cancel(futures)
 
 

@@ -173,7 +173,9 @@ class Chunk:
             return make(*args)
         except Exception as exc:  # noqa: BLE001 - a line's error is its record: whatever a
             # line's own text or values make the parser or a renderer raise (as rows.outcome
-            # takes every exception of its evaluation), never a stop signal (BaseException)
+            # takes every exception of its evaluation), never a stop signal (BaseException).
+            # Not rows.outcome's catch again: this one holds what comes before the evaluation
+            # (the line's parse) and after it (an analysis result's document).
             self.fail(pos, exc)
             return FAILED
 

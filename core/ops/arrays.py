@@ -229,32 +229,27 @@ def _log_softmax_jvp(n, ts):
     return ts[0] - _sum_keep(call("exp", n.out) * ts[0], n.attrs["axis"])
 
 
-register(
-    Op(
-        "softmax",
-        "SoftmaxBackward0",
-        _softmax_forward,
-        _softmax_vjp,
-        _softmax_jvp,
-        kind="shape",
-        printing=function("softmax", latex="\\operatorname{softmax}"),
-        params=(Param("axis", "axis", -1),),
-        batching=("axes",),
-    )
-)
-register(
-    Op(
+# The two normalisations along ``axis`` (default the last), batched over the other axes.
+for _name, _node, _latex, _rules in (
+    ("softmax", "SoftmaxBackward0", "softmax", (_softmax_forward, _softmax_vjp, _softmax_jvp)),
+    (
         "log_softmax",
         "LogSoftmaxBackward0",
-        _log_softmax_forward,
-        _log_softmax_vjp,
-        _log_softmax_jvp,
-        kind="shape",
-        printing=function("log_softmax", latex="\\operatorname{log\\_softmax}"),
-        params=(Param("axis", "axis", -1),),
-        batching=("axes",),
+        "log\\_softmax",
+        (_log_softmax_forward, _log_softmax_vjp, _log_softmax_jvp),
+    ),
+):
+    register(
+        Op(
+            _name,
+            _node,
+            *_rules,
+            kind="shape",
+            printing=function(_name, latex=f"\\operatorname{{{_latex}}}"),
+            params=(Param("axis", "axis", -1),),
+            batching=("axes",),
+        )
     )
-)
 
 
 # ---- cumprod(x, axis=None): running products; without an axis over the flattened array ----

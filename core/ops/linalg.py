@@ -157,6 +157,18 @@ def _unsqueeze(t):
     return reshape(t, tuple(t.shape) + (1, 1))
 
 
+def _matrix_op(name, node, forward, vjp, jvp, *, latex=None, printing=None, **more) -> None:
+    """Register the matrix function ``name``: kind "linalg", batched over all but the
+    trailing two dimensions (a stack of matrices), printed ``name(...)`` and in LaTeX
+    ``latex`` (default ``\\operatorname{name}``) unless ``printing`` says otherwise."""
+    if printing is None:
+        printing = function(name, latex=latex or f"\\operatorname{{{name}}}")
+    stack = ("trailing", 2)  # batched over all but the last two dimensions
+    register(
+        Op(name, node, forward, vjp, jvp, kind="linalg", printing=printing, batching=stack, **more)
+    )
+
+
 # ---- det(A): the determinant of a square matrix (a stack: one per matrix) -----------------
 #
 # d det / dA is the cofactor matrix C (adj(A)ᵀ), continuous everywhere.  Where det(A) != 0
@@ -226,18 +238,7 @@ def _det_jvp(n, ts):
     return call("sum", _cofactors(n.inputs[0], n.out) * ts[0], axis=(-2, -1), keepdims=False)
 
 
-register(
-    Op(
-        "det",
-        "LinalgDetBackward0",
-        _det_forward,
-        _det_vjp,
-        _det_jvp,
-        kind="linalg",
-        printing=function("det", latex="\\det"),
-        batching=("trailing", 2),
-    )
-)
+_matrix_op("det", "LinalgDetBackward0", _det_forward, _det_vjp, _det_jvp, latex="\\det")
 
 
 # ---- inv(A): the inverse of a square matrix ------------------------------------------------
@@ -270,17 +271,13 @@ def _inv_jvp(n, ts):
     return -call("matmul", call("matmul", n.out, ts[0]), n.out)
 
 
-register(
-    Op(
-        "inv",
-        "LinalgInvExBackward0",
-        _inv_forward,
-        _inv_vjp,
-        _inv_jvp,
-        kind="linalg",
-        printing=function("inv", latex=((0, ATOM), "^{-1}"), latex_level=POWER),
-        batching=("trailing", 2),
-    )
+_matrix_op(
+    "inv",
+    "LinalgInvExBackward0",
+    _inv_forward,
+    _inv_vjp,
+    _inv_jvp,
+    printing=function("inv", latex=((0, ATOM), "^{-1}"), latex_level=POWER),
 )
 
 
@@ -369,19 +366,14 @@ def _solve_jvp(n, ts):
     return reshape(dx, tuple(n.out.shape)) if vector else dx
 
 
-register(
-    Op(
-        "solve",
-        "LinalgSolveExBackward0",
-        _solve_forward,
-        _solve_vjp,
-        _solve_jvp,
-        arity=2,
-        kind="linalg",
-        printing=function("solve", latex="\\operatorname{solve}"),
-        size=_solve_size,
-        batching=("trailing", 2),
-    )
+_matrix_op(
+    "solve",
+    "LinalgSolveExBackward0",
+    _solve_forward,
+    _solve_vjp,
+    _solve_jvp,
+    arity=2,
+    size=_solve_size,
 )
 
 
@@ -453,18 +445,7 @@ def _cholesky_jvp(n, ts):
     return call("matmul", L, _phi(y))
 
 
-register(
-    Op(
-        "cholesky",
-        "LinalgCholeskyExBackward0",
-        _cholesky_forward,
-        _cholesky_vjp,
-        _cholesky_jvp,
-        kind="linalg",
-        printing=function("cholesky", latex="\\operatorname{cholesky}"),
-        batching=("trailing", 2),
-    )
-)
+_matrix_op("cholesky", "LinalgCholeskyExBackward0", _cholesky_forward, _cholesky_vjp, _cholesky_jvp)
 
 
 # ---- trace(A): the sum of the main diagonal --------------------------------------------------
@@ -483,18 +464,14 @@ def _trace_vjp(n, g):
     return (_unsqueeze(g) * backend.host.eye(m, k),)
 
 
-register(
-    Op(
-        "trace",
-        "TraceBackward0",
-        _trace_forward,
-        _trace_vjp,
-        lambda n, ts: None if ts[0] is None else call("trace", ts[0]),
-        saves=False,
-        kind="linalg",
-        printing=function("trace", latex="\\operatorname{tr}"),
-        batching=("trailing", 2),
-    )
+_matrix_op(
+    "trace",
+    "TraceBackward0",
+    _trace_forward,
+    _trace_vjp,
+    lambda n, ts: None if ts[0] is None else call("trace", ts[0]),
+    latex="\\operatorname{tr}",
+    saves=False,
 )
 
 
@@ -1106,17 +1083,12 @@ def _svd_jvp(n, ts):
     return dVh
 
 
-register(
-    Op(
-        "svdvals",
-        "LinalgSvdBackward0",
-        _svdvals_forward,
-        lambda n, g: (_svd_backward(n.inputs[0], None, g, None),),
-        lambda n, ts: None if ts[0] is None else _svd_jvp_values(n, ts[0]),
-        kind="linalg",
-        printing=function("svdvals", latex="\\operatorname{svdvals}"),
-        batching=("trailing", 2),
-    )
+_matrix_op(
+    "svdvals",
+    "LinalgSvdBackward0",
+    _svdvals_forward,
+    lambda n, g: (_svd_backward(n.inputs[0], None, g, None),),
+    lambda n, ts: None if ts[0] is None else _svd_jvp_values(n, ts[0]),
 )
 
 
@@ -1126,18 +1098,13 @@ def _svd_jvp_values(n, dA):
     return call("sum", U * call("matmul", dA, call("mT", Vh)), axis=-2, keepdims=False)
 
 
-register(
-    Op(
-        "svd",
-        "LinalgSvdBackward0",
-        _svd_forward,
-        _svd_vjp,
-        _svd_jvp,
-        kind="linalg",
-        printing=function("svd", latex="\\operatorname{svd}"),
-        params=(Param("full_matrices", "flag", True), Param("part", "part", None)),
-        batching=("trailing", 2),
-    )
+_matrix_op(
+    "svd",
+    "LinalgSvdBackward0",
+    _svd_forward,
+    _svd_vjp,
+    _svd_jvp,
+    params=(Param("full_matrices", "flag", True), Param("part", "part", None)),
 )
 
 

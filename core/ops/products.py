@@ -110,17 +110,17 @@ def _outer(x, y, left: bool):
         b = xp.swapaxes(b, -1, -2)
     else:
         a = xp.swapaxes(a, -1, -2)
-    token = backend.quiet_enter()
-    try:
-        r = xp.multiply(a, b)
-        # Adding 0 changes only a -0.0 entry.  Factors without a zero whose smallest
-        # magnitudes multiply to a normal number make no zero product at all (not even by
-        # underflow): the pass over the product is then skipped.  nan fails the test.
-        if not xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY:
-            r += r.dtype.type(0)
-    finally:
-        backend.quiet_exit(token)
-    return Tensor._wrap(r)
+    return Tensor._wrap(backend.quiet_call(_outer_product, xp, a, b))
+
+
+def _outer_product(xp, a, b):
+    r = xp.multiply(a, b)
+    # Adding 0 changes only a -0.0 entry.  Factors without a zero whose smallest
+    # magnitudes multiply to a normal number make no zero product at all (not even by
+    # underflow): the pass over the product is then skipped.  nan fails the test.
+    if not xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY:
+        r += r.dtype.type(0)
+    return r
 
 
 _TINY = 1e-30  # far above the underflow threshold of float64 and float32 products

@@ -29,30 +29,25 @@ def _sum_to_forward(a, shape):
     return r.reshape(shape)
 
 
-register(
-    Op(
-        "broadcast_to",
-        "ExpandBackward0",
-        _broadcast_to_forward,
-        lambda n, g: (sum_to(g, n.shapes[0]),),
-        lambda n, ts: None if ts[0] is None else broadcast_to(ts[0], n.attrs["shape"]),
-        saves=False,
-        kind="shape",
-        internal=True,
+def _broadcast_pair(name, node, forward, itself, adjoint) -> None:
+    """Register broadcast_to or sum_to (internal): each is the other's vjp (``adjoint``, back
+    to the input's shape) and, being linear, its own jvp (``itself``, on the tangent)."""
+    register(
+        Op(
+            name,
+            node,
+            forward,
+            lambda n, g: (adjoint(g, n.shapes[0]),),
+            lambda n, ts: None if ts[0] is None else itself(ts[0], n.attrs["shape"]),
+            saves=False,
+            kind="shape",
+            internal=True,
+        )
     )
-)
-register(
-    Op(
-        "sum_to",
-        "SumToSizeBackward0",
-        _sum_to_forward,
-        lambda n, g: (broadcast_to(g, n.shapes[0]),),
-        lambda n, ts: None if ts[0] is None else sum_to(ts[0], n.attrs["shape"]),
-        saves=False,
-        kind="shape",
-        internal=True,
-    )
-)
+
+
+_broadcast_pair("broadcast_to", "ExpandBackward0", _broadcast_to_forward, broadcast_to, sum_to)
+_broadcast_pair("sum_to", "SumToSizeBackward0", _sum_to_forward, sum_to, broadcast_to)
 register(
     Op(
         "reshape",

@@ -133,6 +133,21 @@ class Builder:
         return Sym(expr, self)
 
 
+def _operator(op: str, reflected: bool = False):
+    """Sym's ``__OP__`` (``self OP other``) or, ``reflected``, its ``__rOP__`` (``other OP self``)."""
+    if reflected:
+
+        def method(self, other):
+            return self._binary(op, other, self)
+
+    else:
+
+        def method(self, other):
+            return self._binary(op, self, other)
+
+    return method
+
+
 class Sym:
     """A scalar symbolic value: the op table's rules run on it to build derivative graphs.
 
@@ -168,35 +183,16 @@ class Sym:
         bl = self.builder
         return bl.wrap(bl.apply(op, (bl.as_expr(a), bl.as_expr(b))))
 
-    def __add__(self, other):
-        return self._binary("add", self, other)
-
-    def __radd__(self, other):
-        return self._binary("add", other, self)
-
-    def __sub__(self, other):
-        return self._binary("sub", self, other)
-
-    def __rsub__(self, other):
-        return self._binary("sub", other, self)
-
-    def __mul__(self, other):
-        return self._binary("mul", self, other)
-
-    def __rmul__(self, other):
-        return self._binary("mul", other, self)
-
-    def __truediv__(self, other):
-        return self._binary("div", self, other)
-
-    def __rtruediv__(self, other):
-        return self._binary("div", other, self)
-
-    def __pow__(self, other):
-        return self._binary("pow", self, other)
-
-    def __rpow__(self, other):
-        return self._binary("pow", other, self)
+    __add__ = _operator("add")
+    __radd__ = _operator("add", reflected=True)
+    __sub__ = _operator("sub")
+    __rsub__ = _operator("sub", reflected=True)
+    __mul__ = _operator("mul")
+    __rmul__ = _operator("mul", reflected=True)
+    __truediv__ = _operator("div")
+    __rtruediv__ = _operator("div", reflected=True)
+    __pow__ = _operator("pow")
+    __rpow__ = _operator("pow", reflected=True)
 
     def __neg__(self):
         bl = self.builder
