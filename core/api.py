@@ -22,7 +22,7 @@ from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariabl
 from .program import (
     Program,
     check_values,
-    non_scalar_message,
+    non_scalar_error,
     resolve_wrt,
     split_names,
     topological,
@@ -56,7 +56,8 @@ class Result:
 # ---------------------------------------------------------------------------
 
 #: The parameters as the library names them in a message; a caller spells them its own way
-#: (:meth:`RequestError.spelled`: the command line's ``--order``, a batch line's ``"order"``).
+#: (:meth:`~.errors.AutogradCliError.spelled`: the command line's ``--order``, a batch
+#: line's ``"order"``).
 LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
 
 
@@ -69,10 +70,6 @@ class RequestError(InputError):
     def __init__(self, reason: str, template: str, **fields):
         self.reason, self.template, self.fields = reason, template, fields
         super().__init__(self.spelled(LIBRARY_SPELLING))
-
-    def spelled(self, spelling: dict) -> str:
-        """The message with ``{order}`` and ``{grad_output}`` spelled as ``spelling`` says."""
-        return self.template.format(**spelling, **self.fields)
 
 
 #: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
@@ -183,7 +180,7 @@ def _gradient(program: Program, values: dict, names: list, grad_output) -> Resul
     out = ev.output
     if grad_output is None:
         if out.size != 1:
-            raise NonScalarOutputError(non_scalar_message(out.shape), shape=list(out.shape))
+            raise non_scalar_error(out.shape)
         seed = None
     else:
         seed = _seed(grad_output, out)
@@ -211,9 +208,9 @@ def _seed(grad_output, out: Tensor, shapes: bool = True) -> Tensor:
     seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
     if tuple(seed.shape) != tuple(out.shape):
         details = {"expected": list(out.shape), "got": list(seed.shape)} if shapes else {}
-        raise ShapeError(
-            f"--grad-output has shape {tuple(seed.shape)} but the output has "
-            f"shape {tuple(out.shape)}",
+        raise ShapeError.naming(
+            "{grad_output} has shape {got} but the output has shape {expected}",
+            {"got": tuple(seed.shape), "expected": tuple(out.shape)},
             **details,
         )
     return seed
@@ -351,16 +348,17 @@ def _nth_derivative(program: Program, values: dict, names: list, order: int) -> 
     from .program_functional import program_derivatives
 
     if len(names) != 1:
-        raise InputError(
-            f"--order {order} needs one variable to differentiate with respect to; "
-            f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)"
+        raise InputError.naming(
+            "{order} {n} needs one variable to differentiate with respect to; "
+            "the expression has {names} (use {wrt} NAME)",
+            {"n": order, "names": ", ".join(names) or "none"},
         )
     ev = evaluate(program, values, requires_grad=names)
     if ev.output.size != 1:
-        raise NonScalarOutputError(
-            f"--order {order} needs a scalar output, but the output has shape "
-            f"{tuple(ev.output.shape)}; use the jacobian command for the derivatives of "
-            "each entry",
+        raise NonScalarOutputError.naming(
+            "{order} {n} needs a scalar output, but the output has shape {shape}; use the "
+            "jacobian command for the derivatives of each entry",
+            {"n": order, "shape": tuple(ev.output.shape)},
             shape=list(ev.output.shape),
         )
     series = program_derivatives(program, values, names[0], order)
@@ -387,8 +385,9 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     check_values(program, values)
     for name in tangents:
         if name not in program.inputs:
-            raise UnknownVariableError(
-                f"--tangent names {name!r}, which is not a variable of the expression",
+            raise UnknownVariableError.naming(
+                "{tangent} names {name!r}, which is not a variable of the expression",
+                {"name": name},
                 variable=name,
             )
     with no_grad():  # the leaves of every variable with a tangent, reached or not
@@ -397,9 +396,9 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     for name, t in tangents.items():
         arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
         if tuple(arr.shape) != tuple(ev.leaves[name].shape):
-            raise ShapeError(
-                f"--tangent for {name!r} has shape {tuple(arr.shape)} but {name!r} "
-                f"has shape {tuple(ev.leaves[name].shape)}"
+            raise ShapeError.naming(
+                "{tangent} for {name!r} has shape {got} but {name!r} has shape {expected}",
+                {"name": name, "got": tuple(arr.shape), "expected": tuple(ev.leaves[name].shape)},
             )
         ts[name] = Tensor._wrap(arr)
     out, jv = program_jvp(program, values, ts)
@@ -517,7 +516,9 @@ def _derivative_expression(
         raise InputError("the expression has no variables to differentiate")
     limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
     if mixed and order != 2:
-        raise InputError(f"mixed partials are second derivatives: --order must be 2, not {order}")
+        raise InputError.naming(
+            "mixed partials are second derivatives: {order} must be 2, not {n}", {"n": order}
+        )
     return diff(
         program,
         wrt=names,

@@ -231,7 +231,10 @@ def minimize(
     (True, 1.0, 1.0)
     """
     if method not in METHODS:
-        raise InputError(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+        raise InputError.naming(
+            "{method} must be one of {methods}, not {name!r}",
+            {"methods": ", ".join(METHODS), "name": method},
+        )
     names = _names(program, values, wrt)
     flat = _Flat(program, values, names)
     box = _bounds(flat, bounds)

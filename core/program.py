@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from .errors import MissingValueError, UnknownVariableError
+from .errors import MissingValueError, NonScalarOutputError, UnknownVariableError
 from .toposort import toposort
 
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
@@ -137,20 +137,23 @@ def unknown_wrt(name: str) -> UnknownVariableError:
     )
 
 
-def non_scalar_message(shape, command: str = "grad") -> str:
+def non_scalar_error(shape, command: str = "grad") -> NonScalarOutputError:
     """Why ``command`` (``grad`` or ``hessian``) needs a scalar output, and the ways out."""
     if command == "grad":
-        return (
-            f"grad can be implicitly created only for scalar outputs: the output has shape "
-            f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
-            f"vector-Jacobian product), use the jacobian command, or wrap the expression in "
-            f"sum(...)"
+        template = (
+            "grad can be implicitly created only for scalar outputs: the output has shape "
+            "{shape}. Give {grad_output} ARRAY of shape {shape} (the vector of a "
+            "vector-Jacobian product), use the jacobian command, or wrap the expression in "
+            "sum(...)"
         )
-    return (
-        f"{command} needs a scalar output: the output has shape {tuple(shape)}. Use the "
-        f"jacobian command (the first derivatives of each entry), or wrap the expression in "
-        f"sum(...)"
-    )
+    else:
+        template = (
+            "{command} needs a scalar output: the output has shape {shape}. Use the "
+            "jacobian command (the first derivatives of each entry), or wrap the expression "
+            "in sum(...)"
+        )
+    fields = {"shape": tuple(shape), "command": command}
+    return NonScalarOutputError.naming(template, fields, shape=list(shape))
 
 
 def check_values(program: Program, values: Mapping) -> None:
@@ -235,8 +238,9 @@ def resolve_wrt(program: Program, wrt: Sequence[str] | None) -> list[str]:
             reason = f"{name!r} is an intermediate ('{name} = ...'), not an input variable"
         else:
             reason = f"{name!r} is not a variable of the expression"
-        return UnknownVariableError(
-            f"--wrt: {reason}; the variables are {', '.join(program.inputs) or '(none)'}",
+        return UnknownVariableError.naming(
+            "{wrt}: {reason}; the variables are {variables}",
+            {"reason": reason, "variables": ", ".join(program.inputs) or "(none)"},
             variable=name,
         )
 

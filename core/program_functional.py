@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import backend
-from .errors import NonScalarOutputError
 from .forward import Tape, basis, jvp_program, program_function, zeros_tangent
 from .functional import (
     _as_tuple,
@@ -33,7 +32,7 @@ from .functional import (
     vjp,
 )
 from .gradcheck import GradcheckResult, gradcheck
-from .program import Expr, Program, non_scalar_message, unknown_wrt, variables, wrt_names
+from .program import Expr, Program, non_scalar_error, unknown_wrt, variables, wrt_names
 from .recording import derivative_warnings, evaluate
 from .tensor import Tensor, enable_grad, no_grad
 
@@ -147,7 +146,7 @@ def program_hessian(
     xs = tuple(ev.leaves[n] for n in names)
     if ev.output.size != 1:  # the command's advice, not hessian()'s PyTorch wording
         shape = tuple(ev.output.shape)
-        raise NonScalarOutputError(non_scalar_message(shape, "hessian"), shape=list(shape))
+        raise non_scalar_error(shape, "hessian")
     y = _scalar_output(ev.output, "hessian")
     gs = _gradients(y, xs)
     with enable_grad():

@@ -676,7 +676,7 @@ def test_jacobian_of_an_expression_without_variables_is_its_value(cli):
 
 
 def test_nth_derivative_of_a_non_scalar_output(cli):
-    with pytest.raises(NonScalarOutputError, match=r"--order 2 needs a scalar output"):
+    with pytest.raises(NonScalarOutputError, match=r"^order 2 needs a scalar output"):
         api.nth_derivative_of(parse("x*[1, 2]"), {"x": 1.0}, order=2)
     r = cli("grad", "x*[1, 2]", "--x", "1", "--order", "2", "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "non_scalar_output"
@@ -689,7 +689,7 @@ def test_nth_derivative_non_scalar_message_does_not_point_at_a_vjp():
 
 
 def test_jvp_tangent_of_the_wrong_shape(cli):
-    with pytest.raises(ShapeError, match=r"--tangent for 'x' has shape \(3,\) but 'x' has shape"):
+    with pytest.raises(ShapeError, match=r"^tangent for 'x' has shape \(3,\) but 'x' has shape"):
         api.jvp_of(parse("x*y"), {"x": [1.0, 2.0], "y": 1.0}, {"x": [1.0, 2.0, 3.0]})
     r = cli("grad", "x*y", "--x", "[1, 2]", "--y", "1", "--tangent", "x=[1, 2, 3]", "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "shape"
