@@ -314,25 +314,55 @@ def analyse(
     unknown = sorted(set(given) - set(_SETTINGS[op]))
     if unknown:
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
-    names = list(wrt) if wrt else None
-    if op == "taylor":
-        from .taylor import taylor
+    return _ANALYSES[op](program, values, list(wrt) if wrt else None, order, given)
 
-        return taylor(program, values, wrt=names, order=order, **given)
-    if op == "propagate":
-        from .uncertainty import propagate
 
-        return propagate(
-            program,
-            values,
-            given.pop("uncertainties", {}),
-            correlations=given.get("correlations") or {},
-            mc=given.get("mc"),
-            seed=given.get("seed"),
-        )
-    from . import optimize
+def _taylor(program, values, names, order, given):
+    from .taylor import taylor
 
-    return getattr(optimize, op)(program, values, wrt=names, **given)
+    return taylor(program, values, wrt=names, order=order, **given)
+
+
+def _propagate(program, values, names, order, given):
+    from .uncertainty import propagate
+
+    return propagate(
+        program,
+        values,
+        given.pop("uncertainties", {}),
+        correlations=given.get("correlations") or {},
+        mc=given.get("mc"),
+        seed=given.get("seed"),
+    )
+
+
+def _minimize(program, values, names, order, given):
+    from .optimize import minimize
+
+    return minimize(program, values, wrt=names, **given)
+
+
+def _solve(program, values, names, order, given):
+    from .optimize import solve
+
+    return solve(program, values, wrt=names, **given)
+
+
+def _critical(program, values, names, order, given):
+    from .optimize import critical
+
+    return critical(program, values, wrt=names, **given)
+
+
+#: the analyses by name (:data:`OPS`), each run as ``(program, values, wrt, order,
+#: settings)``: the one place :func:`analyse` finds the library function of an op
+_ANALYSES = {
+    "taylor": _taylor,
+    "propagate": _propagate,
+    "minimize": _minimize,
+    "solve": _solve,
+    "critical": _critical,
+}
 
 
 def document(op: str, source: str, result, *, trace: bool = False) -> dict:
@@ -341,32 +371,11 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
     (after its ``"line"``).  ``trace``: minimize, solve, critical add every iterate."""
     r = result
     if op == "taylor":
-        doc = {
-            "expr": source,
-            "at": r.at,
-            "order": r.order,
-            "coefficients": r.coefficients,
-            "polynomial": r.polynomial,
-            "value": r.value,
-        }
-        if r.remainder is not None:
-            doc["remainder"] = r.remainder
-        if r.warnings:
-            doc["warnings"] = list(r.warnings)
-        return doc
+        return _summary(
+            source, r, ("at", "order", "coefficients", "polynomial", "value"), "remainder"
+        )
     if op == "propagate":
-        doc = {
-            "expr": source,
-            "value": r.value,
-            "uncertainty": r.uncertainty,
-            "budget": r.budget,
-            "second_order": r.second_order,
-        }
-        if r.mc is not None:
-            doc["mc"] = r.mc
-        if r.warnings:
-            doc["warnings"] = list(r.warnings)
-        return doc
+        return _summary(source, r, ("value", "uncertainty", "budget", "second_order"), "mc")
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
     doc = {
@@ -386,6 +395,17 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
         doc["eigenvalues"] = r.eigenvalues
     if trace:
         doc["trace"] = r.trace
+    return doc
+
+
+def _summary(source: str, r, keys: tuple, optional: str) -> dict:
+    """A taylor or propagate document: ``keys`` in order, ``optional`` where the result has
+    it, then the warnings where there are any."""
+    doc = {"expr": source, **{key: getattr(r, key) for key in keys}}
+    if getattr(r, optional) is not None:
+        doc[optional] = getattr(r, optional)
+    if r.warnings:
+        doc["warnings"] = list(r.warnings)
     return doc
 
 
