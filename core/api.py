@@ -21,10 +21,11 @@ from .autograd import grad as _grad
 from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
 from .program import (
     Program,
+    RequestError,
+    check_order,
     check_values,
     non_scalar_error,
     resolve_wrt,
-    split_names,
     topological,
 )
 from .recording import derivative_warnings, evaluate, parse_value
@@ -59,17 +60,6 @@ class Result:
 #: (:meth:`~.errors.AutogradCliError.spelled`: the command line's ``--order``, a batch
 #: line's ``"order"``).
 LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
-
-
-class RequestError(InputError):
-    """What a computation cannot be asked: an order it has no meaning for, an order out of
-    range, ``order`` with ``grad_output``.  ``reason``: ``unsupported`` (the computation does
-    not take it), ``combination`` or ``range``.  The message names the parameters as the
-    library does; :meth:`spelled` gives it in a caller's spelling."""
-
-    def __init__(self, reason: str, template: str, **fields):
-        self.reason, self.template, self.fields = reason, template, fields
-        super().__init__(self.spelled(LIBRARY_SPELLING))
 
 
 #: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
@@ -112,7 +102,7 @@ def compute(
     check_values(program, values)
     if name == "eval":
         return _evaluated(program, values)
-    names = resolve_wrt(program, split_names(wrt) or None)
+    names = resolve_wrt(program, wrt)
     if name == "grad" and order > 1:
         return _nth_derivative(program, values, names, order)
     if name == "grad":
@@ -129,7 +119,8 @@ def compute(
 
 
 def _checked_order(name: str, order, grad_output) -> int:
-    """The order ``name`` is asked for (its default when None), checked once."""
+    """The order ``name`` is asked for (its default when None), checked once
+    (:func:`~.program.check_order`)."""
     if name == "eval":
         return 1  # eval takes no order (a batch row's is ignored)
     if name not in ("grad", "diff"):
@@ -138,11 +129,7 @@ def _checked_order(name: str, order, grad_output) -> int:
         return 1
     if order is None:
         return 1
-    least = 1 if name == "grad" else 0
-    if isinstance(order, bool) or not isinstance(order, int) or order < least:
-        raise RequestError(
-            "range", "{order} must be {least} or more, not {value!r}", least=least, value=order
-        )
+    order = check_order(order, 1 if name == "grad" else 0)
     if name == "grad" and order > 1 and grad_output is not None:
         raise RequestError(
             "combination", "{order} needs a scalar output; it cannot be combined with {grad_output}"
@@ -307,15 +294,22 @@ def hessian_of(program: Program, values: dict, wrt=None) -> Result:
 def _hessian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_hessian
 
+    def blocks(r) -> dict:
+        return {
+            "grad": {n: _host(g) for n, g in r.gradient.items()},
+            "hessian": {a: {b: _host(h) for b, h in row.items()} for a, row in r.hessian.items()},
+        }
+
+    return _derivatives(program, values, names, program_hessian, blocks)
+
+
+def _derivatives(program: Program, values: dict, names: list, run, blocks) -> Result:
+    """``run`` (a function of program_functional) at ``values`` with respect to ``names``, as
+    a Result holding ``blocks(its result)``; the value alone when ``names`` is empty."""
     if not names:
         return _evaluated(program, values)
-    r = program_hessian(program, values, wrt=names)
-    return Result(
-        value=_host(r.value),
-        warnings=list(r.warnings),
-        grad={n: _host(g) for n, g in r.gradient.items()},
-        hessian={a: {b: _host(block) for b, block in row.items()} for a, row in r.hessian.items()},
-    )
+    r = run(program, values, wrt=names)
+    return Result(value=_host(r.value), warnings=list(r.warnings), **blocks(r))
 
 
 def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
@@ -326,14 +320,10 @@ def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
 def _jacobian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_jacobian
 
-    if not names:
-        return _evaluated(program, values)
-    r = program_jacobian(program, values, wrt=names)
-    return Result(
-        value=_host(r.value),
-        warnings=list(r.warnings),
-        jacobian={n: _host(block) for n, block in r.jacobian.items()},
-    )
+    def blocks(r) -> dict:
+        return {"jacobian": {n: _host(block) for n, block in r.jacobian.items()}}
+
+    return _derivatives(program, values, names, program_jacobian, blocks)
 
 
 def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
@@ -341,7 +331,7 @@ def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) 
     if order != 1:
         return compute("grad", program, values, wrt=wrt, order=order)
     check_values(program, values)  # order 1 by this road: the first derivative, as a series
-    return _nth_derivative(program, values, resolve_wrt(program, split_names(wrt) or None), 1)
+    return _nth_derivative(program, values, resolve_wrt(program, wrt), 1)
 
 
 def _nth_derivative(program: Program, values: dict, names: list, order: int) -> Result:
@@ -515,10 +505,6 @@ def _derivative_expression(
     if not names:
         raise InputError("the expression has no variables to differentiate")
     limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
-    if mixed and order != 2:
-        raise InputError.naming(
-            "mixed partials are second derivatives: {order} must be 2, not {n}", {"n": order}
-        )
     return diff(
         program,
         wrt=names,

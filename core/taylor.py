@@ -31,7 +31,7 @@ from itertools import product
 
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
-from .program import Program, check_values, resolve_wrt
+from .program import Program, check_order, check_values, resolve_wrt
 from .taylor_mode import NoTaylorMode, taylor_coefficients
 
 __all__ = ["TaylorResult", "taylor", "MAX_TERMS"]
@@ -72,8 +72,7 @@ def taylor(
         raise InputError("the expression has no variables to expand in")
     if order is None:
         order = 5 if len(names) == 1 else 2
-    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-        raise InputError.naming("{order} must be a whole number >= 0, not {n!r}", {"n": order})
+    order = check_order(order, 0)
     point = {}
     for name in names:
         if name not in values:

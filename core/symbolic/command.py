@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .. import backend
 from ..errors import InputError, LimitError
 from ..printing import to_latex, to_text
-from ..program import Expr, Program, topological, wrt_names
+from ..program import Expr, Program, check_order, resolve_wrt, topological
 from ..recording import evaluate
 from .algebra import simplify
 from .differentiation import Builder, grad_exprs
@@ -142,7 +142,7 @@ def diff(
     """
     text, output = _source_and_output(source)
     _check_order(order, mixed)
-    names = wrt_names(source, wrt)
+    names = resolve_wrt(source, wrt)
     tidy = _Tidy(names, time.monotonic() + time_budget, step_budget)
     builder = Builder(guards=guards)
     current, graphs = _derivative_graphs(output, names, order, builder, tidy, max_nodes, mixed)
@@ -175,10 +175,11 @@ def _source_and_output(source) -> tuple:
 
 
 def _check_order(order, mixed: bool) -> None:
-    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-        raise InputError.naming("{order} must be a whole number >= 0, got {n!r}", {"n": order})
+    check_order(order, 0)  # an int from 0: the library's one check
     if mixed and order != 2:
-        raise InputError(f"mixed partials are second derivatives: order must be 2, not {order}")
+        raise InputError.naming(
+            "mixed partials are second derivatives: {order} must be 2, not {n}", {"n": order}
+        )
 
 
 class _Tidy:
