@@ -70,6 +70,19 @@ Wrt = Annotated[
 ]
 
 
+def order_option(help: str):
+    """A command's ``--order N`` (read as text, checked by :func:`options.parse_order`): only
+    its help differs from one command to the next."""
+    return Annotated[
+        str | None, typer.Option("--order", metavar="N", help=help, show_default=False)
+    ]
+
+
+def unshown_option(flag: str, kind: type, help: str):
+    """An option with no default shown (its help says it: a dtype's default, say)."""
+    return Annotated[kind | None, typer.Option(flag, help=help, show_default=False)]
+
+
 class Invocation:
     """What every command shares: the expression, the values and the global options."""
 

@@ -14,7 +14,30 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Expr, Invocation, OutputFormat, Wrt, command, show_result
+from .common import (
+    Expr,
+    Invocation,
+    OutputFormat,
+    Wrt,
+    command,
+    order_option,
+    show_result,
+    unshown_option,
+)
+
+GradOrder = order_option(
+    "The N-th derivative of a scalar expression of one "
+    f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]"
+)
+Eps = unshown_option(
+    "--eps", float, "Finite-difference step, > 0.  [default: 1e-6 for float64, 1e-3 for float32]"
+)
+Atol = unshown_option(
+    "--atol", float, "Absolute tolerance, >= 0.  [default: 1e-5 for float64, 1e-3 for float32]"
+)
+Rtol = unshown_option(
+    "--rtol", float, "Relative tolerance, >= 0.  [default: 1e-3 for float64, 1e-2 for float32]"
+)
 
 
 @command("eval")
@@ -44,16 +67,7 @@ def grad_command(
             "vector-Jacobian product v^T J (a JSON array).",
         ),
     ] = None,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="N",
-            help="The N-th derivative of a scalar expression of one "
-            f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]",
-            show_default=False,
-        ),
-    ] = None,
+    order_text: GradOrder = None,
     tangent: Annotated[
         list[str] | None,
         typer.Option(
@@ -165,30 +179,9 @@ def check_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            help="Finite-difference step, > 0.  [default: 1e-6 for float64, 1e-3 for float32]",
-            show_default=False,
-        ),
-    ] = None,
-    atol: Annotated[
-        float | None,
-        typer.Option(
-            "--atol",
-            help="Absolute tolerance, >= 0.  [default: 1e-5 for float64, 1e-3 for float32]",
-            show_default=False,
-        ),
-    ] = None,
-    rtol: Annotated[
-        float | None,
-        typer.Option(
-            "--rtol",
-            help="Relative tolerance, >= 0.  [default: 1e-3 for float64, 1e-2 for float32]",
-            show_default=False,
-        ),
-    ] = None,
+    eps: Eps = None,
+    atol: Atol = None,
+    rtol: Rtol = None,
 ):
     """Compare the gradient with central finite differences.
 
