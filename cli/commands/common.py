@@ -70,17 +70,16 @@ Wrt = Annotated[
 ]
 
 
-def order_option(help: str):
-    """A command's ``--order N`` (read as text, checked by :func:`options.parse_order`): only
-    its help differs from one command to the next."""
-    return Annotated[
-        str | None, typer.Option("--order", metavar="N", help=help, show_default=False)
-    ]
+def option(flag: str, kind, help: str, **settings):
+    """A command's own option declared in one line: ``Annotated[kind | None,
+    typer.Option(flag, help=help, **settings)]`` (its default, None, is the parameter's)."""
+    return Annotated[kind | None, typer.Option(flag, help=help, **settings)]
 
 
-def unshown_option(flag: str, kind: type, help: str):
-    """An option with no default shown (its help says it: a dtype's default, say)."""
-    return Annotated[kind | None, typer.Option(flag, help=help, show_default=False)]
+def order_option(help: str, metavar: str = "N"):
+    """A command's ``--order`` (read as text, checked by :func:`options.parse_order`): only
+    its help and metavar differ from one command to the next; its default is in its help."""
+    return option("--order", str, help, metavar=metavar, show_default=False)
 
 
 class Invocation:
