@@ -90,15 +90,28 @@ def _usage(message: str):
 
 
 # ---------------------------------------------------------------------------
-# The checks of a setting (``what``: the setting as its user spelled it)
+# The checks of a setting (``what``: the setting as its user spelled it; None: the
+# library's parameter name, which the command line spells as its flag)
 # ---------------------------------------------------------------------------
 
 
-def check_max_iter(n: int | None, what: str = "--max-iter") -> int | None:
+def _setting(what: str | None, parameter: str, rest: str) -> UsageError:
+    """The error of a setting: ``what`` (as its user spelled it) then ``rest``; with no
+    ``what``, the library's ``parameter``, which a caller spells its own way (the command
+    line: ``--max-iter``, :meth:`~.errors.AutogradCliError.spelled`)."""
+    label = "{" + parameter + "}" if what is None else _braced(what)
+    return UsageError.naming(label + _braced(rest))
+
+
+def _braced(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def check_max_iter(n: int | None, what: str | None = None) -> int | None:
     if n is None:
         return None
     if not 1 <= n <= MAX_ITER:
-        raise _usage(f"{what} must be 1 to {MAX_ITER:,}, not {n}")
+        raise _setting(what, "max_iter", f" must be 1 to {MAX_ITER:,}, not {n}")
     return n
 
 
@@ -108,29 +121,29 @@ def check_positive(x: float, what: str) -> float:
     return x
 
 
-def check_mc(n: int | None, what: str = "--mc") -> int | None:
+def check_mc(n: int | None, what: str | None = None) -> int | None:
     if n is not None and n < 2:
-        raise _usage(f"{what} takes a number of draws of 2 or more, not {n}")
+        raise _setting(what, "mc", f" takes a number of draws of 2 or more, not {n}")
     return n
 
 
-def check_seed(seed: int | None, what: str = "--seed") -> int | None:
+def check_seed(seed: int | None, what: str | None = None) -> int | None:
     if seed is not None and seed < 0:
-        raise _usage(f"{what} must be 0 or more, not {seed}")
+        raise _setting(what, "seed", f" must be 0 or more, not {seed}")
     return seed
 
 
-def parse_corr(items, what: str = "--corr") -> dict:
+def parse_corr(items, what: str | None = None) -> dict:
     """``A,B=R`` items (the correlation of two scalar inputs) -> {(A, B): R}."""
     correlations = {}
     for item in items:
         m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*=\s*(.+)", item)
         if m is None:
-            raise _usage(f"{what} takes A,B=R (such as x,y=0.3), not {item!r}")
+            raise _setting(what, "corr", f" takes A,B=R (such as x,y=0.3), not {item!r}")
         try:
             r = float(m.group(3))
         except ValueError:
-            raise _usage(f"{what} {item!r}: {m.group(3)!r} is not a number") from None
+            raise _setting(what, "corr", f" {item!r}: {m.group(3)!r} is not a number") from None
         correlations[(m.group(1), m.group(2))] = r
     return correlations
 

@@ -43,7 +43,12 @@ def flagged(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.exc is not None or _is_error_call(node):
-            target = node.exc if isinstance(node, ast.Raise) else node
+            targets = [node.exc if isinstance(node, ast.Raise) else node]
+        elif isinstance(node, ast.arguments):  # a label's default (what="--max-iter")
+            targets = [d for d in node.defaults + node.kw_defaults if d is not None]
+        else:
+            continue
+        for target in targets:
             for line, text in _texts(target):
                 if FLAG.search(text):
                     found.append(f"{path.name}:{line}: {text!r}")
@@ -65,8 +70,9 @@ def test_the_scan_finds_a_flag_in_a_message(tmp_path):
     planted.write_text(
         'def f(n):\n    raise InputError(f"--order must be 1, not {n}")\n'
         'def g():\n    return ShapeError.naming("{grad_output} has --a-flag")\n'
+        'def h(what="--max-iter"):\n    return what\n'
     )
-    assert [hit.split(":")[1] for hit in flagged(planted)] == ["2", "4"]
+    assert [hit.split(":")[1] for hit in flagged(planted)] == ["2", "4", "5"]
 
 
 @pytest.mark.parametrize(
