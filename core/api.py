@@ -56,9 +56,9 @@ class Result:
 # The one dispatcher: the facade, the commands and a batch row ask it by name
 # ---------------------------------------------------------------------------
 
-#: The parameters as the library names them in a message; a caller spells them its own way
-#: (:meth:`~.errors.AutogradCliError.spelled`: the command line's ``--order``, a batch
-#: line's ``"order"``).
+#: The parameters as the library names them in a message (a parameter no spelling maps
+#: keeps its name); a caller spells them its own way (:meth:`RequestError.spelled`, any
+#: error's: the command line's ``--order``, a batch line's ``"order"``).
 LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
 
 
