@@ -226,6 +226,11 @@ def non_scalar_error(shape, command: str = "grad") -> NonScalarOutputError:
     return NonScalarOutputError.naming(template, fields, shape=list(shape))
 
 
+def non_scalar_message(shape, command: str = "grad") -> str:
+    """:func:`non_scalar_error`'s message, as the library words it (the older name)."""
+    return non_scalar_error(shape, command).message
+
+
 def check_values(program: Program, values: Mapping) -> None:
     """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 
