@@ -16,6 +16,7 @@ import re
 import sys
 
 from ..core.errors import BadValueError, LimitError
+from ..core.program import NAME
 from ..core.safetext import excerpt, shorten
 from ..core.values import (  # noqa: F401 - the value parsing is the library's; its names here too
     _TOO_DEEP,
@@ -26,8 +27,9 @@ from ..core.values import (  # noqa: F401 - the value parsing is the library's; 
     parse_literal,
     too_large_integer,
 )
+from .status import flag
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = NAME  # a variable's name, as the grammar reads one
 #: the most bytes read for an expression or a --vars document (stdin or @FILE):
 #: far above any real expression, far below what would exhaust memory
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -248,33 +250,29 @@ MAX_ORDER = 20
 
 
 def parse_order(text, minimum: int | None = 1) -> int:
-    """``--order``: a whole number (``2.0`` counts) from ``minimum`` to :data:`MAX_ORDER`.
+    """``--order``: a whole number (``2.0`` counts) from ``minimum`` to :data:`MAX_ORDER`,
+    checked by the library's one check (:func:`~autograd_cli.core.program.check_order`), its
+    message spelled with the flag.
 
     ``minimum=None`` leaves the lower bound to the caller (batch checks its own).
     """
-    s = str(text).strip()
+    from ..core.program import RequestError, check_order
+
     try:
-        number = float(s)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or not number.is_integer():
-        raise UsageError(f"--order must be a whole number, not {excerpt(s)}")
-    order = int(number)
-    if minimum is not None and order < minimum:
-        raise UsageError(f"--order must be {minimum} or more, not {order}")
-    if order > MAX_ORDER:
-        raise UsageError(f"--order must be at most {MAX_ORDER}, not {order}")
-    return order
+        return check_order(text, minimum, MAX_ORDER, text=True)
+    except RequestError as exc:
+        raise UsageError(exc.spelled(flag)) from None
 
 
 def split_names(text: str | None) -> list[str]:
-    if not text:
-        return []
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    for n in names:
-        if not _NAME.match(n):
-            raise UsageError(f"--wrt: {excerpt(n)} is not a variable name")
-    return names
+    """``--wrt``'s names, read by the library's one reader
+    (:func:`~autograd_cli.core.program.split_names`), its message spelled with the flag."""
+    from ..core.program import split_names as read
+
+    try:
+        return read(text or None, names_only=True)
+    except UsageError as exc:
+        raise UsageError(exc.spelled(flag)) from None
 
 
 def named_literals(items: list[str], what: str, files: bool = False) -> dict:

@@ -1,6 +1,8 @@
 """Exit codes, the signals that end a run, and what each exception means, in one place
 (SPEC.md, "Exit codes"): :func:`classify` maps an exception to its error kind, message and
-exit code for both the error boundary (cli/main.py) and a batch line's error record."""
+exit code for both the error boundary (cli/main.py) and a batch line's error record; a
+library message's parameters (``wrt``) come out spelled as the command line's flags
+(:func:`flag`: ``--wrt``)."""
 
 from __future__ import annotations
 
@@ -132,6 +134,12 @@ def install_stop_handlers() -> None:
             pass
 
 
+def flag(parameter: str) -> str:
+    """The command line's spelling of a parameter a library message names (``grad_output``:
+    ``--grad-output``; :meth:`~autograd_cli.core.errors.AutogradCliError.spelled`)."""
+    return "--" + parameter.replace("_", "-")
+
+
 @dataclass
 class Failure:
     """What an exception means to the user: SPEC's error ``kind``, the ``message``, the
@@ -167,9 +175,9 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, ParseError):
         details = {**exc.details, "context": exc.context}
         return Failure(exc.kind, exc.message, ExitCode.USAGE_ERROR, details)
-    if isinstance(exc, AutogradCliError):
+    if isinstance(exc, AutogradCliError):  # its message in the command line's words
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
-        return Failure(exc.kind, exc.message, code, exc.details)
+        return Failure(exc.kind, exc.spelled(flag), code, exc.details)
     if isinstance(exc, (KeyboardInterrupt, Abort)):
         return Failure("interrupted", "interrupted", ExitCode.INTERRUPTED)
     if isinstance(exc, Terminated):

@@ -90,15 +90,28 @@ def _usage(message: str):
 
 
 # ---------------------------------------------------------------------------
-# The checks of a setting (``what``: the setting as its user spelled it)
+# The checks of a setting (``what``: the setting as its user spelled it; None: the
+# library's parameter name, which the command line spells as its flag)
 # ---------------------------------------------------------------------------
 
 
-def check_max_iter(n: int | None, what: str = "--max-iter") -> int | None:
+def _setting(what: str | None, parameter: str, rest: str) -> UsageError:
+    """The error of a setting: ``what`` (as its user spelled it) then ``rest``; with no
+    ``what``, the library's ``parameter``, which a caller spells its own way (the command
+    line: ``--max-iter``, :meth:`~.errors.AutogradCliError.spelled`)."""
+    label = "{" + parameter + "}" if what is None else _braced(what)
+    return UsageError.naming(label + _braced(rest))
+
+
+def _braced(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def check_max_iter(n: int | None, what: str | None = None) -> int | None:
     if n is None:
         return None
     if not 1 <= n <= MAX_ITER:
-        raise _usage(f"{what} must be 1 to {MAX_ITER:,}, not {n}")
+        raise _setting(what, "max_iter", f" must be 1 to {MAX_ITER:,}, not {n}")
     return n
 
 
@@ -108,29 +121,29 @@ def check_positive(x: float, what: str) -> float:
     return x
 
 
-def check_mc(n: int | None, what: str = "--mc") -> int | None:
+def check_mc(n: int | None, what: str | None = None) -> int | None:
     if n is not None and n < 2:
-        raise _usage(f"{what} takes a number of draws of 2 or more, not {n}")
+        raise _setting(what, "mc", f" takes a number of draws of 2 or more, not {n}")
     return n
 
 
-def check_seed(seed: int | None, what: str = "--seed") -> int | None:
+def check_seed(seed: int | None, what: str | None = None) -> int | None:
     if seed is not None and seed < 0:
-        raise _usage(f"{what} must be 0 or more, not {seed}")
+        raise _setting(what, "seed", f" must be 0 or more, not {seed}")
     return seed
 
 
-def parse_corr(items, what: str = "--corr") -> dict:
+def parse_corr(items, what: str | None = None) -> dict:
     """``A,B=R`` items (the correlation of two scalar inputs) -> {(A, B): R}."""
     correlations = {}
     for item in items:
         m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*=\s*(.+)", item)
         if m is None:
-            raise _usage(f"{what} takes A,B=R (such as x,y=0.3), not {item!r}")
+            raise _setting(what, "corr", f" takes A,B=R (such as x,y=0.3), not {item!r}")
         try:
             r = float(m.group(3))
         except ValueError:
-            raise _usage(f"{what} {item!r}: {m.group(3)!r} is not a number") from None
+            raise _setting(what, "corr", f" {item!r}: {m.group(3)!r} is not a number") from None
         correlations[(m.group(1), m.group(2))] = r
     return correlations
 
@@ -314,25 +327,55 @@ def analyse(
     unknown = sorted(set(given) - set(_SETTINGS[op]))
     if unknown:
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
-    names = list(wrt) if wrt else None
-    if op == "taylor":
-        from .taylor import taylor
+    return _ANALYSES[op](program, values, list(wrt) if wrt else None, order, given)
 
-        return taylor(program, values, wrt=names, order=order, **given)
-    if op == "propagate":
-        from .uncertainty import propagate
 
-        return propagate(
-            program,
-            values,
-            given.pop("uncertainties", {}),
-            correlations=given.get("correlations") or {},
-            mc=given.get("mc"),
-            seed=given.get("seed"),
-        )
-    from . import optimize
+def _taylor(program, values, names, order, given):
+    from .taylor import taylor
 
-    return getattr(optimize, op)(program, values, wrt=names, **given)
+    return taylor(program, values, wrt=names, order=order, **given)
+
+
+def _propagate(program, values, names, order, given):
+    from .uncertainty import propagate
+
+    return propagate(
+        program,
+        values,
+        given.pop("uncertainties", {}),
+        correlations=given.get("correlations") or {},
+        mc=given.get("mc"),
+        seed=given.get("seed"),
+    )
+
+
+def _minimize(program, values, names, order, given):
+    from .optimize import minimize
+
+    return minimize(program, values, wrt=names, **given)
+
+
+def _solve(program, values, names, order, given):
+    from .optimize import solve
+
+    return solve(program, values, wrt=names, **given)
+
+
+def _critical(program, values, names, order, given):
+    from .optimize import critical
+
+    return critical(program, values, wrt=names, **given)
+
+
+#: the analyses by name (:data:`OPS`), each run as ``(program, values, wrt, order,
+#: settings)``: the one place :func:`analyse` finds the library function of an op
+_ANALYSES = {
+    "taylor": _taylor,
+    "propagate": _propagate,
+    "minimize": _minimize,
+    "solve": _solve,
+    "critical": _critical,
+}
 
 
 def document(op: str, source: str, result, *, trace: bool = False) -> dict:
@@ -341,32 +384,11 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
     (after its ``"line"``).  ``trace``: minimize, solve, critical add every iterate."""
     r = result
     if op == "taylor":
-        doc = {
-            "expr": source,
-            "at": r.at,
-            "order": r.order,
-            "coefficients": r.coefficients,
-            "polynomial": r.polynomial,
-            "value": r.value,
-        }
-        if r.remainder is not None:
-            doc["remainder"] = r.remainder
-        if r.warnings:
-            doc["warnings"] = list(r.warnings)
-        return doc
+        return _summary(
+            source, r, ("at", "order", "coefficients", "polynomial", "value"), "remainder"
+        )
     if op == "propagate":
-        doc = {
-            "expr": source,
-            "value": r.value,
-            "uncertainty": r.uncertainty,
-            "budget": r.budget,
-            "second_order": r.second_order,
-        }
-        if r.mc is not None:
-            doc["mc"] = r.mc
-        if r.warnings:
-            doc["warnings"] = list(r.warnings)
-        return doc
+        return _summary(source, r, ("value", "uncertainty", "budget", "second_order"), "mc")
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
     doc = {
@@ -386,6 +408,17 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
         doc["eigenvalues"] = r.eigenvalues
     if trace:
         doc["trace"] = r.trace
+    return doc
+
+
+def _summary(source: str, r, keys: tuple, optional: str) -> dict:
+    """A taylor or propagate document: ``keys`` in order, ``optional`` where the result has
+    it, then the warnings where there are any."""
+    doc = {"expr": source, **{key: getattr(r, key) for key in keys}}
+    if getattr(r, optional) is not None:
+        doc[optional] = getattr(r, optional)
+    if r.warnings:
+        doc["warnings"] = list(r.warnings)
     return doc
 
 

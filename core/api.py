@@ -21,10 +21,11 @@ from .autograd import grad as _grad
 from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
 from .program import (
     Program,
+    RequestError,
+    check_order,
     check_values,
-    non_scalar_message,
+    non_scalar_error,
     resolve_wrt,
-    split_names,
     topological,
 )
 from .recording import derivative_warnings, evaluate, parse_value
@@ -55,24 +56,10 @@ class Result:
 # The one dispatcher: the facade, the commands and a batch row ask it by name
 # ---------------------------------------------------------------------------
 
-#: The parameters as the library names them in a message; a caller spells them its own way
-#: (:meth:`RequestError.spelled`: the command line's ``--order``, a batch line's ``"order"``).
+#: The parameters as the library names them in a message (a parameter no spelling maps
+#: keeps its name); a caller spells them its own way (:meth:`RequestError.spelled`, any
+#: error's: the command line's ``--order``, a batch line's ``"order"``).
 LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
-
-
-class RequestError(InputError):
-    """What a computation cannot be asked: an order it has no meaning for, an order out of
-    range, ``order`` with ``grad_output``.  ``reason``: ``unsupported`` (the computation does
-    not take it), ``combination`` or ``range``.  The message names the parameters as the
-    library does; :meth:`spelled` gives it in a caller's spelling."""
-
-    def __init__(self, reason: str, template: str, **fields):
-        self.reason, self.template, self.fields = reason, template, fields
-        super().__init__(self.spelled(LIBRARY_SPELLING))
-
-    def spelled(self, spelling: dict) -> str:
-        """The message with ``{order}`` and ``{grad_output}`` spelled as ``spelling`` says."""
-        return self.template.format(**spelling, **self.fields)
 
 
 #: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
@@ -115,7 +102,7 @@ def compute(
     check_values(program, values)
     if name == "eval":
         return _evaluated(program, values)
-    names = resolve_wrt(program, split_names(wrt) or None)
+    names = resolve_wrt(program, wrt)
     if name == "grad" and order > 1:
         return _nth_derivative(program, values, names, order)
     if name == "grad":
@@ -132,7 +119,8 @@ def compute(
 
 
 def _checked_order(name: str, order, grad_output) -> int:
-    """The order ``name`` is asked for (its default when None), checked once."""
+    """The order ``name`` is asked for (its default when None), checked once
+    (:func:`~.program.check_order`)."""
     if name == "eval":
         return 1  # eval takes no order (a batch row's is ignored)
     if name not in ("grad", "diff"):
@@ -141,11 +129,7 @@ def _checked_order(name: str, order, grad_output) -> int:
         return 1
     if order is None:
         return 1
-    least = 1 if name == "grad" else 0
-    if isinstance(order, bool) or not isinstance(order, int) or order < least:
-        raise RequestError(
-            "range", "{order} must be {least} or more, not {value!r}", least=least, value=order
-        )
+    order = check_order(order, 1 if name == "grad" else 0)
     if name == "grad" and order > 1 and grad_output is not None:
         raise RequestError(
             "combination", "{order} needs a scalar output; it cannot be combined with {grad_output}"
@@ -183,7 +167,7 @@ def _gradient(program: Program, values: dict, names: list, grad_output) -> Resul
     out = ev.output
     if grad_output is None:
         if out.size != 1:
-            raise NonScalarOutputError(non_scalar_message(out.shape), shape=list(out.shape))
+            raise non_scalar_error(out.shape)
         seed = None
     else:
         seed = _seed(grad_output, out)
@@ -211,9 +195,9 @@ def _seed(grad_output, out: Tensor, shapes: bool = True) -> Tensor:
     seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
     if tuple(seed.shape) != tuple(out.shape):
         details = {"expected": list(out.shape), "got": list(seed.shape)} if shapes else {}
-        raise ShapeError(
-            f"--grad-output has shape {tuple(seed.shape)} but the output has "
-            f"shape {tuple(out.shape)}",
+        raise ShapeError.naming(
+            "{grad_output} has shape {got} but the output has shape {expected}",
+            {"got": tuple(seed.shape), "expected": tuple(out.shape)},
             **details,
         )
     return seed
@@ -310,15 +294,22 @@ def hessian_of(program: Program, values: dict, wrt=None) -> Result:
 def _hessian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_hessian
 
+    def blocks(r) -> dict:
+        return {
+            "grad": {n: _host(g) for n, g in r.gradient.items()},
+            "hessian": {a: {b: _host(h) for b, h in row.items()} for a, row in r.hessian.items()},
+        }
+
+    return _derivatives(program, values, names, program_hessian, blocks)
+
+
+def _derivatives(program: Program, values: dict, names: list, run, blocks) -> Result:
+    """``run`` (a function of program_functional) at ``values`` with respect to ``names``, as
+    a Result holding ``blocks(its result)``; the value alone when ``names`` is empty."""
     if not names:
         return _evaluated(program, values)
-    r = program_hessian(program, values, wrt=names)
-    return Result(
-        value=_host(r.value),
-        warnings=list(r.warnings),
-        grad={n: _host(g) for n, g in r.gradient.items()},
-        hessian={a: {b: _host(block) for b, block in row.items()} for a, row in r.hessian.items()},
-    )
+    r = run(program, values, wrt=names)
+    return Result(value=_host(r.value), warnings=list(r.warnings), **blocks(r))
 
 
 def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
@@ -329,14 +320,10 @@ def jacobian_of(program: Program, values: dict, wrt=None) -> Result:
 def _jacobian(program: Program, values: dict, names: list) -> Result:
     from .program_functional import program_jacobian
 
-    if not names:
-        return _evaluated(program, values)
-    r = program_jacobian(program, values, wrt=names)
-    return Result(
-        value=_host(r.value),
-        warnings=list(r.warnings),
-        jacobian={n: _host(block) for n, block in r.jacobian.items()},
-    )
+    def blocks(r) -> dict:
+        return {"jacobian": {n: _host(block) for n, block in r.jacobian.items()}}
+
+    return _derivatives(program, values, names, program_jacobian, blocks)
 
 
 def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) -> Result:
@@ -344,23 +331,24 @@ def nth_derivative_of(program: Program, values: dict, wrt=None, order: int = 1) 
     if order != 1:
         return compute("grad", program, values, wrt=wrt, order=order)
     check_values(program, values)  # order 1 by this road: the first derivative, as a series
-    return _nth_derivative(program, values, resolve_wrt(program, split_names(wrt) or None), 1)
+    return _nth_derivative(program, values, resolve_wrt(program, wrt), 1)
 
 
 def _nth_derivative(program: Program, values: dict, names: list, order: int) -> Result:
     from .program_functional import program_derivatives
 
     if len(names) != 1:
-        raise InputError(
-            f"--order {order} needs one variable to differentiate with respect to; "
-            f"the expression has {', '.join(names) or 'none'} (use --wrt NAME)"
+        raise InputError.naming(
+            "{order} {n} needs one variable to differentiate with respect to; "
+            "the expression has {names} (use {wrt} NAME)",
+            {"n": order, "names": ", ".join(names) or "none"},
         )
     ev = evaluate(program, values, requires_grad=names)
     if ev.output.size != 1:
-        raise NonScalarOutputError(
-            f"--order {order} needs a scalar output, but the output has shape "
-            f"{tuple(ev.output.shape)}; use the jacobian command for the derivatives of "
-            "each entry",
+        raise NonScalarOutputError.naming(
+            "{order} {n} needs a scalar output, but the output has shape {shape}; use the "
+            "jacobian command for the derivatives of each entry",
+            {"n": order, "shape": tuple(ev.output.shape)},
             shape=list(ev.output.shape),
         )
     series = program_derivatives(program, values, names[0], order)
@@ -387,8 +375,9 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     check_values(program, values)
     for name in tangents:
         if name not in program.inputs:
-            raise UnknownVariableError(
-                f"--tangent names {name!r}, which is not a variable of the expression",
+            raise UnknownVariableError.naming(
+                "{tangent} names {name!r}, which is not a variable of the expression",
+                {"name": name},
                 variable=name,
             )
     with no_grad():  # the leaves of every variable with a tangent, reached or not
@@ -397,9 +386,9 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
     for name, t in tangents.items():
         arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
         if tuple(arr.shape) != tuple(ev.leaves[name].shape):
-            raise ShapeError(
-                f"--tangent for {name!r} has shape {tuple(arr.shape)} but {name!r} "
-                f"has shape {tuple(ev.leaves[name].shape)}"
+            raise ShapeError.naming(
+                "{tangent} for {name!r} has shape {got} but {name!r} has shape {expected}",
+                {"name": name, "got": tuple(arr.shape), "expected": tuple(ev.leaves[name].shape)},
             )
         ts[name] = Tensor._wrap(arr)
     out, jv = program_jvp(program, values, ts)
@@ -516,8 +505,6 @@ def _derivative_expression(
     if not names:
         raise InputError("the expression has no variables to differentiate")
     limit = {} if max_nodes is _DEFAULT else {"max_nodes": max_nodes}
-    if mixed and order != 2:
-        raise InputError(f"mixed partials are second derivatives: --order must be 2, not {order}")
     return diff(
         program,
         wrt=names,

@@ -53,7 +53,6 @@ from .errors import (
     EvaluationError,
     InputError,
     MissingValueError,
-    NonScalarOutputError,
 )
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
@@ -62,7 +61,7 @@ from .program import (
     Expr,
     Program,
     check_values,
-    non_scalar_message,
+    non_scalar_error,
     resolve_wrt,
     topological,
 )
@@ -739,7 +738,7 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
     if not grad:
         return result
     if math.prod(rowshape) != 1:
-        raise GroupError(NonScalarOutputError(non_scalar_message(rowshape), shape=list(rowshape)))
+        raise GroupError(non_scalar_error(rowshape))
     dtype = out.t.data.dtype
     got = {}
     ordered = [walk.inputs[n].t for n in names]

@@ -9,18 +9,62 @@ families matter to the command line:
   non-scalar outputs, freed graphs, devices, limits) -> exit code 1.
 
 Engine errors subclass ``RuntimeError`` like PyTorch's do.
+
+A message that names a parameter (``wrt``, ``order``, ``grad_output``...) names it as the
+library does; the error keeps the message's template (:meth:`AutogradCliError.naming`) so
+that a caller spells the parameters its own way (:meth:`AutogradCliError.spelled`: the
+command line's ``--order``, a batch line's ``"order"``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
+
+class _Fields(dict):
+    """A template's fields; a parameter among them is spelled by ``spell``."""
+
+    def __init__(self, fields: Mapping, spell: Callable[[str], str]):
+        super().__init__(fields)
+        self.spell = spell
+
+    def __missing__(self, key: str) -> str:
+        return self.spell(key)
+
 
 class AutogradCliError(Exception):
     kind = "error"
+    #: the message with each parameter it names as a ``{field}`` (None: it names none)
+    template: str | None = None
+    #: the template's other fields (values, names), filled in as they are
+    fields: Mapping = {}
 
     def __init__(self, message: str, **details):
         super().__init__(message)
         self.message = message
         self.details = details
+
+    @classmethod
+    def naming(cls, template: str, fields: Mapping | None = None, **details):
+        """The error whose message is ``template`` with each parameter (``{wrt}``,
+        ``{order}``...) named as the library does and ``fields`` filled in; ``details`` are
+        the error's own."""
+        error = cls(_fill(template, {}, fields or {}), **details)
+        error.template, error.fields = template, dict(fields or {})
+        return error
+
+    def spelled(self, spelling: Mapping[str, str] | Callable[[str], str]) -> str:
+        """The message with the parameters it names spelled as ``spelling`` (a map, or a
+        function of the parameter's name) says; one a map does not name keeps the library's
+        name."""
+        if self.template is None:
+            return self.message
+        return _fill(self.template, spelling, self.fields)
+
+
+def _fill(template: str, spelling, fields: Mapping) -> str:
+    spell = (lambda name: spelling.get(name, name)) if isinstance(spelling, Mapping) else spelling
+    return template.format_map(_Fields(fields, spell))
 
 
 class InputError(AutogradCliError, ValueError):

@@ -141,18 +141,15 @@ def _nest(blocks, inputs_tuple: bool, outputs_tuple: bool):
     return blocks[0][0]
 
 
+#: the strategies :func:`jacobian` and :func:`hessian` take (``forward-mode`` is ``forward``)
+STRATEGIES = ("auto", "forward", "reverse")
+
+
 def _strategy(name: str) -> str:
-    aliases = {
-        "auto": "auto",
-        "forward": "forward",
-        "forward-mode": "forward",
-        "reverse": "reverse",
-        "reverse-mode": "reverse",
-    }
-    try:
-        return aliases[name]
-    except KeyError:
-        raise ValueError(f"unknown strategy {name!r} (choose auto, forward or reverse)") from None
+    mode = name.removesuffix("-mode") if name in ("forward-mode", "reverse-mode") else name
+    if mode not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r} (choose auto, forward or reverse)")
+    return mode
 
 
 def _chunk_size(n: int, tape_max: int, chunk_size: int | None) -> int:
@@ -449,27 +446,37 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     outputs_tuple = isinstance(out, (list, tuple))
     outs: Sequence[Tensor] = _check_outputs(out, "vjp")
     vs = _match(v, outs, "vjp", "output")
-    live = [(o, vi) for o, vi in zip(outs, vs) if o.requires_grad]
-    if live:
-        with enable_grad():
-            gs = grad(
-                [o for o, _ in live],
-                xs,
-                grad_outputs=[vi for _, vi in live],
-                create_graph=create_graph,
-                retain_graph=create_graph,
-                allow_unused=True,
-            )
-    else:
-        gs = (None,) * len(xs)
+    gs = _pullback(outs, vs, xs, create_graph, retain_graph=create_graph)
     if strict and any(g is None for g in gs):
         raise GradError(
             "vjp: the output of the user-provided function is independent of an "
             "input. This is not allowed in strict mode."
         )
-    gs = [_finish(_zeros(x.shape, x) if g is None else g, create_graph) for g, x in zip(gs, xs)]
+    gs = _filled(gs, xs, create_graph)
     outs = [_finish(o, create_graph) for o in outs]
     return _shape_like(outs, outputs_tuple), _shape_like(gs, inputs_tuple)
+
+
+def _pullback(outs, vs, xs, create_graph: bool, retain_graph: bool):
+    """The gradients of ``outs`` weighted by ``vs`` (a vector-Jacobian product) with respect
+    to each of ``xs``; None for an x no output that requires grad reaches."""
+    live = [(o, vi) for o, vi in zip(outs, vs) if o.requires_grad]
+    if not live:
+        return (None,) * len(xs)
+    with enable_grad():
+        return grad(
+            [o for o, _ in live],
+            xs,
+            grad_outputs=[vi for _, vi in live],
+            create_graph=create_graph,
+            retain_graph=retain_graph,
+            allow_unused=True,
+        )
+
+
+def _filled(gs, xs, create_graph: bool) -> list:
+    """Each gradient finished, zeros (of its input's shape) where it is None."""
+    return [_finish(_zeros(x.shape, x) if g is None else g, create_graph) for g, x in zip(gs, xs)]
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -540,23 +547,10 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     vs = _match(v, xs, "vhp", "input")
     with enable_grad():
         y = _scalar_output(func(*xs), "vhp")
-    gs = _gradients(y, xs)
-    live = [(g, vi) for g, vi in zip(gs, vs) if g.requires_grad]
-    if live:
-        with enable_grad():
-            hs = grad(
-                [g for g, _ in live],
-                xs,
-                grad_outputs=[vi for _, vi in live],
-                create_graph=create_graph,
-                retain_graph=True,
-                allow_unused=True,
-            )
-    else:
-        hs = (None,) * len(xs)
+    hs = _pullback(_gradients(y, xs), vs, xs, create_graph, retain_graph=True)
     if strict:
         _strict_hessian(hs, "vhp")
-    hs = [_finish(_zeros(x.shape, x) if h is None else h, create_graph) for h, x in zip(hs, xs)]
+    hs = _filled(hs, xs, create_graph)
     return _finish(y, create_graph), _shape_like(hs, inputs_tuple)
 
 

@@ -113,12 +113,13 @@ def _plain(a):
     return float(a) if a.ndim == 0 else a.tolist()
 
 
-def _names(program: Program, values: Mapping, wrt) -> list[str]:
+def _variables(program: Program, values: Mapping, wrt) -> _Flat:
+    """The variables to vary (``wrt``, checked; at least one) at ``values``, flattened."""
     check_values(program, values)
     names = resolve_wrt(program, wrt)
     if not names:
         raise InputError("the expression has no variables to vary")
-    return names
+    return _Flat(program, values, names)
 
 
 def _project(theta, bounds):
@@ -231,9 +232,11 @@ def minimize(
     (True, 1.0, 1.0)
     """
     if method not in METHODS:
-        raise InputError(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
-    names = _names(program, values, wrt)
-    flat = _Flat(program, values, names)
+        raise InputError.naming(
+            "{method} must be one of {methods}, not {name!r}",
+            {"methods": ", ".join(METHODS), "name": method},
+        )
+    flat = _variables(program, values, wrt)
     box = _bounds(flat, bounds)
     np = backend.host
     max_iter = max_iter or {"newton": 100, "bfgs": 1000, "gd": 10000}[method]
@@ -573,8 +576,7 @@ def solve(
     >>> r.converged, round(r.x["x"], 12), round(r.x["y"], 12)
     (True, 1.414213562373, 1.414213562373)
     """
-    names = _names(program, values, wrt)
-    flat = _Flat(program, values, names)
+    flat = _variables(program, values, wrt)
     np = backend.host
     system = Program(program.source, _stacked(equations(program)), [], {}, list(program.inputs))
     theta = flat.theta0.copy()
@@ -682,8 +684,7 @@ def critical(
     >>> r.kind, r.x
     ('saddle', {'x': 0.0, 'y': 0.0})
     """
-    names = _names(program, values, wrt)
-    flat = _Flat(program, values, names)
+    flat = _variables(program, values, wrt)
     np = backend.host
     theta = flat.theta0.copy()
     f, g, H = _scalar_value_grad_hess(flat, theta, True, "critical")

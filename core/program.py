@@ -9,19 +9,24 @@ recurses, so expressions nested 100,000 deep work like shallow ones).
 
 The checks against a program live here once, below every layer that makes
 them: which values belong to it (:func:`check_values`), which variables to
-differentiate (:func:`resolve_wrt` for the commands, :func:`wrt_names` for the
-library), and the errors for a missing value, an unknown ``--wrt`` name and a
-non-scalar output.  This module imports only the errors: no arrays, no tensors.
+differentiate (:func:`split_names` reads ``wrt``, :func:`resolve_wrt` checks it: for
+the library, the commands and a batch line alike), a derivative's order
+(:func:`check_order`), and the errors for a missing value, an unknown ``wrt`` name and a
+non-scalar output.  A message names a parameter as the library does (``wrt``); the command
+line spells it as its flag (``--wrt``: :meth:`~.errors.AutogradCliError.spelled`).  This
+module imports only the errors and the value parsing: no arrays, no tensors.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from .errors import MissingValueError, UnknownVariableError
+from .errors import InputError, MissingValueError, NonScalarOutputError, UnknownVariableError
+from .safetext import excerpt
 from .toposort import toposort
 
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
@@ -114,12 +119,24 @@ def variables(program: Program | Expr) -> list[str]:
     return names
 
 
-def split_names(wrt: str | Sequence[str] | None) -> list[str]:
-    """``"a, b"`` or ``["a", "b"]`` as a list of names (blank entries dropped)."""
+#: a variable's name, as the grammar reads one
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def split_names(wrt: str | Sequence[str] | None, names_only: bool = False) -> list[str]:
+    """``"a, b"`` or ``["a", "b"]`` as a list of names (blank entries dropped): the one
+    reading of ``wrt``.  ``names_only``: an entry that is not a name at all is a usage error
+    (the command line's check of its ``--wrt`` text)."""
     if wrt is None:
         return []
     items = wrt.split(",") if isinstance(wrt, str) else wrt
-    return [w.strip() for w in items if w.strip()]
+    names = [w.strip() for w in items if w.strip()]
+    for name in names if names_only else ():
+        if not NAME.match(name):
+            from .values import UsageError
+
+            raise UsageError.naming("{wrt}: {text} is not a variable name", {"text": excerpt(name)})
+    return names
 
 
 def missing_value(name: str, detail: str | None = None) -> MissingValueError:
@@ -129,28 +146,89 @@ def missing_value(name: str, detail: str | None = None) -> MissingValueError:
     return MissingValueError(f"no value for variable {name!r}{detail}", variable=name)
 
 
-def unknown_wrt(name: str) -> UnknownVariableError:
-    """The library's error for differentiating with respect to a name that is not a variable
-    (the library's parameter, ``wrt``; the commands check theirs first, :func:`resolve_wrt`)."""
-    return UnknownVariableError(
-        f"wrt names {name!r}, which is not a variable of the expression", variable=name
+def unknown_wrt(name: str, program: Program | Expr | None = None) -> UnknownVariableError:
+    """The error for differentiating with respect to ``name``, which is not an input
+    variable (of ``program``, whose variables it lists): why, and the variables."""
+    if program is not None and name in getattr(program, "bindings", {}):
+        reason = f"{name!r} is an intermediate ('{name} = ...'), not an input variable"
+    else:
+        reason = f"{name!r} is not a variable of the expression"
+    if program is None:
+        return UnknownVariableError.naming("{wrt}: {reason}", {"reason": reason}, variable=name)
+    return UnknownVariableError.naming(
+        "{wrt}: {reason}; the variables are {variables}",
+        {"reason": reason, "variables": ", ".join(variables(program)) or "(none)"},
+        variable=name,
     )
+
+
+class RequestError(InputError):
+    """What a computation cannot be asked: an order it has no meaning for, an order out of
+    range, ``order`` with ``grad_output``.  ``reason``: ``unsupported`` (the computation does
+    not take it), ``combination`` or ``range``.  The message names the parameters as the
+    library does; :meth:`spelled` gives it in a caller's spelling."""
+
+    def __init__(self, reason: str, template: str, **fields):
+        self.reason = reason
+        super().__init__(InputError.naming(template, fields).message)
+        self.template, self.fields = template, fields
+
+
+def check_order(order, least: int | None = 1, most: int | None = None, text: bool = False) -> int:
+    """The one check of a derivative's order: an int from ``least`` to ``most`` (None: no
+    bound); with ``text`` (the command line's), any whole number in text, ``2.0`` too.
+    Raises :class:`RequestError` (reason ``range``).
+
+    >>> check_order("2.0", 0, text=True), check_order(3)
+    (2, 3)
+    """
+    value = order
+    if text:
+        order = str(order)
+        written = order.strip()
+        try:
+            number = float(written)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or not number.is_integer():
+            raise RequestError(
+                "range", "{order} must be a whole number, not {text}", text=excerpt(written)
+            )
+        order = value = int(number)
+    too_low = least is not None and isinstance(order, int) and order < least
+    if isinstance(order, bool) or not isinstance(order, int) or too_low:
+        raise RequestError(
+            "range", "{order} must be {least} or more, not {value!r}", least=least or 0, value=value
+        )
+    if most is not None and order > most:
+        raise RequestError(
+            "range", "{order} must be at most {most}, not {value!r}", most=most, value=value
+        )
+    return order
+
+
+def non_scalar_error(shape, command: str = "grad") -> NonScalarOutputError:
+    """Why ``command`` (``grad`` or ``hessian``) needs a scalar output, and the ways out."""
+    if command == "grad":
+        template = (
+            "grad can be implicitly created only for scalar outputs: the output has shape "
+            "{shape}. Give {grad_output} ARRAY of shape {shape} (the vector of a "
+            "vector-Jacobian product), use the jacobian command, or wrap the expression in "
+            "sum(...)"
+        )
+    else:
+        template = (
+            "{command} needs a scalar output: the output has shape {shape}. Use the "
+            "jacobian command (the first derivatives of each entry), or wrap the expression "
+            "in sum(...)"
+        )
+    fields = {"shape": tuple(shape), "command": command}
+    return NonScalarOutputError.naming(template, fields, shape=list(shape))
 
 
 def non_scalar_message(shape, command: str = "grad") -> str:
-    """Why ``command`` (``grad`` or ``hessian``) needs a scalar output, and the ways out."""
-    if command == "grad":
-        return (
-            f"grad can be implicitly created only for scalar outputs: the output has shape "
-            f"{tuple(shape)}. Give --grad-output ARRAY of shape {tuple(shape)} (the vector of a "
-            f"vector-Jacobian product), use the jacobian command, or wrap the expression in "
-            f"sum(...)"
-        )
-    return (
-        f"{command} needs a scalar output: the output has shape {tuple(shape)}. Use the "
-        f"jacobian command (the first derivatives of each entry), or wrap the expression in "
-        f"sum(...)"
-    )
+    """:func:`non_scalar_error`'s message, as the library words it (the older name)."""
+    return non_scalar_error(shape, command).message
 
 
 def check_values(program: Program, values: Mapping) -> None:
@@ -222,29 +300,15 @@ def _checked(names: Iterable[str], known: Sequence[str], error) -> list[str]:
     return out
 
 
-def resolve_wrt(program: Program, wrt: Sequence[str] | None) -> list[str]:
-    """The variables to differentiate (the commands' ``--wrt``): ``wrt`` checked, or every input.
-
-    The error says why a name is not an input and lists the variables.
-    """
-    if not wrt:
-        return list(program.inputs)
-
-    def error(name: str) -> UnknownVariableError:
-        if name in program.bindings:
-            reason = f"{name!r} is an intermediate ('{name} = ...'), not an input variable"
-        else:
-            reason = f"{name!r} is not a variable of the expression"
-        return UnknownVariableError(
-            f"--wrt: {reason}; the variables are {', '.join(program.inputs) or '(none)'}",
-            variable=name,
-        )
-
-    return _checked(wrt, program.inputs, error)
-
-
-def wrt_names(program: Program | Expr, wrt: str | Sequence[str] | None) -> list[str]:
-    """The library's ``wrt``: a name, ``"a,b"`` or a list, checked; None (or blank): every variable."""
+def resolve_wrt(program: Program | Expr, wrt: str | Sequence[str] | None) -> list[str]:
+    """The variables to differentiate: ``wrt`` (a name, ``"a, b"`` or a list: the library's,
+    the commands' and a batch line's) read by :func:`split_names` and checked, without
+    repeats; None or blank: every input variable.  The error (:func:`unknown_wrt`) says why
+    a name is not an input and lists the variables."""
     known = variables(program)
     names = split_names(wrt)
-    return _checked(names, known, unknown_wrt) if names else known
+    return _checked(names, known, lambda name: unknown_wrt(name, program)) if names else known
+
+
+#: the library's older name for :func:`resolve_wrt`
+wrt_names = resolve_wrt

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import backend
-from .errors import NonScalarOutputError
 from .forward import Tape, basis, jvp_program, program_function, zeros_tangent
 from .functional import (
     _as_tuple,
@@ -33,7 +32,7 @@ from .functional import (
     vjp,
 )
 from .gradcheck import GradcheckResult, gradcheck
-from .program import Expr, Program, non_scalar_message, unknown_wrt, variables, wrt_names
+from .program import Expr, Program, non_scalar_error, resolve_wrt, unknown_wrt, variables
 from .recording import derivative_warnings, evaluate
 from .tensor import Tensor, enable_grad, no_grad
 
@@ -91,7 +90,7 @@ def program_jacobian(
     ((3,), [1.0, 1.0, 0.0])
     """
     strategy = _strategy(strategy)
-    names = wrt_names(program, wrt)
+    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = [ev.leaves[n] for n in names]
     out = ev.output
@@ -142,12 +141,12 @@ def program_hessian(
     6.0
     """
     strategy = _strategy(strategy)
-    names = wrt_names(program, wrt)
+    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     if ev.output.size != 1:  # the command's advice, not hessian()'s PyTorch wording
         shape = tuple(ev.output.shape)
-        raise NonScalarOutputError(non_scalar_message(shape, "hessian"), shape=list(shape))
+        raise non_scalar_error(shape, "hessian")
     y = _scalar_output(ev.output, "hessian")
     gs = _gradients(y, xs)
     with enable_grad():
@@ -169,7 +168,7 @@ def program_jvp(program: Program | Expr, values: dict, tangents: dict) -> tuple:
 
 def program_vjp(program: Program | Expr, values: dict, v, wrt=None) -> tuple:
     """``(value, {name: v^T J})`` of a program: one backward pass."""
-    names = wrt_names(program, wrt)
+    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     f = program_function(program, values, names)
@@ -180,7 +179,7 @@ def program_vjp(program: Program | Expr, values: dict, v, wrt=None) -> tuple:
 
 def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tuple:
     """``(value, {name: (H v)[name]})`` of a scalar program; ``v``: name -> direction."""
-    names = wrt_names(program, wrt)
+    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n] for n in names)
     vs = tuple(
@@ -196,7 +195,7 @@ def program_derivatives(program: Program | Expr, values: dict, wrt: str, order: 
     """``[f, f', ..., f^(order)]`` of a program in the one variable ``wrt`` (others fixed)."""
     name = wrt
     if name not in variables(program):
-        raise unknown_wrt(name)
+        raise unknown_wrt(name, program)
     ev = evaluate(program, values, requires_grad=[name])
     f = program_function(program, values, [name])
     return derivatives(f, ev.leaves[name].detach(), order)
@@ -206,7 +205,7 @@ def program_gradcheck(
     program: Program | Expr, values: dict, wrt=None, **options
 ) -> GradcheckResult:
     """:func:`gradcheck` of a program with respect to the variables ``wrt`` (default: all)."""
-    names = wrt_names(program, wrt)
+    names = resolve_wrt(program, wrt)
     ev = evaluate(program, values, requires_grad=names)
     xs = tuple(ev.leaves[n].detach() for n in names)
     return gradcheck(program_function(program, values, names), xs, **options)

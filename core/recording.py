@@ -206,7 +206,7 @@ def evaluate(
         known = variables(program)
         for name in wanted:
             if name not in known:
-                raise unknown_wrt(name)
+                raise unknown_wrt(name, program)
     recording = Recording(wanted, check_domain)
     token = backend.quiet_enter()  # once for the whole walk, not once per op
     try:

@@ -131,8 +131,15 @@ def batchable(op: str, order: int | None = None, grad_output=None) -> bool:
 # ---------------------------------------------------------------------------
 
 
-#: a batch line's spelling of the parameters in a message (:meth:`api.RequestError.spelled`)
-LINE_SPELLING = {"order": '"order"', "grad_output": '"grad_output"'}
+def line_spelling(parameter: str) -> str:
+    """A batch line's spelling of a parameter a library message names
+    (:meth:`~.errors.AutogradCliError.spelled`): its JSON key, quoted (``"order"``)."""
+    return f'"{parameter}"'
+
+
+LINE_SPELLING = line_spelling  # its older name
+
+
 #: a request the dispatcher refuses, as a row's error kind
 _ROW_KINDS = {"combination": "bad_line", "unsupported": "unsupported"}
 
@@ -151,7 +158,7 @@ def evaluate_row(program: Program, row: Row):
     except api.RequestError as exc:
         if exc.reason not in _ROW_KINDS:
             raise
-        raise RowError(_ROW_KINDS[exc.reason], exc.spelled(LINE_SPELLING)) from None
+        raise RowError(_ROW_KINDS[exc.reason], exc.spelled(line_spelling)) from None
 
 
 def _analyse(program: Program, row: Row, wrt):

@@ -31,7 +31,7 @@ from itertools import product
 
 from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
-from .program import Program, check_values, resolve_wrt
+from .program import Program, check_order, check_values, resolve_wrt
 from .taylor_mode import NoTaylorMode, taylor_coefficients
 
 __all__ = ["TaylorResult", "taylor", "MAX_TERMS"]
@@ -72,8 +72,7 @@ def taylor(
         raise InputError("the expression has no variables to expand in")
     if order is None:
         order = 5 if len(names) == 1 else 2
-    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-        raise InputError(f"--order must be a whole number >= 0, not {order!r}")
+    order = check_order(order, 0)
     point = {}
     for name in names:
         if name not in values:
@@ -90,9 +89,9 @@ def taylor(
     n = len(names)
     terms = sum(n**k for k in range(order + 1))
     if terms > MAX_TERMS:
-        raise LimitError(
+        raise LimitError.naming(
             f"taylor of {n} variables to order {order} needs {terms:,} derivative entries "
-            f"(more than {MAX_TERMS:,}); lower --order or expand in fewer variables (--wrt)"
+            f"(more than {MAX_TERMS:,}); lower {{order}} or expand in fewer variables ({{wrt}})"
         )
     coefficients: list | dict
     if n == 1:
@@ -250,9 +249,9 @@ def _remainder(program, values, names, point, monomials, at) -> dict:
 
     unknown = sorted(set(at) - set(names))
     if unknown:
-        raise InputError(
-            f"--at names {unknown[0]!r}, which is not a variable of the expansion "
-            f"({', '.join(names)})",
+        raise InputError.naming(
+            "{at} names {name!r}, which is not a variable of the expansion ({names})",
+            {"name": unknown[0], "names": ", ".join(names)},
             variable=unknown[0],
         )
     where = {nm: float(at.get(nm, point[nm])) for nm in names}

@@ -108,7 +108,9 @@ def _names(program: Program, values: Mapping, uncertainties: Mapping) -> list[st
             variable=unknown[0],
         )
     if not names:
-        raise InputError("no input has an uncertainty: give one as --x VALUE+-U (or VALUE±U)")
+        raise InputError.naming(
+            "no input has an uncertainty: give one as {x} VALUE+-U (or VALUE±U)"
+        )
     return names
 
 
@@ -135,10 +137,14 @@ def _covariance(names: list[str], values: Mapping, uncertainties: Mapping, corre
     for (a, b), r in (correlations or {}).items():
         for name in (a, b):
             if name not in names:
-                raise InputError(f"--corr names {name!r}, which has no uncertainty", variable=name)
+                raise InputError.naming(
+                    "{corr} names {name!r}, which has no uncertainty", {"name": name}, variable=name
+                )
         i, j = names.index(a), names.index(b)
         if sizes[i] != 1 or sizes[j] != 1:
-            raise InputError("--corr relates two scalar inputs; give vectors a covariance matrix")
+            raise InputError.naming(
+                "{corr} relates two scalar inputs; give vectors a covariance matrix"
+            )
         if not -1 <= r <= 1 or i == j:
             raise InputError(f"a correlation must be between -1 and 1 (of two inputs), not {r}")
         c = r * math.sqrt(cov[offsets[i], offsets[i]] * cov[offsets[j], offsets[j]])
@@ -223,7 +229,7 @@ def _monte_carlo(program, values, names, shapes, theta, cov, n, seed, warnings) 
 
     np = backend.host
     if n < 2 or n > MAX_MC:
-        raise LimitError(f"--mc takes 2 to {MAX_MC:,} draws, not {n:,}")
+        raise LimitError.naming(f"{{mc}} takes 2 to {MAX_MC:,} draws, not {n:,}")
     rng = np.random.default_rng(seed)
     sizes = [math.prod(s) for s in shapes]
     others = {k: np.asarray(v, dtype=float) for k, v in values.items() if k not in names}

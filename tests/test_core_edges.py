@@ -473,7 +473,10 @@ def test_evaluate_accepts_a_tensor_as_a_value():
 
 
 def test_evaluate_requires_grad_of_a_non_variable_is_an_unknown_variable():
-    with pytest.raises(UnknownVariableError, match="'y', which is not a variable"):
+    with pytest.raises(
+        UnknownVariableError,
+        match="^wrt: 'y' is not a variable of the expression; the variables are x$",
+    ):
         evaluate(parse("x*2"), {"x": 1.0}, requires_grad=["y"])
 
 
@@ -622,7 +625,10 @@ def test_explain_rejects_what_is_not_a_program():
 
 
 def test_explain_wrt_must_name_an_input():
-    with pytest.raises(UnknownVariableError, match="'z', which is not a variable"):
+    with pytest.raises(
+        UnknownVariableError,
+        match="^wrt: 'z' is not a variable of the expression; the variables are x, y$",
+    ):
         explain("x*y", {"x": 1, "y": 2}, "x, z")
 
 
@@ -676,7 +682,7 @@ def test_jacobian_of_an_expression_without_variables_is_its_value(cli):
 
 
 def test_nth_derivative_of_a_non_scalar_output(cli):
-    with pytest.raises(NonScalarOutputError, match=r"--order 2 needs a scalar output"):
+    with pytest.raises(NonScalarOutputError, match=r"^order 2 needs a scalar output"):
         api.nth_derivative_of(parse("x*[1, 2]"), {"x": 1.0}, order=2)
     r = cli("grad", "x*[1, 2]", "--x", "1", "--order", "2", "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "non_scalar_output"
@@ -689,7 +695,7 @@ def test_nth_derivative_non_scalar_message_does_not_point_at_a_vjp():
 
 
 def test_jvp_tangent_of_the_wrong_shape(cli):
-    with pytest.raises(ShapeError, match=r"--tangent for 'x' has shape \(3,\) but 'x' has shape"):
+    with pytest.raises(ShapeError, match=r"^tangent for 'x' has shape \(3,\) but 'x' has shape"):
         api.jvp_of(parse("x*y"), {"x": [1.0, 2.0], "y": 1.0}, {"x": [1.0, 2.0, 3.0]})
     r = cli("grad", "x*y", "--x", "[1, 2]", "--y", "1", "--tangent", "x=[1, 2, 3]", "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "shape"

@@ -205,11 +205,15 @@ def test_no_upward_import_between_layers():
 
 
 def test_program_is_below_every_evaluator():
-    # The checks against a program (values, --wrt, missing values) live in one module that
-    # imports only the errors, so every evaluator can use them.
+    # The checks against a program (values, wrt, order, missing values) live in one module
+    # that imports only the errors and the light text and value helpers, so every evaluator
+    # can use them.
     assert IMPORTS["autograd_cli.core.program"] <= {
         "__future__",
         "math",
+        "re",
+        "autograd_cli.core.safetext",
+        "autograd_cli.core.values",
         "collections.abc",
         "dataclasses",
         "operator",

@@ -168,7 +168,9 @@ def test_diff_refuses_a_derivative_past_its_size_budget():
         diff(program, order=4, max_nodes=1000)  # 374 nodes at order 3: 1,197 predicted, kept on
     message = str(info.value)
     assert "grew to 1,044 nodes at order 4 of 4, past the size budget of 1,000" in message
-    assert "grad --order 4" in message and "--max-nodes" in message
+    assert "grad order 4" in message and "raise max_nodes" in message  # the library's names
+    spelled = info.value.spelled(lambda name: "--" + name.replace("_", "-"))
+    assert "grad --order 4" in spelled and "--max-nodes" in spelled  # the command line's
     r = diff(program, order=4, max_nodes=2000)
     assert r.notes == []  # 3,051 characters: not large
     r = diff(program, order=5, max_nodes=None)

@@ -41,7 +41,9 @@ def test_diff_refuses_a_growing_derivative_orders_before_it_passes_the_budget(mo
     assert sizes == [23, 89, 987, 6_606]
     message = str(exc)
     assert "6,606 nodes at order 4 of 6" in message and "budget of 100,000" in message
-    assert "grad --order 6" in message and "--max-nodes" in message
+    assert "grad order 6" in message and "raise max_nodes" in message  # the library's names
+    spelled = exc.spelled(lambda name: "--" + name.replace("_", "-"))
+    assert "grad --order 6" in spelled and "--max-nodes" in spelled  # the command line's
     assert exc.details["predicted_nodes"] > 2 * symbolic.MAX_NODES
 
 

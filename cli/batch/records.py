@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...core import analysis_docs
 from ...core.errors import BadValueError
-from ...core.program import missing_value
+from ...core.program import NAME, RequestError, check_order, missing_value, split_names
 from ...core.rows import ANALYSIS_OPS, OPS, Row
 from .. import jsonout, options, render
 from ..status import classify
@@ -63,7 +62,7 @@ RECORD_KEYS = {"expr", "vars", "op", "wrt", "grad_output", "order"}.union(
 )
 #: a line's keys that are an analysis op's settings (analysis_docs.settings checks them)
 _SETTING_KEYS = frozenset(RECORD_KEYS - {"expr", "vars", "op", "wrt", "grad_output", "order"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = NAME  # a variable's name, as the grammar reads one
 
 # A CSV cell may be as long as a line (the csv module's own default is 128 KiB).
 csv.field_size_limit(MAX_LINE_BYTES)
@@ -151,7 +150,7 @@ def check_wrt(value, what="wrt") -> tuple | None:
     if value is None:
         return None
     if isinstance(value, str):
-        names = [n.strip() for n in value.split(",") if n.strip()]
+        names = split_names(value)  # the library's one reading of "a, b"
     elif isinstance(value, list) and all(isinstance(n, str) for n in value):
         names = [n.strip() for n in value]
     else:
@@ -295,15 +294,21 @@ def _jsonl_order(record: dict, op: str, settings, opts: BatchOptions):
     if settings is not None and "order" not in analysis_docs.KEYS[op]:
         order = None  # --order is not this op's (a line's own "order" is a bad_line above)
     if "order" in record:
-        order = record["order"]
-        if op == "taylor":  # degree 0 (the value) is a Taylor polynomial too
-            if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-                raise LineError("bad_line", '"order" must be a whole number, 0 or more')
-        elif isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise LineError("bad_line", '"order" must be a positive integer')
-        if order > options.MAX_ORDER:
-            raise LineError("bad_line", f'"order" must be at most {options.MAX_ORDER}')
+        least = 0 if op == "taylor" else 1  # degree 0 (the value) is a Taylor polynomial too
+        try:
+            order = check_order(record["order"], least, options.MAX_ORDER)  # the library's
+        except RequestError as exc:  # in a batch line's words
+            which = least if "most" not in exc.fields else None
+            raise LineError("bad_line", _ORDER_ERRORS[which]) from None
     return order
+
+
+#: a line's "order" refused (:func:`check_order`): below its least (0 or 1), or too high
+_ORDER_ERRORS = {
+    0: '"order" must be a whole number, 0 or more',
+    1: '"order" must be a positive integer',
+    None: f'"order" must be at most {options.MAX_ORDER}',
+}
 
 
 #: the ops whose variables may carry more than a value, and what: propagate's "V+-U" (an

@@ -70,6 +70,18 @@ Wrt = Annotated[
 ]
 
 
+def option(flag: str, kind, help: str, **settings):
+    """A command's own option declared in one line: ``Annotated[kind | None,
+    typer.Option(flag, help=help, **settings)]`` (its default, None, is the parameter's)."""
+    return Annotated[kind | None, typer.Option(flag, help=help, **settings)]
+
+
+def order_option(help: str, metavar: str = "N"):
+    """A command's ``--order`` (read as text, checked by :func:`options.parse_order`): only
+    its help and metavar differ from one command to the next; its default is in its help."""
+    return option("--order", str, help, metavar=metavar, show_default=False)
+
+
 class Invocation:
     """What every command shares: the expression, the values and the global options."""
 

@@ -9,12 +9,57 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from typing import Annotated
 
 import typer
 
 from .. import options
-from .common import Expr, Invocation, OutputFormat, Wrt, command, show_result
+from .common import (
+    Expr,
+    Invocation,
+    OutputFormat,
+    Wrt,
+    command,
+    option,
+    order_option,
+    show_result,
+)
+
+GradOrder = order_option(
+    "The N-th derivative of a scalar expression of one "
+    f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]"
+)
+GradOutput = option(
+    "--grad-output",
+    str,
+    "For a non-scalar output: the vector v of the vector-Jacobian product v^T J (a JSON array).",
+    metavar="ARRAY",
+)
+Tangent = option(
+    "--tangent",
+    list[str],
+    "Forward mode, J v for the direction v (repeatable; other variables get a zero tangent).",
+    metavar="NAME=VALUE",
+)
+#: check's tolerances: their defaults depend on the dtype, so their help gives them
+_TOLERANCES = "[default: {} for float64, {} for float32]"
+Eps = option(
+    "--eps",
+    float,
+    "Finite-difference step, > 0.  " + _TOLERANCES.format("1e-6", "1e-3"),
+    show_default=False,
+)
+Atol = option(
+    "--atol",
+    float,
+    "Absolute tolerance, >= 0.  " + _TOLERANCES.format("1e-5", "1e-3"),
+    show_default=False,
+)
+Rtol = option(
+    "--rtol",
+    float,
+    "Relative tolerance, >= 0.  " + _TOLERANCES.format("1e-3", "1e-2"),
+    show_default=False,
+)
 
 
 @command("eval")
@@ -35,34 +80,9 @@ def grad_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    grad_output: Annotated[
-        str | None,
-        typer.Option(
-            "--grad-output",
-            metavar="ARRAY",
-            help="For a non-scalar output: the vector v of the "
-            "vector-Jacobian product v^T J (a JSON array).",
-        ),
-    ] = None,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="N",
-            help="The N-th derivative of a scalar expression of one "
-            f"variable (repeated differentiation; 1 to {options.MAX_ORDER}).  [default: 1]",
-            show_default=False,
-        ),
-    ] = None,
-    tangent: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tangent",
-            metavar="NAME=VALUE",
-            help="Forward mode, J v for the direction v "
-            "(repeatable; other variables get a zero tangent).",
-        ),
-    ] = None,
+    grad_output: GradOutput = None,
+    order_text: GradOrder = None,
+    tangent: Tangent = None,
     output_format: OutputFormat = "table",
 ):
     """Compute the value and the gradient.
@@ -165,30 +185,9 @@ def check_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            help="Finite-difference step, > 0.  [default: 1e-6 for float64, 1e-3 for float32]",
-            show_default=False,
-        ),
-    ] = None,
-    atol: Annotated[
-        float | None,
-        typer.Option(
-            "--atol",
-            help="Absolute tolerance, >= 0.  [default: 1e-5 for float64, 1e-3 for float32]",
-            show_default=False,
-        ),
-    ] = None,
-    rtol: Annotated[
-        float | None,
-        typer.Option(
-            "--rtol",
-            help="Relative tolerance, >= 0.  [default: 1e-3 for float64, 1e-2 for float32]",
-            show_default=False,
-        ),
-    ] = None,
+    eps: Eps = None,
+    atol: Atol = None,
+    rtol: Rtol = None,
 ):
     """Compare the gradient with central finite differences.
 
@@ -206,10 +205,10 @@ def check_command(
     rtol = defaults["rtol"] if rtol is None else rtol
     if not (math.isfinite(eps) and eps > 0):
         raise options.UsageError(f"--eps must be a finite number above 0, not {eps:g}")
-    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
+    for name, tolerance in (("--atol", atol), ("--rtol", rtol)):
         if not (math.isfinite(tolerance) and tolerance >= 0):
             raise options.UsageError(
-                f"{option} must be a finite number, 0 or more, not {tolerance:g}"
+                f"{name} must be a finite number, 0 or more, not {tolerance:g}"
             )
     names = options.split_names(wrt)
     _check_step(inv.values, names or list(inv.program().inputs), eps, inv.dtype)

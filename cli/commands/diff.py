@@ -8,7 +8,12 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Expr, Invocation, Wrt, command
+from .common import Expr, Invocation, Wrt, command, order_option
+
+DiffOrder = order_option(
+    f"Differentiate N times (0 to {options.MAX_ORDER}; 0 gives the expression itself).  "
+    "[default: 1]"
+)
 
 
 @command("diff")
@@ -16,16 +21,7 @@ def diff_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="N",
-            help=f"Differentiate N times (0 to {options.MAX_ORDER}; 0 gives the expression "
-            "itself).  [default: 1]",
-            show_default=False,
-        ),
-    ] = None,
+    order_text: DiffOrder = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
     max_nodes: Annotated[
         int,

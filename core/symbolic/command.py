@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .. import backend
 from ..errors import InputError, LimitError
 from ..printing import to_latex, to_text
-from ..program import Expr, Program, topological, wrt_names
+from ..program import Expr, Program, check_order, resolve_wrt, topological
 from ..recording import evaluate
 from .algebra import simplify
 from .differentiation import Builder, grad_exprs
@@ -32,6 +32,17 @@ PREDICTED_MARGIN = 2
 LARGE_TEXT = 10_000  # a derivative printed longer than this gets a note with its size
 TIME_BUDGET = 10.0  # seconds for a whole diff call's simplification (a safety net; the step
 # budget, linear in the size, is what normally bounds the work)
+
+#: a size refusal's ways out (``{n}``: the order; the parameters spelled by the caller)
+_WAYS_OUT = (
+    " (its text would run to megabytes); for its value at a point use grad {order} {n} "
+    "(forward mode, no expression), or raise {max_nodes}"
+)
+
+
+def _braced(text: str) -> str:
+    """``text`` as it stands inside a message template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 @dataclass
@@ -131,7 +142,7 @@ def diff(
     """
     text, output = _source_and_output(source)
     _check_order(order, mixed)
-    names = wrt_names(source, wrt)
+    names = resolve_wrt(source, wrt)
     tidy = _Tidy(names, time.monotonic() + time_budget, step_budget)
     builder = Builder(guards=guards)
     current, graphs = _derivative_graphs(output, names, order, builder, tidy, max_nodes, mixed)
@@ -164,10 +175,11 @@ def _source_and_output(source) -> tuple:
 
 
 def _check_order(order, mixed: bool) -> None:
-    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-        raise InputError(f"--order must be a whole number >= 0, got {order!r}")
+    check_order(order, 0)  # an int from 0: the library's one check
     if mixed and order != 2:
-        raise InputError(f"mixed partials are second derivatives: order must be 2, not {order}")
+        raise InputError.naming(
+            "mixed partials are second derivatives: {order} must be 2, not {n}", {"n": order}
+        )
 
 
 class _Tidy:
@@ -288,10 +300,10 @@ def _check_size(e: Expr, name: str, k: int, order: int, max_nodes: int | None) -
     if n <= max_nodes:
         return n
     at = f" at order {k} of {order}" if order > 1 else ""
-    raise LimitError(
-        f"diff: the derivative with respect to {name} grew to {n:,} nodes{at}, past the size "
-        f"budget of {max_nodes:,} (its text would run to megabytes); for its value at a point "
-        f"use grad --order {order} (forward mode, no expression), or raise --max-nodes",
+    raise LimitError.naming(
+        f"diff: the derivative with respect to {_braced(name)} grew to {n:,} nodes{at}, past "
+        f"the size budget of {max_nodes:,}{_WAYS_OUT}",
+        {"n": order},
         nodes=n,
         max_nodes=max_nodes,
     )
@@ -316,12 +328,12 @@ def _predict_size(sizes: list, name: str, order: int, max_nodes: int | None) -> 
     predicted = sizes[-1] * growth ** (order - k)
     if predicted <= PREDICTED_MARGIN * max_nodes:
         return
-    raise LimitError(
-        f"diff: the derivative with respect to {name} has {sizes[-1]:,} nodes at order {k} "
-        f"of {order}, growing about {growth:.1f} times an order: on course for "
-        f"{_about(predicted)} nodes at order {order}, past the size budget of {max_nodes:,} "
-        f"(its text would run to megabytes); for its value at a point use grad --order "
-        f"{order} (forward mode, no expression), or raise --max-nodes",
+    raise LimitError.naming(
+        f"diff: the derivative with respect to {_braced(name)} has {sizes[-1]:,} nodes at "
+        f"order {k} of {order}, growing about {growth:.1f} times an order: on course for "
+        f"{_about(predicted)} nodes at order {order}, past the size budget of "
+        f"{max_nodes:,}{_WAYS_OUT}",
+        {"n": order},
         nodes=sizes[-1],
         predicted_nodes=int(min(predicted, 2**63 - 1)),
         max_nodes=max_nodes,

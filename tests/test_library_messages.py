@@ -1,0 +1,99 @@
+"""Library error messages name parameters as the library does (``wrt``, ``grad_output``),
+never a command-line flag (``--wrt``): the command line adds its spelling where it reports
+the error (``cli/status.py``'s ``classify``, through ``AutogradCliError.spelled``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from autograd_cli.core.errors import InputError
+
+CORE = Path(__file__).resolve().parents[1] / "core"
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+
+#: files whose messages still name a flag, each with why (not this change's to rewrite)
+NOT_YET = {
+    "limits.py": "--max-memory in the limit's message (state's module)",
+    "sample.py": "--points in the sampling limit (symbolic's module)",
+    "backend.py": "--device cpu in the GPU error (state's module)",
+}
+
+
+def _is_error_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name.endswith("Error") or name == "naming"
+
+
+def _texts(node: ast.AST):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            yield sub.lineno, sub.value
+
+
+def flagged(path: Path) -> list[str]:
+    """Each string of an error's message in ``path`` that names ``--something``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None or _is_error_call(node):
+            targets = [node.exc if isinstance(node, ast.Raise) else node]
+        elif isinstance(node, ast.arguments):  # a label's default (what="--max-iter")
+            targets = [d for d in node.defaults + node.kw_defaults if d is not None]
+        else:
+            continue
+        for target in targets:
+            for line, text in _texts(target):
+                if FLAG.search(text):
+                    found.append(f"{path.name}:{line}: {text!r}")
+    return sorted(set(found))
+
+
+def test_no_library_error_message_names_a_flag():
+    bad = [
+        hit
+        for path in sorted(CORE.rglob("*.py"))
+        if path.name not in NOT_YET
+        for hit in flagged(path)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_scan_finds_a_flag_in_a_message(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        'def f(n):\n    raise InputError(f"--order must be 1, not {n}")\n'
+        'def g():\n    return ShapeError.naming("{grad_output} has --a-flag")\n'
+        'def h(what="--max-iter"):\n    return what\n'
+    )
+    assert [hit.split(":")[1] for hit in flagged(planted)] == ["2", "4", "5"]
+
+
+@pytest.mark.parametrize(
+    ("spelling", "message"),
+    [
+        ({}, "wrt: 'z' is not a variable; order 2"),
+        ({"wrt": "--wrt"}, "--wrt: 'z' is not a variable; order 2"),
+        (lambda name: "--" + name, "--wrt: 'z' is not a variable; --order 2"),
+    ],
+)
+def test_an_error_spells_its_parameters_as_its_caller_does(spelling, message):
+    error = InputError.naming(
+        "{wrt}: {name!r} is not a variable; {order} {n}", {"name": "z", "n": 2}
+    )
+    assert str(error) == "wrt: 'z' is not a variable; order 2"
+    assert error.spelled(spelling) == message
+
+
+def test_the_command_line_spells_a_library_message_with_its_flags():
+    from autograd_cli.cli.status import classify
+
+    error = InputError.naming("{grad_output} and {max_iter} for {name!r}", {"name": "{x}"})
+    assert str(error) == "grad_output and max_iter for '{x}'"
+    assert classify(error).message == "--grad-output and --max-iter for '{x}'"
