@@ -339,7 +339,7 @@ def parse_max_memory(text: str | None) -> float | None:
             return limits.parse_size(str(text))
         limits.max_bytes()  # the environment's value, checked now rather than mid-run
     except BadValueError as exc:
-        raise UsageError(exc.message) from None
+        raise UsageError(exc.spelled(flag)) from None
     return None
 
 

@@ -126,9 +126,10 @@ def _array_module(name: str) -> tuple[Any, str]:
     # libraries), OSError (a shared library that will not load), RuntimeError (CuPy's
     # CUDARuntimeError and CUDADriverError: no device, a driver too old).
     except (ImportError, OSError, RuntimeError) as exc:
-        raise DeviceError(
-            f"GPU unavailable: {exc.__class__.__name__}: {exc}".rstrip(": ")
-            + " (install the [gpu] extra with CuPy on a machine with CUDA, or use --device cpu)"
+        raise DeviceError.naming(
+            "GPU unavailable: {error} (install the [gpu] extra with CuPy on a machine with "
+            "CUDA, or use {device} cpu)",
+            {"error": f"{exc.__class__.__name__}: {exc}".rstrip(": ")},
         ) from None
     return cupy, "gpu"  # pragma: no cover - CuPy with a GPU: tests/test_gpu.py
 

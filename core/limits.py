@@ -10,7 +10,7 @@ instead of the kernel's out-of-memory killer taking the process minutes later.
 
 The limit is 4 GiB per array or result by default; ``AUTOGRAD_CLI_MAX_MEMORY``
 (``512M``, ``16G``, ``2.5GiB``, plain bytes, ``0`` or ``none`` for no limit)
-changes it, and :func:`using` sets it for a block (the ``--max-memory`` option).
+changes it, and :func:`using` sets it for a block (the command line's ``--max-memory``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _setting: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 
 
-def parse_size(text: str, source: str = "--max-memory") -> float:
+def parse_size(text: str, source: str = "max_memory") -> float:
     """``"4G"`` -> 4 GiB in bytes (binary units; ``B``/``iB`` suffixes optional).
 
     ``0``, ``none``, ``off`` and ``unlimited`` mean no limit (``math.inf``).
@@ -46,8 +46,11 @@ def parse_size(text: str, source: str = "--max-memory") -> float:
         return UNLIMITED
     m = _SIZE.fullmatch(text)
     if m is None:
-        raise BadValueError(
-            f"{source}: {text!r} is not a size (write it like 512M, 4G or 2.5GiB; 0 for none)",
+        # a parameter (max_memory) is named as the caller spells it; a variable's name as it is
+        name = "{" + source + "}" if source.isidentifier() and source.islower() else "{source}"
+        raise BadValueError.naming(
+            name + ": {text!r} is not a size (write it like 512M, 4G or 2.5GiB; 0 for none)",
+            {"source": source, "text": text},
             value=text,
         )
     return float(m.group(1)) * _UNITS[m.group(2).lower()]
@@ -90,10 +93,17 @@ def check(elements: int, itemsize: int, what: str) -> None:
     limit = max_bytes()
     if need <= limit:
         return
-    raise LimitError(
-        f"{what} would take {format_bytes(need)} ({elements:,} numbers), over the memory "
-        f"limit of {format_bytes(limit)}; raise it with --max-memory SIZE or {ENV}=SIZE "
-        "(for example 16G), or make the arrays smaller",
+    raise LimitError.naming(
+        "{what} would take {need} ({elements:,} numbers), over the memory limit of {limit}; "
+        "raise it with {max_memory} SIZE or {env}=SIZE (for example 16G), or make the arrays "
+        "smaller",
+        {
+            "what": what,
+            "need": format_bytes(need),
+            "elements": elements,
+            "limit": format_bytes(limit),
+            "env": ENV,
+        },
         needed_bytes=need,
         limit_bytes=limit,
     )

@@ -47,7 +47,9 @@ def sample(
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise InputError(f"the range of {name!r} must be two finite numbers LOW < HIGH")
     if not 2 <= points <= MAX_POINTS:
-        raise LimitError(f"--points takes 2 to {MAX_POINTS:,}, not {points:,}")
+        raise LimitError.naming(
+            "{points} takes 2 to {most:,}, not {given:,}", {"most": MAX_POINTS, "given": points}
+        )
     xs = np.linspace(lo, hi, points)
     rows = None
     if _elementwise_in(program, name):

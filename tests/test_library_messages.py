@@ -16,11 +16,7 @@ CORE = Path(__file__).resolve().parents[1] / "core"
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 
 #: files whose messages still name a flag, each with why (not this change's to rewrite)
-NOT_YET = {
-    "limits.py": "--max-memory in the limit's message (state's module)",
-    "sample.py": "--points in the sampling limit (symbolic's module)",
-    "backend.py": "--device cpu in the GPU error (state's module)",
-}
+NOT_YET: dict[str, str] = {}  # a module's name -> why its messages still name a flag
 
 
 def _is_error_call(node: ast.AST) -> bool:

@@ -80,7 +80,11 @@ def test_check_message_gives_estimate_limit_and_the_way_out():
             limits.check(131073, 8, "the thing")
     message = str(info.value)
     assert "the thing would take 1 MiB (131,073 numbers)" in message
-    assert "limit of 1 MiB" in message and "--max-memory" in message and limits.ENV in message
+    assert "limit of 1 MiB" in message and "max_memory SIZE" in message and limits.ENV in message
+    # the command line names its flag (cli/status.py spells a library parameter as one)
+    assert "raise it with --max-memory SIZE or AUTOGRAD_CLI_MAX_MEMORY=SIZE" in info.value.spelled(
+        lambda name: "--" + name.replace("_", "-")
+    )
     assert info.value.details == {"needed_bytes": 131073 * 8, "limit_bytes": 1 << 20}
 
 
