@@ -1,0 +1,51 @@
+"""Behaviours pinned down for the survivors of ``bench/mutate.py --sample 10 --seed 202``.
+
+Seed 202 is one nobody had tuned the tests against (issue 24).  Each test names the behaviour it
+pins; its comment names the mutant (``file:line: original -> mutant``, line numbers as they were
+when it was found) that it kills.  Expected values come from NumPy, closed forms or SPEC's and
+the docstrings' text, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograd_cli.core import tensor
+from autograd_cli.core.ops import Op, function, language_functions
+from autograd_cli.core.tensor import OPS, apply
+
+
+def test_norm_applied_without_attributes_takes_its_declared_defaults():
+    # kills core/ops.py:2060: def _norm_forward(a, axis=None, keepdims=False, ord=None): ->
+    #   ... keepdims=True ...   (the op's forward disagreed with its own declared
+    #   param defaults, so apply(OPS["norm"], x) from the extension API kept the axes)
+    norm = OPS["norm"]
+    assert {p.name: p.default for p in norm.params} == {
+        "axis": None,
+        "keepdims": False,
+        "ord": None,
+    }
+    a = np.arange(6.0).reshape(2, 3) - 2.5
+    got = apply(norm, tensor(a.tolist())).numpy()
+    assert got.shape == ()
+    np.testing.assert_allclose(got, np.linalg.norm(a), rtol=1e-15)
+
+
+def test_two_ops_spelled_alike_in_one_role_are_refused(monkeypatch):
+    # kills core/ops.py:2614: raise ValueError(f"{name}(): both {getattr(fn, role)} and
+    #   {op.name} are its {role}") -> pass   (the later op silently took the spelling over:
+    #   exp(x) in the language would have run an extension's op instead of exp)
+    twin = Op(
+        "twin_exp",
+        "TwinExpBackward0",
+        lambda a: a,
+        None,
+        arity=1,
+        printing=function("exp", latex="\\exp"),
+    )
+    monkeypatch.setitem(OPS, "twin_exp", twin)
+    with pytest.raises(ValueError, match=r"exp\(\): both exp and twin_exp are its unary"):
+        language_functions()
+    monkeypatch.delitem(OPS, "twin_exp")
+    assert language_functions()["exp"].unary == "exp"
