@@ -8,6 +8,8 @@ the docstrings' text, never from the code under test.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from test_mutants_jsonout import _FakeOrjson, _install
@@ -16,6 +18,8 @@ from autograd_cli import grad as grad_of_text
 from autograd_cli.cli import jsonout
 from autograd_cli.cli.jsonout import number_texts
 from autograd_cli.core import ops
+from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
+from autograd_cli.grammar import parse
 
 
 def test_a_rule_helper_called_without_a_tensor_says_so():
@@ -56,3 +60,23 @@ def test_number_texts_take_orjsons_text_for_plain_decimals(monkeypatch):
     texts = number_texts(np.array([0.75, 1e-7, 0.0]))
     assert texts == [f"{0.75:.17e}", repr(1e-7), "0.0"]
     assert [float(t) for t in texts] == [0.75, 1e-7, 0.0]
+
+
+def test_taylor_mode_refuses_only_products_of_order_k_that_overflow():
+    # kills core/taylor_mode.py:236: k = min(len(u) - 1, _GUARDED_ORDER) ->
+    #   k = min(len(u) + 1, _GUARDED_ORDER)   (products of derivatives of total order K + 2
+    #   were guarded: Taylor mode refused series the engine computes without overflow)
+    # atan(c x) at 0: the engine divides by q = 1 + (c x)**2 = 1 + c**2 x**2, whose
+    # derivatives grow like g = sqrt(2! c**2) = sqrt(2) c; at order K = 4 its products reach
+    # g**4, which fits a float (<= 1e300) for c = 1e60 (about 4e241) and not for c = 1e80.
+    # The series is atan's, z - z**3/3 + z**5/5 - ..., at z = c x.
+    order, limit = 4, math.log(1e300)
+    fits, overflows = 1e60, 1e80
+    assert (
+        order * math.log(math.sqrt(2) * fits) <= limit < (order + 2) * math.log(math.sqrt(2) * fits)
+    )
+    assert order * math.log(math.sqrt(2) * overflows) > limit
+    got = taylor_coefficients(parse("atan(c*x)"), {"x": 0.0, "c": fits}, "x", order)
+    assert got == pytest.approx([0.0, fits, 0.0, -(fits**3) / 3, 0.0], rel=1e-14)
+    with pytest.raises(NoTaylorMode, match="products of derivatives overflow"):
+        taylor_coefficients(parse("atan(c*x)"), {"x": 0.0, "c": overflows}, "x", order)
