@@ -8,6 +8,7 @@ the docstrings' text, never from the code under test.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -18,6 +19,7 @@ from autograd_cli import grad as grad_of_text
 from autograd_cli.cli import jsonout
 from autograd_cli.cli.jsonout import number_texts
 from autograd_cli.core import ops
+from autograd_cli.core.optimize import minimize
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
 from autograd_cli.grammar import parse
 
@@ -80,3 +82,28 @@ def test_taylor_mode_refuses_only_products_of_order_k_that_overflow():
     assert got == pytest.approx([0.0, fits, 0.0, -(fits**3) / 3, 0.0], rel=1e-14)
     with pytest.raises(NoTaylorMode, match="products of derivatives overflow"):
         taylor_coefficients(parse("atan(c*x)"), {"x": 0.0, "c": overflows}, "x", order)
+
+
+@pytest.mark.parametrize("command", ["minimize", "solve", "critical"])
+def test_an_expression_without_variables_has_nothing_to_vary(cli, command):
+    # kills core/optimize.py:118: raise InputError("the expression has no variables to vary")
+    #   -> pass   (SPEC: a bad input is kind "input", exit 2, one JSON error document)
+    r = cli(command, "2", "--json")
+    assert r.code == 2, r.out + r.err
+    assert json.loads(r.out) == {
+        "error": {"kind": "input", "message": "the expression has no variables to vary"}
+    }
+
+
+@pytest.mark.parametrize("method", ["gd", "bfgs", "newton"])
+def test_a_minimize_whose_first_step_lowers_nothing_counts_no_iteration(method):
+    # kills core/optimize.py:273: it -= 1 -> it += 1   (the iteration that found no step
+    #   was counted, and one more: 2 iterations for a trace of the start alone)
+    # x + 2*relu(-x) is |x|; at 0 the engine's gradient is 1 (relu'(0) = 0, PyTorch's), so
+    # the descent direction is -1, where the value is t > 0 for every step t: no step is
+    # taken, so no iteration, and the trace holds the starting point only.
+    r = minimize(parse("x + 2*relu(-x)"), {"x": 0.0}, method=method)
+    assert r.message == "the line search found no lower value: stopped"
+    assert r.converged is False and r.x == {"x": 0.0}
+    assert len(r.trace) == 1
+    assert r.iterations == len(r.trace) - 1 == 0

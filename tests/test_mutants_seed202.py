@@ -8,12 +8,16 @@ the docstrings' text, never from the code under test.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from autograd_cli.core import tensor
 from autograd_cli.core.ops import Op, function, language_functions
+from autograd_cli.core.optimize import equations, solve
 from autograd_cli.core.tensor import OPS, apply
+from autograd_cli.grammar import parse
 
 
 def test_norm_applied_without_attributes_takes_its_declared_defaults():
@@ -49,3 +53,13 @@ def test_two_ops_spelled_alike_in_one_role_are_refused(monkeypatch):
         language_functions()
     monkeypatch.delitem(OPS, "twin_exp")
     assert language_functions()["exp"].unary == "exp"
+
+
+def test_solve_takes_a_last_binding_as_its_equation():
+    # kills core/optimize.py:533: eqs.append(program.output) -> pass   (a program whose last
+    #   statement is a binding, "r = x**2 - 2", had no equation left to solve)
+    program = parse("r = x**2 - 2")
+    assert len(equations(program)) == 1
+    r = solve(program, {"x": 1.0})
+    assert r.converged
+    assert r.x["x"] == pytest.approx(math.sqrt(2.0), rel=1e-15)
