@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from test_mutants_jsonout import _FakeOrjson, _install
 from autograd_cli import grad as grad_of_text
 from autograd_cli.cli import jsonout
 from autograd_cli.cli.jsonout import number_texts
-from autograd_cli.core import ops
+from autograd_cli.core import limits, ops
 from autograd_cli.core.optimize import minimize
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
 from autograd_cli.grammar import parse
@@ -107,3 +108,45 @@ def test_a_minimize_whose_first_step_lowers_nothing_counts_no_iteration(method):
     assert r.converged is False and r.x == {"x": 0.0}
     assert len(r.trace) == 1
     assert r.iterations == len(r.trace) - 1 == 0
+
+
+@pytest.mark.parametrize(
+    "text, size",
+    [("1T", 2**40), ("2tib", 2 * 2**40), ("1.5TB", 1.5 * 2**40), ("3k", 3 * 2**10)],
+)
+def test_sizes_in_tebibytes_are_binary(text, size):
+    # kills core/limits.py:33: _UNITS = {..., "t": 1 << 40} -> {..., "t": 1 << 41}
+    #   (--max-memory 1T meant 2 TiB; the docstring: binary units, B/iB optional)
+    assert limits.parse_size(text) == size
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (2**40, "1 TiB"),
+        (5 * 2**30, "5 GiB"),
+        (3 * 2**20, "3 MiB"),
+        (1536, "1.5 KiB"),
+        (1023, "1023 bytes"),
+    ],
+)
+def test_sizes_are_written_in_the_largest_binary_unit_they_reach(n, text):
+    # the limit's message names sizes in binary units (format_bytes' docstring: 5368709120
+    # -> 5 GiB, 1536 -> 1.5 KiB); each unit's scale is 1024 times the next smaller one's
+    assert limits.format_bytes(n) == text
+
+
+@pytest.mark.parametrize("function", ["gamma", "lgamma", "digamma"])
+@pytest.mark.parametrize("pole, side", [(-2.0, 1e-15), (-3.0, -1e-15)])
+def test_taylor_mode_refuses_a_point_next_to_a_negative_pole(function, pole, side):
+    # kills core/taylor_mode.py:244: return x if x > 0 else abs(x - round(x)) ->
+    #   ... abs(x + round(x))   (next to the pole at -2 the distance was taken as about 4:
+    #   the guard let Taylor mode answer where the engine's derivatives overflow)
+    # The engine differentiates gamma itself K = 30 times at c = pole + side, about 1e-15 from
+    # the pole, where the 30th derivative is about 30!/1e-15**31 (a simple pole's), far past
+    # the largest double: there the engine's inf or nan is the answer, so Taylor mode must
+    # refuse, though d = 1e-200 makes the series of gamma(c + d*x) itself tiny.
+    c = pole + side
+    assert math.lgamma(31) - 31 * math.log(abs(side)) > math.log(sys.float_info.max)
+    with pytest.raises(NoTaylorMode, match="near a singular point"):
+        taylor_coefficients(parse(f"{function}(c + d*x)"), {"x": 0.0, "c": c, "d": 1e-200}, "x", 30)
