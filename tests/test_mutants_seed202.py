@@ -16,7 +16,7 @@ import pytest
 from autograd_cli import diff
 from autograd_cli.core import tensor
 from autograd_cli.core.ops import Op, function, language_functions
-from autograd_cli.core.optimize import equations, solve
+from autograd_cli.core.optimize import critical, equations, solve
 from autograd_cli.core.tensor import OPS, apply
 from autograd_cli.grammar import parse
 
@@ -86,3 +86,15 @@ def test_diff_combines_powers_of_a_product_that_vanishes_only_at_points(source, 
     expected = sympy.diff(sympy.sympify(simple), x)
     text = diff(source, wrt=["x"]).derivatives["x"].text
     assert text == str(expected)
+
+
+def test_critical_finds_a_strongly_curved_minimum_a_minimum():
+    # kills core/optimize.py:427: s.unsure[k] |= abs(s.third[k]) * s.slope[k] >= 0.1 *
+    #   eig[k] ** 2 -> ... >= 0.1 / eig[k] ** 2   (a large curvature made the direction
+    #   "unsure" at the rounding-level slope of the last iterate: a minimum called degenerate)
+    # f = 5e7 x**2 + 1e9 x**3: f'(0) = 0 and f''(0) = 1e8 > 0, a strict minimum at 0; the
+    # distance to it, |f'|/f'', is nothing beside the distance over which the curvature
+    # changes, f''/|f'''| = 1e8/6e9
+    r = critical(parse("5e7*x**2 + 1e9*x**3"), {"x": 1e-3})
+    assert r.converged and r.kind == "minimum"
+    assert abs(r.x["x"]) < 1e-12
