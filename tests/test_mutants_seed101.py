@@ -150,3 +150,17 @@ def test_taylor_mode_refuses_a_point_next_to_a_negative_pole(function, pole, sid
     assert math.lgamma(31) - 31 * math.log(abs(side)) > math.log(sys.float_info.max)
     with pytest.raises(NoTaylorMode, match="near a singular point"):
         taylor_coefficients(parse(f"{function}(c + d*x)"), {"x": 0.0, "c": c, "d": 1e-200}, "x", 30)
+
+
+@pytest.mark.parametrize(
+    "text, start",
+    [("x**3", {"x": 3.0}), ("(x-2)**3", {"x": 3.0}), ("x**3 + y**2", {"x": 1.0, "y": 0.5})],
+)
+def test_newtons_last_iterate_on_an_inflection_is_no_minimum(text, start):
+    # kills core/optimize.py:384: if lam <= 0 or slope == 0: -> if lam <= 0 or slope != 0:
+    #   (the distance to the stationary point came out 0, so the value was probed too close
+    #   to see it fall: the last iterate of x**3, where f'' > 0, passed as a minimum)
+    # x**3 falls on the left of its stationary point (as (x - 2)**3 left of 2): no minimum
+    r = minimize(parse(text), start, method="newton")
+    assert not r.converged
+    assert r.message.startswith("not a minimum:") and "inflection" in r.message
