@@ -97,6 +97,9 @@ TARGETS: dict[str, dict] = {
         ],
         "tests": [
             "tests/test_mutants_ops.py",
+            # survivors of seeds 101 and 202 (issue 24)
+            "tests/test_mutants_seed101.py",
+            "tests/test_mutants_seed202.py",
             "tests/test_ops_gradcheck.py",
             "tests/test_kink_warnings.py",
             # norm's ord (values, gradients, kinks), integer-array indexing (getitem's size
@@ -163,6 +166,7 @@ TARGETS: dict[str, dict] = {
         "files": ["cli/jsonout.py"],
         "tests": [
             "tests/test_mutants_jsonout.py",
+            "tests/test_mutants_seed101.py",
             "tests/test_jsonout.py",
             # number_texts/int_texts (batch output's orjson fast path) against json.dumps
             "tests/test_fast_json.py",
@@ -193,6 +197,7 @@ TARGETS: dict[str, dict] = {
         ],
         "tests": [
             "tests/test_mutants_symbolic.py",
+            "tests/test_mutants_seed202.py",
             "tests/test_symbolic.py",
             "tests/test_simplify_forms.py",
             "tests/test_cli_diff.py",
@@ -222,6 +227,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/taylor_mode.py"],
         "tests": [
             "tests/test_taylor_mode.py",
+            "tests/test_mutants_seed101.py",
             *ANALYSES,
             # the README's and docs/'s console examples (taylor, propagate, minimize, ...)
             "tests/test_readme.py",
@@ -234,12 +240,19 @@ TARGETS: dict[str, dict] = {
     "optimize": {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
-        "tests": [*ANALYSES, "tests/test_readme.py", "tests/test_batch_dask.py"],
+        "tests": [
+            "tests/test_mutants_seed101.py",
+            "tests/test_mutants_seed202.py",
+            *ANALYSES,
+            "tests/test_readme.py",
+            "tests/test_batch_dask.py",
+        ],
     },
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
             "tests/test_limits.py",
+            "tests/test_mutants_seed101.py",
             "tests/test_cli_limits.py",
             "tests/test_value_files.py",
             "tests/test_mutants_ops.py",
@@ -259,7 +272,11 @@ TARGETS: dict[str, dict] = {
         "files": ["cli/batch/dask.py", "cli/batch/dask_parts.py"],
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
-        "tests": ["tests/test_batch_dask.py", "tests/test_batch_seam.py"],
+        "tests": [
+            "tests/test_batch_dask.py",
+            "tests/test_batch_seam.py",
+            "tests/test_mutants_seed_dask.py",
+        ],
     },
 }
 
