@@ -23,6 +23,7 @@ them as before.
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 import sys
 import types
@@ -200,6 +201,18 @@ def _call(fn, *args, **kwargs):
 # NumPy's own decorator form: it sets the state around each call without building an
 # errstate object, half the cost of entering and leaving one (0.4 us against 0.8 us).
 _call_ignoring = numpy.errstate(all="ignore")(_call)
+
+
+#: the ContextVar a walk marks quiet (read on the per-op path: tensor.apply)
+QUIET = _QUIET
+
+
+@functools.cache
+def ignoring(fn):
+    """``fn`` run with IEEE semantics (as :func:`errstate`), through NumPy's own decorator
+    form; made once per function (an op's forward), so an op applied outside every walk
+    pays one call frame for it."""
+    return numpy.errstate(all="ignore")(fn)
 
 
 def quiet_call(fn, *args, **kwargs):

@@ -387,14 +387,13 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     dtype = like.data.dtype if like is not None else None
-    if backend.xp is backend.host and (
+    now = backend.settings()
+    if now.xp is backend.host and (
         type(value) is float or (type(value) is int and -_INT_LIMIT < value < _INT_LIMIT)
     ):
         # A NumPy scalar: the same number as a 0-d array of that dtype (and what an op on
         # 0-d arrays returns), and NumPy's arithmetic on scalars is much cheaper.
-        return Tensor._wrap(
-            dtype.type(value) if dtype is not None else backend.default_dtype(value)
-        )
+        return Tensor._wrap(dtype.type(value) if dtype is not None else now.dtype(value))
     return Tensor._wrap(backend.asarray(value, dtype=dtype))
 
 
@@ -454,13 +453,17 @@ def apply(op, *args, **attrs) -> Tensor:
                 _check_size(op, inputs, attrs)
         else:
             _check_size(op, inputs, attrs)
+    # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
+    # on its own (the Tensor API) enters them for its call (backend.quiet_call, inlined here:
+    # a call frame less on the per-op path)
+    forward = op.forward if backend.QUIET.get() else backend.ignoring(op.forward)
     try:
         if n == 1:
-            data = backend.quiet_call(op.forward, inputs[0].data, **attrs)
+            data = forward(inputs[0].data, **attrs)
         elif n == 2:
-            data = backend.quiet_call(op.forward, inputs[0].data, inputs[1].data, **attrs)
+            data = forward(inputs[0].data, inputs[1].data, **attrs)
         else:
-            data = backend.quiet_call(op.forward, *[t.data for t in inputs], **attrs)
+            data = forward(*[t.data for t in inputs], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
     if not hasattr(data, "dtype"):

@@ -165,7 +165,7 @@ def expand_back(g, shape, axis, keepdims):
 
 
 def _xp():
-    return backend.xp
+    return backend.settings().xp  # the ContextVar read directly: the per-op path
 
 
 # ---------------------------------------------------------------------------
