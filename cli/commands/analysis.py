@@ -18,7 +18,7 @@ import typer
 from ...core import analysis_docs as docs
 from ...core.analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
 from .. import options, render_analysis
-from .common import Expr, Invocation, Wrt, command
+from .common import Expr, Invocation, Wrt, command, option
 
 MaxIter = Annotated[
     int | None,
@@ -37,28 +37,28 @@ Gtol = Annotated[
 # ---------------------------------------------------------------------------
 
 
+_TaylorOrderOption = option(
+    "--order",
+    str,
+    "The degree (default 5 for one variable, 2 for several).",
+    metavar="K",
+    show_default=False,
+)
+_TaylorAtOption = option(
+    "--at",
+    list[str],
+    "Compare the polynomial with the function there (the remainder); repeatable.",
+    metavar="NAME=VALUE",
+)
+
+
 @command("taylor")
 def taylor_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="K",
-            help="The degree (default 5 for one variable, 2 for several).",
-            show_default=False,
-        ),
-    ] = None,
-    at: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--at",
-            metavar="NAME=VALUE",
-            help="Compare the polynomial with the function there (the remainder); repeatable.",
-        ),
-    ] = None,
+    order_text: _TaylorOrderOption = None,
+    at: _TaylorAtOption = None,
 ):
     """Compute the Taylor coefficients and polynomial at a point.
 
@@ -106,25 +106,20 @@ def _take_uncertainties(ctx) -> dict:
     return found
 
 
+_PropagateCorrOption = option(
+    "--corr", list[str], "The correlation of two scalar inputs (repeatable).", metavar="A,B=R"
+)
+_PropagateMcOption = option("--mc", int, "Monte Carlo check with N draws (JCGM 101).", metavar="N")
+_PropagateSeedOption = option("--seed", int, "Seed of the Monte Carlo draws.")
+
+
 @command("propagate")
 def propagate_command(
     ctx: typer.Context,
     expr: Expr,
-    corr: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--corr",
-            metavar="A,B=R",
-            help="The correlation of two scalar inputs (repeatable).",
-        ),
-    ] = None,
-    mc: Annotated[
-        int | None,
-        typer.Option("--mc", metavar="N", help="Monte Carlo check with N draws (JCGM 101)."),
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed of the Monte Carlo draws.")
-    ] = None,
+    corr: _PropagateCorrOption = None,
+    mc: _PropagateMcOption = None,
+    seed: _PropagateSeedOption = None,
 ):
     """Propagate the inputs' standard uncertainties to the value.
 

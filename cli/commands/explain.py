@@ -10,7 +10,7 @@ import typer
 
 from ...core.safetext import visible
 from .. import options
-from .common import Expr, Invocation, Wrt, command
+from .common import Expr, Invocation, Wrt, command, option
 
 
 @command("explain")
@@ -58,27 +58,24 @@ def _explain(program, values: dict, wrt: list, max_steps: int | None):
     return explain(program, values, resolve_wrt(program, wrt), max_steps=max_steps)
 
 
+_GraphSvgOption = option("--svg", str, "Save the graph as SVG (Graphviz's dot).", metavar="FILE")
+_GraphPngOption = option("--png", str, "Save the graph as PNG (Graphviz's dot).", metavar="FILE")
+_GraphGradOutputOption = option(
+    "--grad-output",
+    str,
+    "For a non-scalar output: the v of v^T J, so the nodes' gradients can be shown.",
+    metavar="ARRAY",
+)
+
+
 @command("graph")
 def graph_command(
     ctx: typer.Context,
     expr: Expr,
     dot: Annotated[bool, typer.Option("--dot", help="Print Graphviz DOT.")] = False,
-    svg: Annotated[
-        str | None,
-        typer.Option("--svg", metavar="FILE", help="Save the graph as SVG (Graphviz's dot)."),
-    ] = None,
-    png: Annotated[
-        str | None,
-        typer.Option("--png", metavar="FILE", help="Save the graph as PNG (Graphviz's dot)."),
-    ] = None,
-    grad_output: Annotated[
-        str | None,
-        typer.Option(
-            "--grad-output",
-            metavar="ARRAY",
-            help="For a non-scalar output: the v of v^T J, so the nodes' gradients can be shown.",
-        ),
-    ] = None,
+    svg: _GraphSvgOption = None,
+    png: _GraphPngOption = None,
+    grad_output: _GraphGradOutputOption = None,
     max_depth: Annotated[int, typer.Option("--max-depth", help="Levels of the tree to draw.")] = 60,
 ):
     """Show the computation graph as a tree, in DOT, SVG or PNG.

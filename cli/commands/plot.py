@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from .. import options, plot
-from .common import Expr, Invocation, command
+from .common import Expr, Invocation, command, option
 from .shared import ALL
 
 #: plot draws: no table, so no --precision or --plain
@@ -49,38 +49,36 @@ def _take_range(ctx) -> tuple[str, float, float]:
     return name, lo, hi
 
 
+_PlotOrderOption = option(
+    "--order",
+    str,
+    "Also draw the derivatives up to order K (default 1: f and f').",
+    metavar="K",
+    show_default=False,
+)
+_PlotTangentAtOption = option(
+    "--tangent-at", float, "Overlay the tangent line at x = A.", metavar="A"
+)
+_PlotTaylorOption = option(
+    "--taylor",
+    int,
+    "Overlay the degree-K Taylor polynomial (at --tangent-at, else mid-range).",
+    metavar="K",
+)
+_PlotPngOption = option("--png", str, "Save a PNG (matplotlib).", metavar="FILE")
+_PlotSvgOption = option("--svg", str, "Save an SVG (matplotlib).", metavar="FILE")
+
+
 @command("plot", shared=SHARED)
 def plot_command(
     ctx: typer.Context,
     expr: Expr,
-    order_text: Annotated[
-        str | None,
-        typer.Option(
-            "--order",
-            metavar="K",
-            help="Also draw the derivatives up to order K (default 1: f and f').",
-            show_default=False,
-        ),
-    ] = None,
+    order_text: _PlotOrderOption = None,
     points: Annotated[int, typer.Option("--points", help="How many sample points.")] = 200,
-    tangent_at: Annotated[
-        float | None,
-        typer.Option("--tangent-at", metavar="A", help="Overlay the tangent line at x = A."),
-    ] = None,
-    taylor_k: Annotated[
-        int | None,
-        typer.Option(
-            "--taylor",
-            metavar="K",
-            help="Overlay the degree-K Taylor polynomial (at --tangent-at, else mid-range).",
-        ),
-    ] = None,
-    png: Annotated[
-        str | None, typer.Option("--png", metavar="FILE", help="Save a PNG (matplotlib).")
-    ] = None,
-    svg: Annotated[
-        str | None, typer.Option("--svg", metavar="FILE", help="Save an SVG (matplotlib).")
-    ] = None,
+    tangent_at: _PlotTangentAtOption = None,
+    taylor_k: _PlotTaylorOption = None,
+    png: _PlotPngOption = None,
+    svg: _PlotSvgOption = None,
 ):
     """Plot a function and its derivatives over a range.
 
