@@ -100,6 +100,7 @@ TARGETS: dict[str, dict] = {
             # survivors of seeds 101 and 202 (issue 24)
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_seed202.py",
+            "tests/test_mutants_rebuild.py",
             "tests/test_ops_gradcheck.py",
             "tests/test_kink_warnings.py",
             # norm's ord (values, gradients, kinks), integer-array indexing (getitem's size
@@ -235,7 +236,7 @@ TARGETS: dict[str, dict] = {
     },
     "uncertainty": {
         "files": ["core/uncertainty.py"],
-        "tests": [*ANALYSES, "tests/test_readme.py"],
+        "tests": [*ANALYSES, "tests/test_readme.py", "tests/test_mutants_rebuild.py"],
     },
     "optimize": {
         "files": ["core/optimize.py"],
@@ -243,6 +244,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_seed202.py",
+            "tests/test_mutants_rebuild.py",
             *ANALYSES,
             "tests/test_readme.py",
             "tests/test_batch_dask.py",
