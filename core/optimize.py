@@ -384,7 +384,11 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
             slack = step * s.slope[k] + 64 * np.finfo(backend.default_dtype).eps * (
                 abs(f) + abs(there)
             )
-            if there < f - slack:
+            # falling, and further on falling more: an inflection (x**3: -s**3, then -8 s**3),
+            # not the rounding of a valley's floor (a fall of 1e-32 to an exact 0, then 0)
+            if there < f - slack and (
+                _value(flat, _project(theta + 2 * sign * step * v, box)) < there - slack
+            ):
                 return (
                     "the gradient is zero here, but the Hessian is singular along a direction "
                     "in which the value still falls (an inflection, as x**3 at 0)"

@@ -222,3 +222,19 @@ def test_taylor_at_names_the_expansions_variables(cli):
     assert r.code == 2
     message = json.loads(r.out)["error"]["message"]
     assert "'z'" in message and "(x, y)" in message
+
+
+def test_a_valley_of_minima_reached_by_bfgs_is_a_minimum_not_an_inflection():
+    # (x+y-1)**2 >= 0 is 0 on the whole line x + y = 1: every point there is a minimum.  BFGS
+    # from (0.3, 2) stops on it with a value of rounding size (1e-32), and a step along the
+    # valley lands on an exact 0: a "fall" of 1e-32 that does not go on falling.  It was
+    # reported as "not a minimum ... an inflection"; an inflection (x**3) falls further on.
+    from autograd_cli.core.optimize import minimize
+    from autograd_cli.grammar import parse
+
+    for method in ("bfgs", "newton"):
+        r = minimize(parse("(x+y-1)**2"), {"x": 0.3, "y": 2.0}, method=method)
+        assert r.converged, (method, r.message)
+        assert abs(r.x["x"] + r.x["y"] - 1) < 1e-12 and r.value < 1e-24
+    x3 = minimize(parse("x**3"), {"x": 1.0}, method="newton")
+    assert not x3.converged and "inflection" in x3.message
