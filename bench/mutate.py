@@ -229,6 +229,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_taylor_mode.py",
             "tests/test_mutants_seed101.py",
+            "tests/test_mutants_rebuild.py",
             *ANALYSES,
             # the README's and docs/'s console examples (taylor, propagate, minimize, ...)
             "tests/test_readme.py",

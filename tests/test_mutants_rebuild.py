@@ -72,3 +72,60 @@ def test_a_minimum_at_the_upper_bound_is_a_minimum():
 
     r = minimize(parse("-(x**2)"), {"x": 0.5}, bounds={"x": (-1.0, 2.0)})
     assert r.converged and r.x["x"] == 2.0 and r.value == -4.0
+
+
+@pytest.mark.parametrize(
+    ("expr", "x", "order"),
+    [("x**(x+1)", 2.0, 3), ("x**(2*x-1)", 2.0, 3), ("x**(x+2)", 1.0, 3), ("x**(x+1)", 2.0, 4)],
+)
+def test_taylor_coefficients_of_a_variable_power_are_the_engines_derivatives(expr, x, order):
+    # for core/taylor_mode.py:448 (`0 <= b0 <= n` -> `< n`): where the exponent is a whole
+    # number up to the order, Taylor mode hands the point to the engine; c[k] is f^(k)/k! of
+    # the engine's own derivatives (taylor's contract), to the last bit
+    import math
+
+    import autograd_cli as ag
+    from autograd_cli.core.taylor import taylor
+    from autograd_cli.grammar import parse
+
+    program = parse(expr)
+    c = taylor(program, {"x": x}, order=order).coefficients
+    engine = [
+        float(ag.grad(program, {"x": x}, order=k).grad["x"]) / math.factorial(k)
+        for k in range(1, order + 1)
+    ]
+    assert c[1:] == engine
+
+
+def test_solve_with_no_iterations_allowed_reports_none_taken():
+    # kills core/optimize.py:585 (seed 202): `it = 0` -> `it = 1` before the loop: with
+    # max_iter=0 the loop never runs and no Newton step is taken, so iterations is 0
+    from autograd_cli.core.optimize import solve
+    from autograd_cli.grammar import parse
+
+    r = solve(parse("x - 1"), {"x": 3.0}, max_iter=0)
+    assert (r.iterations, r.converged, r.x["x"]) == (0, False, 3.0)
+
+
+def test_critical_stops_where_the_gradient_is_exactly_gtol():
+    # kills core/optimize.py:698 (seed 202): `gnorm <= gtol` -> `<`: converged means the
+    # largest partial is at most gtol (SPEC's and the help's "to --gtol").  At x = 0.5 the
+    # gradient of x**2 is exactly 1.0: with gtol=1.0 that is the answer, no step taken.
+    from autograd_cli.core.optimize import critical
+    from autograd_cli.grammar import parse
+
+    r = critical(parse("x**2"), {"x": 0.5}, gtol=1.0)
+    assert (r.converged, r.iterations, r.x["x"]) == (True, 0, 0.5)
+
+
+def test_a_loose_gtol_leaves_the_kind_unsure_where_the_third_derivative_matters():
+    # kills core/optimize.py:458 (seed 202): `slope == 0` -> `== 1`.  x**3/3 at x = 1 with
+    # gtol=1: the gradient is 1 (accepted), f'' = 2 and f''' = 2.  The stationary point the
+    # quadratic model puts 0.5 away is where the curvature has changed by 1, half of itself:
+    # the Hessian cannot say minimum, and the kind is degenerate (the mutant skipped the
+    # third derivative exactly where the slope is 1 and said minimum).
+    from autograd_cli.core.optimize import critical
+    from autograd_cli.grammar import parse
+
+    r = critical(parse("x**3/3"), {"x": 1.0}, gtol=1.0)
+    assert (r.converged, r.iterations, r.kind) == (True, 0, "degenerate")
