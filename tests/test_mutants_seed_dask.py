@@ -149,3 +149,23 @@ def test_overlong_and_runaway_lines_after_lone_carriage_returns(
     test_batch_dask.same(
         cli, scheduler, path, "--expr", EXPR, sizes=("1", "2", "3", "4", "5", "8", "1M")
     )
+
+
+def test_a_timeout_tail_cut_short_names_the_last_line_given_a_record(
+    tmp_path, cli, scheduler, monkeypatch
+):
+    # kills cli/batch/dask.py:634 (seed 101, after the rebuild): last = (path, numbers[-1])
+    #   -> numbers[1].  When the limit records of the unfinished lines reach
+    #   TIMEOUT_TAIL_LINES, reading stops and the message names the last line that got one,
+    #   which is the last line of the output.
+    from autograd_cli.cli.batch import command
+
+    path = tmp_path / "in.csv"
+    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(60)))
+    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", 5)
+    test_batch_dask._slow_after_first(monkeypatch, test_batch_dask._wait_for_the_deadline)
+    got = dask(cli, scheduler, path, "--expr", EXPR, "--partition-size", "100", "--timeout", "1")
+    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err
+    last = got.docs[-1]["line"]
+    assert f"reading stopped after line {last}:" in got.err, (last, got.err)
+    assert last < 61  # cut short: not every line has a record
