@@ -56,12 +56,6 @@ class Result:
 # The one dispatcher: the facade, the commands and a batch row ask it by name
 # ---------------------------------------------------------------------------
 
-#: The parameters as the library names them in a message (a parameter no spelling maps
-#: keeps its name); a caller spells them its own way (:meth:`RequestError.spelled`, any
-#: error's: the command line's ``--order``, a batch line's ``"order"``).
-LIBRARY_SPELLING = {"order": "order", "grad_output": "grad_output"}
-
-
 #: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
 #: vector-Jacobian product; order N: the N-th derivative in one variable), hessian,
 #: jacobian, diff (symbolic), check (gradcheck), explain.

@@ -97,7 +97,7 @@ from .explain_steps import (  # the names of explain's results, where callers fi
 )
 from .ops import RuleContext
 from .printing import to_text
-from .program import Expr, Program, topological, wrt_names
+from .program import Expr, Program, resolve_wrt, topological
 from .recording import evaluate
 from .symbolic import Algebra, Builder, _supported, local_vjp
 from .tensor import OPS, Tensor, no_grad
@@ -126,7 +126,7 @@ def explain(
     if not isinstance(program, Program):
         raise TypeError("explain() takes a parsed Program; autograd_cli.explain takes the text")
     output = program.output
-    wanted = wrt_names(program, wrt)
+    wanted = resolve_wrt(program, wrt)
 
     order = topological([output])
     if not all(_scalar_walk(node) for node in order):

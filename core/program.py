@@ -226,11 +226,6 @@ def non_scalar_error(shape, command: str = "grad") -> NonScalarOutputError:
     return NonScalarOutputError.naming(template, fields, shape=list(shape))
 
 
-def non_scalar_message(shape, command: str = "grad") -> str:
-    """:func:`non_scalar_error`'s message, as the library words it (the older name)."""
-    return non_scalar_error(shape, command).message
-
-
 def check_values(program: Program, values: Mapping) -> None:
     """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 
@@ -308,7 +303,3 @@ def resolve_wrt(program: Program | Expr, wrt: str | Sequence[str] | None) -> lis
     known = variables(program)
     names = split_names(wrt)
     return _checked(names, known, lambda name: unknown_wrt(name, program)) if names else known
-
-
-#: the library's older name for :func:`resolve_wrt`
-wrt_names = resolve_wrt

@@ -137,9 +137,6 @@ def line_spelling(parameter: str) -> str:
     return f'"{parameter}"'
 
 
-LINE_SPELLING = line_spelling  # its older name
-
-
 #: a request the dispatcher refuses, as a row's error kind
 _ROW_KINDS = {"combination": "bad_line", "unsupported": "unsupported"}
 

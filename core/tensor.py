@@ -454,8 +454,8 @@ def apply(op, *args, **attrs) -> Tensor:
         else:
             _check_size(op, inputs, attrs)
     # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
-    # on its own (the Tensor API) enters them for its call (backend.quiet_call, inlined here:
-    # a call frame less on the per-op path)
+    # on its own (the Tensor API) enters them for its call (backend.quiet_call, inlined: a
+    # call frame less on the per-op path)
     forward = op.forward if backend.QUIET.get() else backend.ignoring(op.forward)
     try:
         if n == 1:

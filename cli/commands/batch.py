@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Wrt, command
+from .common import Wrt, check_backend, command
 from .shared import shared
 
 #: the shared options batch takes (its lines have their own values and output)
@@ -248,10 +248,7 @@ def _run(
     from ..batch import command
     from ..batch.records import BatchOptions
 
-    if dtype not in ("float64", "float32"):
-        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
-    if device not in ("cpu", "gpu"):
-        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+    check_backend(device, dtype)
     memory = options.parse_max_memory(max_memory)
     seconds = options.parse_timeout(timeout)  # batch sets its own timer: lines are kept
     run = command.run_batch

@@ -82,6 +82,14 @@ def order_option(help: str, metavar: str = "N"):
     return option("--order", str, help, metavar=metavar, show_default=False)
 
 
+def check_backend(device: str, dtype: str) -> None:
+    """--device and --dtype checked before any work (a usage error, exit 2)."""
+    if dtype not in ("float64", "float32"):
+        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
+    if device not in ("cpu", "gpu"):
+        raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+
+
 class Invocation:
     """What every command shares: the expression, the values and the global options."""
 
@@ -90,10 +98,7 @@ class Invocation:
 
         given = shared(ctx)
         dtype, device, vars_json = given.dtype, given.device, given.vars_json
-        if dtype not in ("float64", "float32"):
-            raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
-        if device not in ("cpu", "gpu"):
-            raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
+        check_backend(device, dtype)
         enter_limits(ctx, given.max_memory, given.timeout)
         self.precision = parse_precision(given.precision, given.plain)  # tables' digits
         self.ctx = ctx
