@@ -20,7 +20,12 @@ from autograd_cli import grad as grad_of_text
 from autograd_cli.cli import jsonout
 from autograd_cli.cli.jsonout import number_texts
 from autograd_cli.core import limits, ops
-from autograd_cli.core.optimize import minimize
+from autograd_cli.core.optimize import (
+    _not_a_minimum,
+    _scalar_value_grad_hess,
+    _variables,
+    minimize,
+)
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
 from autograd_cli.grammar import parse
 
@@ -164,3 +169,37 @@ def test_newtons_last_iterate_on_an_inflection_is_no_minimum(text, start):
     r = minimize(parse(text), start, method="newton")
     assert not r.converged
     assert r.message.startswith("not a minimum:") and "inflection" in r.message
+
+
+def test_taylor_mode_refuses_a_constant_power_next_to_its_singular_point():
+    # kills core/taylor_mode.py:440: _near_singularity(a, abs(a0), y0, "pow") -> pass
+    #   (the guard dropped: Taylor mode answered 1e6, -5e-183, 0, ... where the engine's own
+    #   derivatives of (c + d*x)**-0.5 overflow)
+    # c = 1e-12 from the singular point at 0: the 30th derivative of u**-0.5 there is about
+    # 30! / 1e-12**30.5, past the largest double, though d = 1e-200 makes the series of the
+    # composition itself tiny; the engine's inf or nan is the answer, so Taylor mode refuses
+    # (the partial -0.5 * 1e6 / 1e-12 is finite: only the guard can see it)
+    assert math.lgamma(31) - 30.5 * math.log(1e-12) > math.log(sys.float_info.max)
+    with pytest.raises(NoTaylorMode, match="near a singular point"):
+        taylor_coefficients(parse("(c + d*x)**-0.5"), {"x": 0.0, "c": 1e-12, "d": 1e-200}, "x", 30)
+
+
+def test_a_minimum_whose_value_falls_only_past_the_probe_is_still_a_minimum():
+    # kills core/optimize.py:389: if there < f - slack and ( -> if there < f + slack and (
+    #   (a probe that did not fall, only stayed within the linear term's slack, counted as
+    #   falling; the farther probe's fall then called a true minimum an inflection)
+    # x**4 - K*relu(x - a)**3 near its minimum at 0, at x = 1e-3: the Hessian 1.2e-5 is too
+    # small to decide, so the value is probed a step s = 100 * 1e-3 away. K and a are chosen
+    # so that the value at x + s is the value at x (to rounding: not lower by the slack) and
+    # the relu term, which starts between x and x + s, falls steeply past x + s. Near 0 the
+    # function is x**4: a minimum, which the probe must not overturn.
+    x, s, delta = 1e-3, 0.1, 0.01
+    a, K = x + s - delta, ((x + s) ** 4 - x**4) / delta**3
+    flat = _variables(parse("x**4 - K*relu(x - a)**3"), {"x": x, "K": K, "a": a}, ["x"])
+    theta = flat.theta0.copy()
+    f, g, H = _scalar_value_grad_hess(flat, theta, True)
+    assert float(H[0, 0]) == pytest.approx(12 * x**2)  # the undecided curvature of x**4
+    assert _not_a_minimum(flat, theta, f, g, H, None, 1e-10) is None
+    # and the same probe on the far side of the fall does see it: twice as far, the value
+    # is far lower (x + 2s is past the relu's start by 0.11: K * 0.11**3 = 0.14)
+    assert K * (x + 2 * s - a) ** 3 > 10 * (x + 2 * s) ** 4
