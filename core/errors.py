@@ -82,22 +82,36 @@ class ParseError(InputError):
 
 
 class UnknownFunctionError(InputError):
+    """A call of a name that is not a function of the language (``foo(x)``); the
+    message suggests the nearest names."""
+
     kind = "unknown_function"
 
 
 class UnknownVariableError(InputError):
+    """A name given (a value, a ``wrt`` entry, a tangent) that is not a variable of the
+    expression: a misspelling, a bound intermediate, a constant such as ``pi``."""
+
     kind = "unknown_variable"
 
 
 class MissingValueError(InputError):
+    """A variable of the expression with no value given."""
+
     kind = "missing_value"
 
 
 class ArityError(InputError):
+    """A function called with the wrong number of arguments, or a keyword it does not take
+    or repeats."""
+
     kind = "arity"
 
 
 class BadValueError(InputError):
+    """A value that is not what its place needs: a number that does not parse, a ragged
+    matrix, an order or a point outside its range."""
+
     kind = "bad_value"
 
 
@@ -106,6 +120,9 @@ class EvaluationError(AutogradCliError, RuntimeError):
 
 
 class ShapeError(EvaluationError):
+    """Shapes that do not fit: operands that do not broadcast, a matmul whose inner sizes
+    differ, a gradient of another shape than its tensor."""
+
     kind = "shape"
 
 
@@ -116,14 +133,21 @@ class GradError(EvaluationError):
 
 
 class NonScalarOutputError(GradError):
+    """A gradient asked of an output that is not a scalar, with no gradient given for it."""
+
     kind = "non_scalar_output"
 
 
 class DeviceError(EvaluationError):
+    """A device that is unknown, or not available here (``gpu`` without CuPy and a GPU)."""
+
     kind = "device"
 
 
 class LimitError(EvaluationError):
+    """Work past a limit checked before it starts: input size, nesting depth, memory, the
+    size of a derivative."""
+
     kind = "limit"
 
 

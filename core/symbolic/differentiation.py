@@ -23,6 +23,17 @@ from ..tensor import OPS
 from .numbers import _fold_float, np
 from .support import UnsupportedDiffError, _supported, _unsupported
 
+#: the identities the builder applies as it records, tried in order for each binary op:
+#: (the argument that is a constant, its value, the result: the operand ``"a"`` or ``"b"``,
+#: its negation ``"-a"``/``"-b"``, or a constant)
+_IDENTITIES: dict[str, tuple] = {
+    "add": ((0, 0, "b"), (1, 0, "a")),
+    "sub": ((1, 0, "a"), (0, 0, "-b")),
+    "mul": ((0, 1, "b"), (1, 1, "a"), (0, 0, 0.0), (1, 0, 0.0), (0, -1, "-b"), (1, -1, "-a")),
+    "div": ((1, 1, "a"),),
+    "pow": ((1, 1, "a"), (1, 0, 1.0)),
+}
+
 
 class Builder:
     """Makes the Expr nodes of a derivative: hash-consed, with trivial folding only.
@@ -90,44 +101,24 @@ class Builder:
             r = _fold_float(op, [a.value for a in args])
             if r is not None:
                 return self.const(r)
-        if op in ("add", "sub", "mul", "div", "pow"):
+        if op in _IDENTITIES:
             a, b = args
-            av = a.value if consts[0] else None
-            bv = b.value if consts[1] else None
-            if op == "add":
-                if av == 0:
-                    return b
-                if bv == 0:
-                    return a
-            elif op == "sub":
-                if bv == 0:
-                    return a
-                if av == 0:
-                    return self.apply("neg", (b,))
-            elif op == "mul":
-                if av == 1:
-                    return b
-                if bv == 1:
-                    return a
-                if av == 0 or bv == 0:
-                    return self.const(0.0)
-                if av == -1:
-                    return self.apply("neg", (b,))
-                if bv == -1:
-                    return self.apply("neg", (a,))
-            elif op == "div":
-                if bv == 1:
-                    return a
-            elif op == "pow":
-                if bv == 1:
-                    return a
-                if bv == 0:
-                    return self.const(1.0)
+            known = (a.value if consts[0] else None, b.value if consts[1] else None)
+            for i, value, result in _IDENTITIES[op]:
+                if known[i] == value:
+                    return self._identity(result, a, b)
         elif op == "neg" and args[0].op == "neg":
             return args[0].args[0]
         elif op == "where" and consts[0]:
             return args[1] if args[0].value != 0 else args[2]
         return self.node(op, args, attrs)
+
+    def _identity(self, result, a: Expr, b: Expr) -> Expr:
+        """An entry of :data:`_IDENTITIES`: a constant, an operand, or its negation."""
+        if isinstance(result, float):
+            return self.const(result)
+        operand = a if result[-1] == "a" else b
+        return self.apply("neg", (operand,)) if result[0] == "-" else operand
 
     def wrap(self, expr: Expr) -> Sym:
         return Sym(expr, self)

@@ -9,6 +9,8 @@ cached, iterative walks (:meth:`~.algebra.Algebra.may_nan`) call them node by no
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 from ..tensor import OPS
 from ..toposort import toposort
@@ -21,6 +23,8 @@ _FACTOR_RANK = {NUM: 0, VAR: 1, NAMED: 1, MUL: 2, ADD: 3, FN: 4}
 _LABEL_MAX = 40
 
 
+# eq=False: hash-consed, so identity is equality (and hashing by id is what the caches need)
+@dataclass(slots=True, eq=False, repr=False)
 class Term:
     """A node of the canonical algebra; hash-consed, so ``is`` is structural equality.
 
@@ -30,15 +34,12 @@ class Term:
     exponents), ``args`` the bases) or FN (``data`` the op name).
     """
 
-    __slots__ = ("kind", "uid", "args", "data", "degree", "label")
-
-    def __init__(self, kind, uid, args, data, degree, label):
-        self.kind = kind
-        self.uid = uid
-        self.args = args
-        self.data = data
-        self.degree = degree
-        self.label = label
+    kind: str
+    uid: int
+    args: tuple
+    data: Any
+    degree: int
+    label: str
 
     def children(self) -> tuple:
         if self.kind == MUL:
