@@ -25,8 +25,11 @@
 # Rich are installed there, Lark, uniplot, prompt_toolkit and orjson are not, and none of
 # those four is needed by these steps), one prepared command does it all, from the checkout:
 #
-#     python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . &&
-#         PYTHONUNBUFFERED=1 BENCH=1 POINTS=0 bench/gpu_check.sh
+#     INSTALL=1 BENCH=1 POINTS=0 PYTHONUNBUFFERED=1 bash bench/gpu_check.sh
+#
+# INSTALL=1 first makes this checkout importable where it is not: `pip install --no-deps
+# --no-build-isolation --no-index -e .` (offline), or, where pip lacks its build tools, a
+# package folder of links on PYTHONPATH.  The device tool's `timeout_s` for that command: 480.
 #
 # LOGS: the folder the logs and the table are written to: $GPU_CHECK_LOGS, else $OUT (the
 # device tool's folder that comes back), else a new temporary folder; kept, and named in a
@@ -76,6 +79,20 @@ BENCH_LIMIT=${BENCH_LIMIT:-240}
 export POINTS REPEAT EXPR STAND_IN
 
 command -v "$PYTHON" >/dev/null 2>&1 || fail 2 "no Python interpreter '$PYTHON' (set PYTHON=...)"
+
+# ---- INSTALL=1: this checkout made importable, offline, without its dependencies -----------
+if [ "${INSTALL:-0}" = 1 ] && ! "$PYTHON" -c "import autograd_cli.core" >/dev/null 2>&1; then
+    if "$PYTHON" -m pip install -q --no-deps --no-build-isolation --no-index -e "$ROOT" >/dev/null 2>&1; then
+        echo "gpu_check: installed $ROOT (pip install --no-deps -e)"
+    else # no build tools for pip: a package folder of links (no console script: bench/run.py
+        # then times `python -m autograd_cli` and says so)
+        site=$(mktemp -d) && mkdir "$site/autograd_cli" || fail 1 "cannot make a temporary folder"
+        ln -s "$ROOT"/facade/* "$ROOT/cli" "$ROOT/core" "$ROOT/grammar" "$site/autograd_cli/" ||
+            fail 1 "cannot link the package into $site"
+        export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+        echo "gpu_check: $ROOT linked as the package autograd_cli in $site (pip could not install it)"
+    fi
+fi
 limit() { # limit SECONDS COMMAND...: the command, stopped after SECONDS where timeout exists
     local seconds=$1
     shift

@@ -547,6 +547,9 @@ def cold_commands(bench, gpu: Gpu) -> tuple[dict, dict]:
 def row_cold_start(bench, row, gpu: Gpu, peers, sizes: dict):
     repeat = sizes["cold"]
     cmds, env = cold_commands(bench, gpu)
+    note = bench.cli_command()[1]  # no console script: `python -m autograd_cli` is timed
+    if note:
+        row.notes.append(note)
     fns = {k: (lambda c=c: bench.run_cmd(c, env=env)[0]) for k, c in cmds.items()}
     floor = '`python -c "import numpy"` (dry run)' if gpu.dry else "CuPy: import, one kernel"
     labels = {
