@@ -82,6 +82,71 @@ def test_without_a_gpu_each_row_says_not_run(tmp_path, cupy):
     assert "**FAILED" not in text and "Traceback" not in proc.stderr
 
 
+# A CuPy "with a device" made of the strict stand-in: the real (not dry) path of every row
+FAKE_CUPY = """
+import sys
+sys.path.insert(0, {tests!r})
+import strict_xp
+__version__ = "0+strict_xp"
+class _Runtime:
+    @staticmethod
+    def getDeviceCount():
+        return 1
+    @staticmethod
+    def getDeviceProperties(i):
+        return {{"name": b"Fake GPU (strict_xp)"}}
+    @staticmethod
+    def runtimeGetVersion():
+        return 0
+class cuda:
+    runtime = _Runtime
+def __getattr__(name):
+    return getattr(strict_xp.xp, name)
+"""
+FAKE_CUPYX = """
+import sys
+sys.path.insert(0, {tests!r})
+import strict_xp
+_modules = strict_xp.cupyx_modules()
+sys.modules.update({{k: v for k, v in _modules.items() if k != "cupyx"}})
+scipy = _modules["cupyx.scipy"]
+scatter_add = _modules["cupyx"].scatter_add
+"""
+
+
+def test_the_real_path_over_a_cupy_made_of_the_stand_in(tmp_path):
+    """``--gpu`` (not dry) where "CuPy" imports and reports a device: the probe, the device
+    note, the hand-written floor through ``cupy``, the cold start's CuPy floor and the CLI's
+    ``--device gpu`` in a subprocess all run, and every row agrees."""
+    for name, source in (("cupy", FAKE_CUPY), ("cupyx", FAKE_CUPYX)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(source.format(tests=str(ROOT / "tests")))
+    paths = [str(tmp_path), os.environ.get("PYTHONPATH")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, paths)))
+    out = tmp_path / "gpu.md"
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--gpu", "--sizes", "tiny", "--no-peers", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    table = _table(text)
+    assert list(table) == ROWS
+    for number, lines in table.items():
+        head = lines[0]
+        assert head[9] == "yes" and "(dry run)" not in head[2], head
+        assert re.fullmatch(r"[0-9.]+ (s|ms|µs)", head[4]), head  # ours was timed
+        assert re.search(rf"- Row {number}: checked .*GPU: Fake GPU \(strict_xp\); CuPy 0", text)
+        want = "no target" if number == "G5" else "not rated (torch: peers disabled (--no-peers))"
+        assert head[8] == want, head
+    floors = [r for lines in table.values() for r in lines if "CuPy" in r[3]]
+    assert [r[4].startswith("skipped") for r in floors] == [False, False, False, True, False]
+    assert "DRY RUN" not in text and "**FAILED" not in text
+
+
 def test_the_dry_run_through_gpu_check_runs_every_row(tmp_path):
     """bench/gpu_check.sh's stand-in mode with BENCH=1: a passing test file, then
     ``bench/run.py --gpu-dry``, whose table comes back under the logs folder."""
