@@ -44,9 +44,10 @@
 # seconds: best wall time of one evaluation (4 decimals); points_per_s: points / seconds
 # (an integer); ratio: points_per_s over the CPU's for the same dtype (2 decimals; the CPU's
 # own lines say 1.00).  Other lines start with "gpu_check: " (a failing test: "gpu_check:
-# failed: NODEID" and its message's lines as "gpu_check:     ..."), except the bench's table
-# with BENCH=1.  The last line is "gpu_check: ok" on success.  Budget: under five minutes
-# (pytest 120 s, measurements 150 s, or pytest and the bench with POINTS=0).
+# failure: NODEID" or "gpu_check: error: NODEID", then its message's lines as "gpu_check:
+# ..."), except the bench's table with BENCH=1.  The last line is "gpu_check: ok" on success.
+# Budget: under five minutes; each step is stopped at its limit (pytest 120 s, measurements
+# 150 s, the bench BENCH_LIMIT, default 240 s).
 #
 # Exit status: 0 ok; 1 the tests, the measurement or the bench failed (or ran out of time);
 # 2 nothing to check here: CuPy is not installed, CUDA has no device, or autograd_cli or
