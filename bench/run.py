@@ -1317,6 +1317,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=DEFAULT_OUT, help=f"Markdown file (default {DEFAULT_OUT})")
     ap.add_argument("--no-peers", action="store_true", help="do not import torch, jax, autograd")
     ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="the GPU rows G1-G5 (bench/gpu_rows.py); CPU rows then only those --only names",
+    )
+    ap.add_argument(
+        "--gpu-dry",
+        action="store_true",
+        help="--gpu's code at tiny sizes with no GPU (a NumPy stand-in for CuPy); measures no GPU",
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -1331,7 +1341,14 @@ def main(argv=None) -> int:
         for key in cfg:
             if key.endswith("_repeat"):
                 cfg[key] = args.repeat
-    chosen = parse_only(args.only)
+    gpu = args.gpu or args.gpu_dry
+    chosen = parse_only(args.only) if args.only or not gpu else []
+    if gpu:  # before Peers: bench/gpu_rows.py keeps JAX from taking the GPU's memory
+        sys.path.insert(0, HERE)
+        import gpu_rows
+
+        ROWS.update(gpu_rows.rows(sys.modules[__name__], mode, dry=args.gpu_dry))
+        chosen += [k for k in ROWS if str(k).startswith("G")]
     began = time.perf_counter()
     peers = Peers(enabled=not args.no_peers)
     results = []
