@@ -1270,7 +1270,7 @@ def render(rows: list, meta: dict) -> str:
                         ratio_text,
                         TARGET_TEXT[row.number] if first else "",
                         row.status() if first else "",
-                        ("FAILED" if row.failed else "yes") if first else "",
+                        ("FAILED" if row.failed else "yes" if row.check else "–") if first else "",
                     )
                 )
                 + " |"
