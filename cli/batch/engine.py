@@ -217,8 +217,9 @@ class Runner:
 
     def count(self, chunk: Chunk, n: int) -> None:
         self.written += n
-        self.failed += sum(chunk.failed[:n])
-        self.unconverged += sum(chunk.unconverged[:n])
+        if chunk.first_failed < n:  # (an unconverged line is a failed one too)
+            self.failed += sum(chunk.failed[:n])
+            self.unconverged += sum(chunk.unconverged[:n])
 
     def check(self) -> None:
         if self.interrupt.requested:
@@ -462,7 +463,7 @@ def column_group(opts: BatchOptions, columns: dict, size: int) -> tuple:
         opts.op,
         tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
         tuple((n, ()) for n in columns),
-        list(range(size)),
+        range(size),
         lambda: columns,
         None,
     )
