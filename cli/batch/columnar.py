@@ -62,7 +62,9 @@ def _arrow():
 
 
 def active() -> bool:
-    """PyArrow was imported for this run (the CSV reader chose this path)."""
+    """PyArrow is loaded (a large CSV file's reader chose this path): from then on, in this
+    process, a chunk that is one group of scalar lines gets its lines from Arrow (the same
+    bytes as the text path's; for JSONL input too)."""
     return bool(_modules)
 
 
