@@ -18,7 +18,8 @@ For each size N:
 Then, in this process, for the largest size up to 10^6 (``--parts-size``):
 
 * ``parts``: where the end-to-end time goes (read+parse CSV, evaluate, format, write),
-  through the same functions the command uses;
+  through the same functions the command uses: the text path, and (``parts_pyarrow``)
+  the PyArrow path a large CSV file takes where PyArrow is installed;
 * ``eval vs numpy``: ``core.batch.evaluate_batch`` (value and gradient, in chunks of
   ``--chunk-size`` rows like the command, and in one piece) against a hand-written NumPy
   computation of the same value and both partial derivatives (best of ``--repeat``).
@@ -181,6 +182,52 @@ def parts(csv_path: str, expr: str, chunk: int) -> dict:
     return t
 
 
+def parts_fast(csv_path: str, expr: str, chunk: int) -> dict | None:
+    """``parts`` on the PyArrow path (cli/batch/columnar.py: the file read as bytes, PyArrow's
+    CSV reader, the lines made by Arrow); None where PyArrow (or orjson) is absent."""
+    from autograd_cli.cli import batch as cli_batch
+    from autograd_cli.cli.batch import columnar
+    from autograd_cli.cli.batch import io as batch_io
+    from autograd_cli.core import batch as core_batch
+    from autograd_cli.grammar import parse
+
+    program = parse(expr)
+    runner = cli_batch.Runner(cli_batch.BatchOptions(source=csv_path, expr=expr), None)
+    interrupt = cli_batch.Interrupt()
+    source = batch_io.Input(csv_path)
+    header, line = batch_io.read_header(source, interrupt)
+    saved, columnar.MIN_BYTES = columnar.MIN_BYTES, 0
+    try:
+        offset = columnar.start(source, header, line)
+    finally:
+        columnar.MIN_BYTES = saved
+    if offset is None:
+        source.close()
+        return None
+    t = {"read": 0.0, "evaluate": 0.0, "format": 0.0, "write": 0.0}
+    stream = columnar.chunks(source, offset, line + 1, chunk, interrupt)
+    with open(os.devnull, "wb") as sink:
+        while True:
+            s = time.perf_counter()
+            numbers, block, _ = next(stream, (None, None, None))
+            if numbers is None:
+                break
+            x, y = columnar.parse_block(block, 2)
+            t["read"] += time.perf_counter() - s
+            s = time.perf_counter()
+            res = core_batch.evaluate_batch(program, {"x": x, "y": y}, len(numbers), grad=True)
+            t["evaluate"] += time.perf_counter() - s
+            s = time.perf_counter()
+            ch = cli_batch.Chunk(numbers)
+            runner.write_group(ch, expr, range(len(numbers)), res)
+            t["format"] += time.perf_counter() - s
+            s = time.perf_counter()
+            sink.write(ch.data)
+            t["write"] += time.perf_counter() - s
+    source.close()
+    return t
+
+
 def eval_vs_numpy(n: int, expr: str, chunk: int, repeat: int) -> dict:
     from autograd_cli.core import batch as core_batch
     from autograd_cli.grammar import parse
@@ -304,14 +351,17 @@ def main(argv=None) -> int:
         csv_path = os.path.join(work, f"pts_{n}.csv")
         if not os.path.exists(csv_path):
             make_csv(csv_path, n)
-        t = parts(csv_path, args.expr, args.chunk_size)
-        results["parts"] = {"rows": n, **t}
-        total = sum(t.values())
-        print(
-            f"\nparts for {n} rows (in-process, seconds): "
-            + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
-            + f"; total {total:.2f}"
-        )
+        for name, measure in (("parts", parts), ("parts_pyarrow", parts_fast)):
+            t = measure(csv_path, args.expr, args.chunk_size)
+            if t is None:
+                print(f"\n{name}: not measured (PyArrow or orjson not installed)")
+                continue
+            results[name] = {"rows": n, **t}
+            print(
+                f"\n{name} for {n} rows (in-process, seconds): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+                + f"; total {sum(t.values()):.2f}"
+            )
         if args.expr == DEFAULT_EXPR:
             e = eval_vs_numpy(n, args.expr, args.chunk_size, args.repeat)
             results["eval_vs_numpy"] = {"rows": n, **e}

@@ -112,6 +112,11 @@ def _fast_encoder():
     return _orjson
 
 
+def fast_encoder():
+    """orjson, when it is installed and writes doubles as ``repr`` does; else False."""
+    return _fast_encoder()
+
+
 def number_texts(array, fast: bool = True) -> list:
     """The JSON text of each element of an array (a 1-D float array: the fast case), exactly
     as :func:`dumps` writes that element alone (``repr`` of the double, of :func:`shortest`'s
@@ -128,19 +133,40 @@ def number_texts(array, fast: bool = True) -> list:
     encoder = _fast_encoder() if fast else False
     if array.ndim != 1 or array.dtype.kind != "f" or array.dtype.itemsize > 8:
         return [dumps(element) for element in array]  # rows, longdouble, ints: the reference
-    column = numpy.ascontiguousarray(shortest(array), dtype=numpy.float64)
+    column = double_column(array)
     if not encoder or len(column) == 0:
-        return [repr(x) if x - x == 0 else json.dumps(_number(x)) for x in column.tolist()]
+        return [float_text(x) for x in column.tolist()]
     texts = encoder.dumps(column, option=encoder.OPT_SERIALIZE_NUMPY).decode("ascii")
     texts = texts[1:-1].split(",")
+    where = odd_places(column)
+    for i, x in zip(where.tolist(), column[where].tolist()):
+        texts[i] = float_text(x)
+    return texts
+
+
+def double_column(array):
+    """A float array as the contiguous float64 column whose elements' texts are written
+    (:func:`shortest`'s doubles for float32 and float16)."""
+    import numpy  # noqa: PLC0415 - only the batch path needs NumPy here
+
+    return numpy.ascontiguousarray(shortest(array), dtype=numpy.float64)
+
+
+def float_text(x: float) -> str:
+    """One double's JSON text as :func:`dumps` writes it alone: ``repr``, or ``"nan"``,
+    ``"inf"``, ``"-inf"`` quoted."""
+    return repr(x) if x - x == 0 else json.dumps(_number(x))
+
+
+def odd_places(column):
+    """The indices of a float64 column where orjson's text is not ``repr``'s: non-finite
+    numbers (nan compares false) and those repr writes with an exponent."""
+    import numpy  # noqa: PLC0415 - only the batch path needs NumPy here
+
     size = numpy.abs(column)
     with numpy.errstate(invalid="ignore"):
         odd = ~((size >= _PLAIN_LOW) & (size < _PLAIN_HIGH)) & (column != 0)
-    if odd.any():  # non-finite (nan compares false) and exponent-form numbers
-        where = numpy.flatnonzero(odd)
-        for i, x in zip(where.tolist(), column[where].tolist()):
-            texts[i] = repr(x) if x - x == 0 else json.dumps(_number(x))
-    return texts
+    return numpy.flatnonzero(odd)
 
 
 def int_texts(values: list) -> list:

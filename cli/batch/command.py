@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from ...core import analysis_docs
 from ...core.errors import UnknownVariableError
 from ...core.program import missing_value
-from ...core.rows import ANALYSIS_OPS, OPS
+from ...core.rows import ANALYSIS_OPS, OPS, batchable
 from .. import options
 from ..status import ExitCode, Terminated, TimedOut
+from . import columnar
 from . import io as batch_io  # its limits read at use: tests lower them
 from .engine import Chunk, Programs, Runner, evaluate_chunk
 from .io import (
@@ -422,6 +423,17 @@ def _after_timeout(runner: Runner, source: Input, sink, interrupt: Interrupt, se
     return f"stopped after the --timeout of {seconds:g} s: {done}{note}"
 
 
+def _reader(source: Input, fmt: str, opts: BatchOptions, interrupt: Interrupt, first_line, header):
+    """The input's chunks: a large CSV file of plain numbers read as bytes where PyArrow is
+    installed (``columnar.chunks``), else by the text reader."""
+    size = opts.chunk_size
+    if fmt == "csv" and batchable(opts.op, opts.order):
+        offset = columnar.start(source, header, first_line - 1)
+        if offset is not None:
+            return columnar.chunks(source, offset, first_line, size, interrupt)
+    return read_chunks(source.stream, first_line, size, interrupt, source.limits)
+
+
 def _drive(
     runner: Runner,
     source: Input,
@@ -431,8 +443,8 @@ def _drive(
     progress: Progress,
     interrupt: Interrupt,
 ):
-    stream = source.stream
     names = None
+    header = None
     skip: frozenset = frozenset()  # CSV columns the expression does not use
     first_line = 1
     if fmt == "csv":
@@ -443,7 +455,7 @@ def _drive(
         program, _ = runner.programs.get(opts.expr)
         skip = check_csv_program(program, names, opts)
         first_line = header_line + 1
-    runner.chunks = read_chunks(stream, first_line, opts.chunk_size, interrupt, source.limits)
+    runner.chunks = _reader(source, fmt, opts, interrupt, first_line, header)
     for numbers, texts, joined in runner.chunks:
         if not numbers:
             continue
@@ -453,7 +465,10 @@ def _drive(
         n = evaluate_chunk(runner, chunk, fmt, texts, joined, names, skip)
         interrupt.evaluating = False
         interrupt.state = "writing"  # written and counted, or neither: no stop in between
-        sink.write_lines(chunk.out[:n])
+        if chunk.data is not None and n == len(numbers):
+            sink.write_data(chunk.data)
+        else:
+            sink.write_lines(chunk.out[:n])
         runner.count(chunk, n)
         runner.current = None
         interrupt.state = "working"

@@ -36,6 +36,7 @@ from ...core.rows import (
     stack_rows,
 )
 from .. import jsonout
+from . import columnar
 from .io import Overlong, Stop
 from .records import (
     BatchOptions,
@@ -153,14 +154,27 @@ def fill(parts: list, columns: list) -> list:
 
 
 class Chunk:
-    """One chunk of input lines: their numbers, and the output line of each once done."""
+    """One chunk of input lines: their numbers, and the output line of each once done.
+
+    ``data``: the whole chunk's output as UTF-8 bytes (each line with its line end) when it
+    was made at once (``columnar.lines_data``); ``out`` splits it into the lines on demand.
+    """
 
     def __init__(self, lines: list[int]):
         self.lines = lines
-        self.out: list = [None] * len(lines)
+        self._out: list = [None] * len(lines)
+        self.data = None
         self.failed: list = [False] * len(lines)
         self.unconverged: list = [False] * len(lines)  # failed, with a "converged": false doc
         self.first_failed = len(lines)  # the first failed position (len(lines): none yet)
+
+    @property
+    def out(self) -> list:
+        """Each line's output text (None: not done yet)."""
+        if self.data is not None:
+            self._out[:] = bytes(self.data).decode("utf-8").split("\n")[:-1]
+            self.data = None
+        return self._out
 
     def fail(self, pos: int, exc: BaseException) -> None:
         self.out[pos] = exception_doc(self.lines[pos], exc)
@@ -203,8 +217,9 @@ class Runner:
 
     def count(self, chunk: Chunk, n: int) -> None:
         self.written += n
-        self.failed += sum(chunk.failed[:n])
-        self.unconverged += sum(chunk.unconverged[:n])
+        if chunk.first_failed < n:  # (an unconverged line is a failed one too)
+            self.failed += sum(chunk.failed[:n])
+            self.unconverged += sum(chunk.unconverged[:n])
 
     def check(self) -> None:
         if self.interrupt.requested:
@@ -290,29 +305,38 @@ class Runner:
                 if template is None:
                     general.extend(range(n) if idx is None else idx)
                     continue
-                parts, order = template
-                if idx is None:
-                    v, g, ls = value, grad, lines
-                else:
-                    pick = np.asarray(idx)
-                    v = value[pick]
-                    g = None if grad is None else {k: a[pick] for k, a in grad.items()}
-                    ls = [lines[j] for j in idx]
-                # Every cell as its JSON text first (jsonout.number_texts: a column at a
-                # time), so that the %-formatting of a line only pastes text together.
-                cells = {"line": jsonout.int_texts(ls), "value": jsonout.number_texts(v)}
-                if g is not None:
-                    for name, a in g.items():
-                        cells[("grad", name)] = jsonout.number_texts(a)
-                formatted = fill(parts, [cells[k] for k in order])
-                if idx is None and whole:
-                    chunk.out[:] = formatted
-                else:
-                    targets = positions if idx is None else [positions[j] for j in idx]
-                    for pos, line_text in zip(targets, formatted):
-                        chunk.out[pos] = line_text
+                if idx is None and whole and _fill_at_once(chunk, template, value, grad):
+                    continue
+                self.fill_subset(chunk, template, positions, idx, whole, (value, grad, lines))
         for j in sorted(general):
             chunk.out[positions[j]] = result_doc(lines[j], expr, row_result(result, j))
+
+    @staticmethod
+    def fill_subset(chunk: Chunk, template, positions, idx, whole, found) -> None:
+        """The lines of the rows ``idx`` (None: all) of a group, from their line template;
+        ``found``: the group's (value, grad, line numbers)."""
+        parts, order = template
+        value, grad, lines = found
+        if idx is None:
+            v, g, ls = value, grad, lines
+        else:
+            pick = np.asarray(idx)
+            v = value[pick]
+            g = None if grad is None else {k: a[pick] for k, a in grad.items()}
+            ls = [lines[j] for j in idx]
+        # Every cell as its JSON text first (jsonout.number_texts: a column at a
+        # time), so that the %-formatting of a line only pastes text together.
+        cells = {"line": jsonout.int_texts(ls), "value": jsonout.number_texts(v)}
+        if g is not None:
+            for name, a in g.items():
+                cells[("grad", name)] = jsonout.number_texts(a)
+        formatted = fill(parts, [cells[k] for k in order])
+        if idx is None and whole:
+            chunk.out[:] = formatted
+        else:
+            targets = positions if idx is None else [positions[j] for j in idx]
+            for pos, line_text in zip(targets, formatted):
+                chunk.out[pos] = line_text
 
     def run_single(self, chunk: Chunk, task: Task) -> None:
         program, error = self.programs.get(task.expr)
@@ -354,6 +378,28 @@ class Runner:
             chunk.out[pos] = result_doc(chunk.lines[pos], expr, result)
 
 
+def _fill_at_once(chunk: Chunk, template, value, grad) -> bool:
+    """The whole chunk's lines from one template as one buffer (``columnar.lines_data``,
+    where PyArrow is in use): True when done."""
+    if not columnar.active():
+        return False
+    parts, order = template
+    lines = chunk.lines
+    first = lines[0]
+    if lines[-1] - first == len(lines) - 1:  # increasing: consecutive numbers
+        numbers = np.arange(first, first + len(lines), dtype=np.int64)
+    else:
+        numbers = np.asarray(lines, dtype=np.int64)
+    cells = {"line": numbers, "value": value}
+    if grad is not None:
+        cells.update((("grad", k), a) for k, a in grad.items())
+    data = columnar.lines_data(parts, [cells[k] for k in order])
+    if data is None:
+        return False
+    chunk.data = data
+    return True
+
+
 def _analysis_line(line: int, task: Task, result) -> str:
     """An analysis line's text: the command's --json document with ``"line"`` first."""
     trace = bool((task.settings or {}).get("trace"))
@@ -378,20 +424,35 @@ def evaluate_chunk(
     tasks: list = []
     groups: list = []
     stop_at = None  # with --fail-fast: a line that fails before evaluation
-    if type(texts[0]) is Overlong:  # a line too long to read: alone in its chunk
-        chunk.fail(0, overlong_error(texts[0]))
+    if type(texts) is not columnar.CleanBlock and type(texts[0]) is Overlong:
+        chunk.fail(0, overlong_error(texts[0]))  # a line too long to read: alone in its chunk
         if opts.fail_fast:
             stop_at = 0
     elif fmt == "csv":
-        fast = csv_fast(texts, len(names), joined) if batchable(opts.op, opts.order) else None
+        fast = None
+        if batchable(opts.op, opts.order):
+            fast = _csv_columns(texts, len(names), joined)
         if fast is not None:
-            columns = {n: fast[:, i] for i, n in enumerate(names) if n not in skip}
+            columns = {n: fast[i] for i, n in enumerate(names) if n not in skip}
             groups.append(column_group(opts, columns, len(texts)))
         else:
+            texts = texts.lines() if type(texts) is columnar.CleanBlock else texts
             tasks, stop_at = parse_each(chunk, texts, opts, csv_row, names, opts, skip)
     else:
         tasks, stop_at = parse_each(chunk, texts, opts, parse_jsonl, opts)
     return run_chunk(runner, chunk, tasks, groups, stop_at)
+
+
+def _csv_columns(texts, ncols: int, joined: str | None) -> list | None:
+    """A CSV chunk's columns of plain numbers (float64 arrays), or None: PyArrow's reading
+    of a clean chunk read as bytes, else (or where it declines) ``csv_fast``'s."""
+    if type(texts) is columnar.CleanBlock:
+        fast = columnar.parse_block(texts, ncols)
+        if fast is not None:
+            return fast
+        texts, joined = texts.lines(), texts.text()
+    fast = csv_fast(texts, ncols, joined)
+    return None if fast is None else [fast[:, i] for i in range(ncols)]
 
 
 def column_group(opts: BatchOptions, columns: dict, size: int) -> tuple:
@@ -402,7 +463,7 @@ def column_group(opts: BatchOptions, columns: dict, size: int) -> tuple:
         opts.op,
         tuple(opts.wrt) if opts.wrt and opts.op != "eval" else None,
         tuple((n, ()) for n in columns),
-        list(range(size)),
+        range(size),
         lambda: columns,
         None,
     )

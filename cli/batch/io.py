@@ -434,8 +434,9 @@ class Sink:
             return
         self.write_data(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
 
-    def write_data(self, data: bytes) -> None:
-        """Whole lines as UTF-8 bytes (``write_lines``' encoding), written out."""
+    def write_data(self, data) -> None:
+        """Whole lines as UTF-8 bytes (``write_lines``' encoding; any bytes-like object),
+        written out."""
         try:
             if self.fd is not None:
                 if self.text is not None:
@@ -446,7 +447,7 @@ class Sink:
                 self.binary.write(data)
                 self.binary.flush()
             else:
-                self.text.write(data.decode("utf-8"))
+                self.text.write(bytes(data).decode("utf-8"))
                 self.text.flush()
         except BrokenPipeError:
             raise
@@ -552,6 +553,22 @@ class Input:
 
     def position(self) -> int | None:
         return self.limits.position if self._raw is not None else None
+
+    def fd(self) -> int | None:
+        """The descriptor of an input file opened by its path (None: standard input)."""
+        return self._raw.fileno() if self._raw is not None else None
+
+    def resume(self, offset: int, lines_before: int) -> None:
+        """Read the text lines from byte ``offset`` of the file on, the start of line
+        ``lines_before + 1`` (a reader that read the bytes before it hands over): a fresh
+        ``LineLimit`` that numbers lines from there, its text stream in ``stream``."""
+        self.limits.close_source = False  # the old layers go; the file stays open
+        self.stream.detach()
+        self._raw.seek(offset)
+        self.limits = LineLimit(self._raw, close_source=True)
+        self.limits.breaks = lines_before
+        self.limits.position = offset
+        self.stream = self.text_stream(self.limits, "utf-8")
 
     def overlong(self, line: int) -> Overlong | None:
         """The stand-in for line ``line`` if it was too long (events before it dropped)."""
