@@ -33,7 +33,10 @@ Rows:
 9. ``autograd-cli batch --engine dask`` on a local Dask cluster (one worker process per
    core) vs the local engine, the whole command, over the same N-row CSV (issue 15): the
    ratio, and the peak memory (VmHWM) of each worker, of the client and of the local run;
-   the two outputs must be the same bytes.  Without Dask installed the row is not rated.
+   the two outputs must be the same bytes.  Without Dask installed the row is not rated;
+10. cold start of ``autograd-cli --version`` and ``autograd-cli --help`` vs the floor F of
+    row 1 (rated by the slower of the two); a run that imports NumPy or the op table
+    (``autograd_cli.core``), seen with ``-X importtime``, marks the row FAILED.
 
 Disk: the full mode's rows 8 and 9 each write a 10^7-row CSV (~400 MB) and JSONL output
 (~1 GB; row 9 two of them) into a temporary folder (``TMPDIR``), removed at the end.
@@ -152,7 +155,7 @@ SIZES = {
 # In-process rows: one timed sample lasts at least this long (several calls when fast).
 MIN_SAMPLE = 0.05
 
-TARGETS = {1: 1.0, 2: 1.5, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0, 9: None}
+TARGETS = {1: 1.0, 2: 1.5, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0, 9: None, 10: 0.4}
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.5x",
@@ -163,6 +166,7 @@ TARGET_TEXT = {
     7: "≤ 1.2x",
     8: "≤ hand NumPy (1.0x)",
     9: "none set (issue 15 asks for the ratio and the memory per worker)",
+    10: "≤ 0.4x F, no NumPy, no op table",
 }
 
 
@@ -219,8 +223,9 @@ class Row:
     def status(self) -> str:
         if self.failed:
             return f"FAILED: {self.failed}"
-        ours = self.ours
-        ratio = None if ours is None else self.ratio(ours)
+        # A row with several lines of ours (row 10: --version and --help) is rated by the worst.
+        ratios = [self.ratio(x) for x in self.lines if x.ours]
+        ratio = None if not ratios or None in ratios else max(ratios)
         if ratio is None:
             ref = self.reference
             why = ref.missing if ref is not None and ref.missing else "no reference measured"
@@ -1176,6 +1181,51 @@ def row_dask(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
+def row_version_help(cfg, peers: Peers, work: str) -> Row:
+    cli, note = cli_command()
+    repeat = cfg["cold_repeat"]
+    row = Row(10, "cold start: `autograd-cli --version` and `autograd-cli --help`", runs(repeat))
+    if note:
+        row.notes.append(note)
+    cmds = {
+        "version": cli + ["--version"],
+        "help": cli + ["--help"],
+        "floor": [sys.executable, "-c", "import numpy, lark, typer, rich.console"],
+        "bare": [sys.executable, "-c", "pass"],
+    }
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as row 1
+    samples, _ = interleaved(
+        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
+    )
+    row.line(who="autograd-cli --version", samples=samples["version"], ours=True)
+    row.line(who="autograd-cli --help", samples=samples["help"], ours=True)
+    row.line(
+        who='floor F: `python -c "import numpy, lark, typer, rich.console"`',
+        samples=samples["floor"],
+        reference=True,
+    )
+    row.line(who='`python -c "pass"` (the interpreter alone)', samples=samples["bare"])
+    version = importlib.metadata.version("autograd-cli")
+    for flag, wanted in (("--version", f"autograd-cli {version}\n"), ("--help", "Usage: ")):
+        proc = subprocess.run(
+            cli + [flag],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        )
+        if not proc.stdout.startswith(wanted):
+            row.failed = f"`{flag}` printed {proc.stdout[:80]!r}"
+        # -X importtime's lines on stderr: "import time: self | cumulative | name"
+        names = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln]
+        heavy = sorted({n for n in names if n == "numpy" or n.startswith("autograd_cli.core")})
+        if heavy:
+            row.failed = f"`{flag}` imported {', '.join(heavy[:3])}"
+        row.notes.append(f"`{flag}` imports {len(names) - 1} modules (`-X importtime`)")
+    row.check = "the output of each (the installed version; the help's first line)"
+    return row
+
+
 ROWS = {
     1: row_cold_start,
     2: row_batch,
@@ -1186,6 +1236,7 @@ ROWS = {
     7: row_layer,
     8: row_memory,
     9: row_dask,
+    10: row_version_help,
 }
 
 
