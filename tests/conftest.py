@@ -10,6 +10,32 @@ import pytest
 from autograd_cli.cli.main import run
 from autograd_cli.core import backend
 
+#: pytest imports readline at start-up, and GNU readline puts COLUMNS=80 and LINES=24 in the
+#: C environment (not in ``os.environ``): the tests' subprocesses inherit them, the tests
+#: themselves do not see them.  pytest-xdist's workers are such subprocesses, so there the
+#: tests would see them too.
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller: each worker is told COLUMNS and LINES as the tests
+    see them here (set or not)."""
+    node.workerinput["terminal_size_env"] = {k: os.environ.get(k) for k in TERMINAL_SIZE}
+
+
+def pytest_configure(config):
+    """In a pytest-xdist worker: ``os.environ`` as the controller's, the C environment
+    (what subprocesses inherit) as it was, so that ``-n auto`` runs every test, and every
+    command line a test starts, in the environment it has without workers."""
+    seen = getattr(config, "workerinput", {}).get("terminal_size_env") or {}
+    for name, value in seen.items():
+        inherited = os.environ.pop(name, None)
+        if value is not None:
+            os.environ[name] = value
+        elif inherited is not None:
+            os.putenv(name, inherited)  # the C environment only: os.environ stays without it
+
 
 @pytest.fixture(autouse=True)
 def _grad_mode_is_left_on():
