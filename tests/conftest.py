@@ -37,6 +37,31 @@ def pytest_configure(config):
             os.putenv(name, inherited)  # the C environment only: os.environ stays without it
 
 
+#: the longest tests (``--durations``: 5 to 45 s each, a quarter of the suite's CPU time).
+#: With pytest-xdist they start first, so that no worker is left running one of them alone
+#: at the end while the other cores idle.  A name missing here only costs time.
+LONG_TESTS = (
+    "test_taylor_mode.py::test_random_trees_match_the_old_path",
+    "test_graph_cli.py::test_graph_deep_expression",
+    "test_safety.py::test_error_messages_quote_a_short_window",
+    "test_linear_time.py::test_parse_and_evaluate_time_grows_linearly",
+    "test_taylor_mode.py::test_taylor_mode_matches_sympy_and_the_old_path[beta(x**2, x) + beta(x, 2.5)]",
+    "test_simplify_property.py::test_printed_derivatives_mean_the_derivative",
+    "test_repl.py::test_a_long_run_of_continued_lines_looks_at_each_line_once",
+    "test_batch_property.py::test_batched_lines_equal_single_lines",
+    "test_symbolic.py::test_deep_nesting_through_each_stage",
+    "test_explain_arrays.py::test_explain_of_a_deep_chain_takes_time_linear_in_its_depth",
+    "test_simplify_property.py::test_simplified_form_means_the_original",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """In pytest-xdist's workers (each collects the same list, in the same order), the
+    longest tests first; without workers the order stays the files' own."""
+    if getattr(config, "workerinput", None) is not None:
+        items.sort(key=lambda item: not item.nodeid.endswith(LONG_TESTS))  # a stable sort
+
+
 @pytest.fixture(autouse=True)
 def _grad_mode_is_left_on():
     """Every test leaves grad mode on, as it found it: one that turns it off for good would
