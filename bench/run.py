@@ -562,6 +562,27 @@ def chain_ops(n: int) -> list:
 # ---------------------------------------------------------------------------
 
 
+#: the reference of the cold-start rows (1 and 10): the libraries a run of the command line uses
+FLOOR = [sys.executable, "-c", "import numpy, lark, typer, rich.console"]
+FLOOR_WHO = 'floor F: `python -c "import numpy, lark, typer, rich.console"`'
+
+
+def shell_env() -> dict:
+    """The environment as a user's shell runs a command: with bytecode caches (a
+    PYTHONDONTWRITEBYTECODE in the caller's environment would make every start compile the
+    package again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def cold_starts(cmds: dict, repeat: int) -> dict:
+    """Wall seconds of each command line, interleaved; the warm-up round writes the caches."""
+    env = shell_env()
+    samples, _ = interleaved(
+        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
+    )
+    return samples
+
+
 def row_cold_start(cfg, peers: Peers, work: str) -> Row:
     cli, note = cli_command()
     args = ["grad", "3*a**3-b**2", "--a", "2", "--b", "6"]
@@ -569,24 +590,13 @@ def row_cold_start(cfg, peers: Peers, work: str) -> Row:
     row = Row(1, 'cold start: `autograd-cli grad "3*a**3-b**2" --a 2 --b 6`', runs(repeat))
     if note:
         row.notes.append(note)
-    floor = [sys.executable, "-c", "import numpy, lark, typer, rich.console"]
     numpy_only = [sys.executable, "-c", "import numpy"]
-    cmds = {"ours": cli + args, "floor": floor, "numpy": numpy_only}
+    cmds = {"ours": cli + args, "floor": FLOOR, "numpy": numpy_only}
     if peers.qalc:
         cmds["qalc"] = [peers.qalc, "-t", "3*2^3-6^2"]
-    # As a user's shell runs them: with bytecode caches (a PYTHONDONTWRITEBYTECODE in the
-    # caller's environment would make every start compile the package again).  The warm-up
-    # round writes the caches.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    samples, _ = interleaved(
-        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
-    )
+    samples = cold_starts(cmds, repeat)
     row.line(who="autograd-cli (console script)", samples=samples["ours"], ours=True)
-    row.line(
-        who='floor F: `python -c "import numpy, lark, typer, rich.console"`',
-        samples=samples["floor"],
-        reference=True,
-    )
+    row.line(who=FLOOR_WHO, samples=samples["floor"], reference=True)
     row.line(who='`python -c "import numpy"`', samples=samples["numpy"])
     if peers.qalc:
         row.line(who='qalc `-t "3*2^3-6^2"`', samples=samples["qalc"])
@@ -1190,20 +1200,13 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
     cmds = {
         "version": cli + ["--version"],
         "help": cli + ["--help"],
-        "floor": [sys.executable, "-c", "import numpy, lark, typer, rich.console"],
+        "floor": FLOOR,
         "bare": [sys.executable, "-c", "pass"],
     }
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as row 1
-    samples, _ = interleaved(
-        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
-    )
+    samples = cold_starts(cmds, repeat)
     row.line(who="autograd-cli --version", samples=samples["version"], ours=True)
     row.line(who="autograd-cli --help", samples=samples["help"], ours=True)
-    row.line(
-        who='floor F: `python -c "import numpy, lark, typer, rich.console"`',
-        samples=samples["floor"],
-        reference=True,
-    )
+    row.line(who=FLOOR_WHO, samples=samples["floor"], reference=True)
     row.line(who='`python -c "pass"` (the interpreter alone)', samples=samples["bare"])
     version = importlib.metadata.version("autograd-cli")
     for flag, wanted in (("--version", f"autograd-cli {version}\n"), ("--help", "Usage: ")):
@@ -1212,7 +1215,7 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
-            env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+            env={**shell_env(), "PYTHONPROFILEIMPORTTIME": "1"},
         )
         if not proc.stdout.startswith(wanted):
             row.failed = f"`{flag}` printed {proc.stdout[:80]!r}"
@@ -1221,7 +1224,7 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
         heavy = sorted({n for n in names if n == "numpy" or n.startswith("autograd_cli.core")})
         if heavy:
             row.failed = f"`{flag}` imported {', '.join(heavy[:3])}"
-        row.notes.append(f"`{flag}` imports {len(names) - 1} modules (`-X importtime`)")
+        row.notes.append(f"`{flag}` imports {len(names) - 1} modules, start-up included")
     row.check = "the output of each (the installed version; the help's first line)"
     return row
 
