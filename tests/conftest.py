@@ -10,10 +10,10 @@ import pytest
 from autograd_cli.cli.main import run
 from autograd_cli.core import backend
 
-#: pytest imports readline at start-up, and GNU readline puts COLUMNS=80 and LINES=24 in the
-#: C environment (not in ``os.environ``): the tests' subprocesses inherit them, the tests
-#: themselves do not see them.  pytest-xdist's workers are such subprocesses, so there the
-#: tests would see them too.
+#: Recent pytest (``_readline_workaround``) imports readline at start-up, and GNU readline
+#: puts COLUMNS=80 and LINES=24 in the C environment (not in ``os.environ``): the tests'
+#: subprocesses inherit them, the tests themselves do not see them.  pytest-xdist's workers
+#: are such subprocesses, so there the tests would see them too.
 TERMINAL_SIZE = ("COLUMNS", "LINES")
 
 
