@@ -35,7 +35,10 @@ Rows:
 9. ``autograd-cli batch --engine dask`` on a local Dask cluster (one worker process per
    core) vs the local engine, the whole command, over the same N-row CSV (issue 15): the
    ratio, and the peak memory (VmHWM) of each worker, of the client and of the local run;
-   the two outputs must be the same bytes.  Without Dask installed the row is not rated.
+   the two outputs must be the same bytes.  Without Dask installed the row is not rated;
+10. cold start of ``autograd-cli --version`` and ``autograd-cli --help`` vs the floor F of
+    row 1 (rated by the slower of the two); a run that imports NumPy or the op table
+    (``autograd_cli.core``), seen with ``-X importtime``, marks the row FAILED.
 
 Disk: the full mode's rows 8 and 9 each write a 10^7-row CSV (~400 MB) and JSONL output
 (~1 GB; row 9 two of them) into a temporary folder (``TMPDIR``), removed at the end.
@@ -155,7 +158,7 @@ SIZES = {
 # In-process rows: one timed sample lasts at least this long (several calls when fast).
 MIN_SAMPLE = 0.05
 
-TARGETS = {1: 1.0, 2: 1.0, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0, 9: None}
+TARGETS = {1: 1.0, 2: 1.0, 3: 1.2, 4: 1.0, 5: 1.0, 6: 1.0, 7: 1.2, 8: 1.0, 9: None, 10: 0.4}
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.0x Polars by hand, and ≤ 1.0x numpy.loadtxt",
@@ -166,6 +169,7 @@ TARGET_TEXT = {
     7: "≤ 1.2x",
     8: "≤ hand NumPy (1.0x)",
     9: "none set (issue 15 asks for the ratio and the memory per worker)",
+    10: "≤ 0.4x F, no NumPy, no op table",
 }
 
 
@@ -224,8 +228,9 @@ class Row:
     def status(self) -> str:
         if self.failed:
             return f"FAILED: {self.failed}"
-        ours = self.ours
-        ratio = None if ours is None else self.ratio(ours)
+        # A row with several lines of ours (row 10: --version and --help) is rated by the worst.
+        ratios = [self.ratio(x) for x in self.lines if x.ours]
+        ratio = None if not ratios or None in ratios else max(ratios)
         if ratio is None:
             ref = self.reference
             why = ref.missing if ref is not None and ref.missing else "no reference measured"
@@ -236,7 +241,7 @@ class Row:
         missed = [ratio / target] if ratio > target else []
         for line in self.lines:
             if line.target is not None and line.median and line.median > 0:
-                against = ours.median / line.median
+                against = self.ours.median / line.median
                 if against > line.target:
                     missed.append(against / line.target)
         if not missed:
@@ -568,6 +573,27 @@ def chain_ops(n: int) -> list:
 # ---------------------------------------------------------------------------
 
 
+#: the reference of the cold-start rows (1 and 10): the libraries a run of the command line uses
+FLOOR = [sys.executable, "-c", "import numpy, lark, typer, rich.console"]
+FLOOR_WHO = 'floor F: `python -c "import numpy, lark, typer, rich.console"`'
+
+
+def shell_env() -> dict:
+    """The environment as a user's shell runs a command: with bytecode caches (a
+    PYTHONDONTWRITEBYTECODE in the caller's environment would make every start compile the
+    package again)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def cold_starts(cmds: dict, repeat: int) -> dict:
+    """Wall seconds of each command line, interleaved; the warm-up round writes the caches."""
+    env = shell_env()
+    samples, _ = interleaved(
+        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
+    )
+    return samples
+
+
 def row_cold_start(cfg, peers: Peers, work: str) -> Row:
     cli, note = cli_command()
     args = ["grad", "3*a**3-b**2", "--a", "2", "--b", "6"]
@@ -575,24 +601,13 @@ def row_cold_start(cfg, peers: Peers, work: str) -> Row:
     row = Row(1, 'cold start: `autograd-cli grad "3*a**3-b**2" --a 2 --b 6`', runs(repeat))
     if note:
         row.notes.append(note)
-    floor = [sys.executable, "-c", "import numpy, lark, typer, rich.console"]
     numpy_only = [sys.executable, "-c", "import numpy"]
-    cmds = {"ours": cli + args, "floor": floor, "numpy": numpy_only}
+    cmds = {"ours": cli + args, "floor": FLOOR, "numpy": numpy_only}
     if peers.qalc:
         cmds["qalc"] = [peers.qalc, "-t", "3*2^3-6^2"]
-    # As a user's shell runs them: with bytecode caches (a PYTHONDONTWRITEBYTECODE in the
-    # caller's environment would make every start compile the package again).  The warm-up
-    # round writes the caches.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    samples, _ = interleaved(
-        {k: (lambda c=c: run_cmd(c, env=env)[0]) for k, c in cmds.items()}, repeat
-    )
+    samples = cold_starts(cmds, repeat)
     row.line(who="autograd-cli (console script)", samples=samples["ours"], ours=True)
-    row.line(
-        who='floor F: `python -c "import numpy, lark, typer, rich.console"`',
-        samples=samples["floor"],
-        reference=True,
-    )
+    row.line(who=FLOOR_WHO, samples=samples["floor"], reference=True)
     row.line(who='`python -c "import numpy"`', samples=samples["numpy"])
     if peers.qalc:
         row.line(who='qalc `-t "3*2^3-6^2"`', samples=samples["qalc"])
@@ -1227,6 +1242,44 @@ def row_dask(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
+def row_version_help(cfg, peers: Peers, work: str) -> Row:
+    cli, note = cli_command()
+    repeat = cfg["cold_repeat"]
+    row = Row(10, "cold start: `autograd-cli --version` and `autograd-cli --help`", runs(repeat))
+    if note:
+        row.notes.append(note)
+    cmds = {
+        "version": cli + ["--version"],
+        "help": cli + ["--help"],
+        "floor": FLOOR,
+        "bare": [sys.executable, "-c", "pass"],
+    }
+    samples = cold_starts(cmds, repeat)
+    row.line(who="autograd-cli --version", samples=samples["version"], ours=True)
+    row.line(who="autograd-cli --help", samples=samples["help"], ours=True)
+    row.line(who=FLOOR_WHO, samples=samples["floor"], reference=True)
+    row.line(who='`python -c "pass"` (the interpreter alone)', samples=samples["bare"])
+    version = importlib.metadata.version("autograd-cli")
+    for flag, wanted in (("--version", f"autograd-cli {version}\n"), ("--help", "Usage: ")):
+        proc = subprocess.run(
+            cli + [flag],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env={**shell_env(), "PYTHONPROFILEIMPORTTIME": "1"},
+        )
+        if not proc.stdout.startswith(wanted):
+            row.failed = f"`{flag}` printed {proc.stdout[:80]!r}"
+        # -X importtime's lines on stderr: "import time: self | cumulative | name"
+        names = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln]
+        heavy = sorted({n for n in names if n == "numpy" or n.startswith("autograd_cli.core")})
+        if heavy:
+            row.failed = f"`{flag}` imported {', '.join(heavy[:3])}"
+        row.notes.append(f"`{flag}` imports {len(names) - 1} modules, start-up included")
+    row.check = "the output of each (the installed version; the help's first line)"
+    return row
+
+
 ROWS = {
     1: row_cold_start,
     2: row_batch,
@@ -1237,6 +1290,7 @@ ROWS = {
     7: row_layer,
     8: row_memory,
     9: row_dask,
+    10: row_version_help,
 }
 
 

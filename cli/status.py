@@ -10,7 +10,6 @@ import contextlib
 import functools
 import signal
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from enum import IntEnum
 
 
@@ -140,17 +139,38 @@ def flag(parameter: str) -> str:
     return "--" + parameter.replace("_", "-")
 
 
-@dataclass
 class Failure:
     """What an exception means to the user: SPEC's error ``kind``, the ``message``, the
     exit ``code``, the error document's extra ``details``; ``known`` is False for an
-    exception nothing expects (kind ``internal``: a bug, to be reported)."""
+    exception nothing expects (kind ``internal``: a bug, to be reported).
 
-    kind: str
-    message: str
-    code: int = ExitCode.EVALUATION_ERROR
-    details: dict = field(default_factory=dict)
-    known: bool = True
+    A plain class, not a dataclass: ``dataclasses`` imports ``inspect`` (a tenth of
+    ``--version``'s start-up), and this module loads on every run."""
+
+    __slots__ = ("kind", "message", "code", "details", "known")
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        code: int = ExitCode.EVALUATION_ERROR,
+        details: dict | None = None,
+        known: bool = True,
+    ):
+        self.kind, self.message, self.code = kind, message, code
+        self.details = {} if details is None else details
+        self.known = known
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Failure({fields})"
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
 
 @functools.cache

@@ -10,6 +10,57 @@ import pytest
 from autograd_cli.cli.main import run
 from autograd_cli.core import backend
 
+#: Recent pytest (``_readline_workaround``) imports readline at start-up, and GNU readline
+#: puts COLUMNS=80 and LINES=24 in the C environment (not in ``os.environ``): the tests'
+#: subprocesses inherit them, the tests themselves do not see them.  pytest-xdist's workers
+#: are such subprocesses, so there the tests would see them too.
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller: each worker is told COLUMNS and LINES as the tests
+    see them here (set or not)."""
+    node.workerinput["terminal_size_env"] = {k: os.environ.get(k) for k in TERMINAL_SIZE}
+
+
+def pytest_configure(config):
+    """In a pytest-xdist worker: ``os.environ`` as the controller's, the C environment
+    (what subprocesses inherit) as it was, so that ``-n auto`` runs every test, and every
+    command line a test starts, in the environment it has without workers."""
+    seen = getattr(config, "workerinput", {}).get("terminal_size_env") or {}
+    for name, value in seen.items():
+        inherited = os.environ.pop(name, None)
+        if value is not None:
+            os.environ[name] = value
+        elif inherited is not None:
+            os.putenv(name, inherited)  # the C environment only: os.environ stays without it
+
+
+#: the longest tests (``--durations``: 5 to 45 s each, a quarter of the suite's CPU time).
+#: With pytest-xdist they start first, so that no worker is left running one of them alone
+#: at the end while the other cores idle.  A name missing here only costs time.
+LONG_TESTS = (
+    "test_taylor_mode.py::test_random_trees_match_the_old_path",
+    "test_graph_cli.py::test_graph_deep_expression",
+    "test_safety.py::test_error_messages_quote_a_short_window",
+    "test_linear_time.py::test_parse_and_evaluate_time_grows_linearly",
+    "test_taylor_mode.py::test_taylor_mode_matches_sympy_and_the_old_path[beta(x**2, x) + beta(x, 2.5)]",
+    "test_simplify_property.py::test_printed_derivatives_mean_the_derivative",
+    "test_repl.py::test_a_long_run_of_continued_lines_looks_at_each_line_once",
+    "test_batch_property.py::test_batched_lines_equal_single_lines",
+    "test_symbolic.py::test_deep_nesting_through_each_stage",
+    "test_explain_arrays.py::test_explain_of_a_deep_chain_takes_time_linear_in_its_depth",
+    "test_simplify_property.py::test_simplified_form_means_the_original",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """In pytest-xdist's workers (each collects the same list, in the same order), the
+    longest tests first; without workers the order stays the files' own."""
+    if getattr(config, "workerinput", None) is not None:
+        items.sort(key=lambda item: not item.nodeid.endswith(LONG_TESTS))  # a stable sort
+
 
 @pytest.fixture(autouse=True)
 def _grad_mode_is_left_on():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 
@@ -102,6 +104,34 @@ def test_version_and_the_top_level_help_load_nothing_heavy(tmp_path, argv):
     heavy = {"numpy", "typer", "click", "rich", "lark", "pydantic"} & tops(modules)
     assert not heavy, heavy
     assert not [m for m in modules if m.startswith(("autograd_cli.core", "autograd_cli.grammar"))]
+
+
+def _console_script() -> list:
+    exe = shutil.which("autograd-cli")
+    return [exe] if exe else [sys.executable, "-m", "autograd_cli"]
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_the_console_script_answers_version_and_help_without_numpy(tmp_path, flag):
+    """The installed ``autograd-cli`` itself (its entry module included), as bench/run.py's
+    row 10 times it: Python's ``-X importtime`` lists every module the run imported, and
+    neither NumPy nor anything of the op table (``autograd_cli.core``) is among them."""
+    proc = subprocess.run(
+        _console_script() + [flag],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("autograd-cli " if flag == "--version" else "Usage: ")
+    names = {ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
+    assert "autograd_cli.cli.main" in names  # the listing is there: the check means something
+    heavy = {n for n in names if n.split(".")[0] in ("numpy", "typer", "click", "rich", "lark")}
+    heavy |= {n for n in names if n.startswith(("autograd_cli.core", "autograd_cli.grammar"))}
+    assert not heavy, sorted(heavy)
 
 
 # ---- the converters match Typer's (Pydantic's) -------------------------------------------------
