@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as _host
+
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
 from .table import Op, function, register
@@ -132,6 +134,60 @@ def chain(g, d):
     return r
 
 
+#: Elements below which :func:`chain_local` takes the generic path: its checks cost more
+#: than the pass they save.  The two paths give the same bits, so the choice is free.
+CHAIN_LOCAL_MIN = 4096
+
+
+def _unit(data) -> bool:
+    """``data`` is a cotangent of ones made without a pass: a stride-0 broadcast of 1 (the
+    seed of a batch, a sum's cotangent expanded back).  ``1 * d`` is ``d`` exactly in IEEE
+    arithmetic (-0.0, inf and nan with its payload included), so a product with it is d."""
+    return not any(data.strides) and data[(0,) * data.ndim] == 1
+
+
+def chain_local(g, d, saved):
+    """:func:`chain` of a cotangent ``g`` and a local derivative ``d`` that a rule has just
+    computed from ``saved`` (the node's inputs and output), the same bits with fewer passes
+    when nothing is recorded and both are large NumPy arrays of one shape and dtype:
+
+    * ``g`` all ones (:func:`_unit`): the product is ``d`` itself, with no multiply and no
+      finiteness scan (g has no zero, so nothing needs mending); ``d`` is handed on when
+      the rule made it (*fresh*: it owns its memory, shared with nothing saved) or it is
+      an intermediate of the graph (an input with a ``grad_fn``: never a user's array,
+      and nothing writes into a cotangent); a leaf or the node's own output (the value a
+      caller gets) is copied;
+    * otherwise, a fresh ``d`` takes the product in place (``out=``): one temporary less.
+
+    Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
+    """
+    dd = getattr(d, "data", None)
+    gd = getattr(g, "data", None)
+    if (
+        type(dd) is not _host.ndarray
+        or type(gd) is not _host.ndarray
+        or dd.size < CHAIN_LOCAL_MIN
+        or gd.shape != dd.shape
+        or gd.dtype != dd.dtype
+        or is_grad_enabled()
+    ):
+        return chain(g, d)
+    fresh = dd.flags.owndata and not any(
+        _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
+    )
+    if _unit(gd):
+        if fresh or (d.grad_fn is not None and any(d is s for s in saved[:-1])):
+            return d
+        return Tensor._wrap(dd.copy())
+    if not fresh:
+        return chain(g, d)
+    finite = backend.all_finite(dd)  # chain's test, before d is overwritten
+    r = Tensor._wrap(_host.multiply(gd, dd, out=dd))
+    if finite or backend.all_finite(dd):
+        return r
+    return where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
+
+
 def add_tangents(a, b):
     if a is None:
         return b
@@ -181,7 +237,8 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
 
     def vjp(n, g):
         x = n.inputs[0]
-        return (chain(g, deriv(x, n.out)),)
+        out = n.out
+        return (chain_local(g, deriv(x, out), (x, out)),)
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -257,7 +314,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     def vjp(n, g):
         args = tuple(n.inputs) + (n.out,)
         return tuple(
-            sum_to(chain(g, d(*args)), n.shapes[i]) if n.needs[i] else None
+            sum_to(chain_local(g, d(*args), args), n.shapes[i]) if n.needs[i] else None
             for i, d in enumerate(derivs)
         )
 
