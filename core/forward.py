@@ -51,9 +51,10 @@ from .ops import (
     split_advanced,
     sum_to,
 )
+from .ops.rules import CHAIN_LOCAL_MIN, _unit
 from .program import Expr, Program, variables
 from .recording import parse_value
-from .tensor import OPS, Tensor, apply, enable_grad, no_grad
+from .tensor import OPS, Tensor, apply, enable_grad, is_grad_enabled, no_grad
 
 __all__ = [
     "TangentContext",
@@ -137,18 +138,58 @@ def _elementwise(op, ctx, ts, batch):
     out = ctx.out
     args = tuple(ctx.inputs) + (out,)
     total = None
+    owned = False  # total is an array made here, seen by nothing else: terms add into it
     for i, t in enumerate(ts):
         if t is None:
             continue
         d = op.deriv[i](*args)
         t = _pad(t, out.ndim)
         if isinstance(d, (int, float)):
-            term = t if d == 1 else (-t if d == -1 else t * d)
+            term, made = (t, False) if d == 1 else ((-t if d == -1 else t * d), True)
+        elif _by_ones(t, d):
+            term, made = t, False  # t * 1 is t, bit for bit: no pass over the tangents
         else:
-            term = chain(t, d)
-        total = add_tangents(total, term)
+            term, made = chain(t, d), True
+        if total is None:
+            total, owned = term, made
+        elif owned and _addable(total, term):
+            backend.host.add(total.data, term.data, out=total.data)  # total + term, in place
+        else:
+            total, owned = add_tangents(total, term), True
     assert total is not None  # batched_rule returned before when every tangent was None
     return broadcast_to(total, (batch,) + tuple(out.shape))
+
+
+def _host_arrays(*tensors) -> bool:
+    """Large NumPy arrays, nothing recorded: where a tangent may skip a pass or reuse one."""
+    return not is_grad_enabled() and all(
+        type(getattr(t, "data", None)) is backend.host.ndarray for t in tensors
+    )
+
+
+def _by_ones(t, d) -> bool:
+    """``d`` is a broadcast of ones (a sum's cotangent expanded back, recorded in a
+    gradient's graph) that leaves the tangent ``t``'s shape and dtype as they are."""
+    if not _host_arrays(t, d) or t.data.size < CHAIN_LOCAL_MIN:
+        return False
+    td, dd = t.data, d.data
+    return (
+        td.dtype == dd.dtype
+        and backend.host.broadcast_shapes(td.shape, dd.shape) == td.shape
+        and _unit(dd)
+    )
+
+
+def _addable(total, term) -> bool:
+    """``total + term`` fits in ``total``'s own array (its shape and dtype)."""
+    if not _host_arrays(total, term) or total.data.size < CHAIN_LOCAL_MIN:
+        return False
+    a, b = total.data, term.data
+    return (
+        a.dtype == b.dtype
+        and a.flags.writeable
+        and backend.host.broadcast_shapes(a.shape, b.shape) == a.shape
+    )
 
 
 def _where(op, ctx, ts, batch):

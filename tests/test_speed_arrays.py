@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograd_cli.core import batch, rows
+import autograd_cli as ag
+from autograd_cli.core import batch, forward, rows
 from autograd_cli.core.ops import elementwise, rules
 from autograd_cli.core.tensor import Tensor, no_grad
 from autograd_cli.grammar import parse
@@ -184,3 +185,34 @@ def test_pow_kink_rows(text, exponent):
     got = _run(program, x, y).warnings or {}
     kinked = {i for i, ms in got.items() if any(m.startswith("x**p") for m in ms)}
     assert kinked == want
+
+
+# ---------------------------------------------------------------------------
+# The Hessian's tangent sweep (bench/run.py row 6) against the generic one
+# ---------------------------------------------------------------------------
+
+HESSIANS = [
+    "sum(sin(x[:-1])*x[1:]) + sum(x**4)",  # bench/run.py row 6
+    "sum(x**2*sin(x))",
+    "sum(exp(x) * x) + sum(x)**2",
+    "sum(x[1:] * x[:-1] * cos(x[:-1]))",
+    "sum(log(x) * x**3)",  # nan where x < 0, -inf at 0
+]
+
+
+@pytest.mark.parametrize("text", HESSIANS)
+@pytest.mark.parametrize("finite", [True, False])
+def test_hessian_is_the_generic_sweep(text, finite, monkeypatch):
+    n = 120  # n * n above the threshold
+    x = np.linspace(-1.0, 1.3, n)
+    if not finite:
+        x[[3, 50, 77]] = [np.inf, np.nan, 0.0]
+    program = ag.parse(text)
+    fast = ag.hessian(program, {"x": x})
+    monkeypatch.setattr(forward, "CHAIN_LOCAL_MIN", 10**18)
+    monkeypatch.setattr(rules, "CHAIN_LOCAL_MIN", 10**18)
+    slow = ag.hessian(program, {"x": x})
+    _same(fast.hessian["x"]["x"], slow.hessian["x"]["x"])
+    _same(fast.grad["x"], slow.grad["x"])
+    _same(fast.value, slow.value)
+    assert fast.warnings == slow.warnings
