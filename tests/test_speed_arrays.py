@@ -216,3 +216,42 @@ def test_hessian_is_the_generic_sweep(text, finite, monkeypatch):
     _same(fast.grad["x"], slow.grad["x"])
     _same(fast.value, slow.value)
     assert fast.warnings == slow.warnings
+
+
+# ---------------------------------------------------------------------------
+# matmul's vjp on the host arrays (bench/run.py row 7) against the rule through the ops
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sa", "sb"),
+    [((5, 3), (3,)), ((1, 3), (3,)), ((5, 3), (3, 4)), ((5, 3), (3, 1)), ((1, 3), (3, 1))],
+)
+def test_matrix_vjp_is_the_rule(sa, sb, monkeypatch):
+    from autograd_cli.core import tensor
+    from autograd_cli.core.autograd import grad
+    from autograd_cli.core.ops import products
+
+    rng = np.random.default_rng(11)
+    a = tensor(rng.normal(size=sa), requires_grad=True)
+    b = tensor(rng.normal(size=sb), requires_grad=True)
+    a.data[0, 0], b.data.flat[-1] = -0.0, np.inf  # signed zeros and inf through the products
+    gout = tensor(rng.normal(size=np.matmul(a.data, b.data).shape))
+    with np.errstate(all="ignore"):
+        fast = grad(a @ b, [a, b], grad_outputs=gout)
+        monkeypatch.setattr(products, "_host_unrecorded", lambda *t: False)
+        slow = grad(a @ b, [a, b], grad_outputs=gout)
+    for f, s in zip(fast, slow):
+        _same(f.data, s.data)
+
+
+def test_layer_gradients_pinned():
+    """Row 7's gradients are the hand-written formulas', bit for bit."""
+    rng = np.random.default_rng(0)
+    W, x, b = rng.normal(size=(60, 60)) / 8, rng.normal(size=60), rng.normal(size=60)
+    r = ag.grad("sum(tanh(W@x+b))", {"W": W, "x": x, "b": b})
+    t = np.tanh(W @ x + b)
+    d = 1 - np.square(t)
+    _same(r.grad["b"], d)
+    _same(r.grad["W"], np.outer(d, x))
+    _same(r.grad["x"], W.T @ d[:, None].reshape(60, 1).reshape(60))
