@@ -20,6 +20,7 @@ undefined).
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 
 import numpy as _host
 
@@ -139,6 +140,12 @@ def chain(g, d):
 CHAIN_LOCAL_MIN = 4096
 
 
+#: True inside a caller that copies each gradient sharing memory with an input or a constant
+#: or the value before handing it out (core/batch.py): a leaf may then be handed on as a
+#: cotangent (in row 3, x for sin's rule), the copy made only if it reaches the caller.
+LEAVES_COPIED_AT_EXIT: ContextVar[bool] = ContextVar("leaves_copied_at_exit", default=False)
+
+
 def _unit(data) -> bool:
     """``data`` is a cotangent of ones made without a pass: a stride-0 broadcast of 1 (the
     seed of a batch, a sum's cotangent expanded back).  ``1 * d`` is ``d`` exactly in IEEE
@@ -156,7 +163,8 @@ def chain_local(g, d, saved):
       the rule made it (*fresh*: it owns its memory, shared with nothing saved) or it is
       an intermediate of the graph (an input with a ``grad_fn``: never a user's array,
       and nothing writes into a cotangent); a leaf or the node's own output (the value a
-      caller gets) is copied;
+      caller gets) is copied, unless the caller copies at its exit
+      (:data:`LEAVES_COPIED_AT_EXIT`);
     * otherwise, a fresh ``d`` takes the product in place (``out=``): one temporary less.
 
     Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
@@ -176,7 +184,11 @@ def chain_local(g, d, saved):
         _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
     )
     if _unit(gd):
-        if fresh or (d.grad_fn is not None and any(d is s for s in saved[:-1])):
+        if (
+            fresh
+            or (d.grad_fn is not None and any(d is s for s in saved[:-1]))
+            or LEAVES_COPIED_AT_EXIT.get()
+        ):
             return d
         return Tensor._wrap(dd.copy())
     if not fresh:
