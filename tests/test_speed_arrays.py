@@ -199,6 +199,9 @@ HESSIANS = [
     "sum(exp(x) * x) + sum(x)**2",
     "sum(x[1:] * x[:-1] * cos(x[:-1]))",
     "sum(log(x) * x**3)",  # nan where x < 0, -inf at 0
+    "sum(x*x*x) + sum(exp(x)*exp(x))",  # one tangent read twice by one op: never overwritten
+    "u = x**2; sum(u*u + u*sin(u))",  # an intermediate read by several ops
+    "sum(x*y) + sum(x**2*y) + sum(y**4)",  # two inputs: the blocks and the basis split
 ]
 
 
@@ -210,12 +213,16 @@ def test_hessian_is_the_generic_sweep(text, finite, monkeypatch):
     if not finite:
         x[[3, 50, 77]] = [np.inf, np.nan, 0.0]
     program = ag.parse(text)
-    fast = ag.hessian(program, {"x": x})
+    values = {"x": x, "y": x[::-1] * 0.7}
+    values = {k: v for k, v in values.items() if k in program.inputs}
+    fast = ag.hessian(program, values)
     monkeypatch.setattr(forward, "CHAIN_LOCAL_MIN", 10**18)
     monkeypatch.setattr(rules, "CHAIN_LOCAL_MIN", 10**18)
-    slow = ag.hessian(program, {"x": x})
-    _same(fast.hessian["x"]["x"], slow.hessian["x"]["x"])
-    _same(fast.grad["x"], slow.grad["x"])
+    slow = ag.hessian(program, values)
+    for a in values:
+        _same(fast.grad[a], slow.grad[a])
+        for b in values:
+            _same(fast.hessian[a][b], slow.hessian[a][b])
     _same(fast.value, slow.value)
     assert fast.warnings == slow.warnings
 
