@@ -52,10 +52,10 @@ from .ops import (
     split_advanced,
     sum_to,
 )
-from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _unit
+from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _unit, host_unrecorded
 from .program import Expr, Program, variables
 from .recording import parse_value
-from .tensor import OPS, Tensor, apply, enable_grad, is_grad_enabled, no_grad
+from .tensor import OPS, Tensor, apply, enable_grad, no_grad
 
 __all__ = [
     "TangentContext",
@@ -175,17 +175,10 @@ def _elementwise(op, ctx, ts, batch):
     return broadcast_to(total, (batch,) + tuple(out.shape))
 
 
-def _host_arrays(*tensors) -> bool:
-    """Large NumPy arrays, nothing recorded: where a tangent may skip a pass or reuse one."""
-    return not is_grad_enabled() and all(
-        type(getattr(t, "data", None)) is backend.host.ndarray for t in tensors
-    )
-
-
 def _by_ones(t, d) -> bool:
     """``d`` is a broadcast of ones (a sum's cotangent expanded back, recorded in a
     gradient's graph) that leaves the tangent ``t``'s shape and dtype as they are."""
-    if not _host_arrays(t, d) or t.data.size < CHAIN_LOCAL_MIN:
+    if not host_unrecorded(t, d) or t.data.size < CHAIN_LOCAL_MIN:
         return False
     td, dd = t.data, d.data
     return (
@@ -198,7 +191,7 @@ def _by_ones(t, d) -> bool:
 def _addable(total, term) -> bool:
     """``total + term`` (or ``total * term``) fits in ``total``'s own array (its shape and
     dtype)."""
-    if not _host_arrays(total, term) or total.data.size < CHAIN_LOCAL_MIN:
+    if not host_unrecorded(total, term) or total.data.size < CHAIN_LOCAL_MIN:
         return False
     a, b = total.data, term.data
     return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
 from .rules import _is_tensor, _xp, add_tangents, call, chain, reshape, sum_to
+from .rules import host_unrecorded as _host_unrecorded
 from .table import POWER, PRODUCT, Op, broadcast_size, function, infix, register
 
 # ---------------------------------------------------------------------------
@@ -97,12 +98,6 @@ def _matmul_vjp(n, g):
             gb = call("matmul", call("mT", a2), g2)
         gb = reshape(sum_to(gb, b2.shape), sb)
     return ga, gb
-
-
-def _host_unrecorded(*tensors) -> bool:
-    return not is_grad_enabled() and all(
-        type(getattr(t, "data", None)) is backend.host.ndarray for t in tensors
-    )
 
 
 def _matrix_vjp(n, a, b, g):

@@ -153,6 +153,14 @@ def _unit(data) -> bool:
     return not any(data.strides) and data[(0,) * data.ndim] == 1
 
 
+def host_unrecorded(*tensors) -> bool:
+    """Nothing is recorded and each argument holds a NumPy array: a rule may then work on
+    the arrays themselves (the same NumPy calls its engine ops would make)."""
+    return not is_grad_enabled() and all(
+        type(getattr(t, "data", None)) is _host.ndarray for t in tensors
+    )
+
+
 def chain_local(g, d, saved):
     """:func:`chain` of a cotangent ``g`` and a local derivative ``d`` that a rule has just
     computed from ``saved`` (the node's inputs and output), the same bits with fewer passes
