@@ -83,17 +83,35 @@ def test_chain_local_is_chain(kind, dtype):
     assert not np.may_share_memory(got_saved.data, saved.data)
 
 
-def test_chain_local_keeps_an_intermediate_and_copies_a_leaf_or_the_output():
+def test_chain_local_copies_what_it_did_not_make_unless_the_caller_copies_at_exit():
+    """A gradient is never a view of a tensor the user may hold (an input, an intermediate
+    of the Tensor API, the output), except inside a caller that copies at its exit."""
     g = Tensor._wrap(np.broadcast_to(np.ones(()), (N,)))
     leaf = Tensor._wrap(_column(4))
     inner = Tensor._wrap(_column(5), grad_fn=object())  # an intermediate of the graph
     out = Tensor._wrap(_column(6), grad_fn=object())
+    saved = (leaf, inner, out)
     with no_grad():
-        assert rules.chain_local(g, inner, (leaf, inner, out)) is inner
-        for d in (leaf, out):
-            r = rules.chain_local(g, d, (leaf, inner, out))
+        for d in saved:
+            r = rules.chain_local(g, d, saved)
             _same(r.data, d.data)
             assert not np.may_share_memory(r.data, d.data)
+        token = rules.LEAVES_COPIED_AT_EXIT.set(True)
+        try:
+            assert all(rules.chain_local(g, d, saved) is d for d in saved)
+        finally:
+            rules.LEAVES_COPIED_AT_EXIT.reset(token)
+
+
+def test_tensor_api_gradient_is_not_a_view_of_an_intermediate():
+    from autograd_cli.core import tensor
+
+    x = tensor(_column(12), requires_grad=True)
+    e = tensor(_column(13), requires_grad=True).exp()  # an intermediate with a grad_fn
+    with np.errstate(all="ignore"):
+        (x * e).sum().backward()
+    _same(x.grad.data, e.data)
+    assert not np.may_share_memory(x.grad.data, e.data)
 
 
 # ---------------------------------------------------------------------------

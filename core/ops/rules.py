@@ -140,9 +140,10 @@ def chain(g, d):
 CHAIN_LOCAL_MIN = 4096
 
 
-#: True inside a caller that copies each gradient sharing memory with an input or a constant
-#: or the value before handing it out (core/batch.py): a leaf may then be handed on as a
-#: cotangent (in row 3, x for sin's rule), the copy made only if it reaches the caller.
+#: True inside a caller whose intermediates nobody else sees and that copies each gradient
+#: sharing memory with an input, a constant or the value before handing it out
+#: (core/batch.py): any saved array may then be handed on as a cotangent (in row 3, sin(y)
+#: as x's gradient, x as sin's cotangent), a copy made only if it reaches the caller.
 LEAVES_COPIED_AT_EXIT: ContextVar[bool] = ContextVar("leaves_copied_at_exit", default=False)
 
 
@@ -168,11 +169,10 @@ def chain_local(g, d, saved):
 
     * ``g`` all ones (:func:`_unit`): the product is ``d`` itself, with no multiply and no
       finiteness scan (g has no zero, so nothing needs mending); ``d`` is handed on when
-      the rule made it (*fresh*: it owns its memory, shared with nothing saved) or it is
-      an intermediate of the graph (an input with a ``grad_fn``: never a user's array,
-      and nothing writes into a cotangent); a leaf or the node's own output (the value a
-      caller gets) is copied, unless the caller copies at its exit
-      (:data:`LEAVES_COPIED_AT_EXIT`);
+      the rule made it (*fresh*: it owns its memory, shared with nothing saved), or when
+      the caller copies at its exit what it shares (:data:`LEAVES_COPIED_AT_EXIT`);
+      otherwise it is copied: an input or output of the node may be a tensor the user
+      holds (the Tensor API), and a gradient must not be a view of it, as in PyTorch;
     * otherwise, a fresh ``d`` takes the product in place (``out=``): one temporary less.
 
     Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
@@ -192,11 +192,7 @@ def chain_local(g, d, saved):
         _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
     )
     if _unit(gd):
-        if (
-            fresh
-            or (d.grad_fn is not None and any(d is s for s in saved[:-1]))
-            or LEAVES_COPIED_AT_EXIT.get()
-        ):
+        if fresh or LEAVES_COPIED_AT_EXIT.get():
             return d
         return Tensor._wrap(dd.copy())
     if not fresh:
