@@ -282,3 +282,19 @@ def test_layer_gradients_pinned():
     _same(r.grad["b"], d)
     _same(r.grad["W"], np.outer(d, x))
     _same(r.grad["x"], W.T @ d[:, None].reshape(60, 1).reshape(60))
+
+
+def test_scatter_is_zero_plus_g():
+    """A basic index's scatter is 0 + g (add.at's), written g + 0: the same bits."""
+    from autograd_cli.core.ops.shape import _scatter_forward
+
+    for dtype in (np.float64, np.float32):
+        g = _column(14, dtype).reshape(-1, 3)[:, :2].copy()
+        for index in ((slice(None), slice(1, None)), (slice(2, None, 3), 0)):
+            shape = (g.shape[0], 3) if index[1] != 0 else (3 * g.shape[0] + 2, 3)
+            view_shape = np.zeros(shape)[index].shape
+            gi = np.resize(g, view_shape).astype(dtype)
+            want = np.zeros(shape, dtype=dtype)
+            np.add.at(want, index, gi)
+            got = _scatter_forward(gi, index, shape)
+            _same(got, want)
