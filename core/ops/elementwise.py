@@ -24,7 +24,6 @@ import math
 
 import numpy as np
 
-from .. import backend
 from ..tensor import is_grad_enabled
 from .rules import (
     _all_finite,
@@ -246,9 +245,12 @@ def _host_two(b) -> bool:
 
 def _pow_kinks(i, o, a):
     # x**p with p < 1, p != 0 at x == 0; the exponent's test first, which for a constant
-    # exponent is one number: when it fails nowhere can x be asked about (a pass saved)
+    # exponent on the host is one number: when it fails x is not scanned (a pass saved;
+    # on the device the whole test, as one sync)
     low = (i[1] < 1) & (i[1] != 0)
-    return ((i[0] == 0) & low) if backend.any_nonzero(low) else low
+    if isinstance(low, (np.ndarray, np.bool_)) and low.ndim == 0 and not low:
+        return low
+    return (i[0] == 0) & low
 
 
 def _pow_db(a, b, out):
