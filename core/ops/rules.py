@@ -137,7 +137,7 @@ def chain(g, d):
 
 #: Elements below which :func:`chain_local` takes the generic path: its checks cost more
 #: than the pass they save.  The two paths give the same bits, so the choice is free.
-CHAIN_LOCAL_MIN = 4096
+CHAIN_LOCAL_MIN = 512
 
 
 #: True inside a caller whose intermediates nobody else sees and that copies each gradient
@@ -230,7 +230,12 @@ def _keepdims_shape(shape, axis):
 
 
 def expand_back(g, shape, axis, keepdims):
-    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``."""
+    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``
+    (nothing recorded, on the host: the same two NumPy calls without two engine ops)."""
+    if host_unrecorded(g):
+        data = g.data if keepdims else g.data.reshape(_keepdims_shape(shape, axis))
+        shape = tuple(shape)
+        return Tensor._wrap(data if data.shape == shape else _host.broadcast_to(data, shape))
     if not keepdims:
         g = reshape(g, _keepdims_shape(shape, axis))
     return broadcast_to(g, shape)
