@@ -57,6 +57,7 @@ from .errors import (
 from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
 from .ops.linalg import batch_label
+from .ops.rules import LEAVES_COPIED_AT_EXIT
 from .program import (
     Expr,
     Program,
@@ -743,18 +744,45 @@ def _evaluate(program, columns, B, grad, names, check_domain) -> BatchResult:
     got = {}
     ordered = [walk.inputs[n].t for n in names]
     if ordered and out.t.requires_grad:
-        seed = Tensor._wrap(backend.xp.ones(out.t.shape, dtype=dtype))
-        grads = _grad(out.t, ordered, grad_outputs=seed, allow_unused=True)
+        token = LEAVES_COPIED_AT_EXIT.set(True)  # _owned below copies what a caller shares
+        try:
+            grads = _grad(out.t, ordered, grad_outputs=_seed(out.t), allow_unused=True)
+        finally:
+            LEAVES_COPIED_AT_EXIT.reset(token)
         got = {leaf.name: g for leaf, g in zip(ordered, grads)}
     result.grad = {}
+    own = [v.t.data for v in walk.inputs.values()] + [out.t.data]
+    own += [walk.values[id(n)].t.data for n in walk.order if n.op == "const"]
     for name in names:
         g = got.get(name)
         if g is None:
             result.grad[name] = np.zeros(tuple(walk.inputs[name].t.shape), dtype=dtype)
         else:
-            result.grad[name] = backend.to_numpy(g.data)
+            result.grad[name] = _owned(backend.to_numpy(g.data), own)
     _derivative_warnings(program, walk.order, walk.values, batched.kinks, B, result)
     return result
+
+
+def _seed(out: Tensor) -> Tensor:
+    """The cotangent of ones for every row.  On the host a broadcast of one 1 (no pass, no
+    memory): the op rules take a product with it as the other factor itself
+    (:func:`~.ops.rules.chain_local`), bit for bit what multiplying by ones gives."""
+    xp = backend.xp
+    data = out.data
+    if xp is backend.host:
+        return Tensor._wrap(xp.broadcast_to(xp.ones((), dtype=data.dtype), data.shape))
+    return Tensor._wrap(xp.ones(data.shape, dtype=data.dtype))
+
+
+def _owned(g, own: list):
+    """A gradient as a caller's array of its own: the seed's broadcast (``x + y``) or an array
+    shared with an input column, a constant or the value is copied (the same numbers)."""
+    np = backend.host
+    if backend.xp is not np:  # to_numpy made a host copy of a device array
+        return g
+    if not g.flags.writeable or any(np.may_share_memory(g, a) for a in own):
+        return np.array(g)
+    return g
 
 
 # ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ op's own ``jvp`` once per direction.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 
 from . import backend
 from .autograd import topological_nodes
@@ -51,6 +52,7 @@ from .ops import (
     split_advanced,
     sum_to,
 )
+from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _unit, host_unrecorded
 from .program import Expr, Program, variables
 from .recording import parse_value
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
@@ -133,22 +135,70 @@ def _shift_axis(axis, ndim: int):
     return axis + 1 if axis >= 0 else axis
 
 
+#: The tangents of a batched sweep (:meth:`Tape.run`) that one rule may write into: made by
+#: the rule of a node whose tangent has this one reader (id -> the tangent, kept alive so
+#: that an id is never another object's).
+_OWNED: ContextVar[dict | None] = ContextVar("owned_tangents", default=None)
+
+
 def _elementwise(op, ctx, ts, batch):
     out = ctx.out
     args = tuple(ctx.inputs) + (out,)
+    owned_here = _OWNED.get() or {}
     total = None
+    owned = False  # total's array is this call's to write into (made here, or handed over)
     for i, t in enumerate(ts):
         if t is None:
             continue
         d = op.deriv[i](*args)
+        mine = owned_here.get(id(t)) is t
         t = _pad(t, out.ndim)
         if isinstance(d, (int, float)):
-            term = t if d == 1 else (-t if d == -1 else t * d)
+            term, made = (t, mine) if d == 1 else ((-t if d == -1 else t * d), True)
+        elif _by_ones(t, d):
+            term, made = t, mine  # t * 1 is t, bit for bit: no pass over the tangents
+        elif mine and _addable(t, d) and _finite_factor(d):
+            backend.host.multiply(t.data, d.data, out=t.data)  # chain(t, d): d has no inf/nan
+            term, made = t, True
         else:
-            term = chain(t, d)
-        total = add_tangents(total, term)
+            term, made = chain(t, d), True
+        if total is None:
+            total, owned = term, made
+        elif owned and _addable(total, term):
+            backend.host.add(total.data, term.data, out=total.data)  # total + term, in place
+        elif made and _addable(term, total):
+            backend.host.add(total.data, term.data, out=term.data)  # total + term, in place
+            total = term
+        else:
+            total, owned = add_tangents(total, term), True
     assert total is not None  # batched_rule returned before when every tangent was None
     return broadcast_to(total, (batch,) + tuple(out.shape))
+
+
+def _by_ones(t, d) -> bool:
+    """``d`` is a broadcast of ones (a sum's cotangent expanded back, recorded in a
+    gradient's graph) that leaves the tangent ``t``'s shape and dtype as they are."""
+    if not host_unrecorded(t, d) or t.data.size < CHAIN_LOCAL_MIN:
+        return False
+    td, dd = t.data, d.data
+    return (
+        td.dtype == dd.dtype
+        and backend.host.broadcast_shapes(td.shape, dd.shape) == td.shape
+        and _unit(dd)
+    )
+
+
+def _addable(total, term) -> bool:
+    """``total + term`` (or ``total * term``) fits in ``total``'s own array (its shape and
+    dtype)."""
+    if not host_unrecorded(total, term) or total.data.size < CHAIN_LOCAL_MIN:
+        return False
+    a, b = total.data, term.data
+    return (
+        a.dtype == b.dtype
+        and a.flags.writeable
+        and backend.host.broadcast_shapes(a.shape, b.shape) == a.shape
+    )
 
 
 def _where(op, ctx, ts, batch):
@@ -436,20 +486,43 @@ class Tape:
                 return node_tan.get(id(x.grad_fn))
             return leaf_tan.get(id(x))
 
-        for node in self.order:
-            ins = node.inputs
-            ts = tuple(lookup(x) for x in ins)
-            if any(t is not None for t in ts):
-                r = tangent_rule(node.op, node, ts, batch)
-                if r is not None:
-                    node_tan[id(node)] = r
-            for x in ins:
-                fn = x.grad_fn
-                if fn is not None and id(fn) in remaining:
-                    remaining[id(fn)] -= 1
-                    if remaining[id(fn)] == 0 and id(fn) not in keep:
-                        node_tan.pop(id(fn), None)
+        owned: dict[int, Tensor] = {}
+        token = _OWNED.set(owned)
+        try:
+            for node in self.order:
+                ins = node.inputs
+                ts = tuple(lookup(x) for x in ins)
+                if any(t is not None for t in ts):
+                    r = tangent_rule(node.op, node, ts, batch)
+                    if r is not None:
+                        node_tan[id(node)] = r
+                        if batch is not None and self._one_reader(node, keep) and _fresh(r, ts):
+                            owned[id(r)] = r
+                for x in ins:
+                    fn = x.grad_fn
+                    if fn is not None and id(fn) in remaining:
+                        remaining[id(fn)] -= 1
+                        if remaining[id(fn)] == 0 and id(fn) not in keep:
+                            t = node_tan.pop(id(fn), None)
+                            owned.pop(id(t), None)
+        finally:
+            _OWNED.reset(token)
         return [lookup(o) for o in self.outputs]
+
+    def _one_reader(self, node, keep) -> bool:
+        """Exactly one argument of one Node reads ``node``'s tangent, and no caller does."""
+        return self.uses.get(id(node)) == 1 and id(node) not in keep
+
+
+def _fresh(r, ts) -> bool:
+    """``r`` is an array of its own (not a view), shared with none of the tangents ``ts``
+    it was made from: a tangent that its one reader may overwrite."""
+    data = getattr(r, "data", None)
+    if type(data) is not backend.host.ndarray or not data.flags.owndata:
+        return False
+    return not any(
+        t is not None and (t is r or backend.host.may_share_memory(data, t.data)) for t in ts
+    )
 
 
 def _check_tangent(x: Tensor, t, batch):

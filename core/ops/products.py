@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
 from .rules import _is_tensor, _xp, add_tangents, call, chain, reshape, sum_to
+from .rules import host_unrecorded as _host_unrecorded
 from .table import POWER, PRODUCT, Op, broadcast_size, function, infix, register
 
 # ---------------------------------------------------------------------------
@@ -73,6 +74,8 @@ def _matmul_node(n):
 def _matmul_vjp(n, g):
     a, b = n.inputs
     sa, sb = n.shapes
+    if len(sa) == 2 and len(sb) in (1, 2) and _host_unrecorded(a, b, g):
+        return _matrix_vjp(n, a.data, b.data, g.data)
     # Promote vectors to matrices, use the matrix rule, then restore the shapes.
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
@@ -94,6 +97,26 @@ def _matmul_vjp(n, g):
         if gb is None:
             gb = call("matmul", call("mT", a2), g2)
         gb = reshape(sum_to(gb, b2.shape), sb)
+    return ga, gb
+
+
+def _matrix_vjp(n, a, b, g):
+    """The rule below for a matrix ``a`` times a vector or a matrix ``b`` (no batch axes, so
+    no sum_to), on the host arrays when nothing is recorded: the same NumPy calls that the
+    rule makes through the engine's ops (reshape, mT, matmul, the outer product), so the
+    same bits, without a Tensor and an op dispatch for each reshape."""
+    xp = backend.host
+    b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
+    g2 = g.reshape(g.shape + (1,)) if b.ndim == 1 else g
+    ga = gb = None
+    if n.needs[0]:
+        bt = xp.swapaxes(b2, -1, -2)
+        ga = _outer_product(xp, g2, bt) if g2.shape[-1] == 1 else xp.matmul(g2, bt)
+        ga = Tensor._wrap(ga.reshape(a.shape))
+    if n.needs[1]:
+        at = xp.swapaxes(a, -1, -2)
+        gb = _outer_product(xp, at, g2) if a.shape[-2] == 1 else xp.matmul(at, g2)
+        gb = Tensor._wrap(gb.reshape(b.shape))
     return ga, gb
 
 

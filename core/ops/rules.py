@@ -20,6 +20,9 @@ undefined).
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
+
+import numpy as _host
 
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
@@ -132,6 +135,75 @@ def chain(g, d):
     return r
 
 
+#: Elements below which :func:`chain_local` takes the generic path: its checks cost more
+#: than the pass they save.  The two paths give the same bits, so the choice is free.
+CHAIN_LOCAL_MIN = 512
+
+
+#: True inside a caller whose intermediates nobody else sees and that copies each gradient
+#: sharing memory with an input, a constant or the value before handing it out
+#: (core/batch.py): any saved array may then be handed on as a cotangent (in row 3, sin(y)
+#: as x's gradient, x as sin's cotangent), a copy made only if it reaches the caller.
+LEAVES_COPIED_AT_EXIT: ContextVar[bool] = ContextVar("leaves_copied_at_exit", default=False)
+
+
+def _unit(data) -> bool:
+    """``data`` is a cotangent of ones made without a pass: a stride-0 broadcast of 1 (the
+    seed of a batch, a sum's cotangent expanded back).  ``1 * d`` is ``d`` exactly in IEEE
+    arithmetic (-0.0, inf and nan with its payload included), so a product with it is d."""
+    return not any(data.strides) and data[(0,) * data.ndim] == 1
+
+
+def host_unrecorded(*tensors) -> bool:
+    """Nothing is recorded and each argument holds a NumPy array: a rule may then work on
+    the arrays themselves (the same NumPy calls its engine ops would make)."""
+    return not is_grad_enabled() and all(
+        type(getattr(t, "data", None)) is _host.ndarray for t in tensors
+    )
+
+
+def chain_local(g, d, saved):
+    """:func:`chain` of a cotangent ``g`` and a local derivative ``d`` that a rule has just
+    computed from ``saved`` (the node's inputs and output), the same bits with fewer passes
+    when nothing is recorded and both are large NumPy arrays of one shape and dtype:
+
+    * ``g`` all ones (:func:`_unit`): the product is ``d`` itself, with no multiply and no
+      finiteness scan (g has no zero, so nothing needs mending); ``d`` is handed on when
+      the rule made it (*fresh*: it owns its memory, shared with nothing saved), or when
+      the caller copies at its exit what it shares (:data:`LEAVES_COPIED_AT_EXIT`);
+      otherwise it is copied: an input or output of the node may be a tensor the user
+      holds (the Tensor API), and a gradient must not be a view of it, as in PyTorch;
+    * otherwise, a fresh ``d`` takes the product in place (``out=``): one temporary less.
+
+    Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
+    """
+    dd = getattr(d, "data", None)
+    gd = getattr(g, "data", None)
+    if (
+        type(dd) is not _host.ndarray
+        or type(gd) is not _host.ndarray
+        or dd.size < CHAIN_LOCAL_MIN
+        or gd.shape != dd.shape
+        or gd.dtype != dd.dtype
+        or is_grad_enabled()
+    ):
+        return chain(g, d)
+    fresh = dd.flags.owndata and not any(
+        _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
+    )
+    if _unit(gd):
+        if fresh or LEAVES_COPIED_AT_EXIT.get():
+            return d
+        return Tensor._wrap(dd.copy())
+    if not fresh:
+        return chain(g, d)
+    finite = backend.all_finite(dd)  # chain's test, before d is overwritten
+    r = Tensor._wrap(_host.multiply(gd, dd, out=dd))
+    if finite or backend.all_finite(dd):
+        return r
+    return where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
+
+
 def add_tangents(a, b):
     if a is None:
         return b
@@ -158,7 +230,12 @@ def _keepdims_shape(shape, axis):
 
 
 def expand_back(g, shape, axis, keepdims):
-    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``."""
+    """Undo a reduction's shape: reshape ``g`` to keepdims form and broadcast to ``shape``
+    (nothing recorded, on the host: the same two NumPy calls without two engine ops)."""
+    if host_unrecorded(g):
+        data = g.data if keepdims else g.data.reshape(_keepdims_shape(shape, axis))
+        shape = tuple(shape)
+        return Tensor._wrap(data if data.shape == shape else _host.broadcast_to(data, shape))
     if not keepdims:
         g = reshape(g, _keepdims_shape(shape, axis))
     return broadcast_to(g, shape)
@@ -181,7 +258,8 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
 
     def vjp(n, g):
         x = n.inputs[0]
-        return (chain(g, deriv(x, n.out)),)
+        out = n.out
+        return (chain_local(g, deriv(x, out), (x, out)),)
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -257,7 +335,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     def vjp(n, g):
         args = tuple(n.inputs) + (n.out,)
         return tuple(
-            sum_to(chain(g, d(*args)), n.shapes[i]) if n.needs[i] else None
+            sum_to(chain_local(g, d(*args), args), n.shapes[i]) if n.needs[i] else None
             for i, d in enumerate(derivs)
         )
 

@@ -150,10 +150,12 @@ def _scatter_forward(g, index, shape):
     out = xp.zeros(shape, dtype=g.dtype)
     if xp is backend.host and isinstance(index, tuple) and _basic_index(index):
         # No element is selected twice, so adding in place into the view is add.at's
-        # 0 + g, element for element, without add.at's per-element indexing.
+        # 0 + g, element for element, without add.at's per-element indexing; written as
+        # g + 0 into the view (the same sum: -0.0 becomes +0.0, a nan stays g's), which
+        # writes the fresh zero pages once instead of reading them first.
         view = out[index]
         if isinstance(view, xp.ndarray):
-            view += g
+            xp.add(g, out.dtype.type(0), out=view)
             return out
     if backend.device == "gpu" and not hasattr(xp.add, "at"):  # older CuPy
         import cupyx  # noqa: PLC0415 - only on the GPU path
