@@ -53,6 +53,16 @@ def build_call(tok, arguments=None):
             function=name,
             **_position(tok),
         )
+    if (
+        fn.unary
+        and arguments is not None
+        and len(arguments) == 1
+        and arguments[0].__class__ is Expr
+        and not (fn.with_params or fn.reduce or name == "reshape")
+    ):
+        # f(x) of a plain function (the common call): what the general path below gives
+        # one argument that is an array, without its checks (none can fail here)
+        return Expr(fn.unary, (arguments[0],))
     op = OPS[fn.with_params] if fn.with_params else None
     positional, keywords = _arguments(name, arguments or [], op, tok)
     n = len(positional)

@@ -188,6 +188,8 @@ class Runtime:
         table = front["parser"]
         names = table["tokens"]
         rules = {}
+        kept: set = set()  # terminals some rule hands to its callback
+        dropped: set = set()  # terminals some rule filters out (anonymous punctuation)
         self.states: dict = {}
         for state, actions in table["states"].items():
             row: dict = {}  # a terminal or nonterminal -> a state (shift, goto) or a rule (reduce)
@@ -198,6 +200,9 @@ class Runtime:
                     key = arg["@"]
                     if key not in rules:
                         rules[key] = self._rule(memo[key], builder)
+                        for sym in memo[key]["expansion"]:
+                            if sym["__type__"] == "Terminal":
+                                (dropped if sym["filter_out"] else kept).add(sym["name"])
                     row[names[token_id]] = rules[key]
             self.states[state] = row
         if set(table["start_states"]) != {"start"} or set(table["end_states"]) != {"start"}:
@@ -215,7 +220,12 @@ class Runtime:
                 )
             self.scanners[state] = by_accepts[accepts]
         self.root = _Scanner(list(terminals.values()), ignore)
+        # Terminals no rule keeps: their place on the value stack is never read, so the parse
+        # makes no Token for them (one is made only for an error that names it)
+        self.unread = frozenset(dropped - kept)
         self.ignore = ignore
+        if postlex is not None and not callable(getattr(postlex, "feeder", None)):
+            raise _Refused("a post-lexer without feeder()")  # parse checks token by token
         self.postlex = postlex
         # Lark's expected set for a parser error: the state's uppercase (terminal) names
         self.expected = {s: {n for n in row if n.isupper()} for s, row in self.states.items()}
@@ -315,56 +325,6 @@ class Runtime:
         return origin, size, reduce_, None
 
     # ---- running ---------------------------------------------------------------------------
-    def _tokens(self, text: str, stack: list):
-        """Lark's ContextualLexer over ``text``: the context is the parser's current state
-        (``stack[-1]``), read as each token is asked for."""
-        scanners = self.scanners
-        ignore = self.ignore
-        pos = 0
-        line = 1
-        line_start = 0
-        end = len(text)
-        last = None
-        while pos < end:
-            scanner = scanners[stack[-1]]
-            m = scanner.match(text, pos)
-            if m is None:
-                m = self.root.match(text, pos)
-                if m is None or m.lastgroup in ignore:
-                    # Lark's root lexer would skip ignored text and try again; after an
-                    # ignored match the context lexer would have matched it too, so only
-                    # "no terminal at all" reaches here: the context's error.
-                    raise UnexpectedCharacters(
-                        pos,
-                        line,
-                        pos - line_start + 1,
-                        set(scanner.allowed),
-                        last and [last],
-                    )
-                token = Token(str(m.lastgroup), m.group(0), pos, line, pos - line_start + 1)
-                raise UnexpectedToken(token, set(scanner.allowed), [last])
-            kind: str = m.lastgroup  # type: ignore[assignment]  # a group always matched
-            start = pos
-            pos = m.end()
-            if kind in scanner.newline_types:
-                value = m.group()
-                newlines = value.count("\n")
-                if newlines:
-                    last_newline = start + value.rindex("\n")
-                    if kind in ignore:
-                        line += newlines
-                        line_start = last_newline + 1
-                        continue
-                    last = Token(kind, value, start, line, start - line_start + 1)
-                    line += newlines
-                    line_start = last_newline + 1
-                    yield last
-                    continue
-            if kind in ignore:
-                continue
-            last = Token(kind, m.group(), start, line, start - line_start + 1)
-            yield last
-
     def _unit_chain(self, below: int, top: int, kind: str) -> tuple:
         """The reductions of one symbol that follow one another on lookahead ``kind``
         (``name`` -> ``?postfix`` -> ``?power`` -> ... -> ``?sum``: each pops one state and
@@ -382,54 +342,122 @@ class Runtime:
                 calls.append(reduce_)
             top = states[below][origin]
 
+    def _lex_error(self, text: str, pos: int, line: int, column: int, scanner, last):
+        """The error where no terminal of the context ``scanner`` matches at ``pos``.
+
+        Lark's root lexer would skip ignored text and try again; after an ignored match
+        the context lexer would have matched it too, so only "no terminal at all" is the
+        context's error; a terminal of another context is an unexpected token."""
+        m = self.root.match(text, pos)
+        if m is None or m.lastgroup in self.ignore:
+            return UnexpectedCharacters(pos, line, column, set(scanner.allowed), last and [last])
+        token = Token(str(m.lastgroup), m.group(0), pos, line, column)
+        return UnexpectedToken(token, set(scanner.allowed), [last])
+
     def parse(self, text: str):
+        """Lex (Lark's ContextualLexer: the context is the parser's state as each token is
+        read), check each token with the post-lexer's ``feeder`` and parse, in one loop.
+
+        A token of a terminal in ``unread`` is None on the value stack; ``seen`` keeps
+        (match, line, column) of the last token lexed and ``at`` of the last one parsed,
+        from which :func:`_token` makes a Token where an error or the end token needs one.
+        """
         states = self.states
-        stack = [self.start]
-        values: list = []
-        token = None
-        tokens = self._tokens(text, stack)
-        if self.postlex is not None:
-            tokens = self.postlex.process(tokens)
+        scanners = self.scanners
+        ignore = self.ignore
+        unread = self.unread
         chains = self._chains
-        for token in tokens:
-            kind = token.type
+        keep = self.postlex.feeder() if self.postlex is not None else None
+        state = self.start
+        stack = [state]
+        values: list = []
+        push_state = stack.append
+        push_value = values.append
+        new_str = str.__new__
+        pos = 0
+        line = 1
+        line_start = 0
+        end = len(text)
+        seen = at = None
+        while pos < end:
+            scanner = scanners[state]
+            m = scanner.match(text, pos)
+            if m is None:
+                last = seen and _token(*seen)
+                raise self._lex_error(text, pos, line, pos - line_start + 1, scanner, last)
+            kind: str = m.lastgroup  # type: ignore[assignment]  # a group always matched
+            start = pos
+            pos = m.end()
+            if kind in ignore:
+                if kind in scanner.newline_types and "\n" in m.group():
+                    value = m.group()
+                    line += value.count("\n")
+                    line_start = start + value.rindex("\n") + 1
+                continue
+            seen = (m, line, start - line_start + 1)
+            if kind in scanner.newline_types and "\n" in m.group():
+                value = m.group()
+                token = None if kind in unread else _token(*seen)
+                line += value.count("\n")
+                line_start = start + value.rindex("\n") + 1
+            elif kind in unread:
+                token = None
+            else:
+                # Token(kind, ...) without its __new__'s call: the attributes straight into
+                # the instance's dict (a third of a token's cost)
+                token = new_str(Token, m.group())
+                attrs = token.__dict__
+                attrs["type"] = kind
+                attrs["start_pos"] = start
+                attrs["line"] = seen[1]
+                attrs["column"] = seen[2]
+            if keep is not None and not keep(kind, seen[1], seen[2]):
+                continue
+            at = seen
             while True:
-                action = states[stack[-1]].get(kind)
+                action = states[state].get(kind)
                 if action.__class__ is int:  # shift
-                    stack.append(action)
-                    values.append(token)
+                    push_state(action)
+                    push_value(token)
+                    state = action
                     break
                 if action is None:
-                    raise UnexpectedToken(token, set(self.expected[stack[-1]]))
-                origin, size, reduce_, keep = action
+                    raise UnexpectedToken(_token(*at), set(self.expected[state]))
+                origin, size, reduce_, keep_child = action
                 if size == 1 and len(stack) > 1:
                     # a run of one-symbol reductions, taken in one step (_unit_chain)
-                    key = (stack[-2], stack[-1], kind)
+                    key = (stack[-2], state, kind)
                     chain = chains.get(key)
                     if chain is None:
                         chain = chains[key] = self._unit_chain(*key)
-                    top, calls = chain
+                    state, calls = chain
                     for call in calls:
                         values[-1] = call(values[-1:])
-                    stack[-1] = top
+                    stack[-1] = state
                     continue
                 if reduce_ is None:  # a rule that passes one child through
                     if size != 1:
-                        value = values[keep - size]
+                        value = values[keep_child - size]
                         del values[-size:]
-                        values.append(value)
+                        push_value(value)
                     del stack[-size:]
                 elif size:
                     children = values[-size:]
                     del stack[-size:]
                     del values[-size:]
-                    values.append(reduce_(children))
+                    push_value(reduce_(children))
                 else:
-                    values.append(reduce_([]))
-                stack.append(states[stack[-1]][origin])
+                    push_value(reduce_([]))
+                state = states[stack[-1]][origin]
+                push_state(state)
+        return self._finish(stack, values, at)
+
+    def _finish(self, stack: list, values: list, at):
+        """The reductions on the end token, to the end state: the value of the parse."""
+        states = self.states
         # Lark's end token borrows the last token's position (Token.new_borrow_pos)
-        if token is not None:
-            end = Token("$END", "", token.start_pos, token.line, token.column)
+        if at is not None:
+            end = Token("$END", "", at[0].start(), at[1], at[2])
         else:
             end = Token("$END", "", 0, 1, 1)
         while True:
@@ -459,6 +487,11 @@ class Runtime:
         else:
             children = []
         values.append(reduce_(children))
+
+
+def _token(m, line: int, column: int) -> Token:
+    """The Token of the match ``m`` at ``line`` and ``column``."""
+    return Token(m.lastgroup, m.group(), m.start(), line, column)
 
 
 def _filter(children: list, kept: tuple, after: int) -> list:
