@@ -278,7 +278,9 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                 roots.append(out.grad_fn)
         elif out.requires_grad:
             _accumulate(leaves, out, g)
-    ready = [n for n in roots if deps[n] == 0]
+    # (node, its total cotangent): a Node is ready once its last consumer has handed it its
+    # part; the parts of the consumers before the last wait in ``buffers``
+    ready = [(n, buffers.pop(n, None)) for n in roots if deps[n] == 0]
 
     # Pass 2: process each Node after all its consumers.  Without create_graph, the rules run
     # in no-grad mode, so what they return records nothing: a cotangent is detached only if it
@@ -290,8 +292,7 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     try:
         with context, gc_paused():
             while ready:
-                node = ready.pop()
-                g = buffers.pop(node, None)
+                node, g = ready.pop()
                 if capture is not None and g is not None and node in capture:
                     capture[node] = g.detach() if detach else g
                 op = node.op
@@ -305,15 +306,17 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                     if edge is None:
                         continue
                     if edge.__class__ is Node:
-                        if gi is not None:
-                            if detach and gi.requires_grad:
-                                gi = gi.detach()
-                            prev = buffers.get(edge)
-                            buffers[edge] = gi if prev is None else prev + gi
+                        if gi is not None and detach and gi.requires_grad:
+                            gi = gi.detach()
                         left = deps[edge] - 1
                         deps[edge] = left
+                        prev = buffers.pop(edge, None) if buffers else None
+                        if prev is not None:
+                            gi = prev if gi is None else prev + gi
                         if left == 0:
-                            ready.append(edge)
+                            ready.append((edge, gi))
+                        elif gi is not None:
+                            buffers[edge] = gi
                     elif gi is not None:
                         if detach:
                             gi = gi.detach()

@@ -103,19 +103,20 @@ def domain_warnings(order: list, values: dict, key=id) -> list[str]:
     arguments were finite.
     """
     finite: dict[int, bool] = {}
+    all_finite = backend.all_finite
     for node in reversed(order):  # from the output back: results vouch for their arguments
-        if node.op in ("const", "var"):
+        name = node.op
+        if name == "const" or name == "var":
             continue
+        spread = OPS[name].spreads_nonfinite
         k = key(node)
         ok = finite.get(k)
         if ok is None:
-            ok = finite[k] = backend.all_finite(values[k].data)
-        if ok:
-            spread = OPS[node.op].spreads_nonfinite
-            if spread and values[k].data.size:
-                args = node.args
-                for i in spread:
-                    finite[key(args[i])] = True
+            ok = finite[k] = all_finite(values[k].data)
+        if ok and spread and values[k].data.size:
+            args = node.args
+            for i in spread:
+                finite[key(args[i])] = True
     messages: list[str] = []
     for node in order:
         if node.op in ("const", "var") or finite[key(node)]:
@@ -240,6 +241,11 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
     order = getattr(ev, "order", None)
     if not order or order[-1] is not output:
         order = topological([output])
+    used = {node.op for node in order}
+    used.discard("const")
+    used.discard("var")
+    if all(OPS[name].kink is None for name in used):
+        return messages  # no op of the program has a kink to report (the common case)
     cutting: set[int] = set()
     for node in order:
         if node.op in ("const", "var"):

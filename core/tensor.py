@@ -543,5 +543,11 @@ def _record(op, inputs: tuple, out: Tensor, attrs: dict) -> None:
 
 def _as_inputs(args: tuple) -> tuple:
     """``args`` with each Python number or array made a constant tensor (``as_tensor``)."""
+    if len(args) == 2:  # ``t * 2``, ``2 * t``: the common case, without the generators
+        a, b = args
+        if isinstance(a, Tensor):
+            return (a, as_tensor(b, a))
+        if isinstance(b, Tensor):
+            return (as_tensor(a, b), b)
     like = next((b for b in args if isinstance(b, Tensor)), None)
     return tuple(b if isinstance(b, Tensor) else as_tensor(b, like) for b in args)

@@ -1,0 +1,135 @@
+"""The per-node fast paths of issue 25 (engine and parser) give what the general paths gave.
+
+apply writes out the one- and two-operand cases and shares the ``needs``/``shapes`` tuples of
+pairs of numbers; backward hands a Node its cotangent directly when its last consumer is
+done; a Node rebuilds its output tensor instead of keeping a weak reference; the LALR
+runtime lexes inside its loop and makes no Token for punctuation; the derivative warnings
+return early when no op of the program has a kink.  Each is checked against the slow
+formula or the behaviour it replaced.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import autograd_cli as ag
+from autograd_cli.core import tensor
+from autograd_cli.core.autograd import grad
+from autograd_cli.core.errors import GradError
+from autograd_cli.grammar import lalr
+from autograd_cli.grammar import parser as P
+
+
+def test_scalar_chain_matches_the_closed_form_bit_for_bit():
+    x = tensor(0.5, requires_grad=True)
+    y, v = x, np.float64(0.5)
+    factors = []  # each op's local derivative (NumPy's, as the engine's rules compute them)
+    for i in range(300):
+        if i % 3 == 0:
+            y, v = y * 1.0001, v * np.float64(1.0001)
+            factors.append(np.float64(1.0001))
+        elif i % 3 == 1:
+            y, v = y + 0.1, v + np.float64(0.1)
+        else:
+            factors.append(np.cos(v))
+            y, v = y.sin(), np.sin(v)
+    y.backward()
+    d = np.float64(1.0)
+    for f in reversed(factors):  # the backward pass multiplies from the output back
+        d = d * f
+    assert y.item() == float(v) and x.grad.item() == float(d)
+    assert y.grad_fn.name() == "SinBackward0"
+
+
+def test_shared_needs_and_shapes_are_those_of_the_inputs():
+    a = tensor(2.0, requires_grad=True)
+    b = tensor([1.0, 2.0])
+    n = (a * b).grad_fn
+    assert n.needs == (True, False) and n.shapes == ((), (2,))
+    n = (3.0 * a).grad_fn
+    assert n.needs == (False, True) and n.shapes == ((), ())
+    n = a.sin().grad_fn
+    assert n.needs == (True,) and n.shapes == ((),)
+    assert (a * 2).grad_fn.edges[1] is None and (a * 2).grad_fn.edges[0] is a
+
+
+def test_many_consumers_accumulate_in_order():
+    # x feeds five products; each reaches y by its own path: the sum of the parts, added in
+    # the order they arrive, as before (the total is exact here)
+    x = tensor(1.5, requires_grad=True)
+    s = x * 1.0
+    y = s * 2 + s * 3 + (s * 4).sin() + s * s
+    y.backward(retain_graph=True)
+    want = 2 + 3 + 4 * math.cos(6.0) + 2 * 1.5
+    assert x.grad.item() == pytest.approx(want, rel=1e-15)
+    (g,) = grad(y, s, retain_graph=True)
+    assert g.item() == x.grad.item()
+    y.backward()  # retained once: a second pass is allowed, a third is not
+    with pytest.raises(GradError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_create_graph_and_the_rebuilt_output():
+    x = tensor(0.7, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    out = node.out  # the output, rebuilt: same array, same Node, a tensor of the graph
+    assert out is not y and out.data is y.data and out.grad_fn is node and out.requires_grad
+    del y
+    (dx,) = grad(node.out, x, create_graph=True)
+    (ddx,) = grad(dx, x)
+    assert dx.item() == ddx.item() == math.exp(0.7)
+
+
+def test_feeder_and_process_keep_the_same_tokens():
+    text = "f = (a +\n b)\n[1,\n 2]; g = f"
+    runtime = P.Parser.from_tables()
+    assert runtime is not None and runtime.engine == "runtime"
+    lark = P.Parser.from_grammar()
+    assert repr(runtime.parse(text).output) == repr(lark.parse(text).output)
+
+
+@pytest.mark.parametrize("text", ["sin(x", "sin(x))", "f(,)", "(x + )", "x\n)", "[1, 2"])
+def test_errors_at_punctuation_name_the_token_as_lark(text):
+    runtime = P.Parser.from_tables()
+    lark = P.Parser.from_grammar()
+    assert runtime is not None
+    errors = []
+    for parser in (runtime, lark):
+        with pytest.raises(Exception) as info:
+            parser.parse(text)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_runtime_refuses_a_post_lexer_without_feeder():
+    from autograd_cli.grammar import _tables
+
+    class OnlyProcess:
+        always_accept = ("_NL",)
+
+        def process(self, stream):
+            yield from stream
+
+    assert lalr.load(_tables.DATA, _tables.MEMO, P.Builder(), OnlyProcess()) is None
+
+
+def test_kink_warnings_still_found_and_none_without_kinks():
+    assert ag.grad("abs(x) + sin(x)", {"x": 0.0}).warnings != []
+    assert ag.grad("sin(sin(x)) * 2", {"x": 0.0}).warnings == []
+
+
+def test_deep_text_chain_matches_the_closed_form():
+    n = 20_000
+    r = ag.grad("sin(" * n + "x" + ")" * n, {"x": 0.5})
+    v, factors = np.float64(0.5), []
+    for _ in range(n):
+        factors.append(np.cos(v))
+        v = np.sin(v)
+    d = np.float64(1.0)
+    for f in reversed(factors):
+        d = d * f
+    assert float(r.value) == float(v) and float(r.grad["x"]) == float(d)
