@@ -33,6 +33,11 @@ from __future__ import annotations
 import operator
 import re
 
+try:  # re's own parser of regular expressions (private: without it, no character is sure)
+    from re import _parser as _re_parser
+except ImportError:  # pragma: no cover - another Python's layout
+    _re_parser = None
+
 # Lark's serialized actions (lark/parsers/lalr_analysis.py: Shift = 0, Reduce = 1)
 _SHIFT = 0
 
@@ -140,7 +145,7 @@ def _has_newline(regexp: str) -> bool:
 class _Scanner:
     """One alternation of terminals (a contextual lexer's context, or all of them)."""
 
-    __slots__ = ("match", "allowed", "newline_types")
+    __slots__ = ("match", "allowed", "newline_types", "single")
 
     def __init__(self, terminals: list, ignore: frozenset):
         terminals = sorted(
@@ -154,6 +159,99 @@ class _Scanner:
         self.match = re.compile(regexp).match
         self.allowed = frozenset(t["name"] for t in terminals) - ignore or {"<END-OF-FILE>"}
         self.newline_types = frozenset(t["name"] for t in terminals if _has_newline(t["regexp"]))
+        self.single = _single_characters(terminals)
+
+
+def _single_characters(terminals: list) -> dict:
+    """{c: name} for each one-character string terminal that is the only terminal of the
+    alternation a text starting with c can match: there the alternation's match is that
+    terminal and c, so the parser takes it without running the regular expression."""
+    single = {}
+    for t in terminals:
+        pattern = t["pattern"]
+        c = pattern["value"]
+        if pattern["__type__"] != "PatternStr" or len(c) != 1 or c == "\n" or pattern.get("flags"):
+            continue
+        if not any(o is not t and _may_start(o["regexp"], c) for o in terminals):
+            single[c] = t["name"]
+    return single
+
+
+def _may_start(regexp: str, c: str) -> bool:
+    """Whether a match of ``regexp`` can start with the character ``c`` (True when unsure)."""
+    if _re_parser is None:  # pragma: no cover - another Python's layout
+        return True
+    try:
+        items = _re_parser.parse(regexp)
+    except (re.error, ValueError, TypeError):  # pragma: no cover - Lark compiled it already
+        return True
+    return _may_start_items(items, c)[0]
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+}
+
+
+def _may_start_items(items, c: str) -> tuple[bool, bool]:
+    """(a match of the parsed ``items`` can start with ``c``, they can match the empty
+    string): a walk of re's parse, conservative (True) wherever it is unsure."""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            return chr(av) == c, False
+        if name == "NOT_LITERAL":
+            return chr(av) != c, False
+        if name == "IN":
+            return _in_class(av, c), False
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT", "SUBPATTERN"):
+            if name == "SUBPATTERN":
+                if av[1] or av[2]:  # flags (ignorecase...) change what a character matches
+                    return True, False
+                low, inner = 1, av[-1]
+            else:
+                low, inner = av[0], av[2]
+            may, empty = _may_start_items(inner, c)
+            if may:
+                return True, False
+            if low and not empty:
+                return False, False
+            continue
+        if name == "BRANCH":
+            may_empty = False
+            for branch in av[1]:
+                may, empty = _may_start_items(branch, c)
+                if may:
+                    return True, False
+                may_empty = may_empty or empty
+            if not may_empty:
+                return False, False
+            continue
+        return True, False  # anything else (., anchors, lookarounds, references): unsure
+    return False, True
+
+
+def _in_class(av, c: str) -> bool:
+    """Whether the character class ``av`` (re's parse) can match ``c`` (True when unsure)."""
+    negate = hit = False
+    for op, a in av:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            hit = hit or chr(a) == c
+        elif name == "RANGE":
+            hit = hit or a[0] <= ord(c) <= a[1]
+        elif name == "CATEGORY" and str(a) in _CATEGORIES:
+            hit = hit or re.match(_CATEGORIES[str(a)], c) is not None
+        else:
+            return True
+    return hit != negate
 
 
 class Runtime:
@@ -359,8 +457,10 @@ class Runtime:
         read), check each token with the post-lexer's ``feeder`` and parse, in one loop.
 
         A token of a terminal in ``unread`` is None on the value stack; ``seen`` keeps
-        (match, line, column) of the last token lexed and ``at`` of the last one parsed,
-        from which :func:`_token` makes a Token where an error or the end token needs one.
+        (terminal, text, start, line, column) of the last token lexed and ``at`` of the
+        last one parsed: a Token is made of them where an error or the end token needs one.
+        A character only one terminal of the context can start (``_Scanner.single``) is
+        that token without the regular expression.
         """
         states = self.states
         scanners = self.scanners
@@ -381,23 +481,27 @@ class Runtime:
         seen = at = None
         while pos < end:
             scanner = scanners[state]
-            m = scanner.match(text, pos)
-            if m is None:
-                last = seen and _token(*seen)
-                raise self._lex_error(text, pos, line, pos - line_start + 1, scanner, last)
-            kind: str = m.lastgroup  # type: ignore[assignment]  # a group always matched
+            kind = scanner.single.get(text[pos])  # punctuation only this terminal matches
             start = pos
-            pos = m.end()
+            if kind is not None:
+                pos += 1
+                value = text[start]
+            else:
+                m = scanner.match(text, pos)
+                if m is None:
+                    last = seen and Token(*seen)
+                    raise self._lex_error(text, pos, line, pos - line_start + 1, scanner, last)
+                kind = m.lastgroup  # type: ignore[assignment]  # a group always matched
+                pos = m.end()
+                value = m.group()
             if kind in ignore:
-                if kind in scanner.newline_types and "\n" in m.group():
-                    value = m.group()
+                if kind in scanner.newline_types and "\n" in value:
                     line += value.count("\n")
                     line_start = start + value.rindex("\n") + 1
                 continue
-            seen = (m, line, start - line_start + 1)
-            if kind in scanner.newline_types and "\n" in m.group():
-                value = m.group()
-                token = None if kind in unread else _token(*seen)
+            seen = (kind, value, start, line, start - line_start + 1)
+            if kind in scanner.newline_types and "\n" in value:
+                token = None if kind in unread else Token(*seen)
                 line += value.count("\n")
                 line_start = start + value.rindex("\n") + 1
             elif kind in unread:
@@ -405,13 +509,13 @@ class Runtime:
             else:
                 # Token(kind, ...) without its __new__'s call: the attributes straight into
                 # the instance's dict (a third of a token's cost)
-                token = new_str(Token, m.group())
+                token = new_str(Token, value)
                 attrs = token.__dict__
                 attrs["type"] = kind
                 attrs["start_pos"] = start
-                attrs["line"] = seen[1]
-                attrs["column"] = seen[2]
-            if keep is not None and not keep(kind, seen[1], seen[2]):
+                attrs["line"] = seen[3]
+                attrs["column"] = seen[4]
+            if keep is not None and not keep(kind, seen[3], seen[4]):
                 continue
             at = seen
             while True:
@@ -422,7 +526,7 @@ class Runtime:
                     state = action
                     break
                 if action is None:
-                    raise UnexpectedToken(_token(*at), set(self.expected[state]))
+                    raise UnexpectedToken(Token(*at), set(self.expected[state]))
                 origin, size, reduce_, keep_child = action
                 if size == 1 and len(stack) > 1:
                     # a run of one-symbol reductions, taken in one step (_unit_chain)
@@ -457,7 +561,7 @@ class Runtime:
         states = self.states
         # Lark's end token borrows the last token's position (Token.new_borrow_pos)
         if at is not None:
-            end = Token("$END", "", at[0].start(), at[1], at[2])
+            end = Token("$END", "", at[2], at[3], at[4])
         else:
             end = Token("$END", "", 0, 1, 1)
         while True:
@@ -487,11 +591,6 @@ class Runtime:
         else:
             children = []
         values.append(reduce_(children))
-
-
-def _token(m, line: int, column: int) -> Token:
-    """The Token of the match ``m`` at ``line`` and ``column``."""
-    return Token(m.lastgroup, m.group(), m.start(), line, column)
 
 
 def _filter(children: list, kept: tuple, after: int) -> list:

@@ -133,3 +133,26 @@ def test_deep_text_chain_matches_the_closed_form():
     for f in reversed(factors):
         d = d * f
     assert float(r.value) == float(v) and float(r.grad["x"]) == float(d)
+
+
+def test_single_characters_are_what_the_regular_expression_matches():
+    # every (context, character) the lexer takes without its regular expression: the
+    # alternation matches that terminal and that one character, whatever follows
+    runtime = P.Parser.from_tables()
+    assert runtime is not None
+    rt = runtime._parse.__self__
+    suffixes = ["", "x", "1", "*", "=", "(", ")", " ", "\n", ".5", "'a'", "#c", "==", "T"]
+    checked = 0
+    for scanner in [rt.root, *rt.scanners.values()]:
+        for c, name in scanner.single.items():
+            for suffix in suffixes:
+                m = scanner.match(c + suffix, 0)
+                assert m is not None and (m.lastgroup, m.group()) == (name, c)
+                checked += 1
+    assert checked > 100
+    # and the analysis is conservative: '*' starts '**' too, '=' starts '==', '.' a number
+    assert "*" not in rt.root.single and "=" not in rt.root.single
+    assert "." not in rt.root.single and "(" in rt.root.single
+    assert lalr._may_start(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", ".")
+    assert not lalr._may_start(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", "-")
+    assert lalr._may_start(r"(?i:a)", "A")  # flags: unsure, so True
