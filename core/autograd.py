@@ -164,7 +164,7 @@ class Node:
         if self.released:
             _freed()
         assert self.saved_inputs is not None
-        return type(self.saved_inputs[0])._wrap(self.saved_data, grad_fn=self)
+        return self.saved_inputs[0].__class__._wrap(self.saved_data, self)
 
     def _check_saved(self) -> None:
         if self.released:

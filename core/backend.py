@@ -233,6 +233,8 @@ def all_finite(data) -> bool:
     means every element is finite) was tried and is no faster on one thread, and on a busy
     machine OpenBLAS's threads made it up to a hundred times slower (issue 12).
     """
+    if data.__class__ is numpy.float64:  # a NumPy number (host memory on every device)
+        return math.isfinite(data)
     xp = _SETTINGS.get().xp
     if xp is not numpy:
         return bool(xp.isfinite(data).all())

@@ -484,9 +484,12 @@ def apply(op, *args, **attrs) -> Tensor:
     forward = op.forward if _quiet() else backend.ignoring(op.forward)
     try:
         if n == 1:
-            data = forward(args[0].data, **attrs)
+            data = forward(args[0].data, **attrs) if attrs else forward(args[0].data)
         elif n == 2:
-            data = forward(args[0].data, args[1].data, **attrs)
+            if attrs:
+                data = forward(args[0].data, args[1].data, **attrs)
+            else:
+                data = forward(args[0].data, args[1].data)
         else:
             data = forward(*[t.data for t in args], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
