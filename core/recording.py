@@ -104,20 +104,26 @@ def domain_warnings(order: list, values: dict, key=id) -> list[str]:
     """
     finite: dict[int, bool] = {}
     all_finite = backend.all_finite
+    some_not_finite = False
     for node in reversed(order):  # from the output back: results vouch for their arguments
         name = node.op
         if name == "const" or name == "var":
             continue
-        spread = OPS[name].spreads_nonfinite
         k = key(node)
-        ok = finite.get(k)
-        if ok is None:
-            ok = finite[k] = all_finite(values[k].data)
-        if ok and spread and values[k].data.size:
+        if k not in finite:  # (an entry there is True: only arguments are vouched for)
+            if not all_finite(values[k].data):
+                finite[k] = False
+                some_not_finite = True
+                continue
+            finite[k] = True
+        spread = OPS[name].spreads_nonfinite
+        if spread and values[k].data.size:
             args = node.args
             for i in spread:
                 finite[key(args[i])] = True
     messages: list[str] = []
+    if not some_not_finite:
+        return messages  # every op's result is finite: nothing to report
     for node in order:
         if node.op in ("const", "var") or finite[key(node)]:
             continue
