@@ -123,7 +123,7 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return tuple(self.data.shape)
+        return self.data.shape  # a tuple already (NumPy's and CuPy's)
 
     @property
     def ndim(self) -> int:
