@@ -289,6 +289,7 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     context = enable_grad() if create_graph else no_grad()
     token = backend.quiet_enter()  # every rule's ops run with the IEEE semantics already set
     detach = not create_graph
+    capture = capture or None  # an empty one asks for nothing: no lookup per Node
     try:
         with context, gc_paused():
             while ready:
