@@ -467,7 +467,7 @@ class Runtime:
         ignore = self.ignore
         unread = self.unread
         chains = self._chains
-        keep = self.postlex.feeder() if self.postlex is not None else None
+        keep = self.postlex.feeder(text) if self.postlex is not None else None
         state = self.start
         stack = [state]
         values: list = []

@@ -61,13 +61,25 @@ class _NewlinesInBrackets:
             if keep(tok.type, getattr(tok, "line", None), getattr(tok, "column", None)):
                 yield tok
 
-    def feeder(self):
+    def feeder(self, text: str | None = None):
         """A new parse's check of each token as it is lexed: ``keep(kind, line, column)``
         (the token's terminal and position) is False for a newline inside brackets
         (whitespace) and raises past a limit.  The LALR runtime calls it token by token
-        (no generator between the lexer and the parser, and no Token made for punctuation)."""
+        (no generator between the lexer and the parser, and no Token made for punctuation).
+
+        Given the ``text``, None where no token of it can be dropped or reach a limit: no
+        newline, and fewer brackets, separators and characters than the limits allow
+        (counts of characters that bound the depth, the statements and the tokens)."""
         max_nesting, max_tokens = limits.MAX_NESTING, limits.MAX_TOKENS
         max_statements = limits.MAX_STATEMENTS
+        if (
+            text is not None
+            and "\n" not in text
+            and len(text) <= max_tokens
+            and text.count("(") + text.count("[") <= max_nesting
+            and text.count(";") < max_statements
+        ):
+            return None
         depth = 0
         statements = 0
         counted = 0  # numbers, names, strings and operators (MAX_TOKENS)

@@ -83,8 +83,8 @@ def _counted_tokens(text: str) -> int:
     seen = []
     feeder = grammar_parser._NewlinesInBrackets.feeder  # the check of each token, as lexed
 
-    def spy(self):
-        keep = feeder(self)
+    def spy(self, text=None):
+        keep = feeder(self)  # without the text: a check of every token, which counts them
 
         def counting(kind, line, column):
             kept = keep(kind, line, column)

@@ -156,3 +156,18 @@ def test_single_characters_are_what_the_regular_expression_matches():
     assert lalr._may_start(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", ".")
     assert not lalr._may_start(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", "-")
     assert lalr._may_start(r"(?i:a)", "A")  # flags: unsure, so True
+
+
+def test_feeder_is_skipped_only_where_no_check_can_fire(monkeypatch):
+    feeder = P._NewlinesInBrackets().feeder
+    assert feeder("sin(x) + y; z") is None  # no newline, far below every limit
+    assert feeder("(x +\n y)") is not None  # a newline: maybe whitespace in brackets
+    assert feeder() is not None  # no text (Lark's process): every token checked
+    monkeypatch.setattr(P.limits, "MAX_NESTING", 3)
+    assert feeder("(((x)))") is None and feeder("((((x))))") is not None
+    with pytest.raises(Exception, match="nests brackets more than 3 deep"):
+        P.Parser.from_tables().parse("((((x))))")
+    monkeypatch.setattr(P.limits, "MAX_STATEMENTS", 2)
+    assert feeder("x; y") is None and feeder("x; y; z") is not None
+    monkeypatch.setattr(P.limits, "MAX_TOKENS", 5)
+    assert feeder("a+b+c") is None and feeder("a+b+cd") is not None  # 6 characters
