@@ -171,3 +171,25 @@ def test_feeder_is_skipped_only_where_no_check_can_fire(monkeypatch):
     assert feeder("x; y") is None and feeder("x; y; z") is not None
     monkeypatch.setattr(P.limits, "MAX_TOKENS", 5)
     assert feeder("a+b+c") is None and feeder("a+b+cd") is not None  # 6 characters
+
+
+def test_ops_on_their_own_are_quiet_and_leave_numpy_as_it_was():
+    import warnings
+
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail here
+        big = tensor(1e308) * 10
+        assert big.item() == math.inf and tensor(-1.0).log().data != tensor(-1.0).log().data
+        with np.errstate(all="raise"):  # the user's state: ours ignores, theirs comes back
+            assert (tensor(1.0) / 0.0).item() == math.inf
+            with pytest.raises(FloatingPointError):
+                np.float64(1.0) / np.float64(0.0)
+            bufsize = np.getbufsize()
+            seen = []
+            op = tensor(2.0).sin  # an op whose forward reads the state in force
+            from autograd_cli.core import backend
+
+            backend.ignoring(lambda: seen.append((np.geterr(), np.getbufsize())))()
+            assert seen == [({k: "ignore" for k in before}, bufsize)] and op().item()
+    assert np.geterr() == before
