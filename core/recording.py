@@ -179,7 +179,8 @@ class Recording(Interpretation):
         return t
 
     def apply(self, node: Expr, op, args: list) -> Tensor:
-        t = apply(op, *args, **node.attrs)
+        attrs = node.attrs
+        t = apply(op, *args, **attrs) if attrs else apply(op, *args)
         if node.label is not None and t.name is None:
             t.name = node.label
             self.intermediates[node.label] = t
