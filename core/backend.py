@@ -199,8 +199,10 @@ QUIET = _QUIET
 
 
 try:  # NumPy >= 2's error state: a ContextVar of extobj capsules (private names)
-    from numpy._core._multiarray_umath import _make_extobj
-    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_STATE
+    from numpy._core._multiarray_umath import _make_extobj  # type: ignore[import-not-found]
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar as _NUMPY_STATE,
+    )
 except ImportError:  # pragma: no cover - another NumPy: its errstate decorator instead
     _NUMPY_STATE = None
 

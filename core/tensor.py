@@ -507,10 +507,16 @@ def apply(op, *args, **attrs) -> Tensor:
             x = args[0]
             if x.requires_grad:  # arity 1 (or variadic): differentiable_any is its flag
                 shape = x.data.shape
-                edges = (x.grad_fn or x,)
-                shapes = _SCALAR1 if shape == () else (shape,)
                 out.requires_grad = True
-                out.grad_fn = Node(op, args, data, attrs, edges, _NEED1, shapes)
+                out.grad_fn = Node(
+                    op,
+                    args,
+                    data,
+                    attrs,
+                    (x.grad_fn or x,),
+                    _NEED1,
+                    _SCALAR1 if shape == () else (shape,),
+                )
         elif n == 2:
             a, b = args
             fa, fb = op.differentiable or _BOTH

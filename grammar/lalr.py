@@ -34,9 +34,9 @@ import operator
 import re
 
 try:  # re's own parser of regular expressions (private: without it, no character is sure)
-    from re import _parser as _re_parser
-except ImportError:  # pragma: no cover - another Python's layout
-    _re_parser = None
+    from re import _parser as _re_parser  # type: ignore[attr-defined]  # Python >= 3.11
+except ImportError:  # pragma: no cover - Python 3.10's name for it
+    import sre_parse as _re_parser
 
 # Lark's serialized actions (lark/parsers/lalr_analysis.py: Shift = 0, Reduce = 1)
 _SHIFT = 0
@@ -179,8 +179,6 @@ def _single_characters(terminals: list) -> dict:
 
 def _may_start(regexp: str, c: str) -> bool:
     """Whether a match of ``regexp`` can start with the character ``c`` (True when unsure)."""
-    if _re_parser is None:  # pragma: no cover - another Python's layout
-        return True
     try:
         items = _re_parser.parse(regexp)
     except (re.error, ValueError, TypeError):  # pragma: no cover - Lark compiled it already
@@ -489,7 +487,7 @@ class Runtime:
             else:
                 m = scanner.match(text, pos)
                 if m is None:
-                    last = seen and Token(*seen)
+                    last: Token | None = Token(*seen) if seen is not None else None
                     raise self._lex_error(text, pos, line, pos - line_start + 1, scanner, last)
                 kind = m.lastgroup  # type: ignore[assignment]  # a group always matched
                 pos = m.end()
