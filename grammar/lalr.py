@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import operator
 import re
+from typing import Any
 
 try:  # re's own parser of regular expressions (private: without it, no character is sure)
     from re import _parser as _re_parser  # type: ignore[attr-defined]  # Python >= 3.11
@@ -326,6 +327,13 @@ class Runtime:
         # Lark's expected set for a parser error: the state's uppercase (terminal) names
         self.expected = {s: {n for n in row if n.isupper()} for s, row in self.states.items()}
         self._chains: dict = {}  # (below, top, lookahead) -> _unit_chain's, made on first use
+        # the parse indexes rows and scanners by state: lists where the states are 0..n-1
+        # (Lark numbers them so), read faster than dicts
+        self.rows: Any = self.states
+        self.contexts: Any = self.scanners
+        if sorted(self.states) == list(range(len(self.states))):
+            self.rows = [self.states[i] for i in range(len(self.states))]
+            self.contexts = [self.scanners[i] for i in range(len(self.states))]
 
     @staticmethod
     def _refuse_unless(terminals: dict) -> None:
@@ -460,8 +468,8 @@ class Runtime:
         A character only one terminal of the context can start (``_Scanner.single``) is
         that token without the regular expression.
         """
-        states = self.states
-        scanners = self.scanners
+        states = self.rows
+        scanners = self.contexts
         ignore = self.ignore
         unread = self.unread
         chains = self._chains
