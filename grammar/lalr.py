@@ -459,31 +459,18 @@ class Runtime:
         return UnexpectedToken(token, set(scanner.allowed), [last])
 
     def parse(self, text: str):
-        """Lex (Lark's ContextualLexer: the context is the parser's state as each token is
-        read), check each token with the post-lexer's ``feeder`` and parse, in one loop.
-
-        A token of a terminal in ``unread`` is None on the value stack; ``seen`` keeps
-        (terminal, text, start, line, column) of the last token lexed and ``at`` of the
-        last one parsed: a Token is made of them where an error or the end token needs one.
-        A character only one terminal of the context can start (``_Scanner.single``) is
-        that token without the regular expression.
-        """
-        states = self.rows
-        scanners = self.contexts
-        ignore = self.ignore
-        unread = self.unread
+        """Lex (Lark's contextual lexer; ``_Scanner.single``: no regular expression for
+        punctuation only one terminal starts), check (``feeder``) and parse, in one loop.
+        ``unread`` tokens are None on the value stack; ``seen``/``at`` keep the last token
+        lexed/parsed as (terminal, text, start, line, column) for errors and the end."""
+        states, scanners, ignore, unread = self.rows, self.contexts, self.ignore, self.unread
         chains = self._chains
         keep = self.postlex.feeder(text) if self.postlex is not None else None
         state = self.start
         stack = [state]
         values: list = []
-        push_state = stack.append
-        push_value = values.append
-        new_str = str.__new__
-        pos = 0
-        line = 1
-        line_start = 0
-        end = len(text)
+        push_state, push_value, new_str = stack.append, values.append, str.__new__
+        pos, line, line_start, end = 0, 1, 0, len(text)
         seen = at = None
         while pos < end:
             scanner = scanners[state]
@@ -500,27 +487,22 @@ class Runtime:
                 kind = m.lastgroup  # type: ignore[assignment]  # a group always matched
                 pos = m.end()
                 value = m.group()
+            breaks = kind in scanner.newline_types and "\n" in value
             if kind in ignore:
-                if kind in scanner.newline_types and "\n" in value:
-                    line += value.count("\n")
-                    line_start = start + value.rindex("\n") + 1
+                if breaks:
+                    line, line_start = _after_newlines(value, start, line)
                 continue
             seen = (kind, value, start, line, start - line_start + 1)
-            if kind in scanner.newline_types and "\n" in value:
+            if breaks:
                 token = None if kind in unread else Token(*seen)
-                line += value.count("\n")
-                line_start = start + value.rindex("\n") + 1
+                line, line_start = _after_newlines(value, start, line)
             elif kind in unread:
                 token = None
-            else:
-                # Token(kind, ...) without its __new__'s call: the attributes straight into
-                # the instance's dict (a third of a token's cost)
+            else:  # Token(*seen) without __new__'s call: a third of a token's cost
                 token = new_str(Token, value)
                 attrs = token.__dict__
-                attrs["type"] = kind
-                attrs["start_pos"] = start
-                attrs["line"] = seen[3]
-                attrs["column"] = seen[4]
+                attrs["type"], attrs["start_pos"] = kind, start
+                attrs["line"], attrs["column"] = seen[3], seen[4]
             if keep is not None and not keep(kind, seen[3], seen[4]):
                 continue
             at = seen
@@ -545,19 +527,13 @@ class Runtime:
                         values[-1] = call(values[-1:])
                     stack[-1] = state
                     continue
-                if reduce_ is None:  # a rule that passes one child through
-                    if size != 1:
-                        value = values[keep_child - size]
-                        del values[-size:]
-                        push_value(value)
-                    del stack[-size:]
-                elif size:
+                if reduce_ is not None and size:
                     children = values[-size:]
                     del stack[-size:]
                     del values[-size:]
                     push_value(reduce_(children))
                 else:
-                    push_value(reduce_([]))
+                    _reduce(stack, values, size, reduce_, keep_child)
                 state = states[stack[-1]][origin]
                 push_state(state)
         return self._finish(stack, values, at)
@@ -577,26 +553,33 @@ class Runtime:
             if action.__class__ is int:  # pragma: no cover - Lark's tables never shift $END
                 raise _Refused("shift on $END")
             origin, size, reduce_, keep = action
-            if reduce_ is None:
-                value = values[keep - size]
-                del values[-size:]
-                del stack[-size:]
-                values.append(value)
-            else:
-                self._reduce(stack, values, size, reduce_)
+            _reduce(stack, values, size, reduce_, keep)
             stack.append(states[stack[-1]][origin])
             if stack[-1] == self.end:
                 return values[-1]
 
-    @staticmethod
-    def _reduce(stack: list, values: list, size: int, reduce_) -> None:
-        if size:
-            children = values[-size:]
-            del stack[-size:]
-            del values[-size:]
-        else:
-            children = []
-        values.append(reduce_(children))
+
+def _reduce(stack: list, values: list, size: int, reduce_, keep) -> None:
+    """Reduce the top ``size`` symbols by a rule: its callback ``reduce_`` on their values,
+    or (``reduce_`` None) the value of child ``keep`` passed through."""
+    if reduce_ is None:
+        value = values[keep - size]
+        del values[-size:]
+        values.append(value)
+        del stack[-size:]
+        return
+    if size:
+        children = values[-size:]
+        del stack[-size:]
+        del values[-size:]
+    else:
+        children = []
+    values.append(reduce_(children))
+
+
+def _after_newlines(value: str, start: int, line: int) -> tuple[int, int]:
+    """The line and the start of the line after ``value`` (from ``start``, on ``line``)."""
+    return line + value.count("\n"), start + value.rindex("\n") + 1
 
 
 def _filter(children: list, kept: tuple, after: int) -> list:
