@@ -397,13 +397,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         data = dtype.type(value) if dtype is not None else now.dtype(value)
     else:
         data = backend.asarray(value, dtype=dtype)
-    t = Tensor.__new__(Tensor)
-    t.data = data
-    t.requires_grad = False
-    t.grad = None
-    t.grad_fn = None
-    t.name = None
-    return t
+    return Tensor._wrap(data)
 
 
 _settings = backend.settings  # the backend's settings in force (a ContextVar's get)
