@@ -387,6 +387,10 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     """``value`` as a Tensor; Python numbers take the dtype of ``like`` (a constant, no grad)."""
     if isinstance(value, Tensor):
         return value
+    if value.__class__ is float and like is not None:  # ``t * 2.5``: the common case
+        kind = like.data.__class__
+        if (kind is _host.float64 or kind is _host.float32) and _settings().xp is _host:
+            return Tensor._wrap(kind(value))  # that NumPy scalar type: dtype.type(value)
     dtype = like.data.dtype if like is not None else None
     now = _settings()
     if now.xp is _host and (
@@ -447,14 +451,12 @@ _BOTH = (True, True)
 _ARRAY_TYPES = frozenset((backend.host.ndarray, backend.host.float64, backend.host.float32))
 _grad_mode = _autograd._state  # grad mode's thread-local (is_grad_enabled, read inline)
 _quiet = backend.QUIET.get  # True inside a walk that has set the IEEE error state already
+_ignore_enter, _ignore_exit = backend.ignore_enter, backend.ignore_exit
 
 
 def apply(op, *args, **attrs) -> Tensor:
-    """Run ``op`` forward on ``args`` and, in grad mode, record its Node.
-
-    The per-op path of the whole engine (every op of the Tensor API, of an evaluation and
-    of a backward pass's rules): the cases of one and two operands are written out.
-    """
+    """Run ``op`` forward on ``args`` and, in grad mode, record its Node: the per-op path of
+    the whole engine (the cases of one and two operands written out)."""
     for a in args:
         if not isinstance(a, Tensor):  # a Python number or array among the arguments
             args = _as_inputs(args)
@@ -474,8 +476,9 @@ def apply(op, *args, **attrs) -> Tensor:
         else:
             _check_size(op, args, attrs)
     # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
-    # on its own (the Tensor API) enters them for its call (backend.quiet_call, inlined)
-    forward = op.forward if _quiet() else backend.ignoring(op.forward)
+    # on its own (the Tensor API) enters them for its call
+    token = None if _quiet() else _ignore_enter()
+    forward = op.forward
     try:
         if n == 1:
             data = forward(args[0].data, **attrs) if attrs else forward(args[0].data)
@@ -488,6 +491,9 @@ def apply(op, *args, **attrs) -> Tensor:
             data = forward(*[t.data for t in args], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(op.shape_message(args, attrs, exc)) from None
+    finally:
+        if token is not None:
+            _ignore_exit(token)
     if data.__class__ not in _ARRAY_TYPES and not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=args[0].data.dtype if args else None)
     out = Tensor.__new__(Tensor)

@@ -193,3 +193,14 @@ def test_ops_on_their_own_are_quiet_and_leave_numpy_as_it_was():
             backend.ignoring(lambda: seen.append((np.geterr(), np.getbufsize())))()
             assert seen == [({k: "ignore" for k in before}, bufsize)] and op().item()
     assert np.geterr() == before
+
+
+def test_constants_take_the_dtype_of_the_tensor_beside_them():
+    for dtype in ("float64", "float32"):
+        kind = np.dtype(dtype).type
+        t = tensor(1.5, dtype=dtype) * 1.0  # a NumPy scalar of that dtype
+        assert t.data.__class__ is kind
+        for out, want in ((t * 0.1, kind(1.5) * kind(0.1)), (0.1 * t, kind(0.1) * kind(1.5))):
+            assert out.data.__class__ is kind and out.data == want
+        assert (t + 2).data.__class__ is kind and (t + 2).item() == 3.5
+    assert (tensor([1.0, 2.0]) * 0.5).tolist() == [0.5, 1.0]  # an array beside: not a scalar
