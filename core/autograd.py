@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-import weakref
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
@@ -28,11 +27,18 @@ from .toposort import toposort
 # A core.tensor.Tensor: not imported, as tensor.py imports this module.
 TensorLike = Any
 
-_state = threading.local()
+
+class _GradMode(threading.local):
+    """Grad mode, per thread (as PyTorch's): on until a thread turns it off."""
+
+    grad_enabled = True  # the class attribute: a new thread's value, without a getattr default
+
+
+_state = _GradMode()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "grad_enabled", True)
+    return _state.grad_enabled
 
 
 def set_grad_enabled(mode: bool) -> None:
@@ -110,9 +116,11 @@ class Node:
     """One recorded op application: the ``grad_fn`` of the tensor it produced.
 
     ``edges[i]`` says where the gradient for input i goes: the input's own Node,
-    the input tensor itself when it is a leaf that requires grad, or None.
-    ``saved`` holds the input and output tensors the op's rules read; backward
-    without ``retain_graph`` releases them.
+    the input tensor itself when it is a leaf that requires grad, or None;
+    ``needs[i]`` is whether it goes anywhere, ``shapes[i]`` input i's shape.
+    ``saved_inputs`` and ``saved_data`` (the output's array) are what the op's rules
+    read; backward without ``retain_graph`` releases them.  :func:`.tensor.apply` makes
+    them (with the shapes and needs it has at hand: a pair of numbers shares one tuple).
     """
 
     __slots__ = (
@@ -121,63 +129,50 @@ class Node:
         "edges",
         "saved_inputs",
         "saved_data",
-        "saved_out",
         "shapes",
         "needs",
         "released",
         "__weakref__",
     )
 
-    def __init__(self, op, inputs: tuple, out: TensorLike, attrs: dict):
+    def __init__(self, op, inputs: tuple, data, attrs: dict, edges: tuple, needs, shapes):
         self.op = op
         self.attrs = attrs
-        edges = [t.grad_fn or (t if t.requires_grad else None) for t in inputs]
-        flags = op.differentiable
-        if flags and not all(flags):
-            for i, differentiable in enumerate(flags):
-                if not differentiable:
-                    edges[i] = None
-        self.edges = tuple(edges)
-        self.needs = tuple([e is not None for e in edges])
-        self.shapes = tuple([tuple(t.data.shape) for t in inputs])
-        # The output is kept as its array (plus a weak reference), never as the Tensor
-        # itself: out.grad_fn is this Node, so a strong reference would make every
-        # recorded op a reference cycle, freed only by the cyclic garbage collector.
-        # (Three slots rather than one tuple: one object less per op for the collector.)
+        self.edges = edges
+        self.needs = needs
+        self.shapes = shapes
+        # The output is kept as its array, never as the Tensor itself: out.grad_fn is this
+        # Node, so a reference to it would make every recorded op a reference cycle, freed
+        # only by the cyclic garbage collector.  ``out`` rebuilds it (same data, this Node).
         self.saved_inputs: tuple | None = inputs
-        self.saved_data: Any = out.data
-        self.saved_out: weakref.ref[TensorLike] | None = weakref.ref(out)
+        self.saved_data: Any = data
         self.released = False
 
     # The op rules read these -------------------------------------------------
     @property
     def inputs(self) -> tuple:
-        self._check_saved()
+        if self.released:
+            _freed()
         assert self.saved_inputs is not None  # not released, so release() has not cleared it
         return self.saved_inputs
 
     @property
     def out(self) -> TensorLike:
-        self._check_saved()
-        assert self.saved_out is not None  # not released, so release() has not cleared it
-        out = self.saved_out()
-        if out is None:  # the output tensor is gone: rebuild it (same data, same grad_fn)
-            # A Node always has inputs (apply records one only when an input requires grad),
-            # and they are of the output's class.
-            assert self.saved_inputs is not None
-            out = type(self.saved_inputs[0])._wrap(self.saved_data, grad_fn=self)
-        return out
+        """The output tensor: a tensor of the inputs' class on the output's array, whose
+        ``grad_fn`` is this Node (a Node always has inputs: apply records one only when an
+        input requires grad)."""
+        if self.released:
+            _freed()
+        assert self.saved_inputs is not None
+        return self.saved_inputs[0].__class__._wrap(self.saved_data, self)
 
     def _check_saved(self) -> None:
         if self.released:
-            raise GradError(
-                "Trying to backward through the graph a second time, but the buffers have "
-                "already been freed. Specify retain_graph=True when calling backward the first time."
-            )
+            _freed()
 
     def release(self) -> None:
         if self.op.saves:
-            self.saved_inputs = self.saved_data = self.saved_out = None
+            self.saved_inputs = self.saved_data = None
             self.released = True
 
     # PyTorch-like introspection ---------------------------------------------
@@ -198,6 +193,13 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+
+def _freed():
+    raise GradError(
+        "Trying to backward through the graph a second time, but the buffers have "
+        "already been freed. Specify retain_graph=True when calling backward the first time."
+    )
 
 
 def _as_tuple(x) -> tuple:
@@ -265,26 +267,10 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     maps Nodes to None, the total cotangent reaching each of those Nodes is
     stored there (this is how ``grad`` gets gradients of non-leaf inputs).
     """
-    # Pass 1: consumers per Node, iteratively.
-    deps: dict[Node, int] = {}
-    roots: list[Node] = []
-    stack: list[Node] = []
-    for out in outputs:
-        if out.grad_fn is not None and out.grad_fn not in deps:
-            deps[out.grad_fn] = 0
-            stack.append(out.grad_fn)
-    while stack:
-        node = stack.pop()
-        for edge in node.edges:
-            if isinstance(edge, Node):
-                if edge in deps:
-                    deps[edge] += 1
-                else:
-                    deps[edge] = 1
-                    stack.append(edge)
-
+    deps = _consumers(outputs)
     buffers: dict[Node, TensorLike] = {}
     leaves: dict[TensorLike, TensorLike] = {}
+    roots: list[Node] = []
     for out, g in zip(outputs, seeds):
         if out.grad_fn is not None:
             _accumulate(buffers, out.grad_fn, g)
@@ -292,7 +278,9 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                 roots.append(out.grad_fn)
         elif out.requires_grad:
             _accumulate(leaves, out, g)
-    ready = [n for n in roots if deps[n] == 0]
+    # (node, its total cotangent): a Node is ready once its last consumer has handed it its
+    # part; the parts of the consumers before the last wait in ``buffers``
+    ready = [(n, buffers.pop(n, None)) for n in roots if deps[n] == 0]
 
     # Pass 2: process each Node after all its consumers.  Without create_graph, the rules run
     # in no-grad mode, so what they return records nothing: a cotangent is detached only if it
@@ -300,43 +288,86 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     # leaf becomes a tensor of its own (as ``detach`` makes one), never shared with another.
     context = enable_grad() if create_graph else no_grad()
     token = backend.quiet_enter()  # every rule's ops run with the IEEE semantics already set
+    detach = not create_graph
+    capture = capture or None  # an empty one asks for nothing: no lookup per Node
     try:
         with context, gc_paused():
             while ready:
-                node = ready.pop()
-                g = buffers.pop(node, None)
-                if capture is not None and node in capture and g is not None:
-                    capture[node] = g if create_graph else g.detach()
+                node, g = ready.pop()
+                if capture is not None and g is not None and node in capture:
+                    capture[node] = g.detach() if detach else g
                 op = node.op
-                grads = None
-                if g is not None:
-                    if op.saves:
-                        node._check_saved()
+                if g is None:
+                    grads: Any = _NO_GRADS
+                else:
+                    if op.saves and node.released:
+                        _freed()
                     grads = op.vjp(node, g)
-                for i, edge in enumerate(node.edges):
+                for edge, gi in zip(node.edges, grads or _NO_GRADS):
                     if edge is None:
                         continue
-                    gi = None if grads is None else grads[i]
-                    if isinstance(edge, Node):
-                        if gi is not None:
-                            if not create_graph and gi.requires_grad:
-                                gi = gi.detach()
-                            prev = buffers.get(edge)
-                            buffers[edge] = gi if prev is None else prev + gi
+                    if edge.__class__ is Node:
+                        if gi is not None and detach and gi.requires_grad:
+                            gi = gi.detach()
                         left = deps[edge] - 1
                         deps[edge] = left
+                        prev = buffers.pop(edge, None) if buffers else None
+                        if prev is not None:
+                            gi = prev if gi is None else prev + gi
                         if left == 0:
-                            ready.append(edge)
+                            ready.append((edge, gi))
+                        elif gi is not None:
+                            buffers[edge] = gi
                     elif gi is not None:
-                        if not create_graph:
+                        if detach:
                             gi = gi.detach()
                         prev = leaves.get(edge)
                         leaves[edge] = gi if prev is None else prev + gi
                 if not retain_graph and op.saves:
-                    node.release()
+                    node.saved_inputs = node.saved_data = None  # node.release(), inline
+                    node.released = True
     finally:
         backend.quiet_exit(token)
     return leaves
+
+
+class _NoGrads:
+    """The cotangents of a Node no gradient reached (or whose rule gave None): None for
+    each of its inputs, however many."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        return None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return None
+
+
+_NO_GRADS = _NoGrads()
+
+
+def _consumers(outputs) -> dict:
+    """For every Node reachable from ``outputs``: how many Nodes consume it (iteratively)."""
+    deps: dict[Node, int] = {}
+    stack: list[Node] = []
+    for out in outputs:
+        if out.grad_fn is not None and out.grad_fn not in deps:
+            deps[out.grad_fn] = 0
+            stack.append(out.grad_fn)
+    pop, push = stack.pop, stack.append
+    while stack:
+        for edge in pop().edges:
+            if edge.__class__ is Node:
+                if edge in deps:
+                    deps[edge] += 1
+                else:
+                    deps[edge] = 1
+                    push(edge)
+    return deps
 
 
 def backward(

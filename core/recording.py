@@ -103,20 +103,27 @@ def domain_warnings(order: list, values: dict, key=id) -> list[str]:
     arguments were finite.
     """
     finite: dict[int, bool] = {}
+    all_finite = backend.all_finite
+    some_not_finite = False
     for node in reversed(order):  # from the output back: results vouch for their arguments
-        if node.op in ("const", "var"):
+        name = node.op
+        if name == "const" or name == "var":
             continue
         k = key(node)
-        ok = finite.get(k)
-        if ok is None:
-            ok = finite[k] = backend.all_finite(values[k].data)
-        if ok:
-            spread = OPS[node.op].spreads_nonfinite
-            if spread and values[k].data.size:
-                args = node.args
-                for i in spread:
-                    finite[key(args[i])] = True
+        if k not in finite:  # (an entry there is True: only arguments are vouched for)
+            if not all_finite(values[k].data):
+                finite[k] = False
+                some_not_finite = True
+                continue
+            finite[k] = True
+        spread = OPS[name].spreads_nonfinite
+        if spread and values[k].data.size:
+            args = node.args
+            for i in spread:
+                finite[key(args[i])] = True
     messages: list[str] = []
+    if not some_not_finite:
+        return messages  # every op's result is finite: nothing to report
     for node in order:
         if node.op in ("const", "var") or finite[key(node)]:
             continue
@@ -172,7 +179,8 @@ class Recording(Interpretation):
         return t
 
     def apply(self, node: Expr, op, args: list) -> Tensor:
-        t = apply(op, *args, **node.attrs)
+        attrs = node.attrs
+        t = apply(op, *args, **attrs) if attrs else apply(op, *args)
         if node.label is not None and t.name is None:
             t.name = node.label
             self.intermediates[node.label] = t
@@ -240,6 +248,11 @@ def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
     order = getattr(ev, "order", None)
     if not order or order[-1] is not output:
         order = topological([output])
+    used = {node.op for node in order}
+    used.discard("const")
+    used.discard("var")
+    if all(OPS[name].kink is None for name in used):
+        return messages  # no op of the program has a kink to report (the common case)
     cutting: set[int] = set()
     for node in order:
         if node.op in ("const", "var"):

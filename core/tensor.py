@@ -16,6 +16,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from . import autograd as _autograd
 from . import backend, limits
 from .autograd import (
     AccumulateGrad,
@@ -122,7 +123,7 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return tuple(self.data.shape)
+        return self.data.shape  # a tuple already (NumPy's and CuPy's)
 
     @property
     def ndim(self) -> int:
@@ -386,17 +387,25 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     """``value`` as a Tensor; Python numbers take the dtype of ``like`` (a constant, no grad)."""
     if isinstance(value, Tensor):
         return value
+    if value.__class__ is float and like is not None:  # ``t * 2.5``: the common case
+        kind = like.data.__class__
+        if (kind is _host.float64 or kind is _host.float32) and _settings().xp is _host:
+            return Tensor._wrap(kind(value))  # that NumPy scalar type: dtype.type(value)
     dtype = like.data.dtype if like is not None else None
-    now = backend.settings()
-    if now.xp is backend.host and (
+    now = _settings()
+    if now.xp is _host and (
         type(value) is float or (type(value) is int and -_INT_LIMIT < value < _INT_LIMIT)
     ):
         # A NumPy scalar: the same number as a 0-d array of that dtype (and what an op on
         # 0-d arrays returns), and NumPy's arithmetic on scalars is much cheaper.
-        return Tensor._wrap(dtype.type(value) if dtype is not None else now.dtype(value))
-    return Tensor._wrap(backend.asarray(value, dtype=dtype))
+        data = dtype.type(value) if dtype is not None else now.dtype(value)
+    else:
+        data = backend.asarray(value, dtype=dtype)
+    return Tensor._wrap(data)
 
 
+_settings = backend.settings  # the backend's settings in force (a ContextVar's get)
+_host = backend.host
 _INT_LIMIT = 2**53  # ints up to here are exact floats
 
 
@@ -431,54 +440,123 @@ def _check_size(op, inputs, attrs) -> None:
     limits.check(n, inputs[0].data.dtype.itemsize, f"{op.name}'s result")
 
 
+# Shared tuples of a Node's ``needs`` (indexed by 2*needs[0] + needs[1]) and ``shapes`` for
+# the common cases: no tuple made per op for them.
+_NEEDS2 = ((False, False), (False, True), (True, False), (True, True))
+_NEED1 = (True,)
+_SCALAR1 = ((),)
+_SCALAR2 = ((), ())
+_BOTH = (True, True)
+# What a forward returns that is an array already (else it is made one: a Python number)
+_ARRAY_TYPES = frozenset((backend.host.ndarray, backend.host.float64, backend.host.float32))
+_grad_mode = _autograd._state  # grad mode's thread-local (is_grad_enabled, read inline)
+_quiet = backend.QUIET.get  # True inside a walk that has set the IEEE error state already
+_ignore_enter, _ignore_exit = backend.ignore_enter, backend.ignore_exit
+
+
 def apply(op, *args, **attrs) -> Tensor:
-    """Run ``op`` forward on ``args`` and, in grad mode, record its Node."""
-    inputs = args
+    """Run ``op`` forward on ``args`` and, in grad mode, record its Node: the per-op path of
+    the whole engine (the cases of one and two operands written out)."""
     for a in args:
         if not isinstance(a, Tensor):  # a Python number or array among the arguments
-            like = next((b for b in args if isinstance(b, Tensor)), None)
-            inputs = tuple(b if isinstance(b, Tensor) else as_tensor(b, like) for b in args)
+            args = _as_inputs(args)
             break
-    n = len(inputs)
+    n = len(args)
     if op.arity is not None and n != op.arity:
         raise TypeError(f"{op.name}() takes {op.arity} arguments, got {n}")
     if op.size is not None:
         if n == 1:  # one operand and a size rule: the result can be larger (x[[0, 0, 0]])
-            n_out = op.size([inputs[0].data.shape], attrs)
-            limits.check(n_out, inputs[0].data.dtype.itemsize, f"{op.name}'s result")
+            n_out = op.size([args[0].data.shape], attrs)
+            limits.check(n_out, args[0].data.dtype.itemsize, f"{op.name}'s result")
         elif n == 2 and op.kind != "product":  # _check_size's common case, inline
-            sa = inputs[0].data.shape
-            sb = inputs[1].data.shape
+            sa = args[0].data.shape
+            sb = args[1].data.shape
             if sa != sb and sa != () and sb != ():
-                _check_size(op, inputs, attrs)
+                _check_size(op, args, attrs)
         else:
-            _check_size(op, inputs, attrs)
+            _check_size(op, args, attrs)
     # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
-    # on its own (the Tensor API) enters them for its call (backend.quiet_call, inlined: a
-    # call frame less on the per-op path)
-    forward = op.forward if backend.QUIET.get() else backend.ignoring(op.forward)
+    # on its own (the Tensor API) enters them for its call
+    token = None if _quiet() else _ignore_enter()
+    forward = op.forward
     try:
         if n == 1:
-            data = forward(inputs[0].data, **attrs)
+            data = forward(args[0].data, **attrs) if attrs else forward(args[0].data)
         elif n == 2:
-            data = forward(inputs[0].data, inputs[1].data, **attrs)
+            if attrs:
+                data = forward(args[0].data, args[1].data, **attrs)
+            else:
+                data = forward(args[0].data, args[1].data)
         else:
-            data = forward(*[t.data for t in inputs], **attrs)
+            data = forward(*[t.data for t in args], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
-        raise ShapeError(op.shape_message(inputs, attrs, exc)) from None
-    if not hasattr(data, "dtype"):
-        data = backend.asarray(data, dtype=inputs[0].data.dtype if inputs else None)
+        raise ShapeError(op.shape_message(args, attrs, exc)) from None
+    finally:
+        if token is not None:
+            _ignore_exit(token)
+    if data.__class__ not in _ARRAY_TYPES and not hasattr(data, "dtype"):
+        data = backend.asarray(data, dtype=args[0].data.dtype if args else None)
     out = Tensor.__new__(Tensor)
     out.data = data
     out.grad = None
     out.name = None
-    if op.differentiable_any and is_grad_enabled():
-        flags = op.flags(n)  # () for variadic ops: all inputs
-        for t, d in zip(inputs, flags):
-            if d and t.requires_grad:
-                out.requires_grad = True
-                out.grad_fn = Node(op, inputs, out, attrs)
-                return out
     out.requires_grad = False
     out.grad_fn = None
+    if op.differentiable_any and _grad_mode.grad_enabled:
+        if n == 1:
+            x = args[0]
+            if x.requires_grad:  # arity 1 (or variadic): differentiable_any is its flag
+                shape = x.data.shape
+                out.requires_grad = True
+                out.grad_fn = Node(
+                    op,
+                    args,
+                    data,
+                    attrs,
+                    (x.grad_fn or x,),
+                    _NEED1,
+                    _SCALAR1 if shape == () else (shape,),
+                )
+        elif n == 2:
+            a, b = args
+            fa, fb = op.differentiable or _BOTH
+            ra = fa and a.requires_grad
+            rb = fb and b.requires_grad
+            if ra or rb:
+                sa = a.data.shape
+                sb = b.data.shape
+                edges = (a.grad_fn or a if ra else None, b.grad_fn or b if rb else None)
+                shapes = _SCALAR2 if sa == () and sb == () else (sa, sb)
+                out.requires_grad = True
+                out.grad_fn = Node(op, args, data, attrs, edges, _NEEDS2[2 * ra + rb], shapes)
+        else:
+            _record(op, args, out, attrs)
     return out
+
+
+def _record(op, inputs: tuple, out: Tensor, attrs: dict) -> None:
+    """Record the Node of ``out`` (an op of three or more operands) when an input it
+    differentiates requires grad."""
+    flags = op.flags(len(inputs))  # () for variadic ops: all inputs
+    if not any(d and t.requires_grad for t, d in zip(inputs, flags)):
+        return
+    edges = [t.grad_fn or (t if t.requires_grad else None) for t in inputs]
+    for i, differentiable in enumerate(flags):
+        if not differentiable:
+            edges[i] = None
+    needs = tuple([e is not None for e in edges])
+    shapes = tuple([tuple(t.data.shape) for t in inputs])
+    out.requires_grad = True
+    out.grad_fn = Node(op, inputs, out.data, attrs, tuple(edges), needs, shapes)
+
+
+def _as_inputs(args: tuple) -> tuple:
+    """``args`` with each Python number or array made a constant tensor (``as_tensor``)."""
+    if len(args) == 2:  # ``t * 2``, ``2 * t``: the common case, without the generators
+        a, b = args
+        if isinstance(a, Tensor):
+            return (a, as_tensor(b, a))
+        if isinstance(b, Tensor):
+            return (as_tensor(a, b), b)
+    like = next((b for b in args if isinstance(b, Tensor)), None)
+    return tuple(b if isinstance(b, Tensor) else as_tensor(b, like) for b in args)

@@ -217,8 +217,8 @@ class Builder:
     def arguments(self, *items):
         return list(items)
 
-    def call(self, tok, arguments=None):
-        return build_call(tok, arguments)
+    # call(tok, arguments=None): the callback is build_call itself (a frame less a call)
+    call = staticmethod(build_call)
 
     # ---- statements -----------------------------------------------------------
     def assign(self, tok, expr):

@@ -43,8 +43,19 @@ _OTHER_SPELLINGS = {
 def build_call(tok, arguments=None):
     """The call ``name(arguments)`` at ``tok``: its node (or, for a function that gives
     several arrays, a :class:`_Tuple`)."""
+    fn = FUNCTIONS.get(tok)  # a token is a str
+    if (
+        fn is not None
+        and fn.unary
+        and arguments is not None
+        and len(arguments) == 1
+        and arguments[0].__class__ is Expr
+        and not (fn.with_params or fn.reduce or tok == "reshape")
+    ):
+        # f(x) of a plain function (the common call): what the general path below gives
+        # one argument that is an array, without its checks (none can fail here)
+        return Expr(fn.unary, (arguments[0],))
     name = str(tok)
-    fn = FUNCTIONS.get(name)
     if fn is None:
         suggestion = _suggestion(name)
         raise UnknownFunctionError(

@@ -32,6 +32,12 @@ from __future__ import annotations
 
 import operator
 import re
+from typing import Any
+
+try:  # re's own parser of regular expressions (private: without it, no character is sure)
+    from re import _parser as _re_parser  # type: ignore[attr-defined]  # Python >= 3.11
+except ImportError:  # pragma: no cover - Python 3.10's name for it
+    import sre_parse as _re_parser
 
 # Lark's serialized actions (lark/parsers/lalr_analysis.py: Shift = 0, Reduce = 1)
 _SHIFT = 0
@@ -140,7 +146,7 @@ def _has_newline(regexp: str) -> bool:
 class _Scanner:
     """One alternation of terminals (a contextual lexer's context, or all of them)."""
 
-    __slots__ = ("match", "allowed", "newline_types")
+    __slots__ = ("match", "allowed", "newline_types", "single")
 
     def __init__(self, terminals: list, ignore: frozenset):
         terminals = sorted(
@@ -154,6 +160,97 @@ class _Scanner:
         self.match = re.compile(regexp).match
         self.allowed = frozenset(t["name"] for t in terminals) - ignore or {"<END-OF-FILE>"}
         self.newline_types = frozenset(t["name"] for t in terminals if _has_newline(t["regexp"]))
+        self.single = _single_characters(terminals)
+
+
+def _single_characters(terminals: list) -> dict:
+    """{c: name} for each one-character string terminal that is the only terminal of the
+    alternation a text starting with c can match: there the alternation's match is that
+    terminal and c, so the parser takes it without running the regular expression."""
+    single = {}
+    for t in terminals:
+        pattern = t["pattern"]
+        c = pattern["value"]
+        if pattern["__type__"] != "PatternStr" or len(c) != 1 or c == "\n" or pattern.get("flags"):
+            continue
+        if not any(o is not t and _may_start(o["regexp"], c) for o in terminals):
+            single[c] = t["name"]
+    return single
+
+
+def _may_start(regexp: str, c: str) -> bool:
+    """Whether a match of ``regexp`` can start with the character ``c`` (True when unsure)."""
+    try:
+        items = _re_parser.parse(regexp)
+    except (re.error, ValueError, TypeError):  # pragma: no cover - Lark compiled it already
+        return True
+    return _may_start_items(items, c)[0]
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+}
+
+
+def _may_start_items(items, c: str) -> tuple[bool, bool]:
+    """(a match of the parsed ``items`` can start with ``c``, they can match the empty
+    string): a walk of re's parse, conservative (True) wherever it is unsure."""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            return chr(av) == c, False
+        if name == "NOT_LITERAL":
+            return chr(av) != c, False
+        if name == "IN":
+            return _in_class(av, c), False
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT", "SUBPATTERN"):
+            if name == "SUBPATTERN":
+                if av[1] or av[2]:  # flags (ignorecase...) change what a character matches
+                    return True, False
+                low, inner = 1, av[-1]
+            else:
+                low, inner = av[0], av[2]
+            may, empty = _may_start_items(inner, c)
+            if may:
+                return True, False
+            if low and not empty:
+                return False, False
+            continue
+        if name == "BRANCH":
+            may_empty = False
+            for branch in av[1]:
+                may, empty = _may_start_items(branch, c)
+                if may:
+                    return True, False
+                may_empty = may_empty or empty
+            if not may_empty:
+                return False, False
+            continue
+        return True, False  # anything else (., anchors, lookarounds, references): unsure
+    return False, True
+
+
+def _in_class(av, c: str) -> bool:
+    """Whether the character class ``av`` (re's parse) can match ``c`` (True when unsure)."""
+    negate = hit = False
+    for op, a in av:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            hit = hit or chr(a) == c
+        elif name == "RANGE":
+            hit = hit or a[0] <= ord(c) <= a[1]
+        elif name == "CATEGORY" and str(a) in _CATEGORIES:
+            hit = hit or re.match(_CATEGORIES[str(a)], c) is not None
+        else:
+            return True
+    return hit != negate
 
 
 class Runtime:
@@ -188,6 +285,8 @@ class Runtime:
         table = front["parser"]
         names = table["tokens"]
         rules = {}
+        kept: set = set()  # terminals some rule hands to its callback
+        dropped: set = set()  # terminals some rule filters out (anonymous punctuation)
         self.states: dict = {}
         for state, actions in table["states"].items():
             row: dict = {}  # a terminal or nonterminal -> a state (shift, goto) or a rule (reduce)
@@ -198,6 +297,9 @@ class Runtime:
                     key = arg["@"]
                     if key not in rules:
                         rules[key] = self._rule(memo[key], builder)
+                        for sym in memo[key]["expansion"]:
+                            if sym["__type__"] == "Terminal":
+                                (dropped if sym["filter_out"] else kept).add(sym["name"])
                     row[names[token_id]] = rules[key]
             self.states[state] = row
         if set(table["start_states"]) != {"start"} or set(table["end_states"]) != {"start"}:
@@ -215,11 +317,23 @@ class Runtime:
                 )
             self.scanners[state] = by_accepts[accepts]
         self.root = _Scanner(list(terminals.values()), ignore)
+        # Terminals no rule keeps: their place on the value stack is never read, so the parse
+        # makes no Token for them (one is made only for an error that names it)
+        self.unread = frozenset(dropped - kept)
         self.ignore = ignore
+        if postlex is not None and not callable(getattr(postlex, "feeder", None)):
+            raise _Refused("a post-lexer without feeder()")  # parse checks token by token
         self.postlex = postlex
         # Lark's expected set for a parser error: the state's uppercase (terminal) names
         self.expected = {s: {n for n in row if n.isupper()} for s, row in self.states.items()}
         self._chains: dict = {}  # (below, top, lookahead) -> _unit_chain's, made on first use
+        # the parse indexes rows and scanners by state: lists where the states are 0..n-1
+        # (Lark numbers them so), read faster than dicts
+        self.rows: Any = self.states
+        self.contexts: Any = self.scanners
+        if sorted(self.states) == list(range(len(self.states))):
+            self.rows = [self.states[i] for i in range(len(self.states))]
+            self.contexts = [self.scanners[i] for i in range(len(self.states))]
 
     @staticmethod
     def _refuse_unless(terminals: dict) -> None:
@@ -315,56 +429,6 @@ class Runtime:
         return origin, size, reduce_, None
 
     # ---- running ---------------------------------------------------------------------------
-    def _tokens(self, text: str, stack: list):
-        """Lark's ContextualLexer over ``text``: the context is the parser's current state
-        (``stack[-1]``), read as each token is asked for."""
-        scanners = self.scanners
-        ignore = self.ignore
-        pos = 0
-        line = 1
-        line_start = 0
-        end = len(text)
-        last = None
-        while pos < end:
-            scanner = scanners[stack[-1]]
-            m = scanner.match(text, pos)
-            if m is None:
-                m = self.root.match(text, pos)
-                if m is None or m.lastgroup in ignore:
-                    # Lark's root lexer would skip ignored text and try again; after an
-                    # ignored match the context lexer would have matched it too, so only
-                    # "no terminal at all" reaches here: the context's error.
-                    raise UnexpectedCharacters(
-                        pos,
-                        line,
-                        pos - line_start + 1,
-                        set(scanner.allowed),
-                        last and [last],
-                    )
-                token = Token(str(m.lastgroup), m.group(0), pos, line, pos - line_start + 1)
-                raise UnexpectedToken(token, set(scanner.allowed), [last])
-            kind: str = m.lastgroup  # type: ignore[assignment]  # a group always matched
-            start = pos
-            pos = m.end()
-            if kind in scanner.newline_types:
-                value = m.group()
-                newlines = value.count("\n")
-                if newlines:
-                    last_newline = start + value.rindex("\n")
-                    if kind in ignore:
-                        line += newlines
-                        line_start = last_newline + 1
-                        continue
-                    last = Token(kind, value, start, line, start - line_start + 1)
-                    line += newlines
-                    line_start = last_newline + 1
-                    yield last
-                    continue
-            if kind in ignore:
-                continue
-            last = Token(kind, m.group(), start, line, start - line_start + 1)
-            yield last
-
     def _unit_chain(self, below: int, top: int, kind: str) -> tuple:
         """The reductions of one symbol that follow one another on lookahead ``kind``
         (``name`` -> ``?postfix`` -> ``?power`` -> ... -> ``?sum``: each pops one state and
@@ -382,54 +446,104 @@ class Runtime:
                 calls.append(reduce_)
             top = states[below][origin]
 
+    def _lex_error(self, text: str, pos: int, line: int, column: int, scanner, last):
+        """The error where no terminal of the context ``scanner`` matches at ``pos``.
+
+        Lark's root lexer would skip ignored text and try again; after an ignored match
+        the context lexer would have matched it too, so only "no terminal at all" is the
+        context's error; a terminal of another context is an unexpected token."""
+        m = self.root.match(text, pos)
+        if m is None or m.lastgroup in self.ignore:
+            return UnexpectedCharacters(pos, line, column, set(scanner.allowed), last and [last])
+        token = Token(str(m.lastgroup), m.group(0), pos, line, column)
+        return UnexpectedToken(token, set(scanner.allowed), [last])
+
     def parse(self, text: str):
-        states = self.states
-        stack = [self.start]
-        values: list = []
-        token = None
-        tokens = self._tokens(text, stack)
-        if self.postlex is not None:
-            tokens = self.postlex.process(tokens)
+        """Lex (Lark's contextual lexer; ``_Scanner.single``: no regular expression for
+        punctuation only one terminal starts), check (``feeder``) and parse, in one loop.
+        ``unread`` tokens are None on the value stack; ``seen``/``at`` keep the last token
+        lexed/parsed as (terminal, text, start, line, column) for errors and the end."""
+        states, scanners, ignore, unread = self.rows, self.contexts, self.ignore, self.unread
         chains = self._chains
-        for token in tokens:
-            kind = token.type
+        keep = self.postlex.feeder(text) if self.postlex is not None else None
+        state = self.start
+        stack = [state]
+        values: list = []
+        push_state, push_value, new_str = stack.append, values.append, str.__new__
+        pos, line, line_start, end = 0, 1, 0, len(text)
+        seen = at = None
+        while pos < end:
+            scanner = scanners[state]
+            kind = scanner.single.get(text[pos])  # punctuation only this terminal matches
+            start = pos
+            if kind is not None:
+                pos += 1
+                value = text[start]
+            else:
+                m = scanner.match(text, pos)
+                if m is None:
+                    last: Token | None = Token(*seen) if seen is not None else None
+                    raise self._lex_error(text, pos, line, pos - line_start + 1, scanner, last)
+                kind = m.lastgroup  # type: ignore[assignment]  # a group always matched
+                pos = m.end()
+                value = m.group()
+            breaks = kind in scanner.newline_types and "\n" in value
+            if kind in ignore:
+                if breaks:
+                    line, line_start = _after_newlines(value, start, line)
+                continue
+            seen = (kind, value, start, line, start - line_start + 1)
+            if breaks:
+                token = None if kind in unread else Token(*seen)
+                line, line_start = _after_newlines(value, start, line)
+            elif kind in unread:
+                token = None
+            else:  # Token(*seen) without __new__'s call: a third of a token's cost
+                token = new_str(Token, value)
+                attrs = token.__dict__
+                attrs["type"], attrs["start_pos"] = kind, start
+                attrs["line"], attrs["column"] = seen[3], seen[4]
+            if keep is not None and not keep(kind, seen[3], seen[4]):
+                continue
+            at = seen
             while True:
-                action = states[stack[-1]].get(kind)
+                action = states[state].get(kind)
                 if action.__class__ is int:  # shift
-                    stack.append(action)
-                    values.append(token)
+                    push_state(action)
+                    push_value(token)
+                    state = action
                     break
                 if action is None:
-                    raise UnexpectedToken(token, set(self.expected[stack[-1]]))
-                origin, size, reduce_, keep = action
+                    raise UnexpectedToken(Token(*at), set(self.expected[state]))
+                origin, size, reduce_, keep_child = action
                 if size == 1 and len(stack) > 1:
                     # a run of one-symbol reductions, taken in one step (_unit_chain)
-                    key = (stack[-2], stack[-1], kind)
+                    key = (stack[-2], state, kind)
                     chain = chains.get(key)
                     if chain is None:
                         chain = chains[key] = self._unit_chain(*key)
-                    top, calls = chain
+                    state, calls = chain
                     for call in calls:
                         values[-1] = call(values[-1:])
-                    stack[-1] = top
+                    stack[-1] = state
                     continue
-                if reduce_ is None:  # a rule that passes one child through
-                    if size != 1:
-                        value = values[keep - size]
-                        del values[-size:]
-                        values.append(value)
-                    del stack[-size:]
-                elif size:
+                if reduce_ is not None and size:
                     children = values[-size:]
                     del stack[-size:]
                     del values[-size:]
-                    values.append(reduce_(children))
+                    push_value(reduce_(children))
                 else:
-                    values.append(reduce_([]))
-                stack.append(states[stack[-1]][origin])
+                    _reduce(stack, values, size, reduce_, keep_child)
+                state = states[stack[-1]][origin]
+                push_state(state)
+        return self._finish(stack, values, at)
+
+    def _finish(self, stack: list, values: list, at):
+        """The reductions on the end token, to the end state: the value of the parse."""
+        states = self.states
         # Lark's end token borrows the last token's position (Token.new_borrow_pos)
-        if token is not None:
-            end = Token("$END", "", token.start_pos, token.line, token.column)
+        if at is not None:
+            end = Token("$END", "", at[2], at[3], at[4])
         else:
             end = Token("$END", "", 0, 1, 1)
         while True:
@@ -439,26 +553,33 @@ class Runtime:
             if action.__class__ is int:  # pragma: no cover - Lark's tables never shift $END
                 raise _Refused("shift on $END")
             origin, size, reduce_, keep = action
-            if reduce_ is None:
-                value = values[keep - size]
-                del values[-size:]
-                del stack[-size:]
-                values.append(value)
-            else:
-                self._reduce(stack, values, size, reduce_)
+            _reduce(stack, values, size, reduce_, keep)
             stack.append(states[stack[-1]][origin])
             if stack[-1] == self.end:
                 return values[-1]
 
-    @staticmethod
-    def _reduce(stack: list, values: list, size: int, reduce_) -> None:
-        if size:
-            children = values[-size:]
-            del stack[-size:]
-            del values[-size:]
-        else:
-            children = []
-        values.append(reduce_(children))
+
+def _reduce(stack: list, values: list, size: int, reduce_, keep) -> None:
+    """Reduce the top ``size`` symbols by a rule: its callback ``reduce_`` on their values,
+    or (``reduce_`` None) the value of child ``keep`` passed through."""
+    if reduce_ is None:
+        value = values[keep - size]
+        del values[-size:]
+        values.append(value)
+        del stack[-size:]
+        return
+    if size:
+        children = values[-size:]
+        del stack[-size:]
+        del values[-size:]
+    else:
+        children = []
+    values.append(reduce_(children))
+
+
+def _after_newlines(value: str, start: int, line: int) -> tuple[int, int]:
+    """The line and the start of the line after ``value`` (from ``start``, on ``line``)."""
+    return line + value.count("\n"), start + value.rindex("\n") + 1
 
 
 def _filter(children: list, kept: tuple, after: int) -> list:

@@ -29,6 +29,7 @@ import re
 import threading
 from typing import Any, cast
 
+from ..core.autograd import gc_paused
 from ..core.errors import InputError, LimitError, ParseError
 from ..core.program import Program
 from . import lalr, limits
@@ -42,7 +43,6 @@ from .limits import (  # noqa: F401 - the limits, where callers have read them
     MAX_TOKENS,
 )
 from .syntax_errors import _syntax_error
-from .values import _position
 
 
 class _NewlinesInBrackets:
@@ -55,33 +55,59 @@ class _NewlinesInBrackets:
     always_accept = ("_NL",)
 
     def process(self, stream):
+        """Lark's post-lexer protocol: the tokens of ``stream`` that :meth:`feeder` keeps."""
+        keep = self.feeder()
+        for tok in stream:
+            if keep(tok.type, getattr(tok, "line", None), getattr(tok, "column", None)):
+                yield tok
+
+    def feeder(self, text: str | None = None):
+        """A new parse's check of each token as it is lexed: ``keep(kind, line, column)``
+        (the token's terminal and position) is False for a newline inside brackets
+        (whitespace) and raises past a limit.  The LALR runtime calls it token by token
+        (no generator between the lexer and the parser, and no Token made for punctuation).
+
+        Given the ``text``, None where no token of it can be dropped or reach a limit: no
+        newline, and fewer brackets, separators and characters than the limits allow
+        (counts of characters that bound the depth, the statements and the tokens)."""
         max_nesting, max_tokens = limits.MAX_NESTING, limits.MAX_TOKENS
         max_statements = limits.MAX_STATEMENTS
+        if (
+            text is not None
+            and "\n" not in text
+            and len(text) <= max_tokens
+            and text.count("(") + text.count("[") <= max_nesting
+            and text.count(";") < max_statements
+        ):
+            return None
         depth = 0
         statements = 0
         counted = 0  # numbers, names, strings and operators (MAX_TOKENS)
         after_separator = True  # the next token at depth 0 starts a statement
-        for tok in stream:
-            kind = tok.type
+
+        def keep(kind: str, line, column) -> bool:
+            nonlocal depth, statements, counted, after_separator
             if kind in _PUNCTUATION:
                 if kind == "LPAR" or kind == "LSQB":
                     depth += 1
                     if depth > max_nesting:
                         raise LimitError(
                             f"the expression nests brackets more than {max_nesting:,} deep "
-                            f"(line {tok.line}, column {tok.column})",
-                            **_position(tok),
+                            f"(line {line}, column {column})",
+                            line=line,
+                            column=column,
                         )
                 elif kind == "RPAR" or kind == "RSQB":
-                    depth = max(0, depth - 1)
+                    depth = depth - 1 if depth else 0
                 elif kind == "_NL" and depth:
-                    continue
+                    return False
             else:
                 counted += 1
                 if counted > max_tokens:
                     raise LimitError(
-                        _too_many_tokens(f"line {tok.line}, column {tok.column}"),
-                        **_position(tok),
+                        _too_many_tokens(f"line {line}, column {column}"),
+                        line=line,
+                        column=column,
                     )
             if (kind == "_NL" or kind == "SEMICOLON") and not depth:
                 after_separator = True
@@ -91,10 +117,13 @@ class _NewlinesInBrackets:
                 if statements > max_statements:
                     raise LimitError(
                         f"the program has more than {max_statements:,} statements "
-                        f"(line {tok.line}, column {tok.column})",
-                        **_position(tok),
+                        f"(line {line}, column {column})",
+                        line=line,
+                        column=column,
                     )
-            yield tok
+            return True
+
+        return keep
 
 
 #: the tokens MAX_TOKENS does not count: brackets (bounded by what they hold), commas and
@@ -272,8 +301,10 @@ class Parser:
         with self._lock:
             self.builder.reset(text)
             try:
-                # what Builder.program returns (Lark types its parse() as giving a Tree)
-                return cast(Program, self._parse(text))
+                # what Builder.program returns (Lark types its parse() as giving a Tree);
+                # the collector paused: a parse makes several objects a token, no cycles
+                with gc_paused():
+                    return cast(Program, self._parse(text))
             except self._errors as exc:
                 raise _syntax_error(text, exc) from None
             except RecursionError:  # pragma: no cover - the build is iterative; a guard

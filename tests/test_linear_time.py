@@ -81,18 +81,24 @@ def _counted_tokens(text: str) -> int:
     from autograd_cli.grammar import parser as grammar_parser
 
     seen = []
-    process = grammar_parser._NewlinesInBrackets.process
+    feeder = grammar_parser._NewlinesInBrackets.feeder  # the check of each token, as lexed
 
-    def spy(self, stream):
-        for tok in process(self, stream):
-            seen.append(tok.type)
-            yield tok
+    def spy(self, text=None):
+        keep = feeder(self)  # without the text: a check of every token, which counts them
 
-    grammar_parser._NewlinesInBrackets.process = spy
+        def counting(kind, line, column):
+            kept = keep(kind, line, column)
+            if kept:
+                seen.append(kind)
+            return kept
+
+        return counting
+
+    grammar_parser._NewlinesInBrackets.feeder = spy
     try:
         parse(text)
     finally:
-        grammar_parser._NewlinesInBrackets.process = process
+        grammar_parser._NewlinesInBrackets.feeder = feeder
     return sum(1 for kind in seen if kind not in grammar_parser._PUNCTUATION)
 
 
