@@ -451,7 +451,7 @@ _BOTH = (True, True)
 _ARRAY_TYPES = frozenset((backend.host.ndarray, backend.host.float64, backend.host.float32))
 _grad_mode = _autograd._state  # grad mode's thread-local (is_grad_enabled, read inline)
 _quiet = backend.QUIET.get  # True inside a walk that has set the IEEE error state already
-_ignore_enter, _ignore_exit = backend.ignore_enter, backend.ignore_exit
+_ignoring = backend.ignoring  # an op's forward with IEEE semantics, made once per forward
 
 
 def apply(op, *args, **attrs) -> Tensor:
@@ -477,8 +477,7 @@ def apply(op, *args, **attrs) -> Tensor:
             _check_size(op, args, attrs)
     # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
     # on its own (the Tensor API) enters them for its call
-    token = None if _quiet() else _ignore_enter()
-    forward = op.forward
+    forward = op.forward if _quiet() else _ignoring(op.forward)
     try:
         if n == 1:
             data = forward(args[0].data, **attrs) if attrs else forward(args[0].data)
@@ -491,9 +490,6 @@ def apply(op, *args, **attrs) -> Tensor:
             data = forward(*[t.data for t in args], **attrs)
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(op.shape_message(args, attrs, exc)) from None
-    finally:
-        if token is not None:
-            _ignore_exit(token)
     if data.__class__ not in _ARRAY_TYPES and not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=args[0].data.dtype if args else None)
     out = Tensor.__new__(Tensor)

@@ -19,11 +19,11 @@ from autograd_cli.grammar import parse
 def _seconds(n: int) -> float:
     program = parse("sin(" * n + "x" + ")" * n)
     best = float("inf")
-    for _ in range(2):
+    for _ in range(3):
         gc.collect()
-        start = time.perf_counter()
+        start = time.process_time()  # this process's CPU time: other processes' load is not in it
         ex = explain(program, {"x": 0.5})
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     assert [p["path"][-1] for p in ex.paths["x"]] == ["x"] and len(
         ex.paths["x"][0]["path"]
     ) == n + 1
@@ -33,9 +33,10 @@ def _seconds(n: int) -> float:
 def test_explain_of_a_deep_chain_takes_time_linear_in_its_depth():
     # sin(sin(...(x)...)): one path n + 1 nodes long.  Copying the path at every step of the
     # walk along it made this quadratic (8x the depth took over 30x the time); now 8x the
-    # depth takes about 8x the time.  Timing noise is a factor, not a power: the bound is loose.
+    # depth takes about 8x the time.  A ratio of CPU times (best of 3), not a wall-clock
+    # figure: noise is a factor, not a power, and quadratic would be 64x, so the bound is loose.
     small, large = _seconds(4_000), _seconds(32_000)
-    assert large / small < 16, (small, large)
+    assert large / small < 24, (small, large)
 
 
 # ---- arrays: the steps, their rules, and grad's numbers -----------------------------------
