@@ -324,6 +324,19 @@ def test_lines_data_matches_number_texts():
     assert bytes(data) == ("\n".join(want) + "\n").encode()
 
 
+def test_cut_finds_the_chunks_last_line_end():
+    """``columnar._cut`` (the size-th line end, looked for near the end first) against a
+    full scan, with short and long lines before and after it (the window too small)."""
+    rng = np.random.default_rng(2)
+    for trial in range(300):
+        lengths = rng.integers(0, 9000 if trial % 3 == 0 else 40, size=rng.integers(2, 400))
+        data = b"".join(b"1" * int(k) + b"\n" for k in lengths) + b"2" * int(trial % 2)
+        ends = data.count(b"\n")
+        size = int(rng.integers(1, ends))
+        where = [i for i, c in enumerate(data) if c == 10]
+        assert columnar._cut(data, size, ends, bool(trial % 2)) == (where[size - 1] + 1, size)
+
+
 def _big_csv(path, rows: int) -> None:
     rng = np.random.default_rng(1)
     a = rng.normal(size=(rows, 2))

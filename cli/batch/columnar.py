@@ -183,7 +183,13 @@ def _cut(data: bytes, size: int, ends: int, eof: bool) -> tuple[int, int]:
     """Where a chunk of at most ``size`` lines ends in ``data`` (which has ``ends`` line
     ends) and how many lines it has ((0, 0): none, or no line end within MAX_CHUNK_BYTES)."""
     if ends > size:  # read past the chunk: it ends at its size-th line end
-        where = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        raw = np.frombuffer(data, dtype=np.uint8)
+        extra = ends - size  # the line ends after it, looked for near the end first
+        window = min(len(raw), max(4096, 2 * (extra + 1) * len(raw) // ends))
+        tail = np.flatnonzero(raw[len(raw) - window :] == 10)
+        if len(tail) > extra:
+            return len(raw) - window + int(tail[-1 - extra]) + 1, size
+        where = np.flatnonzero(raw == 10)
         return int(where[size - 1]) + 1, size
     if eof:
         return len(data), ends + (0 if data.endswith(b"\n") or not data else 1)
