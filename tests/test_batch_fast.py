@@ -324,6 +324,35 @@ def test_lines_data_matches_number_texts():
     assert bytes(data) == ("\n".join(want) + "\n").encode()
 
 
+@pytest.mark.parametrize("rows", [1, 2, 7, 3000])
+@pytest.mark.parametrize(
+    "parts",
+    [["", ",", "\n"], ['{"line": ', "}"], ["[", ", ", ", ", "]é"], ["", "x", "y", "", "z"][:4]],
+    ids=["empty-first", "one-column", "three-columns", "letters"],
+)
+def test_lines_data_in_any_template_and_size(rows, parts):
+    """``columnar.lines_data`` (Arrow's ``take`` of the columns' texts and the parts) against
+    the text path's ``fill`` for templates of one to three columns, an empty first part, a
+    part that is one byte or not ASCII after its first, and sizes that change between calls
+    (the cached line orders)."""
+    from autograd_cli.cli.batch.engine import fill
+
+    if not columnar._arrow() or not jsonout.fast_encoder():
+        pytest.skip("needs PyArrow and orjson")
+    rng = np.random.default_rng(rows)
+    columns = [np.arange(5, 5 + rows, dtype=np.int64)]
+    columns += [rng.normal(size=rows) * 10.0 ** rng.integers(-9, 20, size=rows)]
+    columns += [np.where(rng.random(rows) < 0.3, np.nan, rng.normal(size=rows))]
+    columns = columns[: len(parts) - 1]
+    for _ in range(2):
+        data = columnar.lines_data(parts, columns)
+        texts = [list(map(str, columns[0].tolist()))]
+        texts += [jsonout.number_texts(c) for c in columns[1:]]
+        want = fill(parts, texts)
+        assert bytes(data) == ("\n".join(want) + "\n").encode()
+        columns = [c[: max(1, rows // 2)] for c in columns]
+
+
 def test_cut_finds_the_chunks_last_line_end():
     """``columnar._cut`` (the size-th line end, looked for near the end first) against a
     full scan, with short and long lines before and after it (the window too small)."""
