@@ -353,6 +353,37 @@ def test_lines_data_in_any_template_and_size(rows, parts):
         columns = [c[: max(1, rows // 2)] for c in columns]
 
 
+def test_keep_heap_tunes_malloc_once_and_only_where_there_is_mallopt(monkeypatch):
+    """``columnar._keep_heap``: M_MMAP_THRESHOLD (32 MiB) and M_TRIM_THRESHOLD (128 MiB),
+    once per process; a C library without ``mallopt`` is left alone."""
+    import types
+
+    calls = []
+
+    class Libc:
+        def __init__(self, name):
+            assert name is None
+
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setitem(sys.modules, "ctypes", types.SimpleNamespace(CDLL=Libc))
+    monkeypatch.setattr(columnar, "_heap_kept", False)
+    columnar._keep_heap()
+    columnar._keep_heap()
+    assert calls == [(-3, 32 << 20), (-1, 128 << 20)]
+
+    class Bare:
+        def __init__(self, name):
+            pass
+
+    monkeypatch.setitem(sys.modules, "ctypes", types.SimpleNamespace(CDLL=Bare))
+    monkeypatch.setattr(columnar, "_heap_kept", False)
+    columnar._keep_heap()
+    assert columnar._heap_kept and len(calls) == 2
+
+
 def test_cut_finds_the_chunks_last_line_end():
     """``columnar._cut`` (the size-th line end, looked for near the end first) against a
     full scan, with short and long lines before and after it (the window too small)."""

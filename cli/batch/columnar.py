@@ -114,7 +114,32 @@ def start(source, header: str, header_line: int) -> int | None:
     skip = 3 if head.startswith(b"\xef\xbb\xbf") else 0
     if head[skip : skip + len(raw)] != raw or not _arrow():
         return None
+    _keep_heap()
     return skip + len(raw)
+
+
+_heap_kept = False
+
+
+def _keep_heap() -> None:
+    """Have the C library's malloc (glibc) keep the chunk-sized blocks a chunk frees for the
+    next chunk, once per process: blocks up to 32 MiB from the heap (not each its own
+    ``mmap``) and up to 128 MiB of free heap kept rather than handed back to the system.
+    Otherwise each chunk's buffers are mapped, faulted in page by page and unmapped again
+    (about 37,000 page faults, a tenth of a 10^6-row run); the peak memory grows by about
+    6 MB.  Elsewhere than glibc (no ``mallopt``), nothing."""
+    global _heap_kept
+    if _heap_kept:
+        return
+    _heap_kept = True
+    try:
+        import ctypes  # noqa: PLC0415 - only this path tunes malloc
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ImportError, OSError, AttributeError, TypeError):
+        return
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+    mallopt(-1, 128 << 20)  # M_TRIM_THRESHOLD
 
 
 def chunks(source, offset: int, first_line: int, size: int, interrupt):
