@@ -20,6 +20,8 @@ both paths on the same inputs).
   call (the numbers outside ``repr``'s plain-decimal range replaced by ``repr``'s text, as
   ``jsonout.number_texts`` does), put in the lines' order with the template's parts by
   Arrow's ``take``; no Python loop over the lines.
+* Memory (:func:`_keep_heap`): the C library's malloc keeps the chunk-sized blocks from one
+  chunk to the next instead of mapping and faulting them in anew for each.
 """
 
 from __future__ import annotations
