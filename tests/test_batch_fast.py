@@ -324,6 +324,79 @@ def test_lines_data_matches_number_texts():
     assert bytes(data) == ("\n".join(want) + "\n").encode()
 
 
+@pytest.mark.parametrize("rows", [1, 2, 7, 3000])
+@pytest.mark.parametrize(
+    "parts",
+    [["", ",", "\n"], ['{"line": ', "}"], ["[", ", ", ", ", "]é"], ["", "x", "y", "", "z"][:4]],
+    ids=["empty-first", "one-column", "three-columns", "letters"],
+)
+def test_lines_data_in_any_template_and_size(rows, parts):
+    """``columnar.lines_data`` (Arrow's ``take`` of the columns' texts and the parts) against
+    the text path's ``fill`` for templates of one to three columns, an empty first part, a
+    part that is one byte or not ASCII after its first, and sizes that change between calls
+    (the cached line orders)."""
+    from autograd_cli.cli.batch.engine import fill
+
+    if not columnar._arrow() or not jsonout.fast_encoder():
+        pytest.skip("needs PyArrow and orjson")
+    rng = np.random.default_rng(rows)
+    columns = [np.arange(5, 5 + rows, dtype=np.int64)]
+    columns += [rng.normal(size=rows) * 10.0 ** rng.integers(-9, 20, size=rows)]
+    columns += [np.where(rng.random(rows) < 0.3, np.nan, rng.normal(size=rows))]
+    columns = columns[: len(parts) - 1]
+    for _ in range(2):
+        data = columnar.lines_data(parts, columns)
+        texts = [list(map(str, columns[0].tolist()))]
+        texts += [jsonout.number_texts(c) for c in columns[1:]]
+        want = fill(parts, texts)
+        assert bytes(data) == ("\n".join(want) + "\n").encode()
+        columns = [c[: max(1, rows // 2)] for c in columns]
+
+
+def test_keep_heap_tunes_malloc_once_and_only_where_there_is_mallopt(monkeypatch):
+    """``columnar._keep_heap``: M_MMAP_THRESHOLD (32 MiB) and M_TRIM_THRESHOLD (128 MiB),
+    once per process; a C library without ``mallopt`` is left alone."""
+    import types
+
+    calls = []
+
+    class Libc:
+        def __init__(self, name):
+            assert name is None
+
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setitem(sys.modules, "ctypes", types.SimpleNamespace(CDLL=Libc))
+    monkeypatch.setattr(columnar, "_heap_kept", False)
+    columnar._keep_heap()
+    columnar._keep_heap()
+    assert calls == [(-3, 32 << 20), (-1, 128 << 20)]
+
+    class Bare:
+        def __init__(self, name):
+            pass
+
+    monkeypatch.setitem(sys.modules, "ctypes", types.SimpleNamespace(CDLL=Bare))
+    monkeypatch.setattr(columnar, "_heap_kept", False)
+    columnar._keep_heap()
+    assert columnar._heap_kept and len(calls) == 2
+
+
+def test_cut_finds_the_chunks_last_line_end():
+    """``columnar._cut`` (the size-th line end, looked for near the end first) against a
+    full scan, with short and long lines before and after it (the window too small)."""
+    rng = np.random.default_rng(2)
+    for trial in range(300):
+        lengths = rng.integers(0, 9000 if trial % 3 == 0 else 40, size=rng.integers(2, 400))
+        data = b"".join(b"1" * int(k) + b"\n" for k in lengths) + b"2" * int(trial % 2)
+        ends = data.count(b"\n")
+        size = int(rng.integers(1, ends))
+        where = [i for i, c in enumerate(data) if c == 10]
+        assert columnar._cut(data, size, ends, bool(trial % 2)) == (where[size - 1] + 1, size)
+
+
 def _big_csv(path, rows: int) -> None:
     rng = np.random.default_rng(1)
     a = rng.normal(size=(rows, 2))
