@@ -197,7 +197,11 @@ def classify(exc: BaseException) -> Failure:
         return Failure(exc.kind, exc.message, ExitCode.USAGE_ERROR, details)
     if isinstance(exc, AutogradCliError):  # its message in the command line's words
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
-        return Failure(exc.kind, exc.spelled(flag), code, exc.details)
+        message = exc.spelled(flag)
+        if exc.kind == "missing_value" and not getattr(exc, "hinted", True):
+            name = exc.details.get("variable")  # how to give it, in the command line's flags
+            message += f" (give --{name} VALUE, --var {name}=VALUE or --vars JSON)"
+        return Failure(exc.kind, message, code, exc.details)
     if isinstance(exc, (KeyboardInterrupt, Abort)):
         return Failure("interrupted", "interrupted", ExitCode.INTERRUPTED)
     if isinstance(exc, Terminated):

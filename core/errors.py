@@ -99,6 +99,8 @@ class MissingValueError(InputError):
     """A variable of the expression with no value given."""
 
     kind = "missing_value"
+    #: whether the message already says how to give the value (else a caller adds its way)
+    hinted = False
 
 
 class ArityError(InputError):

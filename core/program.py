@@ -140,10 +140,12 @@ def split_names(wrt: str | Sequence[str] | None, names_only: bool = False) -> li
 
 
 def missing_value(name: str, detail: str | None = None) -> MissingValueError:
-    """The error for a variable without a value; ``detail`` replaces the usual hint."""
-    if detail is None:
-        detail = f" (give --{name} VALUE, --var {name}=VALUE or --vars JSON)"
-    return MissingValueError(f"no value for variable {name!r}{detail}", variable=name)
+    """The error for a variable without a value, ``detail`` its caller's hint (the REPL's,
+    a batch line's).  Without one the message names no way of giving the value: how is the
+    caller's to say (the command line adds its flags: ``cli.status.classify``)."""
+    error = MissingValueError(f"no value for variable {name!r}{detail or ''}", variable=name)
+    error.hinted = detail is not None
+    return error
 
 
 def unknown_wrt(name: str, program: Program | Expr | None = None) -> UnknownVariableError:

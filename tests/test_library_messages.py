@@ -5,6 +5,7 @@ the error (``cli/status.py``'s ``classify``, through ``AutogradCliError.spelled`
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -93,3 +94,21 @@ def test_the_command_line_spells_a_library_message_with_its_flags():
     error = InputError.naming("{grad_output} and {max_iter} for {name!r}", {"name": "{x}"})
     assert str(error) == "grad_output and max_iter for '{x}'"
     assert classify(error).message == "--grad-output and --max-iter for '{x}'"
+
+
+def test_a_missing_value_names_no_flag_in_the_library_and_the_flags_on_the_command_line(cli):
+    # the library's message says only what is missing (a Python caller has no --y); the
+    # command line adds its ways of giving the value, and a batch line gets them too
+    import autograd_cli
+    from autograd_cli.core.errors import MissingValueError
+
+    with pytest.raises(MissingValueError) as info:
+        autograd_cli.grad("x + y", {"x": 1})
+    assert str(info.value) == "no value for variable 'y'"
+    r = cli("grad", "x + y", "--x", "1", "--json")
+    assert r.code == 2
+    assert json.loads(r.out)["error"] == {
+        "kind": "missing_value",
+        "message": "no value for variable 'y' (give --y VALUE, --var y=VALUE or --vars JSON)",
+        "variable": "y",
+    }
