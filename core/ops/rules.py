@@ -2,8 +2,13 @@
 
 The rules are written with the engine's own differentiable ops (operators and the functions
 here: ``call``, ``where``, ``sum_to``...), never with raw arrays: the same rule then serves
-first-order backward, ``create_graph=True`` (higher order) and forward mode.  Two conventions
-hold throughout:
+first-order backward, ``create_graph=True`` (higher order) and forward mode.  What they are
+handed decides what they compute: Tensors record (or not) as the engine's ops, the symbolic
+differentiator's values build expressions, and host arrays, which backward without
+``create_graph`` hands the elementwise rules (:func:`_saved`), compute at once: ``call``
+runs the op's forward on them, with the constants the engine op would make (the same NumPy
+calls in the same order, so the same bits, without a Tensor or a Node per step).  Two
+conventions hold throughout:
 
 * An absent cotangent stays absent: ``chain(g, d)`` is ``g * d`` except that
   where ``g`` is exactly 0 the product is 0 even when ``d`` is inf or nan, so
@@ -25,25 +30,56 @@ from contextvars import ContextVar
 import numpy as _host
 
 from .. import backend
-from ..tensor import Tensor, is_grad_enabled
+from ..autograd import Node
+from ..autograd import _state as _grad_mode
+from ..tensor import OPS, Tensor, constant_data, is_grad_enabled
 from .table import Op, function, register
 
 # ---------------------------------------------------------------------------
 # Generic helpers the rules are written with.  They dispatch on the graph value
-# type (Tensor here; the symbolic differentiator supplies its own), so a rule
-# never touches raw arrays.
+# type (Tensor here; the symbolic differentiator supplies its own; a host array
+# computes at once), so a rule is written once for all of them.
 # ---------------------------------------------------------------------------
 
-
-def _anchor(args):
-    for a in args:
-        if hasattr(a, "_call"):
-            return a
-    raise TypeError("no tensor among the arguments")
+_ARRAYS = (_host.ndarray, _host.generic)  # what the rules' array form computes on
+#: The data of a cotangent whose rule may run on the arrays (host memory: the device path
+#: keeps its Tensors, and with them its syncs, as they were)
+_HOST_DATA = frozenset((_host.ndarray, _host.float64, _host.float32))
 
 
 def call(name: str, *args, **attrs):
-    return _anchor(args)._call(name, *args, **attrs)
+    """The op ``name`` on ``args``: recorded on a Tensor (or a symbolic value) among them,
+    else computed on the arrays among them (:func:`_array_call`)."""
+    array = False
+    for a in args:
+        if isinstance(a, _ARRAYS):
+            array = True
+        elif hasattr(a, "_call"):
+            return a._call(name, *args, **attrs)
+    if not array:
+        raise TypeError("no tensor among the arguments")
+    return _array_call(OPS[name], args, attrs)
+
+
+def _array_call(op, args, attrs):
+    """``op``'s forward on the arrays ``args`` (a Python number made the constant
+    ``tensor.apply`` makes of it, beside the first array), its result an array as apply's:
+    the engine op without its Tensor and Node, under the walk's IEEE semantics."""
+    like = next(a for a in args if isinstance(a, _ARRAYS))
+    arrays = [a if isinstance(a, _ARRAYS) else constant_data(a, like) for a in args]
+    forward = op.forward if backend.QUIET.get() else backend.ignoring(op.forward)
+    data = forward(*arrays, **attrs)
+    if data.__class__ not in _HOST_DATA and not hasattr(data, "dtype"):
+        data = backend.asarray(data, dtype=arrays[0].dtype)
+    return data
+
+
+def power(a, b):
+    """``a ** b``; on arrays pow's forward (NumPy's ufunc, as the engine op: Python's ``**``
+    on a NumPy number is C's pow(), which can differ in the last bit)."""
+    if isinstance(a, _ARRAYS) or isinstance(b, _ARRAYS):
+        return call("pow", a, b)
+    return a**b
 
 
 def where(cond, a, b):
@@ -99,22 +135,37 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
+def _data(x):
+    """The array of ``x``: a Tensor's data, an array itself; anything else (a number, a
+    symbolic value, None) is returned as it is."""
+    return x.data if isinstance(x, Tensor) else x
+
+
+def _array(x):
+    """The array of ``x``, a Tensor (of any backend) or a host array; else None."""
+    if isinstance(x, Tensor):
+        return x.data
+    return x if isinstance(x, _ARRAYS) else None
+
+
 def _all_finite(x) -> bool:
-    if _is_tensor(x):
-        return backend.all_finite(x.data)
-    return True
+    x = _array(x)
+    return True if x is None else backend.all_finite(x)
 
 
 def _finite_factor(d) -> bool:
-    """True when ``d`` (a Tensor or a Python number) is known to hold finite numbers only."""
+    """True when ``d`` (a Tensor, an array or a Python number) is known to hold finite
+    numbers only."""
     if type(d) is float or type(d) is int:
         return math.isfinite(d)
-    return _is_tensor(d) and backend.all_finite(d.data)
+    d = _array(d)
+    return d is not None and backend.all_finite(d)
 
 
 def _any_zero(x) -> bool:
-    if _is_tensor(x):
-        return backend.any_nonzero(x.data == 0)
+    d = _array(x)
+    if d is not None:
+        return backend.any_nonzero(d == 0)
     return getattr(x, "maybe_zero", True)
 
 
@@ -177,8 +228,8 @@ def chain_local(g, d, saved):
 
     Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
     """
-    dd = getattr(d, "data", None)
-    gd = getattr(g, "data", None)
+    dd = _data(d)
+    gd = _data(g)
     if (
         type(dd) is not _host.ndarray
         or type(gd) is not _host.ndarray
@@ -188,20 +239,43 @@ def chain_local(g, d, saved):
         or is_grad_enabled()
     ):
         return chain(g, d)
-    fresh = dd.flags.owndata and not any(
-        _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
-    )
+    fresh = dd.flags.owndata and not any(_host.may_share_memory(dd, _data(s)) for s in saved)
     if _unit(gd):
         if fresh or LEAVES_COPIED_AT_EXIT.get():
             return d
-        return Tensor._wrap(dd.copy())
+        return _like(g, dd.copy())
     if not fresh:
         return chain(g, d)
     finite = backend.all_finite(dd)  # chain's test, before d is overwritten
-    r = Tensor._wrap(_host.multiply(gd, dd, out=dd))
+    r = _like(g, _host.multiply(gd, dd, out=dd))
     if finite or backend.all_finite(dd):
         return r
     return where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
+
+
+def _like(g, data):
+    """``data`` as what ``g`` is: a Tensor's, or the array itself."""
+    return Tensor._wrap(data) if isinstance(g, Tensor) else data
+
+
+def _on_arrays(g) -> bool:
+    """The rule of a node whose cotangent is ``g`` may run on the saved arrays: nothing is
+    recorded and ``g`` is in host memory (the rules' array form, see the module's doc)."""
+    return not _grad_mode.grad_enabled and isinstance(g, Tensor) and g.data.__class__ in _HOST_DATA
+
+
+def _saved(n, arrays: bool) -> tuple:
+    """The node's inputs and output, as the rule reads them: Tensors, or (``arrays``) their
+    arrays, the output's read from the Node without rebuilding its Tensor."""
+    if arrays:
+        out = n.saved_data if n.__class__ is Node else n.out.data
+        return tuple([t.data for t in n.inputs]) + (out,)
+    return tuple(n.inputs) + (n.out,)
+
+
+def _tensors(grads) -> tuple:
+    """The cotangents a rule computed on arrays, as Tensors (None stays None)."""
+    return tuple([None if gi is None else Tensor._wrap(gi) for gi in grads])
 
 
 def add_tangents(a, b):
@@ -257,9 +331,10 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     ``total``, ``nonneg``, ``zero_grad``...)."""
 
     def vjp(n, g):
-        x = n.inputs[0]
-        out = n.out
-        return (chain_local(g, deriv(x, out), (x, out)),)
+        arrays = _on_arrays(g)
+        saved = _saved(n, arrays)
+        gi = chain_local(g.data if arrays else g, deriv(*saved), saved)
+        return (Tensor._wrap(gi) if arrays and gi is not None else gi,)
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -333,11 +408,14 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
 
     def vjp(n, g):
-        args = tuple(n.inputs) + (n.out,)
-        return tuple(
-            sum_to(chain_local(g, d(*args), args), n.shapes[i]) if n.needs[i] else None
+        arrays = _on_arrays(g)
+        args = _saved(n, arrays)
+        gv = g.data if arrays else g
+        grads = tuple(
+            sum_to(chain_local(gv, d(*args), args), n.shapes[i]) if n.needs[i] else None
             for i, d in enumerate(derivs)
         )
+        return _tensors(grads) if arrays else grads
 
     def jvp(n, tangents):
         args = tuple(n.inputs) + (n.out,)
