@@ -50,28 +50,35 @@ _HOST_DATA = frozenset((_host.ndarray, _host.float64, _host.float32))
 def call(name: str, *args, **attrs):
     """The op ``name`` on ``args``: recorded on a Tensor (or a symbolic value) among them,
     else computed on the arrays among them (:func:`_array_call`)."""
-    array = False
+    numbers = False
     for a in args:
-        if isinstance(a, _ARRAYS):
-            array = True
-        elif hasattr(a, "_call"):
-            return a._call(name, *args, **attrs)
-    if not array:
+        if not isinstance(a, _ARRAYS):
+            if hasattr(a, "_call"):
+                return a._call(name, *args, **attrs)
+            numbers = True
+    return _array_call(OPS[name], _constants(args) if numbers else args, attrs)
+
+
+def _constants(args) -> list:
+    """``args`` with each Python number made the constant ``tensor.apply`` makes of it,
+    beside the first array among them."""
+    like = next((a for a in args if isinstance(a, _ARRAYS)), None)
+    if like is None:
         raise TypeError("no tensor among the arguments")
-    return _array_call(OPS[name], args, attrs)
+    return [a if isinstance(a, _ARRAYS) else constant_data(a, like) for a in args]
 
 
-def _array_call(op, args, attrs):
-    """``op``'s forward on the arrays ``args`` (a Python number made the constant
-    ``tensor.apply`` makes of it, beside the first array), its result an array as apply's:
-    the engine op without its Tensor and Node, under the walk's IEEE semantics."""
-    like = next(a for a in args if isinstance(a, _ARRAYS))
-    arrays = [a if isinstance(a, _ARRAYS) else constant_data(a, like) for a in args]
-    forward = op.forward if backend.QUIET.get() else backend.ignoring(op.forward)
+def _array_call(op, arrays, attrs):
+    """``op``'s forward on ``arrays``, its result an array as ``tensor.apply``'s: the engine
+    op without its Tensor and Node, under the walk's IEEE semantics."""
+    forward = op.forward if _quiet() else backend.ignoring(op.forward)
     data = forward(*arrays, **attrs)
     if data.__class__ not in _HOST_DATA and not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=arrays[0].dtype)
     return data
+
+
+_quiet = backend.QUIET.get  # True inside a walk that has set the IEEE error state already
 
 
 def power(a, b):
@@ -156,7 +163,8 @@ def _all_finite(x) -> bool:
 def _finite_factor(d) -> bool:
     """True when ``d`` (a Tensor, an array or a Python number) is known to hold finite
     numbers only."""
-    if type(d) is float or type(d) is int:
+    kind = d.__class__
+    if kind is _host.float64 or kind is float or kind is int:
         return math.isfinite(d)
     d = _array(d)
     return d is not None and backend.all_finite(d)
@@ -177,7 +185,7 @@ def chain(g, d):
     # Only an entry where d is inf or nan can be a 0 * inf/nan: with a finite d (often
     # smaller than g, never larger than the product) the mended product has r's values, and
     # when nothing is recorded (no create_graph) it is r itself, bit for bit.
-    if not is_grad_enabled() and _finite_factor(d):
+    if not _grad_mode.grad_enabled and _finite_factor(d):
         return r
     if not _all_finite(r):
         # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
@@ -228,11 +236,12 @@ def chain_local(g, d, saved):
 
     Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
     """
-    dd = _data(d)
-    gd = _data(g)
+    dd = d.data if isinstance(d, Tensor) else d
+    if type(dd) is not _host.ndarray:
+        return chain(g, d)
+    gd = g.data if isinstance(g, Tensor) else g
     if (
-        type(dd) is not _host.ndarray
-        or type(gd) is not _host.ndarray
+        type(gd) is not _host.ndarray
         or dd.size < CHAIN_LOCAL_MIN
         or gd.shape != dd.shape
         or gd.dtype != dd.dtype
@@ -258,23 +267,39 @@ def _like(g, data):
     return Tensor._wrap(data) if isinstance(g, Tensor) else data
 
 
-def _on_arrays(g) -> bool:
-    """The rule of a node whose cotangent is ``g`` may run on the saved arrays: nothing is
-    recorded and ``g`` is in host memory (the rules' array form, see the module's doc)."""
-    return not _grad_mode.grad_enabled and isinstance(g, Tensor) and g.data.__class__ in _HOST_DATA
+# How an elementwise rule reads its cotangent (the rules' array form, see the module's doc):
+_TENSORS = 0  # as Tensors (recorded under create_graph; any device)
+_ARRAY = 1  # a host array (backward without create_graph): arrays in, arrays out
+_WRAPPED = 2  # a host Tensor, nothing recorded (batch, explain): on its array, Tensors out
 
 
-def _saved(n, arrays: bool) -> tuple:
-    """The node's inputs and output, as the rule reads them: Tensors, or (``arrays``) their
-    arrays, the output's read from the Node without rebuilding its Tensor."""
-    if arrays:
-        out = n.saved_data if n.__class__ is Node else n.out.data
-        return tuple([t.data for t in n.inputs]) + (out,)
-    return tuple(n.inputs) + (n.out,)
+def _form(g) -> int:
+    """How the rule given the cotangent ``g`` works (``_TENSORS``, ``_ARRAY``, ``_WRAPPED``)."""
+    if isinstance(g, _ARRAYS):
+        return _ARRAY
+    if not _grad_mode.grad_enabled and isinstance(g, Tensor) and g.data.__class__ in _HOST_DATA:
+        return _WRAPPED
+    return _TENSORS
 
 
-def _tensors(grads) -> tuple:
-    """The cotangents a rule computed on arrays, as Tensors (None stays None)."""
+def _saved(n, form: int) -> tuple:
+    """The node's inputs and output as the rule of ``form`` reads them: Tensors, or their
+    arrays (the output's read from the Node without rebuilding its Tensor)."""
+    if not form:
+        return tuple(n.inputs) + (n.out,)
+    if n.__class__ is Node:  # the walk has checked that it is not released
+        ins, out = n.saved_inputs, n.saved_data
+    else:
+        ins, out = n.inputs, n.out.data
+    if len(ins) == 1:
+        return (ins[0].data, out)
+    return tuple([t.data for t in ins]) + (out,)
+
+
+def _handed(form: int, grads: tuple) -> tuple:
+    """The cotangents as the rule of ``form`` hands them back: ``_WRAPPED``'s as Tensors."""
+    if form != _WRAPPED:
+        return grads
     return tuple([None if gi is None else Tensor._wrap(gi) for gi in grads])
 
 
@@ -331,10 +356,10 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     ``total``, ``nonneg``, ``zero_grad``...)."""
 
     def vjp(n, g):
-        arrays = _on_arrays(g)
-        saved = _saved(n, arrays)
-        gi = chain_local(g.data if arrays else g, deriv(*saved), saved)
-        return (Tensor._wrap(gi) if arrays and gi is not None else gi,)
+        form = _form(g)
+        saved = _saved(n, form)
+        gi = chain_local(g.data if form == _WRAPPED else g, deriv(*saved), saved)
+        return _handed(form, (gi,))
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -408,14 +433,14 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
 
     def vjp(n, g):
-        arrays = _on_arrays(g)
-        args = _saved(n, arrays)
-        gv = g.data if arrays else g
+        form = _form(g)
+        args = _saved(n, form)
+        gv = g.data if form == _WRAPPED else g
         grads = tuple(
             sum_to(chain_local(gv, d(*args), args), n.shapes[i]) if n.needs[i] else None
             for i, d in enumerate(derivs)
         )
-        return _tensors(grads) if arrays else grads
+        return _handed(form, grads)
 
     def jvp(n, tangents):
         args = tuple(n.inputs) + (n.out,)
@@ -440,6 +465,7 @@ def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:
             arity=len(derivs),
             deriv=tuple(derivs),
             printing=printing,
+            arrays=True,
             **facts,
         )
     )
