@@ -282,12 +282,13 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     # in no-grad mode, so what they return records nothing: a cotangent is detached only if it
     # is a tensor of the graph (a rule handing back a saved input), and each one reaching a
     # leaf becomes a tensor of its own (as ``detach`` makes one), never shared with another.
-    context = enable_grad() if create_graph else no_grad()
     token = backend.quiet_enter()  # every rule's ops run with the IEEE semantics already set
+    mode = _state.grad_enabled  # grad mode, set for the walk (no_grad/enable_grad, inline)
+    _state.grad_enabled = bool(create_graph)
     detach = not create_graph and not arrays
     capture = capture or None  # an empty one asks for nothing: no lookup per Node
     try:
-        with context, gc_paused():
+        with gc_paused():
             while ready:
                 node, g = ready.pop()
                 if capture is not None and g is not None and node in capture:
@@ -326,6 +327,7 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                     node.released = True
     finally:
         backend.quiet_exit(token)
+        _state.grad_enabled = mode
     if arrays:
         return {leaf: cls._wrap(g) for leaf, g in leaves.items()}
     return leaves
