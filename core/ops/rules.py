@@ -129,7 +129,10 @@ def broadcast_to(x, shape):
 
 def sum_to(x, shape):
     """Sum ``x`` down to ``shape``: the one un-broadcast helper every binary rule uses."""
-    if x is None or tuple(x.shape) == tuple(shape):
+    if x is None:
+        return x
+    have = x.shape
+    if have == shape or tuple(have) == tuple(shape):
         return x
     return call("sum_to", x, shape=tuple(shape))
 
@@ -436,11 +439,12 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
         form = _form(g)
         args = _saved(n, form)
         gv = g.data if form == _WRAPPED else g
-        grads = tuple(
-            sum_to(chain_local(gv, d(*args), args), n.shapes[i]) if n.needs[i] else None
+        needs, shapes = n.needs, n.shapes
+        grads = [
+            sum_to(chain_local(gv, d(*args), args), shapes[i]) if needs[i] else None
             for i, d in enumerate(derivs)
-        )
-        return _handed(form, grads)
+        ]
+        return _handed(form, tuple(grads))
 
     def jvp(n, tangents):
         args = tuple(n.inputs) + (n.out,)
