@@ -270,7 +270,7 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     deps = _consumers(outputs)
     buffers: dict[Node, TensorLike] = {}
     leaves: dict[TensorLike, TensorLike] = {}
-    cls = type(outputs[0])
+    cls = type(outputs[0].detach())  # the class of what detach makes: a gradient's
     # Without create_graph, on the host, the cotangents travel as arrays: an op whose rules
     # take them (Op.arrays, the rules' array form) computes on its saved arrays with no
     # Tensor made; another is handed a Tensor of it (_tensor_rule). Each gradient becomes a
