@@ -270,35 +270,34 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
     deps = _consumers(outputs)
     buffers: dict[Node, TensorLike] = {}
     leaves: dict[TensorLike, TensorLike] = {}
-    roots: list[Node] = []
-    for out, g in zip(outputs, seeds):
-        if out.grad_fn is not None:
-            _accumulate(buffers, out.grad_fn, g)
-            if out.grad_fn not in roots:
-                roots.append(out.grad_fn)
-        elif out.requires_grad:
-            _accumulate(leaves, out, g)
-    # (node, its total cotangent): a Node is ready once its last consumer has handed it its
-    # part; the parts of the consumers before the last wait in ``buffers``
-    ready = [(n, buffers.pop(n, None)) for n in roots if deps[n] == 0]
+    cls = type(outputs[0].detach())  # the class of what detach makes: a gradient's
+    # Without create_graph, on the host, the cotangents travel as arrays: an op whose rules
+    # take them (Op.arrays, the rules' array form) computes on its saved arrays with no
+    # Tensor made; another is handed a Tensor of it (_tensor_rule). Each gradient becomes a
+    # tensor of its own at the end (as ``detach`` makes one), never shared with another.
+    arrays = not create_graph and all(s.data.__class__ in _HOST_DATA for s in seeds)
+    ready = _seeded(outputs, [s.data for s in seeds] if arrays else seeds, deps, buffers, leaves)
 
     # Pass 2: process each Node after all its consumers.  Without create_graph, the rules run
     # in no-grad mode, so what they return records nothing: a cotangent is detached only if it
     # is a tensor of the graph (a rule handing back a saved input), and each one reaching a
     # leaf becomes a tensor of its own (as ``detach`` makes one), never shared with another.
-    context = enable_grad() if create_graph else no_grad()
     token = backend.quiet_enter()  # every rule's ops run with the IEEE semantics already set
-    detach = not create_graph
+    mode = _state.grad_enabled  # grad mode, set for the walk (no_grad/enable_grad, inline)
+    _state.grad_enabled = bool(create_graph)
+    detach = not create_graph and not arrays
     capture = capture or None  # an empty one asks for nothing: no lookup per Node
     try:
-        with context, gc_paused():
+        with gc_paused():
             while ready:
                 node, g = ready.pop()
                 if capture is not None and g is not None and node in capture:
-                    capture[node] = g.detach() if detach else g
+                    capture[node] = cls._wrap(g) if arrays else g.detach() if detach else g
                 op = node.op
                 if g is None:
                     grads: Any = _NO_GRADS
+                elif arrays and not op.arrays:
+                    grads = _tensor_rule(node, cls._wrap(g))
                 else:
                     if op.saves and node.released:
                         _freed()
@@ -328,7 +327,40 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, capture: dict |
                     node.released = True
     finally:
         backend.quiet_exit(token)
+        _state.grad_enabled = mode
+    if arrays:
+        return {leaf: cls._wrap(g) for leaf, g in leaves.items()}
     return leaves
+
+
+def _seeded(outputs, seeds, deps: dict, buffers: dict, leaves: dict) -> list:
+    """Hand each output its seed (a leaf's to ``leaves``): the (node, its total cotangent)
+    ready to run: a Node is ready once its last consumer has handed it its part; the parts
+    of the consumers before the last wait in ``buffers``."""
+    roots: list[Node] = []
+    for out, g in zip(outputs, seeds):
+        if out.grad_fn is not None:
+            _accumulate(buffers, out.grad_fn, g)
+            if out.grad_fn not in roots:
+                roots.append(out.grad_fn)
+        elif out.requires_grad:
+            _accumulate(leaves, out, g)
+    return [(n, buffers.pop(n, None)) for n in roots if deps[n] == 0]
+
+
+def _tensor_rule(node, g):
+    """The cotangents of ``node``, whose rules take Tensors, for the Tensor ``g``, as the
+    arrays the walk of :func:`_run` carries (nothing is recorded: none is of a graph)."""
+    if node.op.saves and node.released:
+        _freed()
+    grads = node.op.vjp(node, g)
+    if grads is None:
+        return None
+    return tuple([None if gi is None else gi.data for gi in grads])
+
+
+#: The classes of a host array (NumPy's; the device's keep their Tensors in the walk)
+_HOST_DATA = frozenset((backend.host.ndarray, backend.host.float64, backend.host.float32))
 
 
 class _NoGrads:

@@ -51,6 +51,9 @@ def parse_value(name: str, value, dtype=None):
     """A variable's value (number, nested list or array) as a backend array; ragged -> BadValueError."""
     if isinstance(value, Tensor):
         return value.data
+    if value.__class__ is backend.host.ndarray and value.ndim <= 32 and backend.xp is backend.host:
+        if value.dtype == (dtype or backend.default_dtype):
+            return value  # what the conversions below give of it: the array itself
     # At most 32 dimensions: NumPy broadcasts no more (and a Jacobian of a 32-dimensional
     # output by a 32-dimensional input needs 64, NumPy's maximum).  The nesting is measured
     # along the first elements, before NumPy walks a list nested thousands deep.

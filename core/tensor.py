@@ -391,7 +391,13 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         kind = like.data.__class__
         if (kind is _host.float64 or kind is _host.float32) and _settings().xp is _host:
             return Tensor._wrap(kind(value))  # that NumPy scalar type: dtype.type(value)
-    dtype = like.data.dtype if like is not None else None
+    return Tensor._wrap(constant_data(value, None if like is None else like.data))
+
+
+def constant_data(value, like=None):
+    """The array :func:`as_tensor` makes of ``value`` (a Python number or array) beside the
+    array ``like``: the constants of an op applied on arrays (the rules' array form)."""
+    dtype = like.dtype if like is not None else None
     now = _settings()
     if now.xp is _host and (
         type(value) is float or (type(value) is int and -_INT_LIMIT < value < _INT_LIMIT)
@@ -401,7 +407,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         data = dtype.type(value) if dtype is not None else now.dtype(value)
     else:
         data = backend.asarray(value, dtype=dtype)
-    return Tensor._wrap(data)
+    return data
 
 
 _settings = backend.settings  # the backend's settings in force (a ContextVar's get)

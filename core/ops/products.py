@@ -49,6 +49,8 @@ def _matmul_size(shapes, attrs) -> int:
         return 0
     a = a if len(a) > 1 else (1,) + tuple(a)
     b = b if len(b) > 1 else tuple(b) + (1,)
+    if len(a) == 2 and len(b) == 2:  # no batch axes: nothing to broadcast (the common case)
+        return a[-2] * b[-1]
     return broadcast_size([a[:-2], b[:-2]], attrs) * a[-2] * b[-1]
 
 
@@ -110,11 +112,11 @@ def _matrix_vjp(n, a, b, g):
     g2 = g.reshape(g.shape + (1,)) if b.ndim == 1 else g
     ga = gb = None
     if n.needs[0]:
-        bt = xp.swapaxes(b2, -1, -2)
+        bt = b2.T  # 2-D: swapaxes(b2, -1, -2)
         ga = _outer_product(xp, g2, bt) if g2.shape[-1] == 1 else xp.matmul(g2, bt)
         ga = Tensor._wrap(ga.reshape(a.shape))
     if n.needs[1]:
-        at = xp.swapaxes(a, -1, -2)
+        at = a.T  # 2-D: swapaxes(a, -1, -2)
         gb = _outer_product(xp, at, g2) if a.shape[-2] == 1 else xp.matmul(at, g2)
         gb = Tensor._wrap(gb.reshape(b.shape))
     return ga, gb
@@ -140,13 +142,17 @@ def _outer_product(xp, a, b):
     r = xp.multiply(a, b)
     # Adding 0 changes only a -0.0 entry.  Factors without a zero whose smallest
     # magnitudes multiply to a normal number make no zero product at all (not even by
-    # underflow): the pass over the product is then skipped.  nan fails the test.
-    if not xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY:
+    # underflow): the pass over the product is then skipped.  nan fails the test.  A small
+    # product takes the pass: cheaper than the test's four reductions.
+    if r.size <= _SMALL or not (
+        xp.abs(a).min(initial=xp.inf) * xp.abs(b).min(initial=xp.inf) >= _TINY
+    ):
         r += r.dtype.type(0)
     return r
 
 
 _TINY = 1e-30  # far above the underflow threshold of float64 and float32 products
+_SMALL = 1024  # elements up to which the pass over the product costs less than the test
 
 
 def _matmul_jvp(n, ts):

@@ -2,8 +2,13 @@
 
 The rules are written with the engine's own differentiable ops (operators and the functions
 here: ``call``, ``where``, ``sum_to``...), never with raw arrays: the same rule then serves
-first-order backward, ``create_graph=True`` (higher order) and forward mode.  Two conventions
-hold throughout:
+first-order backward, ``create_graph=True`` (higher order) and forward mode.  What they are
+handed decides what they compute: Tensors record (or not) as the engine's ops, the symbolic
+differentiator's values build expressions, and host arrays, which backward without
+``create_graph`` hands the elementwise rules (:func:`_saved`), compute at once: ``call``
+runs the op's forward on them, with the constants the engine op would make (the same NumPy
+calls in the same order, so the same bits, without a Tensor or a Node per step).  Two
+conventions hold throughout:
 
 * An absent cotangent stays absent: ``chain(g, d)`` is ``g * d`` except that
   where ``g`` is exactly 0 the product is 0 even when ``d`` is inf or nan, so
@@ -25,25 +30,63 @@ from contextvars import ContextVar
 import numpy as _host
 
 from .. import backend
-from ..tensor import Tensor, is_grad_enabled
+from ..autograd import Node
+from ..autograd import _state as _grad_mode
+from ..tensor import OPS, Tensor, constant_data, is_grad_enabled
 from .table import Op, function, register
 
 # ---------------------------------------------------------------------------
 # Generic helpers the rules are written with.  They dispatch on the graph value
-# type (Tensor here; the symbolic differentiator supplies its own), so a rule
-# never touches raw arrays.
+# type (Tensor here; the symbolic differentiator supplies its own; a host array
+# computes at once), so a rule is written once for all of them.
 # ---------------------------------------------------------------------------
 
-
-def _anchor(args):
-    for a in args:
-        if hasattr(a, "_call"):
-            return a
-    raise TypeError("no tensor among the arguments")
+_ARRAYS = (_host.ndarray, _host.generic)  # what the rules' array form computes on
+#: The data of a cotangent whose rule may run on the arrays (host memory: the device path
+#: keeps its Tensors, and with them its syncs, as they were)
+_HOST_DATA = frozenset((_host.ndarray, _host.float64, _host.float32))
 
 
 def call(name: str, *args, **attrs):
-    return _anchor(args)._call(name, *args, **attrs)
+    """The op ``name`` on ``args``: recorded on a Tensor (or a symbolic value) among them,
+    else computed on the arrays among them (:func:`_array_call`)."""
+    numbers = False
+    for a in args:
+        if not isinstance(a, _ARRAYS):
+            if hasattr(a, "_call"):
+                return a._call(name, *args, **attrs)
+            numbers = True
+    return _array_call(OPS[name], _constants(args) if numbers else args, attrs)
+
+
+def _constants(args) -> list:
+    """``args`` with each Python number made the constant ``tensor.apply`` makes of it,
+    beside the first array among them."""
+    like = next((a for a in args if isinstance(a, _ARRAYS)), None)
+    if like is None:
+        raise TypeError("no tensor among the arguments")
+    return [a if isinstance(a, _ARRAYS) else constant_data(a, like) for a in args]
+
+
+def _array_call(op, arrays, attrs):
+    """``op``'s forward on ``arrays``, its result an array as ``tensor.apply``'s: the engine
+    op without its Tensor and Node, under the walk's IEEE semantics."""
+    forward = op.forward if _quiet() else backend.ignoring(op.forward)
+    data = forward(*arrays, **attrs)
+    if data.__class__ not in _HOST_DATA and not hasattr(data, "dtype"):
+        data = backend.asarray(data, dtype=arrays[0].dtype)
+    return data
+
+
+_quiet = backend.QUIET.get  # True inside a walk that has set the IEEE error state already
+
+
+def power(a, b):
+    """``a ** b``; on arrays pow's forward (NumPy's ufunc, as the engine op: Python's ``**``
+    on a NumPy number is C's pow(), which can differ in the last bit)."""
+    if isinstance(a, _ARRAYS) or isinstance(b, _ARRAYS):
+        return call("pow", a, b)
+    return a**b
 
 
 def where(cond, a, b):
@@ -86,7 +129,10 @@ def broadcast_to(x, shape):
 
 def sum_to(x, shape):
     """Sum ``x`` down to ``shape``: the one un-broadcast helper every binary rule uses."""
-    if x is None or tuple(x.shape) == tuple(shape):
+    if x is None:
+        return x
+    have = x.shape
+    if have == shape or tuple(have) == tuple(shape):
         return x
     return call("sum_to", x, shape=tuple(shape))
 
@@ -99,22 +145,38 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
+def _data(x):
+    """The array of ``x``: a Tensor's data, an array itself; anything else (a number, a
+    symbolic value, None) is returned as it is."""
+    return x.data if isinstance(x, Tensor) else x
+
+
+def _array(x):
+    """The array of ``x``, a Tensor (of any backend) or a host array; else None."""
+    if isinstance(x, Tensor):
+        return x.data
+    return x if isinstance(x, _ARRAYS) else None
+
+
 def _all_finite(x) -> bool:
-    if _is_tensor(x):
-        return backend.all_finite(x.data)
-    return True
+    x = _array(x)
+    return True if x is None else backend.all_finite(x)
 
 
 def _finite_factor(d) -> bool:
-    """True when ``d`` (a Tensor or a Python number) is known to hold finite numbers only."""
-    if type(d) is float or type(d) is int:
+    """True when ``d`` (a Tensor, an array or a Python number) is known to hold finite
+    numbers only."""
+    kind = d.__class__
+    if kind is _host.float64 or kind is float or kind is int:
         return math.isfinite(d)
-    return _is_tensor(d) and backend.all_finite(d.data)
+    d = _array(d)
+    return d is not None and backend.all_finite(d)
 
 
 def _any_zero(x) -> bool:
-    if _is_tensor(x):
-        return backend.any_nonzero(x.data == 0)
+    d = _array(x)
+    if d is not None:
+        return backend.any_nonzero(d == 0)
     return getattr(x, "maybe_zero", True)
 
 
@@ -126,7 +188,7 @@ def chain(g, d):
     # Only an entry where d is inf or nan can be a 0 * inf/nan: with a finite d (often
     # smaller than g, never larger than the product) the mended product has r's values, and
     # when nothing is recorded (no create_graph) it is r itself, bit for bit.
-    if not is_grad_enabled() and _finite_factor(d):
+    if not _grad_mode.grad_enabled and _finite_factor(d):
         return r
     if not _all_finite(r):
         # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
@@ -177,31 +239,71 @@ def chain_local(g, d, saved):
 
     Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
     """
-    dd = getattr(d, "data", None)
-    gd = getattr(g, "data", None)
+    dd = d.data if isinstance(d, Tensor) else d
+    if type(dd) is not _host.ndarray:
+        return chain(g, d)
+    gd = g.data if isinstance(g, Tensor) else g
     if (
-        type(dd) is not _host.ndarray
-        or type(gd) is not _host.ndarray
+        type(gd) is not _host.ndarray
         or dd.size < CHAIN_LOCAL_MIN
         or gd.shape != dd.shape
         or gd.dtype != dd.dtype
         or is_grad_enabled()
     ):
         return chain(g, d)
-    fresh = dd.flags.owndata and not any(
-        _host.may_share_memory(dd, s.data) for s in saved if _is_tensor(s)
-    )
+    fresh = dd.flags.owndata and not any(_host.may_share_memory(dd, _data(s)) for s in saved)
     if _unit(gd):
         if fresh or LEAVES_COPIED_AT_EXIT.get():
             return d
-        return Tensor._wrap(dd.copy())
+        return _like(g, dd.copy())
     if not fresh:
         return chain(g, d)
     finite = backend.all_finite(dd)  # chain's test, before d is overwritten
-    r = Tensor._wrap(_host.multiply(gd, dd, out=dd))
+    r = _like(g, _host.multiply(gd, dd, out=dd))
     if finite or backend.all_finite(dd):
         return r
     return where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
+
+
+def _like(g, data):
+    """``data`` as what ``g`` is: a Tensor's, or the array itself."""
+    return Tensor._wrap(data) if isinstance(g, Tensor) else data
+
+
+# How an elementwise rule reads its cotangent (the rules' array form, see the module's doc):
+_TENSORS = 0  # as Tensors (recorded under create_graph; any device)
+_ARRAY = 1  # a host array (backward without create_graph): arrays in, arrays out
+_WRAPPED = 2  # a host Tensor, nothing recorded (batch, explain): on its array, Tensors out
+
+
+def _form(g) -> int:
+    """How the rule given the cotangent ``g`` works (``_TENSORS``, ``_ARRAY``, ``_WRAPPED``)."""
+    if isinstance(g, _ARRAYS):
+        return _ARRAY
+    if not _grad_mode.grad_enabled and isinstance(g, Tensor) and g.data.__class__ in _HOST_DATA:
+        return _WRAPPED
+    return _TENSORS
+
+
+def _saved(n, form: int) -> tuple:
+    """The node's inputs and output as the rule of ``form`` reads them: Tensors, or their
+    arrays (the output's read from the Node without rebuilding its Tensor)."""
+    if not form:
+        return tuple(n.inputs) + (n.out,)
+    if n.__class__ is Node:  # the walk has checked that it is not released
+        ins, out = n.saved_inputs, n.saved_data
+    else:
+        ins, out = n.inputs, n.out.data
+    if len(ins) == 1:
+        return (ins[0].data, out)
+    return tuple([t.data for t in ins]) + (out,)
+
+
+def _handed(form: int, grads: tuple) -> tuple:
+    """The cotangents as the rule of ``form`` hands them back: ``_WRAPPED``'s as Tensors."""
+    if form != _WRAPPED:
+        return grads
+    return tuple([None if gi is None else Tensor._wrap(gi) for gi in grads])
 
 
 def add_tangents(a, b):
@@ -257,9 +359,10 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     ``total``, ``nonneg``, ``zero_grad``...)."""
 
     def vjp(n, g):
-        x = n.inputs[0]
-        out = n.out
-        return (chain_local(g, deriv(x, out), (x, out)),)
+        form = _form(g)
+        saved = _saved(n, form)
+        gi = chain_local(g.data if form == _WRAPPED else g, deriv(*saved), saved)
+        return _handed(form, (gi,))
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -333,11 +436,15 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
 
     def vjp(n, g):
-        args = tuple(n.inputs) + (n.out,)
-        return tuple(
-            sum_to(chain_local(g, d(*args), args), n.shapes[i]) if n.needs[i] else None
+        form = _form(g)
+        args = _saved(n, form)
+        gv = g.data if form == _WRAPPED else g
+        needs, shapes = n.needs, n.shapes
+        grads = [
+            sum_to(chain_local(gv, d(*args), args), shapes[i]) if needs[i] else None
             for i, d in enumerate(derivs)
-        )
+        ]
+        return _handed(form, tuple(grads))
 
     def jvp(n, tangents):
         args = tuple(n.inputs) + (n.out,)
@@ -362,6 +469,7 @@ def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:
             arity=len(derivs),
             deriv=tuple(derivs),
             printing=printing,
+            arrays=True,
             **facts,
         )
     )

@@ -179,6 +179,10 @@ class Op:
         axis passes through (rows of rank >= k); ``("rows",)`` none on purpose (diag of a
         vector): a graph using it is evaluated row by row, exactly, just slower.  None: its
         kind says (elementwise, reductions), or core/batch.py has a rule by name.
+    ``arrays``
+        its vjp also takes a host array as the cotangent and then works on the saved
+        arrays, returning arrays (the rules' array form, core/ops/rules.py): backward without
+        ``create_graph`` hands it its cotangent so, with no Tensor made between two such ops.
     ``params``
         the attribute arguments of its function of the language (see :class:`Param`): an op
         with params is parsed by them, its array arguments first (arity None: one list).
@@ -228,6 +232,7 @@ class Op:
         "size",
         "params",
         "batching",
+        "arrays",
     )
 
     def __init__(
@@ -255,8 +260,10 @@ class Op:
         size=None,
         params: tuple = (),
         batching: tuple | None = None,
+        arrays: bool = False,
     ):
         self.name = name
+        self.arrays = arrays
         self.batching = batching
         self.params = tuple(params)
         if any(a.required > b.required for a, b in zip(self.params[1:], self.params)):
