@@ -141,7 +141,12 @@ _PERMUTE = Op(
 
 def _pad_array(a, k: int):
     """(B,) + s -> (B,) + (1,)*k + s: per-row shapes align to the right after the batch axis."""
-    return a if k == 0 else a.reshape(a.shape[:1] + (1,) * k + a.shape[1:])
+    return a if k == 0 else a.reshape(_padded_shape(a.shape, k))
+
+
+def _padded_shape(shape: tuple, k: int) -> tuple:
+    """:func:`_pad_array`'s shape: what the size rules of the padded ops read."""
+    return shape if k == 0 else shape[:1] + (1,) * k + shape[1:]
 
 
 def _unpad(g, k: int):
@@ -183,6 +188,9 @@ def _padded_op(op: Op, pads: tuple) -> Op:
             grads = op.vjp(RuleContext(op, inputs, n.out, n.attrs, n.needs), g)
             return tuple(_unpad(gi, k) for gi, k in zip(grads, pads))
 
+        def size(shapes, attrs):  # op's size rule on the padded shapes: the memory limit
+            return op.size([_padded_shape(s, k) for s, k in zip(shapes, pads)], attrs)
+
         return Op(
             f"batch_{op.name}",
             op.node,
@@ -193,6 +201,7 @@ def _padded_op(op: Op, pads: tuple) -> Op:
             saves=True,
             differentiable=op.differentiable,
             kind=op.kind,
+            size=size if op.size is not None else None,
         )
 
     return _fused(("pad", op, pads), make)  # the Op itself: a table entry replaced is new
@@ -223,6 +232,10 @@ def _stack_op(batched: tuple, pads: tuple, shape: tuple) -> Op:
             grads.append(_unpad(sum_to(gi, (t.shape[0],) + (1,) * k + tuple(t.shape[1:])), k))
         return tuple(grads)
 
+    def size(shapes, attrs):  # (B,) + (len(arrays),) + shape: the memory limit
+        rows = next(s[0] for s, b in zip(shapes, batched) if b)
+        return rows * len(shapes) * math.prod(shape)
+
     return _fused(
         ("stack", batched, pads, shape),
         lambda: Op(
@@ -234,6 +247,7 @@ def _stack_op(batched: tuple, pads: tuple, shape: tuple) -> Op:
             arity=None,
             saves=True,
             kind="shape",
+            size=size,
         ),
     )
 
@@ -284,9 +298,17 @@ def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
         gb = None if gb is None else _reshape(_unpad(gb, pb), b.shape)
         return ga, gb
 
+    def size(shapes, attrs):  # matmul's size rule on the promoted, padded operands
+        sa, sb = shapes
+        sa = sa[:-1] + (1, sa[-1]) if ra == 1 else sa
+        sb = sb + (1,) if rb == 1 else sb
+        return matmul.size([_padded_shape(sa, pa), _padded_shape(sb, pb)], attrs)
+
     return _fused(
         ("matmul", matmul, ra, rb, a_batched, b_batched),
-        lambda: Op("batch_matmul", matmul.node, forward, vjp, None, arity=2, kind="product"),
+        lambda: Op(
+            "batch_matmul", matmul.node, forward, vjp, None, arity=2, kind="product", size=size
+        ),
     )
 
 

@@ -424,26 +424,32 @@ def tensor(data, requires_grad: bool = False, dtype=None, name: str | None = Non
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
 
 
-def _check_size(op, inputs, attrs) -> None:
-    """Refuse a result over the memory limit before allocating it (core.limits).
+def check_size(op, arrays, attrs) -> None:
+    """Refuse ``op``'s result on ``arrays`` (the operands' data) over the memory limit before
+    allocating it (core.limits): for ``tensor.apply`` and for a rule computing on arrays
+    (``rules.call``) alike.
 
-    Operands of one shape (or scalars beside them) give a result no larger than
-    the inputs already are, so the common case costs a comparison of shapes.
+    Operands of one shape (or scalars beside them) give a result no larger than the inputs
+    already are, so the common case costs a comparison of shapes; one operand with a size
+    rule (``x[[0, 0, 0]]``) is always asked.
     """
-    shapes = [t.data.shape for t in inputs]
-    common = None
-    for shape in shapes:
-        if shape == ():
-            continue
-        if common is None:
-            common = shape
-        elif shape != common:
-            break
-    else:
-        if op.kind != "product":
-            return
+    if op.size is None:
+        return
+    shapes = [a.shape for a in arrays]
+    if len(shapes) > 1:
+        common = None
+        for shape in shapes:
+            if shape == ():
+                continue
+            if common is None:
+                common = shape
+            elif shape != common:
+                break
+        else:
+            if op.kind != "product":
+                return
     n = op.size(shapes, attrs)
-    limits.check(n, inputs[0].data.dtype.itemsize, f"{op.name}'s result")
+    limits.check(n, arrays[0].dtype.itemsize, f"{op.name}'s result")
 
 
 # Shared tuples of a Node's ``needs`` (indexed by 2*needs[0] + needs[1]) and ``shapes`` for
@@ -471,16 +477,13 @@ def apply(op, *args, **attrs) -> Tensor:
     if op.arity is not None and n != op.arity:
         raise TypeError(f"{op.name}() takes {op.arity} arguments, got {n}")
     if op.size is not None:
-        if n == 1:  # one operand and a size rule: the result can be larger (x[[0, 0, 0]])
-            n_out = op.size([args[0].data.shape], attrs)
-            limits.check(n_out, args[0].data.dtype.itemsize, f"{op.name}'s result")
-        elif n == 2 and op.kind != "product":  # _check_size's common case, inline
+        if n == 2 and op.kind != "product":  # check_size's common case, inline
             sa = args[0].data.shape
             sb = args[1].data.shape
             if sa != sb and sa != () and sb != ():
-                _check_size(op, args, attrs)
+                check_size(op, (args[0].data, args[1].data), attrs)
         else:
-            _check_size(op, args, attrs)
+            check_size(op, [t.data for t in args], attrs)
     # IEEE semantics (inf and nan, no warnings): inside a walk already in force; an op applied
     # on its own (the Tensor API) enters them for its call
     forward = op.forward if _quiet() else _ignoring(op.forward)

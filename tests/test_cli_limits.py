@@ -131,6 +131,32 @@ def test_batch_honours_max_memory_for_each_line(cli, tmp_path):
     assert cli("batch", str(data), "--expr", "sum(x*y)", "--max-memory", "1M").code == 0
 
 
+@pytest.mark.parametrize(
+    "expr, line, limit, fits",
+    [
+        # the vectorised group's padded ops and its matmul carry the op's size rule: a row
+        # over the limit is refused as alone, a row that fits is answered even where the whole
+        # group (two rows) would not fit (the group falls back to one row at a time)
+        ("sum(x*y)", {"x": [1, 2, 3], "y": [[1], [2], [3]]}, "64", False),  # 72 bytes a row
+        ("sum(x*y)", {"x": [1, 2, 3], "y": [[1], [2], [3]]}, "80", True),
+        ("sum(A@B)", {"A": [[1, 2], [3, 4]], "B": [[1, 2], [3, 4]]}, "20", False),  # 32 bytes
+        ("sum(A@B)", {"A": [[1, 2], [3, 4]], "B": [[1, 2], [3, 4]]}, "40", True),
+    ],
+)
+def test_batch_groups_check_each_rows_result_before_allocating(
+    cli, tmp_path, expr, line, limit, fits
+):
+    data = tmp_path / "in.jsonl"
+    data.write_text(f"{json.dumps(line)}\n{json.dumps(line)}\n")
+    result = cli("batch", str(data), "--expr", expr, "--max-memory", limit)
+    records = [json.loads(text) for text in result.out.splitlines()]
+    assert [r["line"] for r in records] == [1, 2]
+    if fits:
+        assert result.code == 0 and all("value" in r for r in records), result.out
+    else:
+        assert result.code == 1 and all(r["error"]["kind"] == "limit" for r in records)
+
+
 def test_batch_bad_max_memory_is_a_usage_error(cli, tmp_path):
     data = tmp_path / "in.jsonl"
     data.write_text('{"x": 1}\n')

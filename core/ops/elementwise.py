@@ -245,7 +245,7 @@ def _pow_da(a, b, out):
 def _host_two(b) -> bool:
     """``b`` is the exponent 2 as a host number (a constant on the CPU): no sync to ask."""
     data = _data(b)
-    return type(data) in _HOST_SCALARS and data.ndim == 0 and data == 2
+    return data is not None and type(data) in _HOST_SCALARS and data.ndim == 0 and data == 2
 
 
 def _pow_kinks(i, o, a):

@@ -32,7 +32,8 @@ import numpy as _host
 from .. import backend
 from ..autograd import Node
 from ..autograd import _state as _grad_mode
-from ..tensor import OPS, Tensor, constant_data, is_grad_enabled
+from ..errors import ShapeError
+from ..tensor import OPS, Tensor, check_size, constant_data, is_grad_enabled
 from .table import Op, function, register
 
 # ---------------------------------------------------------------------------
@@ -71,8 +72,12 @@ def _constants(args) -> list:
 def _array_call(op, arrays, attrs):
     """``op``'s forward on ``arrays``, its result an array as ``tensor.apply``'s: the engine
     op without its Tensor and Node, under the walk's IEEE semantics."""
+    check_size(op, arrays, attrs)  # before allocating, as tensor.apply
     forward = op.forward if _quiet() else backend.ignoring(op.forward)
-    data = forward(*arrays, **attrs)
+    try:
+        data = forward(*arrays, **attrs)
+    except (ValueError, IndexError, TypeError) as exc:  # as tensor.apply reports it
+        raise ShapeError(op.shape_message(arrays, attrs, exc)) from None
     if data.__class__ not in _HOST_DATA and not hasattr(data, "dtype"):
         data = backend.asarray(data, dtype=arrays[0].dtype)
     return data
@@ -292,6 +297,7 @@ def _saved(n, form: int) -> tuple:
         return tuple(n.inputs) + (n.out,)
     if n.__class__ is Node:  # the walk has checked that it is not released
         ins, out = n.saved_inputs, n.saved_data
+        assert ins is not None  # (a released Node has None: the walk raised before)
     else:
         ins, out = n.inputs, n.out.data
     if len(ins) == 1:
