@@ -30,6 +30,7 @@ refused by :func:`load`, and the caller falls back to Lark itself.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from typing import Any
@@ -178,13 +179,23 @@ def _single_characters(terminals: list) -> dict:
     return single
 
 
+@functools.cache
 def _may_start(regexp: str, c: str) -> bool:
-    """Whether a match of ``regexp`` can start with the character ``c`` (True when unsure)."""
+    """Whether a match of ``regexp`` can start with the character ``c`` (True when unsure;
+    asked once a process for each pair: the contexts share their terminals)."""
+    items = _parsed(regexp)
+    return True if items is None else _may_start_items(items, c)[0]
+
+
+@functools.cache
+def _parsed(regexp: str):
+    """``regexp`` parsed by ``re``'s own parser, once a process (every context asks about the
+    same few terminals: parsing them for each context took ~10 ms of every start); None
+    where it does not parse."""
     try:
-        items = _re_parser.parse(regexp)
+        return _re_parser.parse(regexp)
     except (re.error, ValueError, TypeError):  # pragma: no cover - Lark compiled it already
-        return True
-    return _may_start_items(items, c)[0]
+        return None
 
 
 _CATEGORIES = {
