@@ -99,3 +99,32 @@ def test_backward_hands_gradients_of_their_own_as_tensors():
     a, b = grad(z * w + w, [z, w])  # mul's and add's cotangents, made Tensors at the end
     assert a is not b and (a.item(), b.item()) == (2.0, 4.0)
     assert isinstance(a.data, np.float64) == isinstance((z * w).data, np.float64)
+
+
+def test_a_rule_on_arrays_outside_every_walk_keeps_ieee_semantics_silently(recwarn):
+    # explain's numeric vjp hands the rule a Tensor with nothing recorded: its array form
+    # computes 1/(2*sqrt(0)) with NumPy directly, which must be inf without a RuntimeWarning
+    # (the Tensor form's ops each entered IEEE semantics; the array form enters them once)
+    import warnings
+
+    from autograd_cli import explain
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ex = explain("sqrt(x)*x", {"x": 0})
+    assert ex.gradient["x"] == 0.0
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_explain_at_an_infinite_partial_prints_no_numpy_warning():
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "autograd_cli", "explain", "sqrt(x)*x", "--x", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "RuntimeWarning" not in r.stderr and "Warning:" not in r.stderr, r.stderr

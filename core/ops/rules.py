@@ -290,6 +290,17 @@ def _form(g) -> int:
     return _TENSORS
 
 
+def _quietly(rule, n, g):
+    """``rule(n, g)`` under IEEE semantics, marked quiet: a rule on arrays computes with
+    NumPy directly, where the Tensor form's ops each entered them (1/(2*sqrt(0)) is inf,
+    never a RuntimeWarning on the user's screen)."""
+    token = backend.quiet_enter()
+    try:
+        return rule(n, g)
+    finally:
+        backend.quiet_exit(token)
+
+
 def _saved(n, form: int) -> tuple:
     """The node's inputs and output as the rule of ``form`` reads them: Tensors, or their
     arrays (the output's read from the Node without rebuilding its Tensor)."""
@@ -366,6 +377,8 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
 
     def vjp(n, g):
         form = _form(g)
+        if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
+            return _quietly(vjp, n, g)
         saved = _saved(n, form)
         gi = chain_local(g.data if form == _WRAPPED else g, deriv(*saved), saved)
         return _handed(form, (gi,))
@@ -443,6 +456,8 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
 
     def vjp(n, g):
         form = _form(g)
+        if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
+            return _quietly(vjp, n, g)
         args = _saved(n, form)
         gv = g.data if form == _WRAPPED else g
         needs, shapes = n.needs, n.shapes
