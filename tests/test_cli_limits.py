@@ -463,3 +463,25 @@ def test_a_run_cut_short_leaves_the_process_as_it_found_it(cli, monkeypatch):
     monkeypatch.undo()
     r = cli("grad", "x**2", "--x", "3", "--json")
     assert r.code == 0 and r.json["grad"] == {"x": 6.0}
+
+
+@needs_alarm
+def test_a_batch_timeout_dropped_in_a_gc_callback_is_raised_again_a_second_later():
+    # A signal handler's exception raised inside a garbage-collector callback (hypothesis
+    # registers one) is printed and dropped: a one-shot --timeout then never stopped a long
+    # minimize line (seen under the full suite). The timer repeats, and the alarm raises
+    # again while the line is still being evaluated.
+    from autograd_cli.cli.batch.io import Interrupt
+    from autograd_cli.cli.status import REPEAT_SECONDS, TimedOut
+
+    with Interrupt(timeout=1000.0) as interrupt:
+        assert signal.getitimer(signal.ITIMER_REAL)[1] == REPEAT_SECONDS
+        interrupt.evaluating = True
+        for _ in range(2):  # the first raise "dropped", the repeat raises again
+            with pytest.raises(TimedOut):
+                interrupt._alarm(signal.SIGALRM, None)
+        interrupt.evaluating = False
+        interrupt.state = "writing"
+        interrupt._alarm(signal.SIGALRM, None)  # not a safe point: noted for the next one
+        assert interrupt._late
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

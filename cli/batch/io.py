@@ -29,7 +29,7 @@ import signal
 import sys
 
 from .. import files, options
-from ..status import STOP_SIGNALS, Terminated, TimedOut, exit_code_for_signal
+from ..status import REPEAT_SECONDS, STOP_SIGNALS, Terminated, TimedOut, exit_code_for_signal
 
 __all__ = [
     "EXTENSIONS",
@@ -119,7 +119,10 @@ class Interrupt:
         if self.timeout and hasattr(signal, "setitimer"):
             try:
                 self.previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._alarm)
-                signal.setitimer(signal.ITIMER_REAL, self.timeout)
+                # repeating, as status.deadline: a handler's exception raised inside a garbage
+                # collector callback or a __del__ is printed and dropped, not raised; the next
+                # alarm, a second later, raises it again where it counts
+                signal.setitimer(signal.ITIMER_REAL, self.timeout, REPEAT_SECONDS)
             except (ValueError, OSError):  # not the main thread: no timer
                 pass
         self.installed = bool(self.previous)
@@ -170,12 +173,13 @@ class Interrupt:
         ``runner.current``) or while waiting for input that may never come; anywhere else
         (a write, a regular file's read, lines between the reader and the chunk) at the
         next of those points, so the reader is left where it can go on."""
-        if self.timed_out is not None:
-            return
-        self.timed_out = self._state
+        if self.timed_out is None:
+            self.timed_out = self._state
         if (self._state == "reading" and self.blocking_input) or (
             self._state == "working" and self._evaluating
         ):
+            # (again at each repeat while still here: the last one was dropped, raised in a
+            # GC callback, such as hypothesis's, or a __del__)
             raise TimedOut(self.timeout)
         self._late = True
 
