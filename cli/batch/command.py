@@ -350,6 +350,7 @@ def _run_local(run: _Local, fmt: str, opts: BatchOptions) -> tuple:
         run.progress = Progress(show, source.size)
         _drive(runner, source, run.sink, fmt, opts, run.progress, interrupt)
     except STOPS as exc:
+        interrupt.stop_timer()  # stopping: a repeated alarm must not cut the records short
         chunk = runner.current
         if isinstance(exc, TimedOut):  # every line read gets its line: exit 1
             interrupt.state = "writing"

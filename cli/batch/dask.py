@@ -376,6 +376,7 @@ def _execute_until_stopped(run: _Run, client) -> int:
     try:
         _execute(run, client)
     except (batch_io.Stop, KeyboardInterrupt, Terminated, TimedOut) as exc:
+        interrupt.stop_timer()  # stopping: a repeated alarm must not cut the records short
         dask_parts.STOP.set()
         interrupt.state = "writing"
         if isinstance(exc, TimedOut):  # every line read gets its line: exit 1

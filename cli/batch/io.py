@@ -128,9 +128,14 @@ class Interrupt:
         self.installed = bool(self.previous)
         return self
 
-    def __exit__(self, *exc):
+    def stop_timer(self) -> None:
+        """No more --timeout alarms: the run is stopping (its records are being written,
+        which a repeat of the alarm must not interrupt)."""
         if self.timeout and hasattr(signal, "setitimer"):
-            signal.setitimer(signal.ITIMER_REAL, 0)  # before the handler goes
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def __exit__(self, *exc):
+        self.stop_timer()  # before the handler goes
         previous, self.previous = self.previous, {}
         for signum, handler in previous.items():
             try:
