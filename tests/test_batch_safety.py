@@ -378,7 +378,11 @@ def test_stop_signal_mid_run_keeps_complete_lines_and_no_temporary(tmp_path, nam
     work.mkdir()
     out = work / "out.jsonl"
     out.write_text("OLD\n")
-    proc = popen_cli("batch", src, "-e", "x*y + sin(x)", "-o", out, "--chunk-size", "20000")
+    # an expression of some weight, so that the run outlasts the wait for its first chunk
+    # by seconds: with the PyArrow path a light one ended (its last chunk written and the
+    # signal landing in the final commit, exit 0) before a loaded machine sent the signal
+    heavy = " + ".join(f"sin(x*{k} + y)" for k in range(1, 21))
+    proc = popen_cli("batch", src, "-e", heavy, "-o", out, "--chunk-size", "20000")
     try:
         _wait_for_output(work, lambda: _temporary_size(work) > 0, proc)
         proc.send_signal(signum)
