@@ -56,22 +56,28 @@ def _table(text: str) -> dict:
     return rows
 
 
-@pytest.mark.parametrize("cupy", ["raise ImportError('no CuPy in this test')", NO_DEVICE_CUPY])
-def test_without_a_gpu_each_row_says_not_run(tmp_path, cupy):
-    (tmp_path / "cupy").mkdir()
-    (tmp_path / "cupy" / "__init__.py").write_text(cupy)
+def _run_gpu_rows(tmp_path, more: list, timeout: int) -> tuple:
+    """``bench/run.py --gpu --no-peers`` with ``tmp_path`` (the fake packages made there)
+    first on PYTHONPATH: its Markdown table and the finished process (exit 0 checked)."""
     paths = [str(tmp_path), os.environ.get("PYTHONPATH")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, paths)))
     out = tmp_path / "gpu.md"
     proc = subprocess.run(
-        [sys.executable, str(RUN), "--gpu", "--no-peers", "--out", str(out)],
+        [sys.executable, str(RUN), "--gpu", *more, "--no-peers", "--out", str(out)],
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    text = out.read_text(encoding="utf-8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out.read_text(encoding="utf-8"), proc
+
+
+@pytest.mark.parametrize("cupy", ["raise ImportError('no CuPy in this test')", NO_DEVICE_CUPY])
+def test_without_a_gpu_each_row_says_not_run(tmp_path, cupy):
+    (tmp_path / "cupy").mkdir()
+    (tmp_path / "cupy" / "__init__.py").write_text(cupy)
+    text, proc = _run_gpu_rows(tmp_path, [], timeout=120)
     why = "cupy not importable: no CuPy" if "ImportError" in cupy else "CUDA: RuntimeError: cuda"
     table = _table(text)
     assert list(table) == ROWS  # the GPU rows only: --only names no CPU row
@@ -121,18 +127,7 @@ def test_the_real_path_over_a_cupy_made_of_the_stand_in(tmp_path):
     for name, source in (("cupy", FAKE_CUPY), ("cupyx", FAKE_CUPYX)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(source.format(tests=str(ROOT / "tests")))
-    paths = [str(tmp_path), os.environ.get("PYTHONPATH")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, paths)))
-    out = tmp_path / "gpu.md"
-    proc = subprocess.run(
-        [sys.executable, str(RUN), "--gpu", "--sizes", "tiny", "--no-peers", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    text = out.read_text(encoding="utf-8")
+    text, proc = _run_gpu_rows(tmp_path, ["--sizes", "tiny"], timeout=300)
     table = _table(text)
     assert list(table) == ROWS
     for number, lines in table.items():
