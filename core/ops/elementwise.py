@@ -72,8 +72,10 @@ from .table import (
     PRODUCT,
     SUM,
     UNARY,
+    Code,
     Op,
     Printing,
+    code,
     function,
     infix,
     register,
@@ -103,42 +105,42 @@ _unary("sqrt",      "SqrtBackward0",         _np("sqrt"),          lambda x, out
 _unary("sin",       "SinBackward0",          _np("sin"),           lambda x, out: call("cos", x),                    latex="\\sin",                                                                  total=True, spreads_nonfinite=(0,))
 _unary("cos",       "CosBackward0",          _np("cos"),           lambda x, out: -call("sin", x),                   latex="\\cos",                                                                  total=True, spreads_nonfinite=(0,))
 _unary("tan",       "TanBackward0",          _np("tan"),           lambda x, out: 1 + out * out,                     latex="\\tan",                                                                  total=True, spreads_nonfinite=(0,))
-_unary("asin",      "AsinBackward0",         _np("arcsin"),        lambda x, out: 1 / sqrt(1 - x * x),               latex="\\arcsin", aliases=("arcsin",),                                          spreads_nonfinite=(0,))
-_unary("acos",      "AcosBackward0",         _np("arccos"),        lambda x, out: -(1 / sqrt(1 - x * x)),            latex="\\arccos", aliases=("arccos",),                                          nonneg=True, spreads_nonfinite=(0,))  # in [0, pi]
-_unary("atan",      "AtanBackward0",         _np("arctan"),        lambda x, out: 1 / (1 + x * x),                   latex="\\arctan", aliases=("arctan",),                                          total=True)
+_unary("asin",      "AsinBackward0",         _np("arcsin", c="asin({0})"),        lambda x, out: 1 / sqrt(1 - x * x),               latex="\\arcsin", aliases=("arcsin",),                                          spreads_nonfinite=(0,))
+_unary("acos",      "AcosBackward0",         _np("arccos", c="acos({0})"),        lambda x, out: -(1 / sqrt(1 - x * x)),            latex="\\arccos", aliases=("arccos",),                                          nonneg=True, spreads_nonfinite=(0,))  # in [0, pi]
+_unary("atan",      "AtanBackward0",         _np("arctan", c="atan({0})"),        lambda x, out: 1 / (1 + x * x),                   latex="\\arctan", aliases=("arctan",),                                          total=True)
 _unary("sinh",      "SinhBackward0",         _np("sinh"),          lambda x, out: call("cosh", x),                   latex="\\sinh",                                                                 total=True, spreads_nonfinite=(0,))
 _unary("cosh",      "CoshBackward0",         _np("cosh"),          lambda x, out: call("sinh", x),                   latex="\\cosh",                                                                 total=True, nonneg=True, spreads_nonfinite=(0,))
 _unary("tanh",      "TanhBackward0",         _np("tanh"),          lambda x, out: 1 - out * out,                     latex="\\tanh",                                                                 total=True)
-_unary("abs",       "AbsBackward0",          _np("abs"),           lambda x, out: sign(x),                           printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,))
+_unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         lambda x, out: sign(x),                           printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,))
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
-_unary("sigmoid",   "SigmoidBackward0",      lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out),      latex="\\sigma",                                                                total=True, nonneg=True)
+_unary("sigmoid",   "SigmoidBackward0",      lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out),      latex="\\sigma",                                                                total=True, nonneg=True, code=code("1 / (1 + {xp}.exp(-{0}))", c="1.0 / (1.0 + exp(-{0}))"))
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
-_unary("relu",      "ReluBackward0",         lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0),                 latex="\\operatorname{relu}",                                                   kink=_at_zero("relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True)
+_unary("relu",      "ReluBackward0",         lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0),                 latex="\\operatorname{relu}",                                                   kink=_at_zero("relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, code=code("{xp}.maximum({0}, 0.0)", torch="torch.clamp_min({0}, 0.0)", c="({0} > 0.0 || {0} != {0} ? {0} : 0.0)"))
 # log(1 + exp(x)) computed without overflow.
-_unary("softplus",  "SoftplusBackward0",     lambda a: _xp().logaddexp(0, a), lambda x, out: call("sigmoid", x),     latex="\\operatorname{softplus}",                                               total=True, nonneg=True)
+_unary("softplus",  "SoftplusBackward0",     lambda a: _xp().logaddexp(0, a), lambda x, out: call("sigmoid", x),     latex="\\operatorname{softplus}",                                               total=True, nonneg=True, code=code("{xp}.logaddexp(0.0, {0})", torch="torch.logaddexp(torch.zeros_like({0}), {0})", c="(fmax({0}, 0.0) + log1p(exp(-fabs({0}))))"))
 # Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
-_unary("sign",      "SignBackward0",         _np("sign"),          _flat,                                            latex="\\operatorname{sign}",                                                   zero_grad=True, kink=_constant_pieces("sign"), total=True, piecewise_linear=True)  # sign(inf) = 1
+_unary("sign",      "SignBackward0",         _np("sign", c="({0} > 0.0 ? 1.0 : {0} < 0.0 ? -1.0 : {0})"),         _flat,                                            latex="\\operatorname{sign}",                                                   zero_grad=True, kink=_constant_pieces("sign"), total=True, piecewise_linear=True)  # sign(inf) = 1
 _unary("floor",     "FloorBackward0",        _np("floor"),         _flat,                                            latex="\\operatorname{floor}",                                                  zero_grad=True, kink=_constant_pieces("floor"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
 _unary("ceil",      "CeilBackward0",         _np("ceil"),          _flat,                                            latex="\\operatorname{ceil}",                                                   zero_grad=True, kink=_constant_pieces("ceil"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
-_unary("round",     "RoundBackward0",        _np("round"),         _flat,                                            latex="\\operatorname{round}",                                                  zero_grad=True, kink=_constant_pieces("round"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
+_unary("round",     "RoundBackward0",        _np("round", c="nearbyint({0})"),         _flat,                                            latex="\\operatorname{round}",                                                  zero_grad=True, kink=_constant_pieces("round"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
 # log(1 + x) and exp(x) - 1, accurate near 0.
 _unary("log1p",     "Log1PBackward0",        _np("log1p"),         lambda x, out: 1 / (1 + x),                       latex="\\operatorname{log1p}",                                                  spreads_nonfinite=(0,))
 _unary("expm1",     "Expm1Backward0",        _np("expm1"),         lambda x, out: call("exp", x),                    latex="\\operatorname{expm1}",                                                  total=True)
 # Special functions (see .special): SciPy's (CuPy's on the GPU), imported on first use.
 # The real cube root (cbrt(-8) = -2); cbrt'(0) = 1/(3*0) = inf, as sqrt'(0).
-_unary("cbrt",      "CbrtBackward0",         _cbrt_forward,        lambda x, out: 1 / (3 * (out * out)),             printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),      kink=_at_zero("cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"), total=True, spreads_nonfinite=(0,))
-_unary("erf",       "ErfBackward0",          _sp("erf"),           lambda x, out: TWO_OVER_SQRT_PI * call("exp", -(x * x)),    latex="\\operatorname{erf}",                                          total=True)
-_unary("erfc",      "ErfcBackward0",         _sp("erfc"),          lambda x, out: -(TWO_OVER_SQRT_PI * call("exp", -(x * x))), latex="\\operatorname{erfc}",                                         total=True, nonneg=True)
+_unary("cbrt",      "CbrtBackward0",         _cbrt_forward,        lambda x, out: 1 / (3 * (out * out)),             printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),      kink=_at_zero("cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"), total=True, spreads_nonfinite=(0,), code=code("{xp}.cbrt({0})", torch="(torch.sign({0}) * torch.abs({0}) ** (1.0 / 3.0))", c="cbrt({0})"))
+_unary("erf",       "ErfBackward0",          _sp("erf"),           lambda x, out: TWO_OVER_SQRT_PI * call("exp", -(x * x)),    latex="\\operatorname{erf}",                                          total=True, code=code("{sp}.erf({0})", c="erf({0})"))
+_unary("erfc",      "ErfcBackward0",         _sp("erfc"),          lambda x, out: -(TWO_OVER_SQRT_PI * call("exp", -(x * x))), latex="\\operatorname{erfc}",                                         total=True, nonneg=True, code=code("{sp}.erfc({0})", c="erfc({0})"))
 # erfcx(x) = exp(x**2) erfc(x), the scaled erfc: no underflow for large x (~ 1/(x sqrt(pi))),
 # inf below -26.6; its derivative is PyTorch's, 2 x erfcx(x) - 2/sqrt(pi).
-_unary("erfcx",     "SpecialErfcxBackward0", _erfcx_forward,       lambda x, out: 2 * x * out - TWO_OVER_SQRT_PI,    latex="\\operatorname{erfcx}",                                                  total=True, nonneg=True)
+_unary("erfcx",     "SpecialErfcxBackward0", _erfcx_forward,       lambda x, out: 2 * x * out - TWO_OVER_SQRT_PI,    latex="\\operatorname{erfcx}",                                                  total=True, nonneg=True, code=code("{sp}.erfcx({0})", jax=None))
 # erfinv on [-1, 1] (+-inf at +-1, nan outside); erfinv'(+-1) = inf.
-_unary("erfinv",    "ErfinvBackward0",       _erfinv_forward,      lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out), latex="\\operatorname{erfinv}",                                         spreads_nonfinite=(0,))
+_unary("erfinv",    "ErfinvBackward0",       _erfinv_forward,      lambda x, out: SQRT_PI_OVER_TWO * call("exp", out * out), latex="\\operatorname{erfinv}",                                         spreads_nonfinite=(0,), code=code("{xp}.where({0} == 0, {0}, {sp}.erfinv({0}))"))
 # gamma: inf at +0, -inf at -0, nan at the negative integers (poles), as C's tgamma.
-_unary("gamma",     "GammaBackward0",        _gamma_forward,       lambda x, out: out * call("digamma", x),          latex="\\Gamma",                                                                spreads_nonfinite=(0,))
-_unary("lgamma",    "LgammaBackward0",       _lgamma_forward,      lambda x, out: call("digamma", x),                latex="\\operatorname{lgamma}",                                                 spreads_nonfinite=(0,))
+_unary("gamma",     "GammaBackward0",        _gamma_forward,       lambda x, out: out * call("digamma", x),          latex="\\Gamma",                                                                spreads_nonfinite=(0,), code=code("{sp}.gamma({0})", torch=None, c="tgamma({0})"))
+_unary("lgamma",    "LgammaBackward0",       _lgamma_forward,      lambda x, out: call("digamma", x),                latex="\\operatorname{lgamma}",                                                 spreads_nonfinite=(0,), code=code("{xp}.where({0} == -{xp}.inf, {xp}.inf, {sp}.gammaln({0}))", torch="torch.where({0} == -math.inf, math.inf, torch.lgamma({0}))", c="({0} == -INFINITY ? INFINITY : lgamma({0}))"))
 # digamma(+-0) = -+inf, nan at the negative integers (PyTorch's and SciPy's convention).
-_unary("digamma",   "DigammaBackward0",      _sp("psi"),           lambda x, out: call("polygamma", 1.0, x),         latex="\\psi",                                                                  spreads_nonfinite=(0,))
+_unary("digamma",   "DigammaBackward0",      _sp("psi"),           lambda x, out: call("polygamma", 1.0, x),         latex="\\psi",                                                                  spreads_nonfinite=(0,), code=code("{sp}.digamma({0})", numpy="scipy.special.psi({0})"))
 # fmt: on
 
 
@@ -161,6 +163,7 @@ register(
         saves=False,
         arrays=True,
         deriv=(lambda x, out: -1.0,),
+        code=code("-{0}", c="-{0}"),
         total=True,
         spreads_nonfinite=(0,),
         printing=Printing(form="prefix", symbol="-", level=UNARY, operands=(POWER,), latex="-"),
@@ -204,6 +207,7 @@ register(
         saves=False,
         arrays=True,
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0),
+        code=code("{0} + {1}", c="{0} + {1}"),
         total=True,
         spreads_nonfinite=(0, 1),
         printing=infix("+", SUM, (SUM, PRODUCT), " + "),
@@ -220,6 +224,7 @@ register(
         saves=False,
         arrays=True,
         deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0),
+        code=code("{0} - {1}", c="{0} - {1}"),
         total=True,
         spreads_nonfinite=(0, 1),
         printing=infix("-", SUM, (SUM, PRODUCT), " - "),
@@ -318,6 +323,38 @@ def _mod_db(a, b, out):
     return -q
 
 
+def _pow_code(target):
+    """pow as the engine computes it: NumPy's power, except that a constant exponent of
+    -0.5 gives nan at -inf (PyTorch's rsqrt; C's pow gives +0 there)."""
+    power = {"numpy": "np.power", "torch": "torch.pow", "jax": "jnp.power", "c": "pow"}[target]
+    inf = "-INFINITY" if target == "c" else "-math.inf" if target == "torch" else "-{xp}.inf"
+
+    def spell(args, node, target):
+        a, b = args
+        exponent = node.args[1]
+        if exponent.op == "const" and exponent.value.ndim == 0 and exponent.value == -0.5:
+            if target == "c":
+                return f"({a} == -INFINITY ? NAN : pow({a}, {b}))"
+            nan = "math.nan" if target == "torch" else "{xp}.nan"
+            return f"{{xp}}.where({a} == {inf}, {nan}, {power}({a}, {b}))"
+        return f"{power}({a}, {b})"
+
+    return spell
+
+
+def _torch_polygamma(args, node, target):
+    """torch's polygamma takes the order as a Python int: a whole constant only."""
+    n = node.args[0]
+    if n.op != "const" or n.value.ndim != 0 or n.value != int(n.value) or n.value < 0:
+        return None
+    return f"torch.special.polygamma({int(n.value)}, {args[1]})"
+
+
+# max/min as NumPy's maximum/minimum: a NaN on either side gives NaN (C's fmax does not)
+_MAXIMUM = code("{xp}.maximum({0}, {1})", c="ag_max({0}, {1})")
+_MINIMUM = code("{xp}.minimum({0}, {1})", c="ag_min({0}, {1})")
+
+
 def _mod_node(n):
     # PyTorch's overloads: remainder(Tensor, Scalar) is RemainderBackward0, (Tensor, Tensor)
     # RemainderBackward1; a divisor that takes no gradient is the Scalar one (as pow's)
@@ -331,35 +368,35 @@ def _mod_node(n):
 
 # fmt: off
 #       name         grad_fn               forward                             d/da (a, b, out)                                   d/db (a, b, out)                                      printing and facts
-_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1))
-_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,))
-_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"))
+_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"))
+_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"))
+_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(*(_pow_code(t) for t in ("numpy", "torch", "jax", "c"))))
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
 # maximum/minimum (grad.masked_fill_(self < other, 0) after halving the ties).
-_binary("maximum",   "MaximumBackward0",   lambda a, b: _xp().maximum(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),      printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"), kink=_at_tie("max(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True)
-_binary("minimum",   "MinimumBackward0",   lambda a, b: _xp().minimum(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),      printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"), kink=_at_tie("min(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True)
+_binary("maximum",   "MaximumBackward0",   lambda a, b: _xp().maximum(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),      printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"), kink=_at_tie("max(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, code=_MAXIMUM)
+_binary("minimum",   "MinimumBackward0",   lambda a, b: _xp().minimum(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),      printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"), kink=_at_tie("min(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, code=_MINIMUM)
 # max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
 # gradient, so max(x, 0) has the same derivative at 0 as relu(x) and where(x > 0, x, 0);
 # c is a bound, as in torch.clamp: it takes no gradient.  They print as max(x, c), min(x, c).
-_binary("clamp_min", "ClampMinBackward0",  lambda a, b: _xp().maximum(a, b),   lambda a, b, out: gt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="max", latex="\\operatorname{max}"), differentiable=(True, False), kink=_at_tie("max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True)
-_binary("clamp_max", "ClampMaxBackward0",  lambda a, b: _xp().minimum(a, b),   lambda a, b, out: lt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="min", latex="\\operatorname{min}"), differentiable=(True, False), kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True)
+_binary("clamp_min", "ClampMinBackward0",  lambda a, b: _xp().maximum(a, b),   lambda a, b, out: gt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="max", latex="\\operatorname{max}"), differentiable=(True, False), kink=_at_tie("max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, code=_MAXIMUM)
+_binary("clamp_max", "ClampMaxBackward0",  lambda a, b: _xp().minimum(a, b),   lambda a, b, out: lt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="min", latex="\\operatorname{min}"), differentiable=(True, False), kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, code=_MINIMUM)
 # polygamma(n, x): see .special; n is an order, not a variable: it takes no gradient, and
 # d/dx polygamma(n, x) = polygamma(n + 1, x).
-_binary("polygamma", "PolygammaBackward0", _polygamma_forward,                 lambda n, x, out: None,                            lambda n, x, out: call("polygamma", n + 1, x),        printing=function("polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM), differentiable=(False, True), spreads_nonfinite=(0,))
+_binary("polygamma", "PolygammaBackward0", _polygamma_forward,                 lambda n, x, out: None,                            lambda n, x, out: call("polygamma", n + 1, x),        printing=function("polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM), differentiable=(False, True), spreads_nonfinite=(0,), code=code("{sp}.polygamma({0}, {1})", torch=_torch_polygamma))
 # atan2(y, x): the angle of the point (x, y), in [-pi, pi] (NumPy's and PyTorch's order);
 # atan2(0, x) is 0 for x > 0 and pi for x < 0 (piecewise).
-_binary("atan2",     "Atan2Backward0",     lambda y, x: _xp().arctan2(y, x),   lambda y, x, out: _atan2_partials(y, x)[0],        lambda y, x, out: _atan2_partials(y, x)[1],           printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"), kink=_at_origin("atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)"), total=True, piecewise=True)
+_binary("atan2",     "Atan2Backward0",     lambda y, x: _xp().arctan2(y, x),   lambda y, x, out: _atan2_partials(y, x)[0],        lambda y, x, out: _atan2_partials(y, x)[1],           printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"), kink=_at_origin("atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)"), total=True, piecewise=True, code=code("{xp}.arctan2({0}, {1})", torch="torch.atan2({0}, {1})", c="atan2({0}, {1})"))
 # beta(a, b) = gamma(a) gamma(b) / gamma(a + b) (SciPy's, no overflow for large a, b);
 # d/da = beta(a, b) (digamma(a) - digamma(a + b)), and the same in b.
-_binary("beta",      "BetaBackward0",      lambda a, b: _special().beta(a, b), lambda a, b, out: out * (call("digamma", a) - call("digamma", a + b)), lambda a, b, out: out * (call("digamma", b) - call("digamma", a + b)), printing=function("beta", latex="\\mathrm{B}"))
+_binary("beta",      "BetaBackward0",      lambda a, b: _special().beta(a, b), lambda a, b, out: out * (call("digamma", a) - call("digamma", a + b)), lambda a, b, out: out * (call("digamma", b) - call("digamma", a + b)), printing=function("beta", latex="\\mathrm{B}"), code=code("{sp}.beta({0}, {1})", torch=None))
 # hypot(a, b) = sqrt(a^2 + b^2) without overflow, a length; hypot(x, 0) is abs(x) (piecewise);
 # at (0, 0) its partials a/0, b/0 are nan, as in PyTorch.
-_binary("hypot",     "HypotBackward0",     lambda a, b: _xp().hypot(a, b),     lambda a, b, out: a / out,                         lambda a, b, out: b / out,                            printing=function("hypot", latex="\\operatorname{hypot}"), kink=_at_origin("hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)"), total=True, nonneg=True, piecewise=True, spreads_nonfinite=(0, 1))
+_binary("hypot",     "HypotBackward0",     lambda a, b: _xp().hypot(a, b),     lambda a, b, out: a / out,                         lambda a, b, out: b / out,                            printing=function("hypot", latex="\\operatorname{hypot}"), kink=_at_origin("hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)"), total=True, nonneg=True, piecewise=True, spreads_nonfinite=(0, 1), code=code("{xp}.hypot({0}, {1})", c="hypot({0}, {1})"))
 # mod(a, b): NumPy's np.mod, Python's % (the result has b's sign: mod(-1, 3) = 2), which is
 # PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b;
 # x - mod(x, 1) is floor(x) (piecewise linear).
-_binary("mod",       _mod_node,            lambda a, b: _xp().mod(a, b),       lambda a, b, out: 1.0,                             _mod_db,                                              printing=function("mod", "remainder", latex="\\operatorname{mod}"), kink=_where_kink(lambda i, o, a: o == 0, "mod(a, b) jumps where a is a whole multiple of b; used d/da = 1, d/db = -floor(a/b) (PyTorch's remainder)"), piecewise_linear=True, spreads_nonfinite=(0,))
+_binary("mod",       _mod_node,            lambda a, b: _xp().mod(a, b),       lambda a, b, out: 1.0,                             _mod_db,                                              printing=function("mod", "remainder", latex="\\operatorname{mod}"), kink=_where_kink(lambda i, o, a: o == 0, "mod(a, b) jumps where a is a whole multiple of b; used d/da = 1, d/db = -floor(a/b) (PyTorch's remainder)"), piecewise_linear=True, spreads_nonfinite=(0,), code=code("{xp}.mod({0}, {1})", torch="torch.remainder({0}, {1})", c="ag_mod({0}, {1})"))
 # fmt: on
 
 
@@ -378,6 +415,10 @@ _elementwise_op(
         lambda x, lo, hi, out: call("maximum", gt(x, hi), lt(hi, lo)),
     ),
     printing=function("clip", "clamp", latex="\\operatorname{clip}"),
+    code=code(
+        "{xp}.minimum({xp}.maximum({0}, {1}), {2})",
+        c="ag_min(ag_max({0}, {1}), {2})",
+    ),
     kink=_where_kink(
         # with lo > hi clip is hi on a whole neighbourhood: no kink there
         lambda i, o, a: ((i[0] == i[1]) | (i[0] == i[2])) & (i[1] <= i[2]),
@@ -405,6 +446,7 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
+            code=code(f"({{0}} {symbol} {{1}}).astype({{dtype}})", torch=f"({{0}} {symbol} {{1}}).to({{dtype}})", c=f"(double)({{0}} {symbol} {{1}})"),
             kink=_zero_almost_everywhere(
                 "comparisons pass no gradient (their derivative is zero almost everywhere)"
             ),
@@ -456,6 +498,7 @@ register(
         arity=3,
         differentiable=(False, True, True),
         printing=function("where", latex="\\operatorname{where}"),
+        code=code("{xp}.where({0} != 0, {1}, {2})", c="({0} != 0.0 ? {1} : {2})"),
         total=True,
         piecewise=True,
     )
@@ -476,5 +519,6 @@ register(
         differentiable=(False,),
         kind="constant",
         internal=True,
+        code=code("{xp}.zeros_like({0})", c="0.0"),
     )
 )

@@ -34,7 +34,7 @@ from ..autograd import Node
 from ..autograd import _state as _grad_mode
 from ..errors import ShapeError
 from ..tensor import OPS, Tensor, check_size, constant_data, is_grad_enabled
-from .table import Op, function, register
+from .table import Op, function, register, ufunc_code
 
 # ---------------------------------------------------------------------------
 # Generic helpers the rules are written with.  They dispatch on the graph value
@@ -195,6 +195,9 @@ def chain(g, d):
     # when nothing is recorded (no create_graph) it is r itself, bit for bit.
     if not _grad_mode.grad_enabled and _finite_factor(d):
         return r
+    guarded = getattr(r.__class__, "_guarded", None)
+    if guarded is not None:  # a value that writes the mend itself (generated code)
+        return guarded(r, g, d)
     if not _all_finite(r):
         # only the entries that are 0 * inf/nan: r - r is nan there (0 where r is finite),
         # so every other entry, a signed zero included, is what g * d gives, row by row
@@ -480,6 +483,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
 
 def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:
     """Register the elementwise op whose vjp and jvp were made from its partials ``derivs``."""
+    facts.setdefault("code", getattr(forward, "code", None))
     return register(
         Op(
             name,
@@ -508,6 +512,13 @@ def _constant_pieces(name):
     )
 
 
-def _np(name):
-    """The forward ``a -> xp.name(a)``: the backend's elementwise function ``name``."""
-    return lambda a: getattr(_xp(), name)(a)
+def _np(name, **spelling):
+    """The forward ``a -> xp.name(a)``: the backend's elementwise function ``name``; its
+    ``code`` is NumPy's ufunc's in each target (``spelling``: :func:`~.table.ufunc_code`'s
+    ``c`` or ``torch`` where they differ)."""
+
+    def forward(a):
+        return getattr(_xp(), name)(a)
+
+    forward.code = ufunc_code(name, **spelling)  # type: ignore[attr-defined]
+    return forward

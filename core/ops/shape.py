@@ -9,7 +9,7 @@ import math
 
 from .. import backend
 from .rules import _xp, broadcast_to, call, reshape, sum_to, zeros_like
-from .table import Op, Printing, function, register
+from .table import Op, Printing, code, function, register
 
 # ---------------------------------------------------------------------------
 # Shape ops (linear: the jvp is the op applied to the tangent)
@@ -20,16 +20,33 @@ def _broadcast_to_forward(a, shape):
     return _xp().broadcast_to(a, shape)
 
 
-def _sum_to_forward(a, shape):
-    lead = a.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1
+def _summed_axes(have, shape) -> tuple:
+    """The axes of an array of shape ``have`` that summing it to ``shape`` adds up."""
+    lead = len(have) - len(shape)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1
     )
+
+
+def _sum_to_forward(a, shape):
+    axes = _summed_axes(a.shape, shape)
     r = a.sum(axis=axes, keepdims=True) if axes else a
     return r.reshape(shape)
 
 
-def _broadcast_pair(name, node, forward, itself, adjoint) -> None:
+def _sum_to_code(args, node, target):
+    axes = _summed_axes(node.args[0].value.shape, node.attrs["shape"])
+    shape = node.attrs["shape"]
+    if target == "torch":
+        return f"torch.sum({args[0]}, dim={axes}, keepdim=True).reshape({shape})"
+    return f"{{xp}}.sum({args[0]}, axis={axes}, keepdims=True).reshape({shape})"
+
+
+_BROADCAST_CODE = code("{xp}.broadcast_to({0}, {shape})")
+_SUM_TO_CODE = code(_sum_to_code)
+
+
+def _broadcast_pair(name, node, forward, itself, adjoint, spelling) -> None:
     """Register broadcast_to or sum_to (internal): each is the other's vjp (``adjoint``, back
     to the input's shape) and, being linear, its own jvp (``itself``, on the tangent)."""
     register(
@@ -42,12 +59,15 @@ def _broadcast_pair(name, node, forward, itself, adjoint) -> None:
             saves=False,
             kind="shape",
             internal=True,
+            code=spelling,
         )
     )
 
 
-_broadcast_pair("broadcast_to", "ExpandBackward0", _broadcast_to_forward, broadcast_to, sum_to)
-_broadcast_pair("sum_to", "SumToSizeBackward0", _sum_to_forward, sum_to, broadcast_to)
+_broadcast_pair(
+    "broadcast_to", "ExpandBackward0", _broadcast_to_forward, broadcast_to, sum_to, _BROADCAST_CODE
+)
+_broadcast_pair("sum_to", "SumToSizeBackward0", _sum_to_forward, sum_to, broadcast_to, _SUM_TO_CODE)
 register(
     Op(
         "reshape",
@@ -58,6 +78,7 @@ register(
         saves=False,
         kind="shape",
         printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
+        code=code("{0}.reshape({shape})"),
         spreads_nonfinite=(0,),
     )
 )

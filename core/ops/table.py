@@ -139,6 +139,54 @@ def function(*names: str, latex: str | tuple, **more) -> Printing:
 
 CALL = Printing()  # an op printed as a call of its own name (the internal ops)
 
+# ---------------------------------------------------------------------------
+# How generated code writes an op (core/codegen)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Code:
+    """How ``codegen`` writes the op in each target's language: ``numpy``, ``torch``,
+    ``jax`` (Python) and ``c`` (C99 with libm, one number: the C generator loops it over a
+    fixed-shape array).  Each is a template or a function, or None where the target has
+    no spelling (the generator then names the op as unsupported there).
+
+    A template fills ``{0}``, ``{1}``... with the arguments' code, ``{args}`` with all of
+    them, comma-separated, ``{xp}`` with the target's array module (``np``, ``torch``,
+    ``jnp``) and ``{name}`` with the attribute ``name`` as the target writes it
+    (``(-1,)``, ``None``).  A function ``(args, node, target) -> text`` is for what a
+    template cannot say (the exponent of pow, an axis that depends on the shape): ``node``
+    is the statement (core/codegen/trace.py: its ``attrs``, its ``args``' values at the
+    traced point, its own ``value``)."""
+
+    numpy: object = None
+    torch: object = None
+    jax: object = None
+    c: object = None
+    #: why the op has no generated code in any target (its derivative is not one formula
+    #: for every point: sort's permutation), where that is so
+    refused: str | None = None
+
+    def spelling(self, target: str):
+        return getattr(self, target)
+
+
+def code(array=None, *, numpy=None, torch=None, jax=None, c=None) -> Code:
+    """The :class:`Code` written ``array`` in NumPy, PyTorch and JAX alike (``{xp}``),
+    unless a target is given its own."""
+    return Code(numpy or array, torch or array, jax or array, c)
+
+
+def ufunc_code(name: str, c: object = "", torch: str | None = None) -> Code:
+    """The :class:`Code` of NumPy's ufunc ``name``: ``np.name``, ``torch.name`` (or
+    ``torch``), ``jnp.name`` and libm's function of the same name (or ``c``; None: none)."""
+    return code(
+        f"{{xp}}.{name}({{0}})",
+        torch=f"torch.{torch or name}({{0}})",
+        c=f"{name}({{0}})" if c == "" else c,
+    )
+
+
 REQUIRED = object()  # a Param without a default
 
 
@@ -202,6 +250,9 @@ class Op:
           (abs, max, floor): Taylor mode takes the piece the point is on (implies piecewise);
         * ``spreads_nonfinite``: the argument positions whose inf or nan always makes some
           element of the result inf or nan (a finite result vouches for them).
+    ``code``
+        how generated code writes it, per target (a :class:`Code`; core/codegen): the
+        backward pass is the op table's own rules traced, so an op needs only this.
     ``size(input shapes, attrs)``
         how many numbers the result holds, for an op whose result can be larger than its
         inputs (checked against core.limits before it runs; elementwise ops of several
@@ -233,6 +284,7 @@ class Op:
         "params",
         "batching",
         "arrays",
+        "code",
     )
 
     def __init__(
@@ -261,8 +313,10 @@ class Op:
         params: tuple = (),
         batching: tuple | None = None,
         arrays: bool = False,
+        code: Code | None = None,
     ):
         self.name = name
+        self.code = code
         self.arrays = arrays
         self.batching = batching
         self.params = tuple(params)

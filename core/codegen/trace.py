@@ -1,0 +1,526 @@
+"""The program and its derivatives as one straight-line graph, for code generation.
+
+:class:`Tracing` is an interpretation of the one interpreter whose values are
+:class:`Traced`: each wraps a :class:`Node` of a :class:`Graph` (an op of the table applied
+to earlier nodes, an input, or a constant) and knows its value at the point the program
+was traced at, so the rules can read shapes.  The reverse sweep (:func:`gradients`) then
+calls each op's own ``vjp`` rule with Traced values, as the symbolic differentiator does
+with its Sym values, so the backward pass is made of the table's ops too; forward over
+that (:func:`hessian`) calls the ``jvp`` rules.  Nothing here knows a derivative.
+
+The graph is built as it is emitted later: hash-consed (a subexpression built twice is one
+node), constants folded, a product by 1 or a sum with 0 dropped.  A product by 0 is kept:
+``0*inf`` is nan.  The one node that is not an op of the table is ``chain``: the rules'
+NaN-safe product of a cotangent and a local derivative (:func:`~..ops.rules.chain`), which
+generated code writes as one statement and the engine as a test and a product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..autograd import gc_paused
+from ..errors import UnsupportedError
+from ..interpret import Interpretation, interpret
+from ..ops import RuleContext
+from ..program import Expr, Program, non_scalar_error
+from ..recording import parse_value
+from ..tensor import OPS, Tensor
+
+__all__ = [
+    "Graph",
+    "Node",
+    "Trace",
+    "Traced",
+    "Tracing",
+    "Untraceable",
+    "gradients",
+    "hessian",
+    "reached",
+    "tangents",
+    "trace",
+]
+
+#: How many nodes a graph may hold (a program of the parser's largest size and its
+#: derivatives fit many times over; a Hessian of many inputs grows with their number).
+MAX_NODES = 2_000_000
+
+
+class Untraceable(UnsupportedError):
+    """An op's rule reads the values of its inputs (sort's permutation, a decomposition's
+    degenerate case): its derivative is not one formula for every point."""
+
+
+class Node:
+    """One statement of the generated code: ``op`` applied to ``args`` with ``attrs``, or an
+    ``input`` (``name``), or a ``const`` (its ``value``).  ``value`` is its value at the
+    traced point: its shape and dtype are the generated code's."""
+
+    __slots__ = ("op", "args", "attrs", "value", "name", "index")
+
+    def __init__(self, op: str, args: tuple, attrs: dict, value, name: str | None, index: int):
+        self.op = op
+        self.args = args
+        self.attrs = attrs
+        self.value = value
+        self.name = name
+        self.index = index
+
+    @property
+    def shape(self) -> tuple:
+        return self.value.shape
+
+    def __repr__(self) -> str:
+        if self.op == "input":
+            return f"Node(input {self.name})"
+        if self.op == "const":
+            return f"Node(const {self.value!r})"
+        return f"Node({self.op} #{self.index})"
+
+
+def _attrs_key(attrs: dict):
+    """A hashable key of ``attrs``, or None when one holds an array (never shared then)."""
+    parts = []
+    for k in sorted(attrs):
+        v = attrs[k]
+        if _holds_array(v):
+            return None
+        parts.append((k, repr(v)))
+    return tuple(parts)
+
+
+def _holds_array(v) -> bool:
+    stack = [v]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (np.ndarray, Tensor)):
+            return True
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+    return False
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+class Graph:
+    """The nodes, in the order they were made (each after its arguments)."""
+
+    def __init__(self, max_nodes: int = MAX_NODES):
+        self.nodes: list[Node] = []
+        self.table: dict = {}
+        self.max_nodes = max_nodes
+
+    def _add(self, op, args, attrs, value, name=None) -> Node:
+        if len(self.nodes) >= self.max_nodes:
+            from ..errors import LimitError
+
+            raise LimitError(f"the generated code grew past {self.max_nodes} statements")
+        node = Node(op, args, attrs, value, name, len(self.nodes))
+        self.nodes.append(node)
+        return node
+
+    def input(self, name: str, value) -> Node:
+        return self._add("input", (), {}, value, name)
+
+    def const(self, value) -> Node:
+        value = np.asarray(value)
+        if value.dtype.kind == "b":
+            value = value.astype(np.float64)
+        key = ("const", value.dtype.str, value.shape, value.tobytes())
+        node = self.table.get(key)
+        if node is None:
+            node = self.table[key] = self._add("const", (), {}, value)
+        return node
+
+    def as_node(self, x, like: Node | None = None) -> Node:
+        if isinstance(x, Traced):
+            return x.node
+        if isinstance(x, Node):
+            return x
+        if isinstance(x, Tensor):
+            x = x.data
+        if isinstance(x, (bool, int, float, np.number, np.bool_)):
+            dtype = like.value.dtype if like is not None and like.value.dtype.kind == "f" else None
+            return self.const(np.asarray(x, dtype=dtype or np.float64))
+        if isinstance(x, np.ndarray):
+            return self.const(x)
+        raise TypeError(f"cannot use {type(x).__name__} in generated code")
+
+    def apply(self, name: str, args: Sequence, attrs: dict | None = None) -> Node:
+        attrs = dict(attrs or {})
+        like = next((a.node for a in args if isinstance(a, Traced)), None)
+        nodes = tuple(self.as_node(a, like) for a in args)
+        op = OPS[name]
+        with np.errstate(all="ignore"):
+            try:
+                value = op.forward(*[n.value for n in nodes], **attrs)
+            except (ValueError, IndexError, TypeError) as exc:
+                from ..errors import ShapeError
+
+                raise ShapeError(op.shape_message([n.value for n in nodes], attrs, exc)) from None
+        value = np.asarray(value)
+        if all(n.op == "const" for n in nodes):
+            return self.const(value)
+        same = _identity(name, nodes, value)
+        if same is not None:
+            return same
+        akey = _attrs_key(attrs)
+        key = None if akey is None else (name, tuple(n.index for n in nodes), akey)
+        if key is not None:
+            node = self.table.get(key)
+            if node is not None:
+                return node
+        node = self._add(name, nodes, attrs, value)
+        if key is not None:
+            self.table[key] = node
+        return node
+
+    def chain(self, g: Node, d: Node, r: Node) -> Node:
+        """The NaN-safe product ``r = g*d`` (0 where ``g`` is 0 and ``r`` is not finite)."""
+        if g.op == "const" and not np.any(g.value == 0):
+            return r  # the mend never applies
+        if g.op == "const" and d.op == "const":
+            return self.const(_mended(g.value, r.value))
+        key = ("chain", g.index, d.index)
+        node = self.table.get(key)
+        if node is None:
+            node = self.table[key] = self._add("chain", (g, d), {}, _mended(g.value, r.value))
+        return node
+
+
+def _mended(g, r):
+    with np.errstate(all="ignore"):
+        return np.asarray(np.where((g == 0) & ~np.isfinite(r), 0.0, r)).astype(r.dtype)
+
+
+def _is(node: Node, number: float) -> bool:
+    return node.op == "const" and node.value.ndim == 0 and node.value == number
+
+
+def _identity(name: str, nodes: tuple, value) -> Node | None:
+    """The operand ``name`` of ``nodes`` leaves as it is (``x*1``, ``x + 0``, ``x/1``,
+    ``x**1``, ``--x``), where the result has its shape and dtype; else None."""
+    if name == "neg" and nodes[0].op == "neg" and _same(nodes[0].args[0].value, value):
+        return nodes[0].args[0]
+    if len(nodes) != 2:
+        return None
+    a, b = nodes
+    keep = None
+    if name == "mul":
+        keep = b if _is(a, 1.0) else a if _is(b, 1.0) else None
+    elif name == "add":
+        keep = b if _is(a, 0.0) else a if _is(b, 0.0) else None
+    elif name == "sub" or name == "div" or name == "pow":
+        keep = a if _is(b, 0.0 if name == "sub" else 1.0) else None
+    if keep is not None and _same(keep.value, value):
+        return keep
+    return None
+
+
+def _binary(op: str, reflected: bool = False):
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        return self._apply(op, (a, b))
+
+    return method
+
+
+class Traced:
+    """A value of the generated code: its node and its value at the traced point.  It has
+    what the op table's rules use of a tensor (operators, ``_call``, ``shape``, ``ndim``,
+    ``dtype``, ``maybe_zero``, ``finite``); reading its data raises :class:`Untraceable`."""
+
+    __slots__ = ("node", "graph")
+
+    def __init__(self, node: Node, graph: Graph):
+        self.node = node
+        self.graph = graph
+
+    @property
+    def shape(self) -> tuple:
+        return self.node.value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.node.value.ndim
+
+    @property
+    def dtype(self):
+        return self.node.value.dtype
+
+    @property
+    def size(self) -> int:
+        return int(self.node.value.size)
+
+    @property
+    def maybe_zero(self) -> bool:
+        return self.node.op != "const" or bool(np.any(self.node.value == 0))
+
+    @property
+    def finite(self) -> bool:
+        return self.node.op == "const" and bool(np.all(np.isfinite(self.node.value)))
+
+    @property
+    def data(self):
+        raise Untraceable("a rule reads the values of its inputs")
+
+    def _apply(self, name: str, args, attrs=None) -> Traced:
+        return Traced(self.graph.apply(name, args, attrs), self.graph)
+
+    def _call(self, name: str, *args, **attrs) -> Traced:
+        return self._apply(name, args, attrs)
+
+    def _guarded(self, g, d) -> Traced:
+        """:func:`~..ops.rules.chain`'s mend of this product ``g*d`` (see :meth:`Graph.chain`)."""
+        graph = self.graph
+        gn, dn = graph.as_node(g, self.node), graph.as_node(d, self.node)
+        return Traced(graph.chain(gn, dn, self.node), graph)
+
+    __add__ = _binary("add")
+    __radd__ = _binary("add", True)
+    __sub__ = _binary("sub")
+    __rsub__ = _binary("sub", True)
+    __mul__ = _binary("mul")
+    __rmul__ = _binary("mul", True)
+    __truediv__ = _binary("div")
+    __rtruediv__ = _binary("div", True)
+    __pow__ = _binary("pow")
+    __rpow__ = _binary("pow", True)
+    __matmul__ = _binary("matmul")
+    __rmatmul__ = _binary("matmul", True)
+    __lt__ = _binary("lt")
+    __le__ = _binary("le")
+    __gt__ = _binary("gt")
+    __ge__ = _binary("ge")
+
+    def __neg__(self) -> Traced:
+        return self._apply("neg", (self,))
+
+    def __pos__(self) -> Traced:
+        return self
+
+    def __bool__(self):
+        raise Untraceable("a rule branches on the values of its inputs")
+
+    def __repr__(self) -> str:
+        return f"Traced({self.node!r}, shape={self.shape})"
+
+
+class Tracing(Interpretation):
+    """The program as nodes of ``graph``: each variable an input with its value."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+
+    def const(self, node: Expr) -> Traced:
+        return Traced(self.graph.const(np.asarray(node.value, dtype=np.float64)), self.graph)
+
+    def var(self, name: str, value) -> Traced:
+        return Traced(self.graph.input(name, np.asarray(parse_value(name, value))), self.graph)
+
+    def apply(self, node: Expr, op, args: list) -> Traced:
+        return Traced(self.graph.apply(op.name, args, node.attrs), self.graph)
+
+
+class Trace:
+    """A traced program: its graph, its inputs (name -> node, in the order given) and output."""
+
+    def __init__(self, graph: Graph, inputs: dict[str, Node], output: Node):
+        self.graph = graph
+        self.inputs = inputs
+        self.output = output
+
+
+def trace(program: Program | Expr, values: Mapping, names: Iterable[str]) -> Trace:
+    """``program`` traced at ``values``, with the inputs ``names`` (each needs a value)."""
+    graph = Graph()
+    names = list(dict.fromkeys(names))
+    with gc_paused():
+        walk = interpret(program, Tracing(graph), values, bind=names)
+    inputs = {name: walk.inputs[name].node for name in names}
+    for name, value in walk.inputs.items():
+        inputs.setdefault(name, value.node)
+    return Trace(graph, inputs, walk.result.node)
+
+
+def reached(outputs: Iterable[Node]) -> list[Node]:
+    """The nodes the outputs read, in the graph's order."""
+    seen: dict[int, Node] = {}
+    stack = list(outputs)
+    while stack:
+        node = stack.pop()
+        if node.index in seen:
+            continue
+        seen[node.index] = node
+        stack.extend(node.args)
+    return [seen[i] for i in sorted(seen)]
+
+
+def _rule(node: Node, which: str):
+    op = OPS.get(node.op)
+    rule = None if op is None else getattr(op, which)
+    return op, rule
+
+
+def gradients(trace: Trace, output: Node, wrt: Sequence[str]) -> dict[str, Node]:
+    """d output / d name for each name of ``wrt`` (a scalar ``output``): the reverse sweep
+    over the traced graph, each node's ``vjp`` rule called on Traced values."""
+    graph = trace.graph
+    wanted = {trace.inputs[name].index for name in wrt}
+    order = reached([output])
+    depends: dict[int, bool] = {}
+    for node in order:
+        if node.op == "input":
+            depends[node.index] = node.index in wanted
+        elif node.op == "const":
+            depends[node.index] = False
+        else:
+            op, rule = _rule(node, "vjp")
+            flags = (True, True) if op is None else op.flags(len(node.args))
+            depends[node.index] = (op is None or rule is not None) and any(
+                depends[a.index] and f for a, f in zip(node.args, flags)
+            )
+    cotangent: dict[int, Node] = {}
+    if depends[output.index]:
+        cotangent[output.index] = graph.const(np.ones_like(output.value))
+    found: dict[int, Node] = {}
+    with gc_paused():
+        for node in reversed(order):
+            g = cotangent.pop(node.index, None)
+            if g is None:
+                continue
+            if node.op == "input":
+                found[node.index] = g
+                continue
+            for arg, gi in zip(node.args, _vjp(graph, node, g, depends)):
+                if gi is None:
+                    continue
+                prev = cotangent.get(arg.index)
+                cotangent[arg.index] = gi if prev is None else graph.apply("add", (prev, gi))
+    result = {}
+    for name in wrt:
+        node = trace.inputs[name]
+        g = found.get(node.index)
+        result[name] = g if g is not None else graph.const(np.zeros_like(node.value))
+    return result
+
+
+def _vjp(graph: Graph, node: Node, g: Node, depends) -> tuple:
+    needs = tuple(depends[a.index] for a in node.args)
+    if node.op == "chain":  # d(g*d) = the mended product of the cotangent with the other
+        a, b = node.args
+        gt = Traced(g, graph)
+        return (
+            (gt * Traced(b, graph))._guarded(g, b).node if needs[0] else None,
+            (gt * Traced(a, graph))._guarded(g, a).node if needs[1] else None,
+        )
+    op = OPS[node.op]
+    flags = op.flags(len(node.args))
+    needs = tuple(bool(n and f) for n, f in zip(needs, flags))
+    ins = tuple(Traced(a, graph) for a in node.args)
+    ctx = RuleContext(op, ins, Traced(node, graph), node.attrs, needs)
+    try:
+        grads = op.vjp(ctx, Traced(g, graph))
+    except (Untraceable, AttributeError) as exc:
+        raise Untraceable(_refusal(node.op, "gradient", exc)) from None
+    return tuple(
+        None if gi is None or not need else graph.as_node(gi, g) for gi, need in zip(grads, needs)
+    )
+
+
+def _refusal(name: str, what: str, exc) -> str:
+    return (
+        f"codegen cannot write the {what} of {name} as one formula for every point "
+        f"(its rule reads the values: {exc})"
+    )
+
+
+def tangents(trace: Trace, outputs: Sequence[Node], seeds: Mapping[int, Node]) -> list:
+    """Forward mode over the traced graph: the tangent of each of ``outputs`` (None: zero)
+    when the inputs (node index -> tangent) move by ``seeds``."""
+    graph = trace.graph
+    tangent: dict[int, Node | None] = {}
+    for node in reached(outputs):
+        if node.op == "input":
+            tangent[node.index] = seeds.get(node.index)
+            continue
+        if node.op == "const":
+            tangent[node.index] = None
+            continue
+        ts = [tangent[a.index] for a in node.args]
+        if all(t is None for t in ts):
+            tangent[node.index] = None
+            continue
+        tangent[node.index] = _jvp(graph, node, ts)
+    return [tangent[o.index] for o in outputs]
+
+
+def _jvp(graph: Graph, node: Node, ts: list) -> Node | None:
+    if node.op == "chain":  # d(g*d) = mended(dg*d) + mended(g*dd)
+        (a, b), total = node.args, None
+        for t, other in ((ts[0], b), (ts[1], a)):
+            if t is not None:
+                part = (Traced(t, graph) * Traced(other, graph))._guarded(t, other)
+                total = part if total is None else total + part
+        return None if total is None else total.node
+    op = OPS[node.op]
+    if op.jvp is None:
+        return None
+    needs = tuple(t is not None for t in ts)
+    ins = tuple(Traced(a, graph) for a in node.args)
+    ctx = RuleContext(op, ins, Traced(node, graph), node.attrs, needs)
+    traced = [None if t is None else Traced(t, graph) for t in ts]
+    try:
+        t = op.jvp(ctx, traced)
+    except (Untraceable, AttributeError) as exc:
+        raise Untraceable(_refusal(node.op, "second derivative", exc)) from None
+    return None if t is None else graph.as_node(t, node)
+
+
+def hessian(trace: Trace, grads: Mapping[str, Node], wrt: Sequence[str]) -> dict:
+    """Forward over reverse: H[a][b] = d grad_a / d b, one tangent sweep per element of each
+    ``b`` (shape(a) + shape(b) each)."""
+    graph = trace.graph
+    outputs = [grads[a] for a in wrt]
+    result: dict[str, dict[str, Node]] = {a: {} for a in wrt}
+    for b in wrt:
+        node = trace.inputs[b]
+        size = node.value.size
+        columns: dict[str, list] = {a: [] for a in wrt}
+        for k in range(size):
+            seed = np.zeros_like(node.value)
+            seed.flat[k] = 1.0
+            for a, t in zip(wrt, tangents(trace, outputs, {node.index: graph.const(seed)})):
+                zero = graph.const(np.zeros_like(trace.inputs[a].value))
+                columns[a].append(zero if t is None else _shaped(graph, t, trace.inputs[a]))
+        for a in wrt:
+            result[a][b] = _assemble(graph, columns[a], trace.inputs[a].value, node.value)
+    return result
+
+
+def _shaped(graph: Graph, t: Node, like: Node) -> Node:
+    if t.value.shape == like.value.shape:
+        return t
+    return graph.apply("broadcast_to", (t,), {"shape": like.value.shape})
+
+
+def _assemble(graph: Graph, columns: list, a_value, b_value) -> Node:
+    """The block shape(a) + shape(b) of the columns d grad_a / d b_k."""
+    if b_value.ndim == 0:
+        return columns[0]
+    stacked = (
+        graph.apply("stack_axis", tuple(columns), {"axis": -1})
+        if len(columns) > 1
+        else (graph.apply("reshape", (columns[0],), {"shape": a_value.shape + (1,)}))
+    )
+    return graph.apply("reshape", (stacked,), {"shape": a_value.shape + b_value.shape})
+
+
+def check_scalar(node: Node, command: str = "grad") -> None:
+    """A gradient needs a scalar output (grad's error, and its ways out)."""
+    if node.value.ndim != 0:
+        raise non_scalar_error(node.value.shape, command)
