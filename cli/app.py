@@ -15,7 +15,16 @@ import dataclasses
 import re
 
 from . import helptext
-from .commands import analysis, batch, derivatives, diff, explain, plot, shell  # noqa: F401
+from .commands import (  # noqa: F401
+    analysis,
+    batch,
+    codegen,
+    derivatives,
+    diff,
+    explain,
+    plot,
+    shell,
+)
 from .commands.common import app
 from .commands.shared import attach
 

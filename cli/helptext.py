@@ -77,6 +77,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Plot a function and its derivatives over a range.",
         'autograd-cli plot "sin(x)" --x -4:4 --order 2',
     ),
+    "codegen": (
+        "Write the value and gradient as NumPy, torch, JAX or C code.",
+        'autograd-cli codegen "3*a**3 - b**2" --target numpy',
+    ),
     "batch": (
         "Evaluate many lines of a JSONL or CSV file.",
         """echo '{"expr": "x**2", "vars": {"x": 3}}' | autograd-cli batch -""",
@@ -135,6 +139,9 @@ SYNONYMS = {
     "optimize": "minimize",
     "optimise": "minimize",
     "argmin": "minimize",
+    "compile": "codegen",
+    "lambdify": "codegen",
+    "generate": "codegen",
     "root": "solve",
     "roots": "solve",
     "findroot": "solve",

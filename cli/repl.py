@@ -4,7 +4,7 @@ A line is one of:
 
 * ``NAME = EXPR``: evaluate EXPR with the session's variables and keep it as NAME;
 * ``:grad EXPR [options]`` (also ``:eval :hessian :jacobian :diff :explain :check
-  :graph :taylor :plot :propagate :minimize :solve :critical``): run that command on
+  :graph :taylor :plot :propagate :minimize :solve :critical :codegen``): run that command on
   EXPR, with the session's variables that EXPR uses (options as on the command line:
   ``:diff x**3 --order 2``, ``:plot sin(x) --x -3:3``);
 * ``:vars`` lists the variables, ``:del NAME`` forgets one, ``:functions`` lists the
@@ -48,6 +48,7 @@ COMMANDS = (
     "minimize",
     "solve",
     "critical",
+    "codegen",
 )
 META = ("vars", "del", "functions", "help", "quit", "exit", "q")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$", re.DOTALL)
@@ -58,6 +59,7 @@ x*sin(x)              evaluate an expression (or a ';'-separated program)
 :grad EXPR [opts]     run a command on EXPR with the session's variables:
                       :eval :grad :hessian :jacobian :diff :explain :check :graph
                       :taylor :plot :propagate :minimize :solve :critical
+                      :codegen (the value and gradient as code: --target numpy|torch|jax|c)
 :vars                 the variables;  :del NAME  forget one
 :functions            the language's functions
 ... \\                 a trailing backslash continues the line on the next

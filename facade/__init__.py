@@ -98,6 +98,42 @@ def jacobian(
     return _compute("jacobian", source, values, wrt=wrt)
 
 
+def codegen(
+    source: str | Program,
+    values: dict | None = None,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    target: str = "numpy",
+    hessian: bool = False,
+    name: str = "f",
+    shapes: dict | None = None,
+    dtype: str = "float64",
+) -> str:
+    """The value and gradient (``hessian``: and Hessian) as the source text of one function
+    in ``target`` (numpy, torch, jax or c), traced at ``values`` (numbers where none are
+    given, or ``shapes``: ``{"x": (3,)}``); see :mod:`autograd_cli.core.codegen`.
+
+    >>> code = codegen("x*sin(x)", {"x": 1.0})
+    >>> code.splitlines()[-1]
+    '    return t1, t4'
+    """
+    from .core.codegen import generate
+
+    program = _program(source, "codegen")
+    text = source if isinstance(source, str) else None
+    return generate(
+        program,
+        values,
+        wrt=wrt,
+        target=target,
+        hessian=hessian,
+        name=name,
+        shapes=shapes,
+        dtype=dtype,
+        text=text,
+    ).code
+
+
 def diff(
     source, wrt: str | Sequence[str] | None = None, order: int = 1, values=None, **options
 ) -> DiffResult:

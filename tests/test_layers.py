@@ -141,10 +141,12 @@ def test_grammar_imports_no_cli(name):
 
 
 #: The top of core: the plain results the commands and the facade hand on (api), many rows
-#: at once (rows), the analyses' settings and documents, explain's text.  Nothing else in
-#: core builds on them (the evaluators check values and wrt through core/program.py).
+#: at once (rows), the analyses' settings and documents, explain's text, codegen's check of
+#: generated code against the engine.  Nothing else in core builds on them (the evaluators
+#: check values and wrt through core/program.py).
 TOP_OF_CORE = {
     "autograd_cli.core.api",
+    "autograd_cli.core.codegen.check",
     "autograd_cli.core.rows",
     "autograd_cli.core.analysis_docs",
     "autograd_cli.core.explanation",

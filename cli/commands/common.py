@@ -70,6 +70,12 @@ Wrt = Annotated[
 ]
 
 
+#: (command, option) -> the value an option takes when it is given without one
+#: (``codegen --check`` is ``--check 100``): main.normalize_argv fills it in, as Typer has
+#: no options with an optional value
+OPTIONAL_VALUES: dict[tuple[str, str], str] = {("codegen", "--check"): "100"}
+
+
 def option(flag: str, kind, help: str, **settings):
     """A command's own option declared in one line: ``Annotated[kind | None,
     typer.Option(flag, help=help, **settings)]`` (its default, None, is the parameter's)."""
@@ -250,11 +256,11 @@ def _timeout_handler(seconds: float):
 #: is known at once not to be another command's option without building every command
 #: (a sixth of a cold start).  tests/test_startup.py checks it against the commands.
 OPTION_NAMES = frozenset(
-    """at atol chunk-size corr device dot dtype engine eps expr fail-fast format grad-output
-    gtol help hessian json latex max-depth max-iter max-memory max-nodes max-steps mc method
-    no-progress no-prompt op order output partition-size plain png points precision progress
-    rtol scheduler seed strict svg tangent tangent-at taylor timeout tol trace var vars workers
-    wrt""".split()
+    """at atol check chunk-size corr device dot dtype engine eps expr fail-fast format
+    grad-output gtol help hessian json latex max-depth max-iter max-memory max-nodes max-steps
+    mc method name no-progress no-prompt op order output partition-size plain png points
+    precision progress rtol scheduler seed shape strict svg tangent tangent-at target taylor
+    timeout tol trace var vars workers wrt""".split()
 )
 
 

@@ -209,11 +209,19 @@ def generate(
         )
     name = check_name(name, target)
     values = dict(values or {})
+    shapes = dict(shapes or {})
     check_values(program, values)
+    check_values(program, shapes)
+    for key, shape in shapes.items():
+        if key in values and np.shape(values[key]) != tuple(shape):
+            raise InputError.naming(
+                "{shape}: {key} is given a value of shape {have} and the shape {want}",
+                {"key": key, "have": np.shape(values[key]), "want": tuple(shape)},
+            )
     names = resolve_wrt(program, wrt)
     inputs = variables(program)
-    traced = _trace.trace(program, _point(program, values, shapes or {}), inputs)
-    _trace.check_scalar(traced.output, "hessian" if hessian else "grad")
+    traced = _trace.trace(program, _point(program, values, shapes), inputs)
+    _trace.check_scalar(traced.output, "codegen")
     grads = _trace.gradients(traced, traced.output, names)
     outputs: list[tuple[str, _trace.Node]] = [("value", traced.output)]
     outputs += [(f"grad_{n}", grads[n]) for n in names]

@@ -59,9 +59,10 @@ def spell(node: Node, args: list[str], target: str, names: dict) -> str:
             words[key] = repr(value)
         text = how.format(*args, args=", ".join(args), **words)
     if text is None:
-        spelled = op.printing.names[0] if op.printing.names else node.op
-        raise UnsupportedError(
-            f"codegen --target {target} has no spelling for {spelled}", op=node.op, target=target
+        raise UnsupportedError.naming(
+            "codegen {target} {chosen} has no spelling for {op}",
+            {"chosen": target, "op": op.printing.names[0] if op.printing.names else node.op},
+            op=node.op,
         )
     for key, value in names.items():
         text = text.replace("{" + key + "}", value)
