@@ -12,6 +12,8 @@ what a "value" is:
   tangent, for forward mode (``--tangent``, ``taylor``-style sweeps);
 * :class:`~.batch.Batched` (``batch.evaluate_batch``): tensors with a leading
   batch axis, one row per point;
+* :class:`~.codegen.trace.Tracing` (``codegen``): the nodes of a graph that generated code
+  writes statement by statement;
 * :class:`Dependence`: whether a node depends differentiably on the variables
   asked about (``diff``, ``explain`` and the kink warnings read it).
 

@@ -142,11 +142,11 @@ def _header_lines(text: str, target: str, g: Generated, conventions: str) -> lis
     lines = [
         f"autograd-cli {_version()} codegen --target {target}" + (" --hessian" if g.hessian else "")
     ]
-    for line in text.splitlines() or [""]:
+    for i, line in enumerate(text.splitlines()[:200] or [""]):
         clean = "".join(ch if ch.isprintable() else "?" for ch in line)
         if target == "c":
             clean = clean.replace("*/", "* /").replace("/*", "/ *")
-        lines.append("expression: " + clean[:2000])
+        lines.append(("expression: " if i == 0 else "            ") + clean[:2000])
     shapes = ", ".join(
         f"{g.params[n]}: {'a number' if not s else 'shape ' + str(tuple(s))}"
         for n, s in g.inputs.items()

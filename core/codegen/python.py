@@ -9,6 +9,7 @@ NaN-safe product of the rules (``_chain``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..tensor import OPS
@@ -16,11 +17,46 @@ from .trace import Node
 
 __all__ = ["PYTHON_TARGETS", "emit_python", "spell"]
 
+
 #: each Python target: its array module's name, its special functions, how it imports them
+@dataclass(frozen=True)
+class Language:
+    """How a Python target writes what every function needs (templates of ``{dt}``, the
+    dtype, and of the values)."""
+
+    xp: str  # the array module's name
+    sp: str  # its special functions
+    imports: tuple[str, ...]
+    read: str  # an input read as an array of the dtype: {p}
+    array: str  # a constant array: {data} (a nested list), {device}
+    fresh: str  # an input or a constant handed out as an array of its own: {v}
+
+
 PYTHON_TARGETS = {
-    "numpy": {"xp": "np", "sp": "scipy.special", "imports": ["import numpy as np"]},
-    "torch": {"xp": "torch", "sp": "torch.special", "imports": ["import math", "import torch"]},
-    "jax": {"xp": "jnp", "sp": "jax.scipy.special", "imports": ["import jax.numpy as jnp"]},
+    "numpy": Language(
+        "np",
+        "scipy.special",
+        ("import numpy as np",),
+        "np.asarray({p}, dtype={dt})",
+        "np.asarray({data}, dtype={dt})",
+        "np.array({v}, dtype={dt})",
+    ),
+    "torch": Language(
+        "torch",
+        "torch.special",
+        ("import math", "import torch"),
+        "torch.as_tensor({p}, dtype={dt})",
+        "torch.tensor({data}, dtype={dt}{device})",
+        "{v}.clone()",
+    ),
+    "jax": Language(
+        "jnp",
+        "jax.scipy.special",
+        ("import jax.numpy as jnp",),
+        "jnp.asarray({p}, dtype={dt})",
+        "jnp.asarray({data}, dtype={dt})",
+        "jnp.asarray({v}, dtype={dt})",
+    ),
 }
 
 _CHAIN = {
@@ -87,10 +123,6 @@ def _array_text(value) -> str:
     return repr(value.tolist()).replace("nan", "float('nan')").replace("inf", "float('inf')")
 
 
-def _dtype(target: str, dtype: str) -> str:
-    return {"numpy": "np", "torch": "torch", "jax": "jnp"}[target] + "." + dtype
-
-
 def emit_python(
     target: str,
     name: str,
@@ -107,100 +139,97 @@ def emit_python(
     ``params``: each input's parameter name; ``order``: the statements to write (each after
     its arguments); ``batched``: the code works on leading batch axes (every node a number
     at the traced point), else each input is checked against its traced shape."""
-    info = PYTHON_TARGETS[target]
-    xp = info["xp"]
-    dt = _dtype(target, dtype)
-    words = {"xp": xp, "sp": info["sp"], "dtype": dt}
-    code: dict[int, str] = {}
-    body: list[str] = []
-    first = next(iter(params.values()), None)
-    temp = _temp_prefix(params.values())
-    count = 0
+    w = _Writer(target, name, list(params.values()), dtype)
     for pname, node in zip(params.values(), inputs.values()):
-        code[node.index] = pname
-        if target == "numpy":
-            body.append(f"{pname} = np.asarray({pname}, dtype={dt})")
-        elif target == "torch":
-            body.append(f"{pname} = torch.as_tensor({pname}, dtype={dt})")
-        else:
-            body.append(f"{pname} = jnp.asarray({pname}, dtype={dt})")
+        w.read(pname, node, batched)
+    for node in order:
+        if node.op != "input":
+            w.statement(node)
+    results = [w.result(node, batched) for _, node in outputs]
+    return w.module(header, [label for label, _ in outputs], results)
+
+
+class _Writer:
+    """The body of one function, statement by statement (each node's code kept by index)."""
+
+    def __init__(self, target: str, name: str, params: list[str], dtype: str):
+        self.target = target
+        self.lang = PYTHON_TARGETS[target]
+        self.name = name
+        self.params = params
+        self.dt = self.lang.xp + "." + dtype
+        self.words = {"xp": self.lang.xp, "sp": self.lang.sp, "dtype": self.dt}
+        self.code: dict[int, str] = {}
+        self.body: list[str] = []
+        self.first = params[0] if params else None
+        self.temp = _temp_prefix(params)
+        self.count = 0
+        self.uses_chain = False
+
+    def _fresh_name(self) -> str:
+        self.count += 1
+        return f"{self.temp}{self.count - 1}"
+
+    def read(self, pname: str, node: Node, batched: bool) -> None:
+        self.code[node.index] = pname
+        self.body.append(f"{pname} = " + self.lang.read.format(p=pname, dt=self.dt))
         if not batched:
             shape = tuple(node.value.shape)
-            body.append(f"if tuple({pname}.shape) != {shape!r}:")
-            body.append(
-                f'    raise ValueError(f"{name}: {pname} must have shape {shape!r} '
+            self.body.append(f"if tuple({pname}.shape) != {shape!r}:")
+            self.body.append(
+                f'    raise ValueError(f"{self.name}: {pname} must have shape {shape!r} '
                 f'(the shape it was generated for), not {{tuple({pname}.shape)}}")'
             )
-    device = f", device={first}.device" if target == "torch" and first else ""
-    uses_chain = False
-    for node in order:
-        if node.op == "input":
-            continue
+
+    def statement(self, node: Node) -> None:
         if node.op == "const":
-            text = _literal(node.value, target, xp)
-            if text is not None and target != "torch":
-                code[node.index] = text
-                continue
-            cname = f"{temp}{count}"
-            count += 1
-            if target == "numpy":
-                body.append(f"{cname} = np.asarray({_array_text(node.value)}, dtype={dt})")
-            elif target == "torch":
-                body.append(
-                    f"{cname} = torch.tensor({_array_text(node.value)}, dtype={dt}{device})"
-                )
-            else:
-                body.append(f"{cname} = jnp.asarray({_array_text(node.value)}, dtype={dt})")
-            code[node.index] = cname
-            continue
-        args = [code[a.index] for a in node.args]
-        if node.op == "chain":
-            uses_chain = True
-            text = f"_chain({args[0]}, {args[1]})"
+            text = _literal(node.value, self.target, self.lang.xp)
+            if text is not None and self.target != "torch":
+                self.code[node.index] = text
+                return
+            device = f", device={self.first}.device" if self.first else ""
+            text = self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
         else:
-            text = spell(node, args, target, words)
-        tname = f"{temp}{count}"
-        count += 1
-        body.append(f"{tname} = {text}")
-        code[node.index] = tname
-    results = []
-    for _, node in outputs:
-        text = code[node.index]
-        if node.op == "const" or node.op == "input":
-            # a constant or an input handed out: an array of its own, batch axes included
-            like = first if batched and first else None
-            if like is not None and node.value.ndim == 0:
-                text = f"{xp}.zeros_like({like}) + {text}"
-            elif target == "torch":
-                text = f"{text}.clone()"
-            elif target == "numpy":
-                text = f"np.array({text}, dtype={dt})"
+            args = [self.code[a.index] for a in node.args]
+            if node.op == "chain":
+                self.uses_chain = True
+                text = f"_chain({args[0]}, {args[1]})"
             else:
-                text = f"jnp.asarray({text}, dtype={dt})"
-        results.append(text)
-    lines = [f"# {line}" if line else "#" for line in header]
-    lines.append("")
-    imports = list(info["imports"])
-    source = "\n".join(body)
-    if target == "numpy" and "scipy.special." in source:
-        imports.append("import scipy.special")
-    if target == "jax" and "jax.scipy.special." in source:
-        imports.append("import jax.scipy.special")
-    if target == "torch" and "math." not in source and "math" in imports[0]:
-        imports = imports[1:]
-    lines.extend(imports)
-    lines.append("")
-    if uses_chain:
+                text = spell(node, args, self.target, self.words)
+        tname = self._fresh_name()
+        self.body.append(f"{tname} = {text}")
+        self.code[node.index] = tname
+
+    def result(self, node: Node, batched: bool) -> str:
+        text = self.code[node.index]
+        if node.op != "const" and node.op != "input":
+            return text
+        # a constant or an input handed out: an array of its own, batch axes included
+        if batched and self.first is not None and node.value.ndim == 0:
+            return f"{self.lang.xp}.zeros_like({self.first}) + {text}"
+        return self.lang.fresh.format(v=text, dt=self.dt)
+
+    def module(self, header: list[str], labels: list[str], results: list[str]) -> str:
+        lines = [f"# {line}" if line else "#" for line in header]
         lines.append("")
-        lines.append(_CHAIN[target])
-    lines.append("")
-    signature = ", ".join(params.values())
-    lines.append(f"def {name}({signature}):")
-    labels = ", ".join(label for label, _ in outputs)
-    lines.append(f'    """Returns ({labels})."""')
-    lines.extend("    " + line for line in body)
-    lines.append("    return " + ", ".join(results))
-    return "\n".join(lines) + "\n"
+        source = "\n".join(self.body + results)
+        imports = [i for i in self.lang.imports if i != "import math" or "math." in source]
+        if self.target == "numpy" and "scipy.special." in source:
+            imports.append("import scipy.special")
+        if self.target == "jax" and "jax.scipy.special." in source:
+            imports.append("import jax.scipy.special")
+        lines.extend(imports)
+        lines.append("")
+        if self.uses_chain:
+            lines.extend(["", _CHAIN[self.target]])
+        lines.append("")
+        lines.append(f"def {self.name}({', '.join(self.params)}):")
+        lines.append(f'    """Returns ({", ".join(labels)})."""')
+        lines.extend("    " + line for line in self.body)
+        lines.append(
+            "    return " + (", ".join(results) if len(results) > 1 else f"({results[0]},)")
+        )
+        return "\n".join(lines) + "\n"
 
 
 def _temp_prefix(names) -> str:

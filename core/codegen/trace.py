@@ -182,7 +182,9 @@ class Graph:
     def chain(self, g: Node, d: Node, r: Node) -> Node:
         """The NaN-safe product ``r = g*d`` (0 where ``g`` is 0 and ``r`` is not finite)."""
         if g.op == "const" and not np.any(g.value == 0):
-            return r  # the mend never applies
+            return r  # the mend never applies: g has no zero
+        if d.op == "const" and np.all(np.isfinite(d.value)):
+            return r  # ... or d is finite, so g*d is where g is 0
         if g.op == "const" and d.op == "const":
             return self.const(_mended(g.value, r.value))
         key = ("chain", g.index, d.index)
