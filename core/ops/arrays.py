@@ -15,7 +15,7 @@ import math
 from .. import limits
 from .rules import _any_zero, call, eq, reshape, where, zeros_like
 from .rules import _xp as xp
-from .shape import getitem_code
+from .shape import getitem_code, join_parts
 from .table import Code, Op, Param, code, function, register
 
 
@@ -64,10 +64,15 @@ def _flip_code(args, node, target):
 
 def _join_code(numpy: str, torch: str):
     """concatenate and stack(axis=): a join of the arguments along the ``axis``."""
-    return code(
-        f"{{xp}}.{numpy}([{{args}}], axis={{axis}})",
-        torch=f"torch.{torch}([{{args}}], dim={{axis}})",
-    )
+
+    def spell(args, node, target):
+        axis = (
+            f"dim={node.attrs['axis']!r}" if target == "torch" else f"axis={node.attrs['axis']!r}"
+        )
+        name = f"torch.{torch}" if target == "torch" else f"{{xp}}.{numpy}"
+        return f"{name}({join_parts(args, node, target)}, {axis})"
+
+    return code(spell)
 
 
 def _roll_code(args, node, target):
@@ -98,7 +103,9 @@ def _normalized_code(log: bool):
             return f"(lambda e: e / e.sum({kw}))({{xp}}.exp{shifted})"
         zero = "torch.zeros_like(s)" if target == "torch" else "0.0"
         rest = f"{{xp}}.where(s == 0, {zero}, {{xp}}.exp(s)).sum({kw})"
-        return f"(lambda s: s - {{xp}}.log1p({rest} + ((s == 0).sum({kw}) - 1)))({shifted})"
+        # the count of maxima in the code's dtype (an integer count would make float32 float64)
+        top = f"(s == 0).{'to' if target == 'torch' else 'astype'}(s.dtype).sum({kw})"
+        return f"(lambda s: s - {{xp}}.log1p({rest} + ({top} - 1)))({shifted})"
 
     return code(spell)
 

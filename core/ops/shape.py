@@ -337,14 +337,23 @@ def _stack_jvp(n, ts):
     return call("stack", *[broadcast_to(p, shape) for p in parts])
 
 
+def join_parts(args, node, target, shape=None) -> str:
+    """The arguments of a join (stack, concatenate) as a list: a number written inline made an
+    array of the code's dtype (NumPy would join it as float64), and, where ``shape`` is given,
+    each argument of another shape broadcast to it (the array literal's numbers)."""
+    parts = []
+    for a, n in zip(args, node.args):
+        if n.op == "const" and target != "torch":
+            a = f"{{xp}}.asarray({a}, dtype={{dtype}})"
+        if shape is not None and n.value.shape != shape:
+            a = f"{{xp}}.broadcast_to({a}, {shape!r})"
+        parts.append(a)
+    return "[" + ", ".join(parts) + "]"
+
+
 def _stack_code(args, node, target):
     """The array literal: its numbers repeated to the arrays' shape, as the forward does."""
-    shape = node.value.shape[1:]
-    parts = [
-        a if n.value.shape == shape else f"{{xp}}.broadcast_to({a}, {shape!r})"
-        for a, n in zip(args, node.args)
-    ]
-    return f"{{xp}}.stack([{', '.join(parts)}])"
+    return f"{{xp}}.stack({join_parts(args, node, target, node.value.shape[1:])})"
 
 
 register(
