@@ -190,7 +190,9 @@ def _index_part(item, target: str) -> str:
         listed = repr(backend.host.asarray(item, dtype=backend.host.intp).tolist())
         if target == "torch":
             return f"torch.tensor({listed}, dtype=torch.long)"
-        return f"{{xp}}.asarray({listed}, dtype=int)"
+        # int32 in JAX: its int64 needs x64 (an array's indices fit either way)
+        dtype = "jnp.int32" if target == "jax" else "np.intp"
+        return f"{{xp}}.asarray({listed}, dtype={dtype})"
     return repr(int(item))
 
 
