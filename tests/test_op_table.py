@@ -394,6 +394,8 @@ def check_codegen(name, op, s):
     expected = [want.value] + [want.grad[v] for v in wanted]
     if differentiable:
         expected += [want.hessian[a][b] for a in wanted for b in wanted]
+    if len(got) != len(expected):
+        return f"generated code returns {len(got)} outputs, not {len(expected)}"
     for label, g, w in zip(generated.outputs, got, expected):
         if not np.allclose(g, w, rtol=1e-12, atol=1e-300, equal_nan=True):
             return f"generated {label} is {g}, the engine's {w}"
