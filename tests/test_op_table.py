@@ -397,6 +397,8 @@ def check_codegen(name, op, s):
     if len(got) != len(expected):
         return f"generated code returns {len(got)} outputs, not {len(expected)}"
     for label, g, w in zip(generated.outputs, got, expected):
+        if np.shape(g) != np.shape(w):
+            return f"generated {label} has shape {np.shape(g)}, the engine's {np.shape(w)}"
         if not np.allclose(g, w, rtol=1e-12, atol=1e-300, equal_nan=True):
             return f"generated {label} is {g}, the engine's {w}"
     return None
