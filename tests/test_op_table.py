@@ -40,7 +40,8 @@ import cases_linalg
 import numpy as np
 import pytest
 
-from autograd_cli.core import OPS, apply, grad, no_grad, symbolic, tensor
+import autograd_cli as ag
+from autograd_cli.core import OPS, apply, codegen, grad, no_grad, symbolic, tensor
 from autograd_cli.core import batch as batch_module
 from autograd_cli.core.ops import (
     _DECLARED,
@@ -55,8 +56,9 @@ from autograd_cli.core.ops import (
     language_functions,
     op_table,
 )
+from autograd_cli.core.ops.table import Code
 from autograd_cli.core.printing import to_latex, to_text
-from autograd_cli.core.program import Expr, topological
+from autograd_cli.core.program import Expr, Program, topological, variables
 from autograd_cli.grammar import parse
 
 H = 1e-6
@@ -363,6 +365,45 @@ def check_grammar(name, op, s):
     return f"none of {sources} parses to {name}"
 
 
+def _codegen_program(s):
+    """The sample as a program with a scalar output (summed, as :func:`_engine_grads`)."""
+    out = s.expr
+    if run(out, s.values).ndim:
+        out = Expr("sum", (out,), {"axis": None, "keepdims": False})
+    return Program(source="", output=out, inputs=variables(out))
+
+
+def check_codegen(name, op, s):
+    """Generated NumPy code (value, gradient, Hessian) agrees with grad and hessian."""
+    if op.code is None:
+        return "no code= (how generated code writes it, core/ops/table.py Code)"
+    if op.code.refused:
+        return None
+    program = _codegen_program(s)
+    wanted = [v for v in program.inputs if v in s.values]
+    if not wanted:
+        return None
+    differentiable = op.vjp is not None and not declared_not_differentiable(op)
+    generated = codegen.generate(program, s.values, wrt=wanted, hessian=differentiable)
+    namespace: dict = {}
+    exec(compile(generated.code, "<codegen>", "exec"), namespace)
+    with np.errstate(all="ignore"):
+        got = namespace["f"](*[s.values[v] for v in program.inputs])
+    engine = ag.hessian if differentiable else ag.grad
+    want = engine(program, s.values, wanted)
+    expected = [want.value] + [want.grad[v] for v in wanted]
+    if differentiable:
+        expected += [want.hessian[a][b] for a in wanted for b in wanted]
+    if len(got) != len(expected):
+        return f"generated code returns {len(got)} outputs, not {len(expected)}"
+    for label, g, w in zip(generated.outputs, got, expected):
+        if np.shape(g) != np.shape(w):
+            return f"generated {label} has shape {np.shape(g)}, the engine's {np.shape(w)}"
+        if not np.allclose(g, w, rtol=1e-12, atol=1e-300, equal_nan=True):
+            return f"generated {label} is {g}, the engine's {w}"
+    return None
+
+
 CHECKS = {
     "forward": check_forward,
     "reverse": check_reverse,
@@ -372,6 +413,7 @@ CHECKS = {
     "latex": check_latex,
     "symbolic": check_symbolic,
     "grammar": check_grammar,
+    "codegen": check_codegen,
 }
 
 
@@ -484,6 +526,7 @@ COMPLETE = {
     "differentiable": None,
     "printing": function("cube", latex="\\operatorname{cube}"),
     "internal": False,
+    "code": Code("{0} * {0} * {0}", "{0} * {0} * {0}", "{0} * {0} * {0}"),
 }
 
 
@@ -498,6 +541,7 @@ def _install(monkeypatch, batchable=True, **changes) -> None:
         differentiable=fields["differentiable"],
         printing=fields["printing"],
         internal=fields["internal"],
+        code=fields["code"],
     )
     monkeypatch.setitem(OPS, "cube", op)
     for fname, fn in language_functions().items():
@@ -538,6 +582,7 @@ VARIANTS = {
     },
     # no function of the language builds it
     "grammar": {"printing": Printing(call="cube", latex="\\operatorname{cube}")},
+    "codegen": {"code": None},
 }
 
 
@@ -550,6 +595,8 @@ def test_a_new_op_missing_an_interpretation_fails(monkeypatch, missing):
         assert "forward" in found
     elif missing == "grammar":  # what cannot be parsed cannot be printed and read back
         assert found == {"grammar", "text"}
+    elif missing == "symbolic":  # a rule on raw arrays cannot be traced into code either
+        assert found == {"symbolic", "codegen"}
     else:
         assert found == {missing}
 
@@ -561,6 +608,17 @@ def test_wrong_rules_are_caught_not_only_missing_ones(monkeypatch):
         jvp=lambda n, ts: None if ts[0] is None else chain(ts[0], 2 * n.inputs[0]),
     )
     assert {"reverse", "forward-mode"} <= set(gaps("cube"))
+
+
+def test_wrong_generated_code_is_caught(monkeypatch):
+    _install(monkeypatch, code=Code("{0} * {0}", "{0} * {0}", "{0} * {0}"))
+    assert set(gaps("cube")) == {"codegen"}
+    assert "generated value" in gaps("cube")["codegen"]
+
+
+def test_a_refused_op_is_declared_not_missing(monkeypatch):
+    _install(monkeypatch, code=Code(refused="no one formula"))
+    assert gaps("cube") == {}
 
 
 def test_declarations_stand_in_for_rules(monkeypatch):

@@ -15,7 +15,8 @@ import math
 from .. import limits
 from .rules import _any_zero, call, eq, reshape, where, zeros_like
 from .rules import _xp as xp
-from .table import Op, Param, function, register
+from .shape import getitem_code, join_parts
+from .table import Code, Op, Param, code, function, register
 
 
 def axis_of(axis: int, ndim: int, name: str) -> int:
@@ -34,6 +35,86 @@ def axes_of(axis, ndim: int, name: str):
     if isinstance(axis, tuple):
         return tuple(axis_of(a, ndim, name) for a in axis)
     return axis_of(axis, ndim, name)
+
+
+# ---- how generated code writes them (core/codegen) -------------------------------------------
+
+
+def _axis_code(name: str):
+    """The :class:`~.table.Code` of ``{xp}.name(x, axis=axis)`` over one axis or, without
+    one, the flattened array (NumPy's and JAX's own; torch's ``dim`` needs the flat array)."""
+
+    def torch(args, node, target):
+        axis = node.attrs["axis"]
+        if axis is None:
+            return f"torch.{name}({args[0]}.reshape(-1), dim=0)"
+        return f"torch.{name}({args[0]}, dim={axis!r})"
+
+    return code(f"{{xp}}.{name}({{0}}, axis={{axis}})", torch=torch)
+
+
+def _flip_code(args, node, target):
+    axis = node.attrs["axis"]
+    if target != "torch":
+        return f"{{xp}}.flip({args[0]}, axis={axis!r})"
+    if axis is None:
+        axis = tuple(range(node.args[0].value.ndim))
+    return f"torch.flip({args[0]}, dims={axis if isinstance(axis, tuple) else (axis,)!r})"
+
+
+def _join_code(numpy: str, torch: str):
+    """concatenate and stack(axis=): a join of the arguments along the ``axis``."""
+
+    def spell(args, node, target):
+        axis = (
+            f"dim={node.attrs['axis']!r}" if target == "torch" else f"axis={node.attrs['axis']!r}"
+        )
+        name = f"torch.{torch}" if target == "torch" else f"{{xp}}.{numpy}"
+        return f"{name}({join_parts(args, node, target)}, {axis})"
+
+    return code(spell)
+
+
+def _roll_code(args, node, target):
+    """NumPy's roll with the shifts taken modulo each length, as the forward takes them."""
+    shape, shift, axis = node.args[0].value.shape, node.attrs["shift"], node.attrs["axis"]
+    if axis is None:
+        shifts, axes = shift % max(math.prod(shape), 1), None
+    else:
+        axes = tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
+        shifts = tuple(shift % max(shape[a], 1) for a in axes)
+    dim = "dims" if target == "torch" else "axis"
+    return f"{{xp}}.roll({args[0]}, {shifts!r}, {dim}={axes!r})"
+
+
+def _normalized_code(log: bool):
+    """softmax and log_softmax with the forward's shift by the largest element of each slice
+    (and, for log_softmax, its log1p of the sum split at the maxima)."""
+
+    def spell(args, node, target):
+        x, ndim = args[0], node.args[0].value.ndim
+        ax = axis_of(node.attrs["axis"], ndim, "softmax")
+        if node.args[0].value.shape[ax] == 0:
+            return f"({x} + 0.0)"
+        kw = f"dim={ax}, keepdim=True" if target == "torch" else f"axis={ax}, keepdims=True"
+        top = "torch.amax" if target == "torch" else "{xp}.max"
+        shifted = f"({x} - {top}({x}, {kw}))"
+        if not log:
+            return f"(lambda e: e / e.sum({kw}))({{xp}}.exp{shifted})"
+        zero = "torch.zeros_like(s)" if target == "torch" else "0.0"
+        rest = f"{{xp}}.where(s == 0, {zero}, {{xp}}.exp(s)).sum({kw})"
+        # the count of maxima in the code's dtype (an integer count would make float32 float64)
+        top = f"(s == 0).{'to' if target == 'torch' else 'astype'}(s.dtype).sum({kw})"
+        return f"(lambda s: s - {{xp}}.log1p({rest} + ({top} - 1)))({shifted})"
+
+    return code(spell)
+
+
+def _split_code(args, node, target):
+    a = node.attrs
+    shape = node.args[0].value.shape
+    index = _split_index(shape, a["indices_or_sections"], a["axis"], a["part"])
+    return getitem_code(args, node, target, index)
 
 
 # ---- flip(x, axis=None): reverse the order of elements along axes (all by default) --------
@@ -55,6 +136,7 @@ register(
         printing=function("flip", latex="\\operatorname{flip}"),
         params=(Param("axis", "axes", None),),
         batching=("axes",),
+        code=code(_flip_code),
     )
 )
 
@@ -90,6 +172,7 @@ register(
         printing=function("cumsum", latex="\\operatorname{cumsum}"),
         params=(Param("axis", "axis", None),),
         batching=("axes",),
+        code=_axis_code("cumsum"),
     )
 )
 
@@ -141,6 +224,7 @@ register(
         printing=function("concatenate", "cat", latex="\\operatorname{concatenate}"),
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
+        code=_join_code("concatenate", "cat"),
     )
 )
 
@@ -248,6 +332,7 @@ for _name, _node, _latex, _rules in (
             printing=function(_name, latex=f"\\operatorname{{{_latex}}}"),
             params=(Param("axis", "axis", -1),),
             batching=("axes",),
+            code=_normalized_code(_name == "log_softmax"),
         )
     )
 
@@ -337,6 +422,7 @@ register(
         printing=function("cumprod", latex="\\operatorname{cumprod}"),
         params=(Param("axis", "axis", None),),
         batching=("axes",),
+        code=_axis_code("cumprod"),
     )
 )
 
@@ -377,6 +463,7 @@ register(
         printing=function("roll", latex="\\operatorname{roll}"),
         params=(Param("shift", "int"), Param("axis", "axes", None)),
         batching=("axes",),
+        code=code(_roll_code),
     )
 )
 
@@ -427,6 +514,10 @@ register(
         printing=function("sort", latex="\\operatorname{sort}"),
         params=(Param("axis", "axis", -1),),
         batching=("axes",),
+        code=Code(
+            refused="sort's gradient follows the permutation that sorts the values at each point "
+            "(its rule reads the values): no one formula of the table's ops for every point"
+        ),
     )
 )
 
@@ -479,6 +570,10 @@ register(
         params=(Param("repeats", "count"), Param("axis", "axis", None)),
         size=_repeat_size,
         batching=("axes",),
+        code=code(
+            "{xp}.repeat({0}, {repeats}, axis={axis})",
+            torch="torch.repeat_interleave({0}, {repeats}, dim={axis})",
+        ),
     )
 )
 
@@ -517,6 +612,7 @@ register(
         printing=function("tile", latex="\\operatorname{tile}"),
         params=(Param("reps", "count"),),
         size=lambda shapes, attrs: math.prod(shapes[0]) * max(attrs["reps"], 0),
+        code=code("{xp}.tile({0}, {reps})", torch="torch.tile({0}, ({reps},))"),
         # it works on the last axis alone: a leading batch axis passes through
         batching=("trailing", 1),
     )
@@ -563,6 +659,7 @@ register(
         printing=function("stack", latex="\\operatorname{stack}"),
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
+        code=_join_code("stack", "stack"),
     )
 )
 
@@ -638,5 +735,6 @@ register(
             Param("part", "part", None),
         ),
         batching=("axes",),
+        code=code(_split_code),
     )
 )

@@ -37,6 +37,8 @@ def _sum_to_forward(a, shape):
 def _sum_to_code(args, node, target):
     axes = _summed_axes(node.args[0].value.shape, node.attrs["shape"])
     shape = node.attrs["shape"]
+    if not axes:  # torch.sum over dim=() would sum every axis
+        return f"{args[0]}.reshape({shape})"
     if target == "torch":
         return f"torch.sum({args[0]}, dim={axes}, keepdim=True).reshape({shape})"
     return f"{{xp}}.sum({args[0]}, axis={axes}, keepdims=True).reshape({shape})"
@@ -82,6 +84,13 @@ register(
         spreads_nonfinite=(0,),
     )
 )
+
+
+def _torch_transpose(args, node, target):
+    # NumPy's a.T reverses every axis (torch's .T is for matrices only)
+    return f"torch.permute({args[0]}, {tuple(reversed(range(node.args[0].value.ndim)))!r})"
+
+
 register(
     Op(
         "transpose",
@@ -93,6 +102,7 @@ register(
         kind="shape",
         printing=function("transpose", latex="\\operatorname{transpose}"),
         spreads_nonfinite=(0,),
+        code=code("{xp}.transpose({0})", torch=_torch_transpose),
     )
 )
 register(
@@ -105,6 +115,7 @@ register(
         saves=False,
         kind="shape",
         internal=True,
+        code=code("{xp}.swapaxes({0}, -1, -2)"),
     )
 )
 
@@ -166,6 +177,71 @@ def _getitem_size(shapes, attrs) -> int:
     return count * math.prod(shape[pos:])
 
 
+def _index_part(item, target: str) -> str:
+    """One element of an index as a Python expression of the target (an integer array as
+    the target's array of indices)."""
+    if item is None:
+        return "None"
+    if item is Ellipsis:
+        return "Ellipsis"
+    if type(item) is slice:
+        return f"slice({item.start!r}, {item.stop!r}, {item.step!r})"
+    if isinstance(item, (tuple, list)) or hasattr(item, "shape"):
+        listed = repr(backend.host.asarray(item, dtype=backend.host.intp).tolist())
+        if target == "torch":
+            return f"torch.tensor({listed}, dtype=torch.long)"
+        # int32 in JAX: its int64 needs x64 (an array's indices fit either way)
+        dtype = "jnp.int32" if target == "jax" else "np.intp"
+        return f"{{xp}}.asarray({listed}, dtype={dtype})"
+    return repr(int(item))
+
+
+def index_code(index, target: str) -> str:
+    """``index`` (getitem's attribute: ints, slices, None, Ellipsis and integer arrays as
+    nested tuples) as a Python tuple expression of the target, for ``x[...]``."""
+    return "(" + "".join(_index_part(i, target) + ", " for i in index) + ")"
+
+
+def _positions(shape, index):
+    """The flat position in an array of ``shape`` of each element ``x[index]`` selects."""
+    host = backend.host
+    return host.arange(math.prod(shape), dtype=host.intp).reshape(shape)[index]
+
+
+def _torch_native(index) -> bool:
+    """Whether torch indexes as NumPy does with ``index``: it has no negative steps."""
+    return all(type(i) is not slice or i.step is None or i.step > 0 for i in index)
+
+
+def getitem_code(args, node, target, index=None):
+    """``x[index]``; in torch, an index with a negative step as a gather of flat positions."""
+    index = node.attrs["index"] if index is None else index
+    if target == "torch" and not _torch_native(index):
+        listed = _positions(node.args[0].value.shape, index).tolist()
+        return f"{args[0]}.reshape(-1)[torch.tensor({listed}, dtype=torch.long)]"
+    return f"{args[0]}[{index_code(index, target)}]"
+
+
+def _scatter_code(args, node, target):
+    """NumPy's ``add.at`` into zeros, as the forward (the sum of 0 and g where nothing repeats);
+    JAX's ``.at[].add``; torch's ``index_add_`` of flat positions (or a plain assignment of
+    g + 0 into zeros where the index selects each element once)."""
+    index, shape, g = node.attrs["index"], tuple(node.attrs["shape"]), args[0]
+    if target == "numpy":
+        zeros = f"np.zeros({shape!r}, dtype={g}.dtype)"
+        return f"(lambda o: (np.add.at(o, {index_code(index, target)}, {g}), o)[1])({zeros})"
+    if target == "jax":
+        return f"jnp.zeros({shape!r}, dtype={g}.dtype).at[{index_code(index, target)}].add({g})"
+    zeros = f"torch.zeros({{size}}, dtype={g}.dtype, device={g}.device)"
+    if _basic_index(index) and _torch_native(index):
+        fill = f"(lambda o: (o.__setitem__({index_code(index, target)}, {g} + 0.0), o)[1])"
+        return fill + f"({zeros.format(size=repr(shape))})"
+    listed = _positions(shape, index).reshape(-1).tolist()
+    flat = f"torch.tensor({listed}, dtype=torch.long)"
+    size = math.prod(shape)
+    return f"{zeros.format(size=size)}.index_add_(0, {flat}, {g}.reshape(-1)).reshape({shape!r})"
+
+
 def _scatter_forward(g, index, shape):
     xp = _xp()
     out = xp.zeros(shape, dtype=g.dtype)
@@ -198,6 +274,7 @@ register(
         kind="shape",
         printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
         size=_getitem_size,
+        code=code(getitem_code),
     )
 )
 register(
@@ -214,6 +291,7 @@ register(
         saves=False,
         kind="shape",
         internal=True,
+        code=code(_scatter_code),
     )
 )
 
@@ -261,6 +339,25 @@ def _stack_jvp(n, ts):
     return call("stack", *[broadcast_to(p, shape) for p in parts])
 
 
+def join_parts(args, node, target, shape=None) -> str:
+    """The arguments of a join (stack, concatenate) as a list: a number written inline made an
+    array of the code's dtype (NumPy would join it as float64), and, where ``shape`` is given,
+    each argument of another shape broadcast to it (the array literal's numbers)."""
+    parts = []
+    for a, n in zip(args, node.args):
+        if n.op == "const" and target != "torch":
+            a = f"{{xp}}.asarray({a}, dtype={{dtype}})"
+        if shape is not None and n.value.shape != shape:
+            a = f"{{xp}}.broadcast_to({a}, {shape!r})"
+        parts.append(a)
+    return "[" + ", ".join(parts) + "]"
+
+
+def _stack_code(args, node, target):
+    """The array literal: its numbers repeated to the arrays' shape, as the forward does."""
+    return f"{{xp}}.stack({join_parts(args, node, target, node.value.shape[1:])})"
+
+
 register(
     Op(
         "stack",
@@ -272,5 +369,6 @@ register(
         kind="shape",
         printing=Printing(form="array", latex="\\operatorname{stack}"),
         size=_stack_size,
+        code=code(_stack_code),
     )
 )

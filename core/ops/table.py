@@ -171,10 +171,13 @@ class Code:
         return getattr(self, target)
 
 
-def code(array=None, *, numpy=None, torch=None, jax=None, c=None) -> Code:
+_SAME = object()  # a target of code() written as the others are
+
+
+def code(array=None, *, numpy=_SAME, torch=_SAME, jax=_SAME, c=None) -> Code:
     """The :class:`Code` written ``array`` in NumPy, PyTorch and JAX alike (``{xp}``),
-    unless a target is given its own."""
-    return Code(numpy or array, torch or array, jax or array, c)
+    unless a target is given its own (None: no spelling there)."""
+    return Code(*(array if t is _SAME else t for t in (numpy, torch, jax)), c)
 
 
 def ufunc_code(name: str, c: object = "", torch: str | None = None) -> Code:
