@@ -72,26 +72,14 @@ PROGRAMS = {
 #: (op, target) pairs whose generated code does not meet the contract today: findings for the
 #: op's entry (core/ops/elementwise.py, not this test's to change), kept visible as strict
 #: xfails (an entry fixed makes its xfail fail: then drop it here)
-_POLYGAMMA_N = "jax.scipy.special.polygamma wants an integer order; the code writes 1.0"
 KNOWN_FAILING = {
     ("digamma", "torch"): "torch's polygamma(1, x) (digamma's derivative) is ~1e-10 off scipy's",
     ("lgamma", "torch"): "its second derivative is torch's polygamma(1, x), ~1e-10 off",
     ("polygamma", "torch"): "torch's polygamma(1, x) is ~1e-10 off scipy's",
-    ("digamma", "jax"): _POLYGAMMA_N,
-    ("lgamma", "jax"): _POLYGAMMA_N,
-    ("polygamma", "jax"): _POLYGAMMA_N,
-    ("gamma", "jax"): _POLYGAMMA_N + " (in gamma's second derivative)",
-    ("beta", "jax"): _POLYGAMMA_N + " (in beta's second derivative)",
 }
 
-#: the same for float32 code: scipy.special.polygamma computes float64 from float32
-_SCIPY_POLYGAMMA = "scipy.special.polygamma returns float64 for a float32 argument"
-FLOAT32_FAILING = {
-    **{(name, "numpy"): _SCIPY_POLYGAMMA for name in ("digamma", "lgamma", "polygamma")},
-    ("gamma", "numpy"): _SCIPY_POLYGAMMA + " (in gamma's second derivative)",
-    ("beta", "numpy"): _SCIPY_POLYGAMMA + " (in beta's second derivative)",
-    **{key: why for key, why in KNOWN_FAILING.items() if why.startswith(_POLYGAMMA_N)},
-}
+#: the same for float32 code
+FLOAT32_FAILING: dict = {}
 
 
 def _scalar(out: Expr, value: np.ndarray) -> Expr:

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..autograd import gc_paused
-from ..errors import UnsupportedError
+from ..errors import LimitError, ShapeError, UnsupportedError
 from ..interpret import Interpretation, interpret
 from ..ops import RuleContext
 from ..program import Expr, Program, non_scalar_error
 from ..recording import parse_value
-from ..tensor import OPS, Tensor
+from ..tensor import OPS, Tensor, check_size
 
 __all__ = [
     "Graph",
@@ -116,8 +116,6 @@ class Graph:
 
     def _add(self, op, args, attrs, value, name=None) -> Node:
         if len(self.nodes) >= self.max_nodes:
-            from ..errors import LimitError
-
             raise LimitError(f"the generated code grew past {self.max_nodes} statements")
         node = Node(op, args, attrs, value, name, len(self.nodes))
         self.nodes.append(node)
@@ -155,12 +153,11 @@ class Graph:
         like = next((a.node for a in args if isinstance(a, Traced)), None)
         nodes = tuple(self.as_node(a, like) for a in args)
         op = OPS[name]
+        check_size(op, [n.value for n in nodes], attrs)  # before allocating, as tensor.apply
         with np.errstate(all="ignore"):
             try:
                 value = op.forward(*[n.value for n in nodes], **attrs)
             except (ValueError, IndexError, TypeError) as exc:
-                from ..errors import ShapeError
-
                 raise ShapeError(op.shape_message([n.value for n in nodes], attrs, exc)) from None
         value = np.asarray(value)
         if all(n.op == "const" for n in nodes):
@@ -435,6 +432,9 @@ def _vjp(graph: Graph, node: Node, g: Node, depends) -> tuple:
 
 
 def _refusal(name: str, what: str, exc) -> str:
+    op = OPS.get(name)
+    if op is not None and op.code is not None and op.code.refused:
+        return f"codegen cannot write {name}: {op.code.refused}"
     return (
         f"codegen cannot write the {what} of {name} as one formula for every point "
         f"(its rule reads the values: {exc})"
@@ -488,6 +488,14 @@ def hessian(trace: Trace, grads: Mapping[str, Node], wrt: Sequence[str]) -> dict
     ``b`` (shape(a) + shape(b) each)."""
     graph = trace.graph
     outputs = [grads[a] for a in wrt]
+    sweeps = sum(trace.inputs[b].value.size for b in wrt)
+    statements = len(reached(outputs)) * sweeps
+    if statements > graph.max_nodes:
+        raise LimitError(
+            f"the Hessian's code would take about {statements:,} statements (one forward "
+            f"sweep of the gradient's {len(reached(outputs)):,} per input element, {sweeps:,} "
+            f"of them); at most {graph.max_nodes:,}"
+        )
     result: dict[str, dict[str, Node]] = {a: {} for a in wrt}
     for b in wrt:
         node = trace.inputs[b]

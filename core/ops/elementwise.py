@@ -342,12 +342,20 @@ def _pow_code(target):
     return spell
 
 
-def _torch_polygamma(args, node, target):
-    """torch's polygamma takes the order as a Python int: a whole constant only."""
+def _polygamma_code(args, node, target):
+    """polygamma of a whole constant order (digamma's and lgamma's derivatives: the order is
+    a literal), NaN at -inf as the forward has it; torch and JAX take the order as an int,
+    and SciPy's answer is cast back to the dtype (it computes float32 in float64)."""
     n = node.args[0]
-    if n.op != "const" or n.value.ndim != 0 or n.value != int(n.value) or n.value < 0:
+    if n.op != "const" or n.value.ndim != 0 or not (n.value >= 0 and n.value == int(n.value)):
         return None
-    return f"torch.special.polygamma({int(n.value)}, {args[1]})"
+    k, x = int(n.value), args[1]
+    if target == "torch":
+        return f"torch.where({x} == -math.inf, math.nan, torch.special.polygamma({k}, {x}))"
+    value = f"{{sp}}.polygamma({k}, {x})"
+    if target == "numpy":
+        value += ".astype({dtype})"
+    return f"{{xp}}.where({x} == -{{xp}}.inf, {{xp}}.nan, {value})"
 
 
 # max/min as NumPy's maximum/minimum: a NaN on either side gives NaN (C's fmax does not)
@@ -383,7 +391,7 @@ _binary("clamp_min", "ClampMinBackward0",  lambda a, b: _xp().maximum(a, b),   l
 _binary("clamp_max", "ClampMaxBackward0",  lambda a, b: _xp().minimum(a, b),   lambda a, b, out: lt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="min", latex="\\operatorname{min}"), differentiable=(True, False), kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, code=_MINIMUM)
 # polygamma(n, x): see .special; n is an order, not a variable: it takes no gradient, and
 # d/dx polygamma(n, x) = polygamma(n + 1, x).
-_binary("polygamma", "PolygammaBackward0", _polygamma_forward,                 lambda n, x, out: None,                            lambda n, x, out: call("polygamma", n + 1, x),        printing=function("polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM), differentiable=(False, True), spreads_nonfinite=(0,), code=code("{sp}.polygamma({0}, {1})", torch=_torch_polygamma))
+_binary("polygamma", "PolygammaBackward0", _polygamma_forward,                 lambda n, x, out: None,                            lambda n, x, out: call("polygamma", n + 1, x),        printing=function("polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM), differentiable=(False, True), spreads_nonfinite=(0,), code=code(_polygamma_code))
 # atan2(y, x): the angle of the point (x, y), in [-pi, pi] (NumPy's and PyTorch's order);
 # atan2(0, x) is 0 for x > 0 and pi for x < 0 (piecewise).
 _binary("atan2",     "Atan2Backward0",     lambda y, x: _xp().arctan2(y, x),   lambda y, x, out: _atan2_partials(y, x)[0],        lambda y, x, out: _atan2_partials(y, x)[1],           printing=function("atan2", "arctan2", latex="\\operatorname{atan2}"), kink=_at_origin("atan2(y, x) is not differentiable at (0, 0); used gradient 0 there (PyTorch)"), total=True, piecewise=True, code=code("{xp}.arctan2({0}, {1})", torch="torch.atan2({0}, {1})", c="atan2({0}, {1})"))
