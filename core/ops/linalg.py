@@ -1026,7 +1026,9 @@ def _narrow(g, k: int, part: int):
     """The first k columns of g (U's gradient) or rows (Vh's): the rest is ignored."""
     if g.shape[-1 if part == 0 else -2] == k:
         return g
-    index = (Ellipsis, slice(None), slice(0, k)) if part == 0 else (Ellipsis, slice(0, k))
+    index = (
+        (Ellipsis, slice(None), slice(0, k)) if part == 0 else (Ellipsis, slice(0, k), slice(None))
+    )
     return call("getitem", g, index=index)
 
 
