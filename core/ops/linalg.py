@@ -34,9 +34,21 @@ import math
 
 from .. import backend, limits
 from ..errors import EvaluationError
+from .linalg_code import (
+    cholesky_code,
+    det_code,
+    einsum_code,
+    inv_code,
+    outer_code,
+    solve_code,
+    svd_code,
+    svdvals_code,
+    tensordot_code,
+    trace_code,
+)
+from .rules import _array, add_tangents, call, reshape, sum_to, where
 from .rules import _xp as xp
-from .rules import add_tangents, call, reshape, sum_to, where
-from .table import ATOM, POWER, Op, Param, function, register
+from .table import ATOM, POWER, Op, Param, code, function, register
 
 # ---------------------------------------------------------------------------
 # Checks and helpers on arrays (forwards)
@@ -197,7 +209,7 @@ def _minors_cofactors(A):
     n = shape[-1]
     limits.check(
         math.prod(shape[:-2]) * n * n * max(n - 1, 0) ** 2,
-        A.data.dtype.itemsize,
+        A.dtype.itemsize,
         "det's gradient at a singular matrix (its minors)",
     )
     keep = host.array([[j for j in range(n) if j != i] for i in range(n)], dtype=host.intp).reshape(
@@ -213,9 +225,13 @@ def _minors_cofactors(A):
 def _cofactors(A, det):
     """d det(A) / dA (the cofactor matrix), in A's shape; ``det`` is det(A)."""
     n = A.shape[-1]
-    d = det.data
+    if n == 0:
+        return _unsqueeze(det) * call("mT", call("inv", A))
+    d = _array(det)
+    if d is None:  # a value with no data (generated code): one formula for every point
+        return _cofactors_anywhere(A, det, n)
     singular = ~xp().isfinite(d) | (d == 0)
-    if n == 0 or not _any(singular):
+    if not _any(singular):
         return _unsqueeze(det) * call("mT", call("inv", A))
     minors = _minors_cofactors(A)
     if _all(singular):
@@ -228,6 +244,16 @@ def _cofactors(A, det):
     return where(mask, minors, regular)
 
 
+def _cofactors_anywhere(A, det, n):
+    """:func:`_cofactors` as one formula, the branch taken per matrix: singular where
+    det/det is not 1 (det 0, inf or nan)."""
+    singular = call("ne", det / det, 1.0)
+    mask = _unsqueeze(singular)
+    safe = where(mask, backend.host.eye(n), A)
+    regular = _unsqueeze(where(singular, 1.0, det)) * call("mT", call("inv", safe))
+    return where(mask, _minors_cofactors(A), regular)
+
+
 def _det_vjp(n, g):
     return (_unsqueeze(g) * _cofactors(n.inputs[0], n.out),)
 
@@ -238,7 +264,15 @@ def _det_jvp(n, ts):
     return call("sum", _cofactors(n.inputs[0], n.out) * ts[0], axis=(-2, -1), keepdims=False)
 
 
-_matrix_op("det", "LinalgDetBackward0", _det_forward, _det_vjp, _det_jvp, latex="\\det")
+_matrix_op(
+    "det",
+    "LinalgDetBackward0",
+    _det_forward,
+    _det_vjp,
+    _det_jvp,
+    latex="\\det",
+    code=code(det_code),
+)
 
 
 # ---- inv(A): the inverse of a square matrix ------------------------------------------------
@@ -278,6 +312,7 @@ _matrix_op(
     _inv_vjp,
     _inv_jvp,
     printing=function("inv", latex=((0, ATOM), "^{-1}"), latex_level=POWER),
+    code=code(inv_code),
 )
 
 
@@ -374,6 +409,7 @@ _matrix_op(
     _solve_jvp,
     arity=2,
     size=_solve_size,
+    code=code(solve_code),
 )
 
 
@@ -445,7 +481,14 @@ def _cholesky_jvp(n, ts):
     return call("matmul", L, _phi(y))
 
 
-_matrix_op("cholesky", "LinalgCholeskyExBackward0", _cholesky_forward, _cholesky_vjp, _cholesky_jvp)
+_matrix_op(
+    "cholesky",
+    "LinalgCholeskyExBackward0",
+    _cholesky_forward,
+    _cholesky_vjp,
+    _cholesky_jvp,
+    code=code(cholesky_code),
+)
 
 
 # ---- trace(A): the sum of the main diagonal --------------------------------------------------
@@ -472,6 +515,7 @@ _matrix_op(
     lambda n, ts: None if ts[0] is None else call("trace", ts[0]),
     latex="\\operatorname{tr}",
     saves=False,
+    code=code(trace_code),
 )
 
 
@@ -529,6 +573,7 @@ register(
         params=(Param("k", "int", 0),),
         size=_diag_size,
         batching=("rows",),
+        code=code("{xp}.diag({0}, {k})"),
     )
 )
 
@@ -576,6 +621,7 @@ register(
         printing=function("outer", latex="\\operatorname{outer}"),
         size=_outer_size,
         batching=("rows",),
+        code=code(outer_code),
     )
 )
 
@@ -607,6 +653,7 @@ def _triangle(name):
             printing=function(name, latex=f"\\operatorname{{{name}}}"),
             params=(Param("k", "int", 0),),
             batching=("trailing", 2),
+            code=code(f"{{xp}}.{name}({{0}}, {{k}})"),
         )
     )
 
@@ -688,6 +735,7 @@ register(
         params=(Param("axes", "int", 2),),
         size=_tensordot_size,
         batching=("rows",),
+        code=code(tensordot_code),
     )
 )
 
@@ -904,6 +952,7 @@ register(
         printing=function("einsum", latex="\\operatorname{einsum}"),
         params=(Param("subscripts", "subscripts"),),
         size=_einsum_size,
+        code=code(einsum_code),
     )
 )
 
@@ -1091,6 +1140,7 @@ _matrix_op(
     _svdvals_forward,
     lambda n, g: (_svd_backward(n.inputs[0], None, g, None),),
     lambda n, ts: None if ts[0] is None else _svd_jvp_values(n, ts[0]),
+    code=code(svdvals_code),
 )
 
 
@@ -1107,6 +1157,7 @@ _matrix_op(
     _svd_vjp,
     _svd_jvp,
     params=(Param("full_matrices", "flag", True), Param("part", "part", None)),
+    code=code(svd_code),
 )
 
 
@@ -1127,7 +1178,10 @@ def _require_distinct(S, shape, part: int) -> None:
     by s): where those are 0 the singular vectors are not unique and there is no derivative.
     PyTorch returns inf or nan there; this says so instead (an evaluation error)."""
     m, n = shape[-2:]
-    if _any(_repeated(S.data, m == n)):
+    s = _array(S)
+    if s is None:  # generated code: no values to check (it gives inf or nan there, as PyTorch)
+        return
+    if _any(_repeated(s, m == n)):
         which = "U" if part == 0 else "Vh"
         extra = "" if m == n else " or one is 0 (the matrix is not square)"
         raise EvaluationError(
