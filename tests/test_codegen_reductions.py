@@ -118,6 +118,19 @@ CASES = [
         "sum(triu(A) * tril(A, -1).T) + sum(sin(triu(A, 1))) + sum(tril(A) ** 2)",
         {"A": A3},
     ),
+    (
+        "stacks",
+        "det(S[0]) + sum(det(S) ** 2) + sum(inv(S) ** 2) + sum(solve(S, B) ** 2) + "
+        "sum(solve(S, x) ** 2) + sum(trace(T) ** 2) + sum(x @ T) + sum(T @ y)",
+        {"S": _normal((2, 3, 3)), "B": B32, "x": V3, "y": V4, "T": X234},
+    ),
+    (
+        "broadcast-and-axes",
+        "sum(einsum('ij,ij->i', C, X) ** 2) + sum(sin(tensordot(x, y, 0))) + "
+        "sum(norm(T, axis=[0, 2], ord=-1) * T[:, 0, 0:1]) + sum(norm(T, axis=1, ord=0) * T[:, 0]) "
+        "+ sum(prod(T, axis=[0, 2]) ** 2) + sum(logsumexp(T, axis=[0, 2]) ** 2)",
+        {"C": _normal((3, 1)), "X": X34, "x": V3, "y": V4, "T": X234},
+    ),
     ("svdvals", "sum(svdvals(X) ** 3) + sum(sin(svdvals(A)))", {"X": X34, "A": A3}),
     (
         "svd",
@@ -217,6 +230,10 @@ def test_the_branches_of_the_rules_are_written_for_every_point(target):
     _check(target, "prod(x) + prod(x) ** 2", {"x": np.array([0.5, 1.0, -1.5, 2.0])}, prod_points)
     singular = [{"A": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]])}]
     _check(target, "det(A) + det(A) ** 2", {"A": np.eye(3) + 0.1}, singular)
+    ones = [{"A": np.array([[0.0]])}, {"A": np.array([[-3.0]])}]
+    _check(target, "det(A) + det(A) ** 2", {"A": np.array([[2.0]])}, ones)
+    stack = [{"A": np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.5], [0.0, 2.0]]])}]
+    _check(target, "sum(det(A) ** 2) + sum(det(A))", {"A": np.eye(2) + np.zeros((2, 1, 1))}, stack)
     zero = [{"x": np.zeros(4)}, {"x": np.array([0.0, 1.0, 0.0, -2.0])}]
     _check(target, "norm(x) + norm(x, ord=1) + norm(x, ord=3)", {"x": np.ones(4)}, zero)
 

@@ -251,7 +251,9 @@ def _cofactors_anywhere(A, det, n):
     mask = _unsqueeze(singular)
     safe = where(mask, backend.host.eye(n), A)
     regular = _unsqueeze(where(singular, 1.0, det)) * call("mT", call("inv", safe))
-    return where(mask, _minors_cofactors(A), regular)
+    # a 1x1 matrix's cofactor is det of the 0x0 minor: 1
+    minors = _minors_cofactors(A) if n > 1 else call("zeros_like", A) + 1.0
+    return where(mask, minors, regular)
 
 
 def _det_vjp(n, g):
