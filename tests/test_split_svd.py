@@ -212,6 +212,7 @@ SVD_GRADS = [  # (expression, A, the shape of W or None)
     ("U, S, Vh = svd(A); sum(U[:, 0] * Vh[0]) * S[1]", A33, None),
     ("sum(svd(A, 0)[0] * W)", A34, (3, 3)),
     ("sum(svd(A, 0)[2] * W)", A43, (3, 3)),
+    ("sum(svd(A)[2][:3] * W)", A34, (3, 4)),  # full Vh of a wide matrix: its first k rows
 ]
 
 

@@ -205,6 +205,8 @@ def _identity(name: str, nodes: tuple, value) -> Node | None:
     ``x**1``, ``--x``), where the result has its shape and dtype; else None."""
     if name == "neg" and nodes[0].op == "neg" and _same(nodes[0].args[0].value, value):
         return nodes[0].args[0]
+    if name in ("reshape", "broadcast_to", "sum_to") and _same(nodes[0].value, value):
+        return nodes[0]  # to its own shape: nothing (and batch axes pass through)
     if len(nodes) != 2:
         return None
     a, b = nodes

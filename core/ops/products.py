@@ -6,7 +6,7 @@ from .. import backend
 from ..tensor import Tensor, is_grad_enabled
 from .rules import _is_tensor, _xp, add_tangents, call, chain, reshape, sum_to
 from .rules import host_unrecorded as _host_unrecorded
-from .table import POWER, PRODUCT, Op, broadcast_size, function, infix, register
+from .table import POWER, PRODUCT, Op, broadcast_size, code, function, infix, register
 
 # ---------------------------------------------------------------------------
 # Products
@@ -39,6 +39,7 @@ register(
         arity=2,
         kind="product",
         printing=function("dot", latex="\\operatorname{dot}"),
+        code=code("{xp}.dot({0}, {1})"),
     )
 )
 
@@ -174,5 +175,6 @@ register(
         kind="product",
         printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
         size=_matmul_size,
+        code=code("{xp}.matmul({0}, {1})"),
     )
 )

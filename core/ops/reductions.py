@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import backend
 from ..tensor import OPS
+from .linalg_code import svdvals_text
 from .rules import (
     _any_zero,
     _keepdims_shape,
@@ -28,7 +29,7 @@ from .rules import (
     where,
     zeros_like,
 )
-from .table import Op, Param, function, register
+from .table import Code, Op, Param, code, function, register
 
 # ---------------------------------------------------------------------------
 # Reductions
@@ -49,6 +50,62 @@ def _reduced_count(shape, axis) -> int:
     return n // m if m else 0
 
 
+# ---- How generated code writes a reduction (core/codegen) ---------------------------------
+#
+# The axes are counted from the end (axis 0 of a vector is -1), so that a reduction of a
+# number, which reduces nothing, leaves the leading batch axes of batched generated code
+# alone; a reduction over no axes is written as the value itself (PyTorch reads dim=() as
+# all of them).
+
+
+def _code_axes(node) -> tuple:
+    """The axes the reduction ``node`` reduces, negative, sorted."""
+    ndim = node.args[0].value.ndim
+    axis = node.attrs.get("axis")
+    if ndim == 0:
+        return ()
+    if axis is None:
+        return tuple(range(-ndim, 0))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted({a % ndim - ndim for a in axes}))
+
+
+def _reduce_text(fn: str, x: str, axes: tuple, keepdims, target: str, **more) -> str:
+    """``fn`` (sum, amax, amin, var) of ``x`` over ``axes`` as ``target`` writes it."""
+    if not axes:
+        return f"(+{x})"
+    extra = "".join(f", {k}={v}" for k, v in more.items())
+    if target == "torch":
+        return f"torch.{fn}({x}, dim={axes}, keepdim={bool(keepdims)}{extra})"
+    return f"{{xp}}.{fn}({x}, axis={axes}, keepdims={bool(keepdims)}{extra})"
+
+
+def _reduction_code(fn: str) -> Code:
+    def spelling(args, node, target):
+        return _reduce_text(fn, args[0], _code_axes(node), node.attrs.get("keepdims"), target)
+
+    return code(spelling)
+
+
+def _mean_code(args, node, target):
+    axes = _code_axes(node)
+    total = _reduce_text("sum", args[0], axes, node.attrs.get("keepdims"), target)
+    if not axes:
+        return total
+    return f"({total} / {_reduced_count(node.args[0].value.shape, node.attrs.get('axis'))})"
+
+
+def _prod_code(args, node, target):
+    axes = _code_axes(node)
+    keepdims = node.attrs.get("keepdims")
+    if target != "torch" or not axes:
+        return _reduce_text("prod", args[0], axes, keepdims, target)
+    text = args[0]  # torch.prod takes one dim: one call per axis (a fixed shape here)
+    for a in axes:
+        text = f"torch.prod({text}, dim={a}, keepdim=True)"
+    return text if keepdims else f"{text}.reshape({tuple(node.value.shape)})"
+
+
 register(
     Op(
         "sum",
@@ -60,6 +117,7 @@ register(
         kind="reduction",
         printing=function("sum", latex="\\operatorname{sum}"),
         spreads_nonfinite=(0,),
+        code=_reduction_code("sum"),
     )
 )
 
@@ -85,6 +143,7 @@ register(
         kind="reduction",
         printing=function("mean", latex="\\operatorname{mean}"),
         spreads_nonfinite=(0,),
+        code=code(_mean_code),
     )
 )
 
@@ -143,6 +202,7 @@ register(
         *_by_partials(_prod_partials),
         kind="reduction",
         printing=function("prod", latex="\\operatorname{prod}"),
+        code=code(_prod_code),
     )
 )
 
@@ -189,6 +249,7 @@ def _extreme(name, fn, full, partial, printing):
             kind="reduction",
             kink=_tie_kink(fn),
             printing=printing,
+            code=_reduction_code(name),
         )
     )
 
@@ -565,6 +626,59 @@ def _norm_kink_at(inputs, out, attrs):
     return None
 
 
+def _module(target: str) -> str:
+    return "torch" if target == "torch" else "{xp}"
+
+
+def _vector_norm_text(x: str, k: int, ord, target: str) -> str:
+    """:func:`_vector_norm` (keepdims) as ``target`` writes it."""
+    w = _module(target)
+    axes = (k,)
+    if ord == 2:
+        return f"{w}.sqrt({_reduce_text('sum', f'({x} * {x})', axes, True, target)})"
+    if ord == 1:
+        return _reduce_text("sum", f"{w}.abs({x})", axes, True, target)
+    if ord == 0:
+        return _reduce_text("sum", f"({x} != 0)", axes, True, target, dtype=f"{x}.dtype")
+    if ord in (math.inf, -math.inf):
+        return _reduce_text("amax" if ord > 0 else "amin", f"{w}.abs({x})", axes, True, target)
+    powers = _reduce_text("sum", f"({w}.abs({x}) ** {ord!r})", axes, True, target)
+    return f"({powers} ** {1.0 / ord!r})"
+
+
+def _matrix_norm_text(x: str, axes: tuple, ord, shape: tuple, target: str) -> str:
+    """:func:`_matrix_norm` (keepdims) as ``target`` writes it; ``axes`` negative."""
+    w = _module(target)
+    if ord == "fro":
+        return f"{w}.sqrt({_reduce_text('sum', f'({x} * {x})', axes, True, target)})"
+    if ord in ("nuc", 2, -2):
+        move = "torch.movedim" if target == "torch" else "{xp}.moveaxis"
+        s = svdvals_text(f"{move}({x}, {axes}, (-2, -1))", target)
+        fn = "sum" if ord == "nuc" else "amax" if ord == 2 else "amin"
+        keep = _keepdims_shape(shape, tuple(a % len(shape) for a in axes))
+        return f"{_reduce_text(fn, s, (-1,), False, target)}.reshape({keep})"
+    r, c = axes
+    summed, picked = (r, c) if ord in (1, -1) else (c, r)
+    sums = _reduce_text("sum", f"{w}.abs({x})", (summed,), True, target)
+    return _reduce_text("amax" if ord > 0 else "amin", sums, (picked,), True, target)
+
+
+def _norm_code(args, node, target):
+    x = args[0]
+    keepdims = bool(node.attrs.get("keepdims", False))
+    ord = node.attrs.get("ord")
+    if ord is None:
+        total = _reduce_text("sum", f"({x} * {x})", _code_axes(node), keepdims, target)
+        return f"{_module(target)}.sqrt({total})"
+    shape = tuple(node.args[0].value.shape)
+    axes = tuple(k - len(shape) for k in norm_axes(len(shape), node.attrs.get("axis"), ord))
+    if len(axes) == 1:
+        r = _vector_norm_text(x, axes[0], ord, target)
+    else:
+        r = _matrix_norm_text(x, axes, ord, shape, target)
+    return r if keepdims else f"{r}.reshape({tuple(node.value.shape)})"
+
+
 register(
     Op(
         "norm",
@@ -582,6 +696,7 @@ register(
             KeywordParam("keepdims", "flag", False),
             KeywordParam("ord", "ord", None),
         ),
+        code=code(_norm_code),
     )
 )
 
@@ -594,6 +709,19 @@ def _logsumexp_forward(a, axis=None, keepdims=False):
     m = xp.where(xp.isfinite(m), m, 0)
     r = xp.log(xp.exp(a - m).sum(axis=axis, keepdims=True)) + m
     return r if keepdims else xp.squeeze(r, axis=axis)
+
+
+def _logsumexp_code(args, node, target):
+    """log(sum(exp(x - m))) + m, m the largest element where it is finite, else 0."""
+    x, w = args[0], _module(target)
+    axes = _code_axes(node)
+    big = _reduce_text("amax", x, axes, True, target)
+    total = _reduce_text("sum", f"{w}.exp({x} - m)", axes, True, target)
+    shifted = f"(lambda m: {w}.log({total}) + m)"
+    r = f"(lambda M: {shifted}({w}.where({w}.isfinite(M), M, 0.0)))({big})"
+    if node.attrs.get("keepdims") or not axes:
+        return r
+    return f"{r}.reshape({tuple(node.value.shape)})"
 
 
 register(
@@ -610,6 +738,7 @@ register(
         ),
         kind="reduction",
         printing=function("logsumexp", latex="\\operatorname{logsumexp}"),
+        code=code(_logsumexp_code),
     )
 )
 
@@ -627,6 +756,16 @@ def _var_forward(a, axis=None, keepdims=False):
     return _xp().var(a, axis=axis, keepdims=keepdims)
 
 
+def _var_text(args, node, target) -> str:
+    """NumPy's var (ddof=0; PyTorch's correction=0); of a number, (x - x)²."""
+    x = args[0]
+    axes = _code_axes(node)
+    if not axes:
+        return f"(({x} - {x}) * ({x} - {x}))"
+    more = {"correction": 0} if target == "torch" else {}
+    return _reduce_text("var", x, axes, node.attrs.get("keepdims"), target, **more)
+
+
 # The op is "variance": "var" is the op of a variable's node (Expr.var); the language
 # spells it var().
 register(
@@ -642,6 +781,7 @@ register(
         ),
         kind="reduction",
         printing=function("var", latex="\\operatorname{var}"),
+        code=code(_var_text),
     )
 )
 
@@ -661,5 +801,6 @@ register(
         *_by_partials(_std_partials),
         kind="reduction",
         printing=function("std", latex="\\operatorname{std}"),
+        code=code(lambda args, node, t: f"{_module(t)}.sqrt({_var_text(args, node, t)})"),
     )
 )
