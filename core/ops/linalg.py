@@ -38,7 +38,6 @@ from ..errors import EvaluationError
 from .linalg_code import (
     cholesky_code,
     det_code,
-    einsum_code,
     inv_code,
     outer_code,
     solve_code,
@@ -877,6 +876,15 @@ def _einsum_plan(subscripts: str, shapes):
                 )
     return terms, out, sizes
 
+
+
+def einsum_code(args, node, target):
+    """The subscripts with '...' written out for these shapes (the engine's plan)."""
+    terms, out, _ = _einsum_plan(node.attrs["subscripts"], [a.value.shape for a in node.args])
+    spec = ",".join(terms) + "->" + out
+    if target == "numpy":
+        return f"np.einsum({spec!r}, {', '.join(args)}, optimize=False)"
+    return f"{{xp}}.einsum({spec!r}, {', '.join(args)})"
 
 def batch_label(subscripts: str):
     """A letter the (explicit) subscripts do not use, for a batch axis (None: none is left)."""

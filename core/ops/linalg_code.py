@@ -13,7 +13,6 @@ from __future__ import annotations
 __all__ = [
     "cholesky_code",
     "det_code",
-    "einsum_code",
     "finite_matrices",
     "inv_code",
     "outer_code",
@@ -114,17 +113,6 @@ def tensordot_code(args, node, target):
     axes = int(node.attrs.get("axes", 2))
     keyword = "dims" if target == "torch" else "axes"
     return f"{{xp}}.tensordot({args[0]}, {args[1]}, {keyword}={axes})"
-
-
-def einsum_code(args, node, target):
-    """The subscripts with '...' written out for these shapes (the engine's plan)."""
-    from .linalg import _einsum_plan  # noqa: PLC0415 - linalg imports this module
-
-    terms, out, _ = _einsum_plan(node.attrs["subscripts"], [a.value.shape for a in node.args])
-    spec = ",".join(terms) + "->" + out
-    if target == "numpy":
-        return f"np.einsum({spec!r}, {', '.join(args)}, optimize=False)"
-    return f"{{xp}}.einsum({spec!r}, {', '.join(args)})"
 
 
 def svdvals_text(a: str, target: str) -> str:
