@@ -17,33 +17,29 @@ import subprocess
 import sys
 
 import pytest
+from test_bench_run import _module as _bench  # bench/run.py as a module
+from test_bench_run import _table as _cells  # the Markdown table's rows of cells
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RUN = ROOT / "bench" / "run.py"
 
 
 def _modules():
-    """bench/run.py (as tests/test_bench_run.py loads it) and bench/codegen_rows.py."""
-    spec = importlib.util.spec_from_file_location("bench_run_codegen", RUN)
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses look their module up there
-    spec.loader.exec_module(bench)
+    """bench/run.py and bench/codegen_rows.py as modules."""
     spec = importlib.util.spec_from_file_location("codegen_rows", RUN.parent / "codegen_rows.py")
     rows = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rows)
-    return bench, rows
+    return _bench(), rows
 
 
 def _table(text: str) -> dict:
     """Row number -> its lines, each a dict of the table's columns."""
-    lines = [ln for ln in text.splitlines() if ln.startswith("| ")]
-    split = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
-    header, body = split[0], split[2:]
+    cells = _cells(text)
     rows: dict = {}
     number = None
-    for cells in body:
-        number = cells[0] or number
-        rows.setdefault(number, []).append(dict(zip(header, cells)))
+    for line in cells[2:]:
+        number = line[0] or number
+        rows.setdefault(number, []).append(dict(zip(cells[0], line)))
     return rows
 
 
