@@ -48,6 +48,11 @@ def _hand_cubic(a, b):
     return 3.0 * a2 * a - b * b, 9.0 * a2, -2.0 * b
 
 
+def _hand_cubic_pow(a, b):
+    """The same, as it is often written: NumPy's power for a**3 costs ~100x a product."""
+    return 3.0 * a**3 - b**2, 9.0 * a**2, -2.0 * b
+
+
 def _hand_bump(x, y):
     s = np.sin(x)
     e = np.exp(-(y * y))
@@ -118,6 +123,7 @@ def row_numpy(bench, cfg, peers, work):
         fns[f"hand{k}"] = hand
         args[k] = [rng.normal(size=n) for _ in g.inputs]
         exprs.append(expr)
+    fns["pows0"] = _hand_cubic_pow  # not rated: where the cubic's time goes
     calls = {key: (lambda f=f, a=args[int(key[4:])]: f(*a)) for key, f in fns.items()}
     samples, results = bench.interleaved(calls, repeat, min_sample=bench.MIN_SAMPLE)
     for k, expr in enumerate(exprs):
@@ -125,6 +131,10 @@ def row_numpy(bench, cfg, peers, work):
         ours = bench.Line(who=f"generated: `{expr}`", samples=samples[f"ours{k}"], ours=True)
         ours.against = hand
         row.lines += [ours, hand]
+        if f"pows{k}" in samples:
+            pows = bench.Line(who="hand NumPy with `**` (a**3: NumPy's power)")
+            pows.samples, pows.against = samples[f"pows{k}"], hand
+            row.lines.append(pows)
         # rtol 1e-12 with an absolute floor: 3*a**3 - b**2 cancels near its zeros
         got, want = results[f"ours{k}"], results[f"hand{k}"]
         bench.agree(row, list(zip(got, want)), 1e-12, f"hand NumPy ({expr})", atol=1e-12)
