@@ -38,7 +38,11 @@ Rows:
    the two outputs must be the same bytes.  Without Dask installed the row is not rated;
 10. cold start of ``autograd-cli --version`` and ``autograd-cli --help`` vs the floor F of
     row 1 (rated by the slower of the two); a run that imports NumPy or the op table
-    (``autograd_cli.core``), seen with ``-X importtime``, marks the row FAILED.
+    (``autograd_cli.core``), seen with ``-X importtime``, marks the row FAILED;
+11-13. issue 26's ``codegen`` rows (bench/codegen_rows.py): generated NumPy value + gradient
+    at N points vs hand NumPy; one generated C scalar call (``cc -O2``, through ctypes) vs
+    ``autograd_cli.grad`` in process; the code of the 6th derivative of the nested sine vs
+    SymPy's ``diff`` + ``lambdify`` (characters and seconds).
 
 Disk: the full mode's rows 8 and 9 each write a 10^7-row CSV (~400 MB) and JSONL output
 (~1 GB; row 9 two of them) into a temporary folder (``TMPDIR``), removed at the end.
@@ -115,6 +119,11 @@ SIZES = {
         "mem_rows": 10**7,
         "dask_rows": 10**7,
         "verify_rows": 300,
+        "codegen_points": 10**6,
+        "codegen_repeat": 15,
+        "c_repeat": 9,
+        "deriv_order": 6,
+        "sympy_timeout": 120,
     },
     "quick": {
         "cold_repeat": 5,
@@ -133,6 +142,11 @@ SIZES = {
         "mem_rows": 10**6,
         "dask_rows": 10**6,
         "verify_rows": 100,
+        "codegen_points": 10**6,
+        "codegen_repeat": 7,
+        "c_repeat": 5,
+        "deriv_order": 3,
+        "sympy_timeout": 60,
     },
     "tiny": {
         "cold_repeat": 1,
@@ -151,6 +165,11 @@ SIZES = {
         "mem_rows": 1000,
         "dask_rows": 1000,
         "verify_rows": 20,
+        "codegen_points": 1000,
+        "codegen_repeat": 1,
+        "c_repeat": 1,
+        "deriv_order": 2,
+        "sympy_timeout": 60,
     },
 }
 
@@ -159,6 +178,7 @@ SIZES = {
 MIN_SAMPLE = 0.05
 
 TARGETS = {1: 1.0, 2: 1.0, 3: 1.1, 4: 1.0, 5: 1.5, 6: 1.0, 7: 1.1, 8: 1.0, 9: None, 10: 0.4}
+TARGETS.update({11: 1.05, 12: 0.05, 13: None})  # issue 26 (bench/codegen_rows.py)
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.0x Polars by hand, and ≤ 1.0x numpy.loadtxt",
@@ -170,6 +190,9 @@ TARGET_TEXT = {
     8: "≤ hand NumPy (1.0x)",
     9: "none set (issue 15 asks for the ratio and the memory per worker)",
     10: "≤ 0.4x F, no NumPy, no op table",
+    11: "≤ 1.05x hand NumPy (each expression)",
+    12: "≥ 20x faster than in-process grad (≤ 0.05x)",
+    13: "none set (issue 26 asks for the sizes, vs SymPy's)",
 }
 
 
@@ -184,7 +207,7 @@ class Line:
 
     who: str
     samples: list = field(default_factory=list)
-    unit: str = "s"  # "s", "s/node" or "MiB"
+    unit: str = "s"  # "s", "s/node", "MiB" or "chars"
     missing: str | None = None  # why there is no measurement (a peer not installed)
     reference: bool = False
     ours: bool = False
@@ -1300,6 +1323,20 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
+def codegen_row(number: int):
+    """Rows 11-13 (issue 26): bench/codegen_rows.py, imported when the row runs."""
+
+    def run(cfg, peers: Peers, work: str) -> Row:
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import codegen_rows
+
+        return codegen_rows.ROWS[number](sys.modules[__name__], cfg, peers, work)
+
+    run.__name__ = f"row_codegen_{number}"
+    return run
+
+
 ROWS = {
     1: row_cold_start,
     2: row_batch,
@@ -1311,6 +1348,9 @@ ROWS = {
     8: row_memory,
     9: row_dask,
     10: row_version_help,
+    11: codegen_row(11),
+    12: codegen_row(12),
+    13: codegen_row(13),
 }
 
 
@@ -1324,6 +1364,8 @@ def fmt_value(v, unit: str) -> str:
         return "–"
     if unit == "MiB":
         return f"{v:.0f} MiB"
+    if unit == "chars":
+        return f"{v:,.0f} chars"
     suffix = "/node" if unit == "s/node" else ""
     for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if abs(v) >= scale or scale == 1e-9:
