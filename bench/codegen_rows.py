@@ -433,7 +433,7 @@ def row_size(bench, cfg, peers, work):
     )
     if theirs and sym("cse_seconds") is not None:
         row.notes.append(f"SymPy's cse=True lambdify took {sym('cse_seconds'):.1f} s more")
-    value = compiled_python(code, "f")(SINE_POINT)
+    (value,) = compiled_python(code, "f")(SINE_POINT)
     engine = ag.grad(text, {"x": SINE_POINT}, order=order).grad["x"]
     bench.agree(row, [(value, engine)], 1e-12, f"grad(order={order}) at x = {SINE_POINT}")
     mp = mpmath_derivative(depth, order, SINE_POINT)

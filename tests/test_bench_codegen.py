@@ -132,7 +132,7 @@ def test_nested_sine_derivative_code_agrees_with_sympy_and_mpmath():
     _, rows = _modules()
     depth, order, x0 = 3, 3, rows.SINE_POINT
     code, statements = rows.derivative_code(rows.nested_sine(depth), order)
-    value = float(rows.compiled_python(code, "f")(x0))
+    value = float(rows.compiled_python(code, "f")(x0)[0])
     x = sympy.Symbol("x")
     e = sympy.sin(sympy.sin(sympy.sin(x)))
     want = float(sympy.diff(e, x, order).subs(x, x0).evalf(30))

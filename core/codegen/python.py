@@ -63,9 +63,8 @@ _CHAIN = {
     "numpy": '''def _chain(g, d):
     """g*d, where g == 0 gives 0 even if d is inf or nan (the untaken branch of a where)."""
     r = g * d
-    bad = ~np.isfinite(r)
-    if bad.any():
-        r = np.where((g == 0) & bad, 0.0, r)
+    if not np.isfinite(r.sum()):  # one pass, no mask: an inf or nan shows in the sum
+        r = np.where((g == 0) & ~np.isfinite(r), 0.0, r)
     return r
 ''',
     "torch": '''def _chain(g, d):
@@ -148,7 +147,8 @@ def emit_python(
         if node.op != "input":
             w.statement(node)
     results = [w.result(node, batched) for _, node in outputs]
-    return w.module(header, [label for label, _ in outputs], results)
+    kept = {w.code[node.index] for _, node in outputs}
+    return w.module(header, [label for label, _ in outputs], results, kept)
 
 
 class _Writer:
@@ -167,6 +167,8 @@ class _Writer:
         self.temp = _temp_prefix(params)
         self.count = 0
         self.uses_chain = False
+        self.temporaries: set[str] = set()
+        self.last: dict[str, int] = {}  # a name -> the statement that reads it last
 
     def _fresh_name(self) -> str:
         self.count += 1
@@ -193,6 +195,8 @@ class _Writer:
             text = self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
         else:
             args = [self.code[a.index] for a in node.args]
+            for arg in args:
+                self.last[arg] = len(self.body)
             if node.op == "chain":
                 self.uses_chain = True
                 text = f"_chain({args[0]}, {args[1]})"
@@ -201,6 +205,7 @@ class _Writer:
         tname = self._fresh_name()
         self.body.append(f"{tname} = {text}")
         self.code[node.index] = tname
+        self.temporaries.add(tname)
 
     def result(self, node: Node, batched: bool) -> str:
         text = self.code[node.index]
@@ -211,7 +216,24 @@ class _Writer:
             return f"{self.lang.xp}.zeros_like({self.first}) + {text}"
         return self.lang.fresh.format(v=text, dt=self.dt)
 
-    def module(self, header: list[str], labels: list[str], results: list[str]) -> str:
+    def _freed(self, kept: set[str]) -> list[str]:
+        """The body with each temporary deleted after the statement that reads it last
+        (never an output, ``kept``): NumPy then reuses its memory for the next array, as
+        the temporaries of a nested expression are, instead of asking the system for more."""
+        after: dict[int, list[str]] = {}
+        for name, line in self.last.items():
+            if name in self.temporaries and name not in kept:
+                after.setdefault(line, []).append(name)
+        out = []
+        for i, line in enumerate(self.body):
+            out.append(line)
+            if i in after:
+                out.append("del " + ", ".join(sorted(after[i])))
+        return out
+
+    def module(
+        self, header: list[str], labels: list[str], results: list[str], kept: set[str]
+    ) -> str:
         lines = [f"# {line}" if line else "#" for line in header]
         lines.append("")
         source = "\n".join(self.body + results)
@@ -227,7 +249,7 @@ class _Writer:
         lines.append("")
         lines.append(f"def {self.name}({', '.join(self.params)}):")
         lines.append(f'    """Returns ({", ".join(labels)})."""')
-        lines.extend("    " + line for line in self.body)
+        lines.extend("    " + line for line in self._freed(kept))
         lines.append(
             "    return " + (", ".join(results) if len(results) > 1 else f"({results[0]},)")
         )
