@@ -446,7 +446,7 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
-            code=code(f"({{0}} {symbol} {{1}}).astype({{dtype}})", torch=f"({{0}} {symbol} {{1}}).to({{dtype}})", c=f"(double)({{0}} {symbol} {{1}})"),
+            code=code(f"({{0}} {symbol} {{1}}).astype({{dtype}})", torch=f"({{0}} {symbol} {{1}}).to({{dtype}})", c=f"({{dtype}})({{0}} {symbol} {{1}})"),
             kink=_zero_almost_everywhere(
                 "comparisons pass no gradient (their derivative is zero almost everywhere)"
             ),
