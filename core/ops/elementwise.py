@@ -337,6 +337,8 @@ def _pow_code(target):
                 return f"({a} == -INFINITY ? NAN : pow({a}, {b}))"
             nan = "math.nan" if target == "torch" else "{xp}.nan"
             return f"{{xp}}.where({a} == {inf}, {nan}, {power}({a}, {b}))"
+        if target == "c" and exponent.value.ndim == 0:  # a number: the engine's rule too
+            return f"({a} == -INFINITY && {b} == -0.5 ? NAN : pow({a}, {b}))"
         return f"{power}({a}, {b})"
 
     return spell
@@ -446,7 +448,11 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
-            code=code(f"({{0}} {symbol} {{1}}).astype({{dtype}})", torch=f"({{0}} {symbol} {{1}}).to({{dtype}})", c=f"({{dtype}})({{0}} {symbol} {{1}})"),
+            code=code(
+                f"({{0}} {symbol} {{1}}).astype({{dtype}})",
+                torch=f"({{0}} {symbol} {{1}}).to({{dtype}})",
+                c=f"({{dtype}})({{0}} {symbol} {{1}})",
+            ),
             kink=_zero_almost_everywhere(
                 "comparisons pass no gradient (their derivative is zero almost everywhere)"
             ),
