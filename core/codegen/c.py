@@ -43,7 +43,7 @@ from ..tensor import OPS
 from .python import spell
 from .trace import Node
 
-__all__ = ["C_RESERVED", "CHUNK", "MAX_CODE_CHARS", "STACK_BYTES", "emit_c", "run_c"]
+__all__ = ["C_RESERVED", "CHUNK", "INLINE", "MAX_CODE_CHARS", "STACK_BYTES", "emit_c", "run_c"]
 
 _KEYWORDS = (
     "auto break case char const continue default do double else enum extern float for goto "
@@ -78,8 +78,11 @@ C_RESERVED = frozenset(
 MAX_CODE_CHARS = 50_000_000
 #: The workspace on the stack up to this many bytes; past it, static storage
 STACK_BYTES = 32 << 10
-#: Statements per function: a longer program is cut into static functions of this many
-CHUNK = 400
+#: A program of more statements than INLINE is cut into static functions of CHUNK
+#: statements each (gcc -O2's time grows faster than linearly with a function's length:
+#: 2*10^4 statements take 3 s in parts of 32, 11 s in parts of 400)
+INLINE = 200
+CHUNK = 32
 #: The most entries a probed table may take (input elements x output elements)
 MAX_PROBE = 4_000_000
 
@@ -523,7 +526,7 @@ def _functions(proto, decls, params, w: _Writer, storage: str, results) -> list[
     head = [proto, "{", f"    {storage}{w.ctype} ag_s[{max(w.size, 1)}];"] + voids
     tail = ["    " + s for s in results] + ["}"]
     statements = w.statements
-    if len(statements) <= CHUNK:
+    if len(statements) <= INLINE:
         return head + ["    " + s for s in statements] + tail
     part_args = ", ".join(decls[: len(params)] + [f"{w.ctype} *ag_s"])
     call_args = ", ".join(list(params.values()) + ["ag_s"])
