@@ -259,3 +259,35 @@ def test_no_compiler_is_unsupported(monkeypatch):
 def test_unsupported_shape_op_names_it():
     with pytest.raises(UnsupportedError, match="no spelling for"):
         generate(parse("max(x)"), {"x": np.array([1.0, 3.0, 2.0])}, target="c")
+
+
+_X = np.array([1.0, -2.0, 3.0])
+_M = np.array([[1.0, 2.0], [3.0, 4.5]])
+_A = np.arange(6.0).reshape(2, 3) / 7
+
+
+@pytest.mark.parametrize(
+    ("text", "point"),
+    [
+        ("sum([x[0], x[1]*x[2]]**2)", {"x": _X}),  # stack of numbers: a gather
+        ("sum(sin(concatenate([x, x*2])))", {"x": _X}),
+        ("sum(flip(x) * x) + sum(roll(x, 1) * x)", {"x": _X}),
+        ("sum(tile(x, 2) ** 2) + sum(repeat(x, 2) ** 3)", {"x": _X}),
+        ("sum(cumsum(x) ** 2)", {"x": _X}),  # a linear map, not a gather
+        ("sum(triu(M) * M) + trace(M @ M) + sum(diag(M) ** 2)", {"M": _M}),
+        ("sum(outer(x, x)) + dot(x, x)", {"x": _X}),
+        ("einsum('ij,ij->', A, A)", {"A": _A}),
+        ("sum(mean(A, axis=0) ** 2) + sum(sum(A, axis=1) ** 2)", {"A": _A}),
+        ("sum(A[:, 1:] * 2) + sum(A[[0, 1, 1], 2] ** 2)", {"A": _A}),
+    ],
+)
+def test_shape_ops_by_kind(text, point):
+    scaled = {k: v * 1.3 - 0.2 for k, v in point.items()}
+    _check(text, [point, scaled])
+
+
+@pytest.mark.parametrize("text", ["prod(x)", "logsumexp(x)", "sum(softmax(x))", "norm(x)"])
+def test_nonlinear_array_ops_are_refused_by_name(text):
+    name = text.removeprefix("sum(").split("(")[0]
+    with pytest.raises(UnsupportedError, match=f"no spelling for {name}"):
+        generate(parse(text), {"x": _X}, target="c")
