@@ -291,3 +291,10 @@ def test_nonlinear_array_ops_are_refused_by_name(text):
     name = text.removeprefix("sum(").split("(")[0]
     with pytest.raises(UnsupportedError, match=f"no spelling for {name}"):
         generate(parse(text), {"x": _X}, target="c")
+
+
+@pytest.mark.parametrize("name", ["buf", "io", "n", "k", "p"])
+def test_function_named_like_the_harness_locals(name, tmp_path):
+    g = generate(parse("x*x"), {"x": 2.0}, target="c", name=name)
+    _compiles(g.code, tmp_path)
+    assert run_c(g, [{"x": 2.0}])[0][1] == 4.0

@@ -63,7 +63,7 @@ _MATH = (
 )
 _HARNESS = (
     "stdin stdout stderr FILE fread fwrite fopen fclose fflush printf fprintf puts putchar "
-    "getchar malloc calloc realloc free exit abort strtol atoi size_t NULL EOF remove rename "
+    "getchar malloc calloc realloc free exit abort strtol atoi atol size_t NULL EOF remove rename "
     "memcpy memset value"
 )
 #: Names a parameter or the function must not take: C99's keywords, <math.h>'s names (each
@@ -568,30 +568,34 @@ def _harness(generated) -> str:
     decls = [(f"{ctype}" if s else f"const {ctype} *") for s in scalar_in]
     decls += [f"{ctype} *"] * len(sizes_out)
     lines.append(f"void {generated.name}({', '.join(decls)});")
-    lines += ["int main(int argc, char **argv)", "{", "    long n = argc > 1 ? atol(argv[1]) : 0;"]
+    lines += [
+        "int main(int ag_argc, char **ag_argv)",
+        "{",
+        "    long ag_n = ag_argc > 1 ? atol(ag_argv[1]) : 0;",
+    ]
     total = sum(sizes_in) + sum(sizes_out)
-    lines.append(f"    double *io = malloc({max(total, 1)} * sizeof(double));")
-    lines.append(f"    {ctype} *buf = malloc({max(total, 1)} * sizeof({ctype}));")
-    lines.append("    if (!io || !buf) return 3;")
+    lines.append(f"    double *ag_io = malloc({max(total, 1)} * sizeof(double));")
+    lines.append(f"    {ctype} *ag_buf = malloc({max(total, 1)} * sizeof({ctype}));")
+    lines.append("    if (!ag_io || !ag_buf) return 3;")
     args, offset = [], 0
     for size, scalar in zip(sizes_in, scalar_in):
-        args.append(f"buf[{offset}]" if scalar else f"buf + {offset}")
+        args.append(f"ag_buf[{offset}]" if scalar else f"ag_buf + {offset}")
         offset += size
     n_in = offset
     for size in sizes_out:
-        args.append(f"buf + {offset}")
+        args.append(f"ag_buf + {offset}")
         offset += size
     lines += [
-        "    for (long p = 0; p < n; p++) {",
-        f"        if (fread(io, sizeof(double), {n_in}, stdin) != {n_in}) return 4;",
-        f"        for (long k = 0; k < {n_in}; k++) buf[k] = ({ctype})io[k];",
+        "    for (long ag_p = 0; ag_p < ag_n; ag_p++) {",
+        f"        if (fread(ag_io, sizeof(double), {n_in}, stdin) != {n_in}) return 4;",
+        f"        for (long ag_k = 0; ag_k < {n_in}; ag_k++) ag_buf[ag_k] = ({ctype})ag_io[ag_k];",
         f"        {generated.name}({', '.join(args)});",
-        f"        for (long k = {n_in}; k < {offset}; k++) io[k] = (double)buf[k];",
-        f"        if (fwrite(io + {n_in}, sizeof(double), {offset - n_in}, stdout) != "
+        f"        for (long ag_k = {n_in}; ag_k < {offset}; ag_k++) ag_io[ag_k] = (double)ag_buf[ag_k];",
+        f"        if (fwrite(ag_io + {n_in}, sizeof(double), {offset - n_in}, stdout) != "
         f"{offset - n_in}) return 5;",
         "    }",
-        "    free(io);",
-        "    free(buf);",
+        "    free(ag_io);",
+        "    free(ag_buf);",
         "    return 0;",
         "}",
     ]
