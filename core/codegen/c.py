@@ -22,8 +22,9 @@ running its forward on probes at generation time (as core/batch.py batches by ki
 *gather* (reshape, transpose, getitem, flip, roll, tile, repeat, stack, concatenate...:
 ``out[i] = in[T[i]]``), a *linear map* (sum, mean, sum_to, scatter, cumsum, trace, triu...:
 ``out[O[n]] += W[n]*in[I[n]]``) or a *bilinear map* of two arguments (matmul, dot, outer,
-tensordot, einsum: ``out[K[n]] += a[I[n]]*b[J[n]]``), each with static tables.  Anything else
-(amax, prod, sort, decompositions, the special functions libm lacks) is an
+tensordot, einsum: ``out[K[n]] += a[I[n]]*b[J[n]]``) or a *fold* over segments (amax, amin,
+prod: ``acc[S[i]] = ag_max(acc[S[i]], x[i])``), each with static tables.  Anything else
+(logsumexp, softmax, norm, sort, decompositions, the special functions libm lacks) is an
 :class:`UnsupportedError` naming the op.
 """
 
@@ -368,6 +369,64 @@ def _bilinear(node: Node):
     return k[order], i[order], j[order]
 
 
+#: The folds a reduction may be (the probe finds which one its forward is): how C writes
+#: ``acc = acc (op) x``, its start, and NumPy's ufunc (and start) it is checked against
+_FOLDS = (
+    ("ag_max({acc}, {x})", "(-INFINITY)", np.maximum, -np.inf),
+    ("ag_min({acc}, {x})", "INFINITY", np.minimum, np.inf),
+    ("{acc} * {x}", "1.0", np.multiply, 1.0),
+)
+
+
+def _fold(node: Node):
+    """For a reduction of one argument over segments of its elements (each output the max,
+    min or product of its own elements): (segment of each input element, the fold), or
+    None.  The segments are found by moving one element at a time off a background of
+    ones; the fold by comparing the forward with each candidate at random points."""
+    if len(node.args) != 1 or node.value.size == 0:
+        return None
+    x = node.args[0].value
+    if x.size * node.value.size > MAX_PROBE:
+        return None
+    ones = np.ones(x.size)
+    try:
+        base = _forward(node, [ones.reshape(x.shape)]).ravel()
+        segment = np.full(x.size, -1)
+        for j in range(x.size):
+            for v in (2.0, 0.5):
+                ones[j] = v
+                moved = np.flatnonzero(_forward(node, [ones.reshape(x.shape)]).ravel() != base)
+                ones[j] = 1.0
+                if moved.size > 1 or (moved.size == 1 and segment[j] not in (-1, moved[0])):
+                    return None
+                if moved.size:
+                    segment[j] = moved[0]
+        if np.any(segment < 0):
+            return None
+        rng = np.random.default_rng(777)
+        for spelled, start, ufunc, empty in _FOLDS:
+            good = True
+            for _ in range(2):
+                data = rng.standard_normal(x.size)
+                want = _forward(node, [data.reshape(x.shape)]).ravel()
+                got = np.full(node.value.size, empty, dtype=np.float64)
+                ufunc.at(got, segment, data)
+                good = good and bool(np.allclose(got, want, rtol=1e-12, atol=0))
+            if good:
+                return segment, spelled, start
+    except (ValueError, TypeError, IndexError):
+        return None
+    return None
+
+
+def _write_fold(w: _Writer, node: Node, segment, spelled: str, start: str) -> None:
+    w.loop(node, f"{w.ref(node)} = {start}")
+    outs = w.tables.table(segment, "i")
+    acc = w.ref(node, f"{outs}[ag_i]")
+    value = spelled.format(acc=acc, x=w.ref(node.args[0]))
+    w.add(f"for (long ag_i = 0; ag_i < {segment.size}; ag_i++) {acc} = {value};")
+
+
 def _structured(w: _Writer, node: Node) -> None:
     """A node whose op is not elementwise: a gather, a linear map or a bilinear map."""
     w.new(node)
@@ -381,7 +440,11 @@ def _structured(w: _Writer, node: Node) -> None:
         return
     terms = _bilinear(node)
     if terms is None:
-        raise _unsupported(node)
+        fold = _fold(node)
+        if fold is None:
+            raise _unsupported(node)
+        _write_fold(w, node, *fold)
+        return
     k, i, j = terms
     a, b = node.args
     w.loop(node, f"{w.ref(node)} = 0")
