@@ -39,7 +39,7 @@ import tempfile
 
 import numpy as np
 
-from ..errors import EvaluationError, LimitError, UnsupportedError
+from ..errors import AutogradCliError, EvaluationError, LimitError, UnsupportedError
 from ..tensor import OPS
 from .python import spell
 from .trace import Node
@@ -294,6 +294,52 @@ def _gather(node: Node):
     return found
 
 
+def _transposed(node: Node, y):
+    """``M^T y`` for the op of ``node`` (one argument): its own vjp rule, run by the engine
+    at the traced value with the cotangent ``y``; None where the rule gives nothing."""
+    from ..tensor import Tensor, apply  # noqa: PLC0415 - the engine, only to probe
+
+    x = Tensor(np.array(node.args[0].value, dtype=np.float64), requires_grad=True)
+    with np.errstate(all="ignore"):
+        out = apply(OPS[node.op], x, **node.attrs)
+        out.backward(Tensor(np.asarray(y, dtype=np.float64).reshape(node.value.shape)))
+    return None if x.grad is None else np.asarray(x.grad.numpy(), dtype=np.float64).ravel()
+
+
+def _segment_sum(node: Node):
+    """For an op of one argument that adds its elements up in segments, each times a weight
+    (sum, mean, sum_to, scatter): the (out, source, weight) entries of ``_linear``, found
+    from two runs of its transpose (the vjp rule) instead of one run per element."""
+    if len(node.args) != 1 or OPS[node.op].vjp is None or node.value.size == 0:
+        return None
+    x = node.args[0].value
+    rng = np.random.default_rng(99)
+    ids = rng.choice(1 << 40, size=node.value.size, replace=False).astype(np.float64) + 1
+    try:
+        weight = _transposed(node, np.ones(node.value.size))
+        scaled = _transposed(node, ids)
+    except (AutogradCliError, ValueError, TypeError, IndexError, AttributeError, KeyError):
+        return None
+    if weight is None or scaled is None or weight.shape != (x.size,):
+        return None
+    used = np.flatnonzero(weight)
+    with np.errstate(all="ignore"):
+        guess = np.round(scaled[used] / weight[used])
+    order = np.argsort(ids)
+    at = np.clip(np.searchsorted(ids[order], guess), 0, ids.size - 1)
+    out = order[at]
+    if not np.all(ids[out] == guess):
+        return None
+    for _ in range(2):
+        data = rng.standard_normal(x.size)
+        got = np.zeros(node.value.size)
+        np.add.at(got, out, weight[used] * data[used])
+        if not np.allclose(got, _forward(node, [data.reshape(x.shape)]).ravel(), rtol=1e-12):
+            return None
+    sort = np.lexsort((used, out))
+    return out[sort].astype(np.int64), used[sort].astype(np.int64), weight[used][sort]
+
+
 def _linear(node: Node):
     """For an op linear in all its arguments: (out, source, weight) entries of its matrix,
     found one input element at a time and checked at random points; None if not linear."""
@@ -434,7 +480,9 @@ def _structured(w: _Writer, node: Node) -> None:
     if index is not None:
         _write_gather(w, node, index)
         return
-    linear = _linear(node)
+    linear = _segment_sum(node)
+    if linear is None:
+        linear = _linear(node)
     if linear is not None:
         _write_linear(w, node, *linear)
         return
