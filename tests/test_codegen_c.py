@@ -246,6 +246,8 @@ def test_code_past_the_size_limit_is_refused(monkeypatch):
     monkeypatch.setattr(c, "MAX_CODE_CHARS", 2000)
     with pytest.raises(LimitError, match="would exceed"):
         generate(parse("+".join(["sin(x)*x"] * 200)), {"x": 0.5}, target="c")
+    with pytest.raises(LimitError, match="would exceed"):  # a table, before it is written
+        generate(parse("sum(x + [1, 2, 3])"), {"x": np.ones((400, 1))}, target="c")
 
 
 def test_no_compiler_is_unsupported(monkeypatch):

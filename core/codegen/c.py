@@ -117,6 +117,15 @@ def _literal(x: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def _within(chars: int) -> None:
+    """Refuse C text past :data:`MAX_CODE_CHARS` (checked as it grows, before writing more)."""
+    if chars > MAX_CODE_CHARS:
+        raise LimitError(
+            f"the C code would exceed {MAX_CODE_CHARS / 1e6:g} MB; generate it for smaller "
+            "shapes or a smaller program"
+        )
+
+
 class _Tables:
     """The file-scope static tables, shared when equal."""
 
@@ -124,6 +133,7 @@ class _Tables:
         self.ctype = ctype
         self.decls: dict[str, str] = {}
         self.by_key: dict = {}
+        self.chars = 0
 
     def table(self, values, kind: str) -> str:
         values = np.asarray(values).ravel()
@@ -131,6 +141,8 @@ class _Tables:
         name = self.by_key.get(key)
         if name is not None:
             return name
+        self.chars += values.size * (8 if kind == "i" else 24)  # an estimate, before writing
+        _within(self.chars)
         name = f"ag_{kind}{len(self.by_key)}"
         self.by_key[key] = name
         if kind == "i":
@@ -159,11 +171,7 @@ class _Writer:
 
     def add(self, text: str) -> None:
         self.chars += len(text) + 8
-        if self.chars > MAX_CODE_CHARS:
-            raise LimitError(
-                f"the C code would exceed {MAX_CODE_CHARS // 1_000_000} MB; generate it for "
-                "smaller shapes or a smaller program"
-            )
+        _within(self.chars + self.tables.chars)
         self.statements.append(text)
 
     def ref(self, node: Node, idx: str = "ag_i") -> str:
@@ -392,16 +400,16 @@ def _bilinear(node: Node):
     terms = []
     basis = np.zeros(a.size)
     try:
-        for i in range(a.size):
-            basis[i] = 1.0
+        for col in range(a.size):
+            basis[col] = 1.0
             ea = basis.reshape(a.shape)
             r1 = _forward(node, [ea, ids]).ravel()
             r2 = _forward(node, [ea, 3 * ids + 0.5]).ravel()
-            basis[i] = 0.0
+            basis[col] = 0.0
             nz = np.flatnonzero((r1 != 0) | (r2 != 0))
             if not np.all((r2[nz] == 3 * r1[nz] + 0.5) & (r1[nz] == np.round(r1[nz]))):
                 return None
-            terms.append(np.stack([nz, np.full(nz.size, i), r1[nz].astype(np.int64) - 1]))
+            terms.append(np.stack([nz, np.full(nz.size, col), r1[nz].astype(np.int64) - 1]))
     except (ValueError, TypeError, IndexError):
         return None
     k, i, j = np.concatenate(terms, axis=1) if terms else np.zeros((3, 0), np.int64)
