@@ -102,10 +102,12 @@ _HELPERS = {
         "    return (g == 0 && !isfinite(r)) ? 0 : r;\n}"
     ),
 }
-_HELPER_DOC = (
-    "/* ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN); ag_mod:\n"
-    "   NumPy's mod (the sign of b); ag_chain: g*d, 0 where g == 0 and g*d is inf or nan. */"
-)
+_HELPER_DOC = {
+    "ag_max": "ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN)",
+    "ag_min": "ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN)",
+    "ag_mod": "ag_mod: NumPy's mod for floats (fmod, then the sign of b)",
+    "ag_chain": "ag_chain: g*d, but 0 where g == 0 and g*d is inf or nan",
+}
 
 
 def _literal(x: float) -> str:
@@ -191,6 +193,16 @@ class _Writer:
             return f"ag_s[{offset}]"
         return f"ag_s[{offset} + {idx}]" if offset else f"ag_s[{idx}]"
 
+    def index(self, values, var: str) -> str:
+        """Element ``var`` of the index table ``values``: ``var`` itself where the table
+        counts 0, 1, 2..., the number where it holds one, else a static table."""
+        values = np.asarray(values).ravel()
+        if values.size and np.array_equal(values, np.arange(values.size)):
+            return var
+        if values.size and np.all(values == values[0]):
+            return str(int(values[0]))
+        return f"{self.tables.table(values, 'i')}[{var}]"
+
     def new(self, node: Node) -> None:
         self.slot[node.index] = self.size
         self.size += max(int(node.value.size), 1)
@@ -235,7 +247,7 @@ class _Writer:
         if arg.value.size == 1:
             return self.ref(arg, "0")
         index = np.broadcast_to(np.arange(arg.value.size).reshape(shape), out)
-        return self.ref(arg, f"{self.tables.table(index, 'i')}[ag_i]")
+        return self.ref(arg, self.index(index, "ag_i"))
 
 
 def _shown(node: Node) -> str:
@@ -475,8 +487,7 @@ def _fold(node: Node):
 
 def _write_fold(w: _Writer, node: Node, segment, spelled: str, start: str) -> None:
     w.loop(node, f"{w.ref(node)} = {start}")
-    outs = w.tables.table(segment, "i")
-    acc = w.ref(node, f"{outs}[ag_i]")
+    acc = w.ref(node, w.index(segment, "ag_i"))
     value = spelled.format(acc=acc, x=w.ref(node.args[0]))
     w.add(f"for (long ag_i = 0; ag_i < {segment.size}; ag_i++) {acc} = {value};")
 
@@ -504,9 +515,8 @@ def _structured(w: _Writer, node: Node) -> None:
     k, i, j = terms
     a, b = node.args
     w.loop(node, f"{w.ref(node)} = 0")
-    ks, is_, js = (w.tables.table(t, "i") for t in (k, i, j))
-    target = w.ref(node, f"{ks}[ag_n]")
-    product = f"{w.ref(a, f'{is_}[ag_n]')} * {w.ref(b, f'{js}[ag_n]')}"
+    target = w.ref(node, w.index(k, "ag_n"))
+    product = f"{w.ref(a, w.index(i, 'ag_n'))} * {w.ref(b, w.index(j, 'ag_n'))}"
     w.add(f"for (long ag_n = 0; ag_n < {k.size}; ag_n++) {target} += {product};")
 
 
@@ -527,8 +537,7 @@ def _write_gather(w: _Writer, node: Node, index) -> None:
         if np.array_equal(index, np.arange(size)) and arg.value.size == size:
             w.loop(node, f"{w.ref(node)} = {w.ref(arg)}")
             return
-        table = w.tables.table(index, "i")
-        w.loop(node, f"{w.ref(node)} = {w.ref(arg, f'{table}[ag_i]')}")
+        w.loop(node, f"{w.ref(node)} = {w.ref(arg, w.index(index, 'ag_i'))}")
         return
     if np.any(index < 0):
         w.loop(node, f"{w.ref(node)} = 0")
@@ -536,10 +545,8 @@ def _write_gather(w: _Writer, node: Node, index) -> None:
     for k, mask, local in _parts(node, index):
         if not mask.any():
             continue
-        outs = w.tables.table(positions[mask], "i")
-        ins = w.tables.table(local[mask], "i")
-        target = w.ref(node, f"{outs}[ag_n]")
-        value = w.ref(node.args[k], f"{ins}[ag_n]")
+        target = w.ref(node, w.index(positions[mask], "ag_n"))
+        value = w.ref(node.args[k], w.index(local[mask], "ag_n"))
         w.add(f"for (long ag_n = 0; ag_n < {int(mask.sum())}; ag_n++) {target} = {value};")
 
 
@@ -548,13 +555,12 @@ def _write_linear(w: _Writer, node: Node, out, src, weight) -> None:
     for k, mask, local in _parts(node, src):
         if not mask.any():
             continue
-        outs = w.tables.table(out[mask], "i")
-        ins = w.tables.table(local[mask], "i")
-        value = w.ref(node.args[k], f"{ins}[ag_n]")
+        value = w.ref(node.args[k], w.index(local[mask], "ag_n"))
         ws = weight[mask]
         if not np.all(ws == 1):
-            value = f"{w.tables.table(ws, 'c')}[ag_n] * {value}"
-        target = w.ref(node, f"{outs}[ag_n]")
+            scale = _literal(float(ws[0])) if np.all(ws == ws[0]) else None
+            value = f"{scale or w.tables.table(ws, 'c') + '[ag_n]'} * {value}"
+        target = w.ref(node, w.index(out[mask], "ag_n"))
         w.add(f"for (long ag_n = 0; ag_n < {int(mask.sum())}; ag_n++) {target} += {value};")
 
 
@@ -627,7 +633,8 @@ def emit_c(name, inputs, params, outputs, order, header, dtype) -> str:
     used = set(re.findall(r"\bag_[a-z]+\d*\b", body))
     helpers = [h for h in _HELPERS if h in used]
     if helpers:
-        lines.append(_HELPER_DOC)
+        docs = dict.fromkeys(_HELPER_DOC[h] for h in helpers)
+        lines += ["/* " + "; ".join(docs) + " */"]
         lines += [
             _HELPERS[h].replace("T ", ctype + " ").replace("(T ", f"({ctype} ") for h in helpers
         ]
