@@ -20,10 +20,11 @@ Elementwise ops are their entry's ``code.c`` spelling of one number, looped over
 output with broadcast index tables; every other op is handled by what it is, found by
 running its forward on probes at generation time (as core/batch.py batches by kind): a
 *gather* (reshape, transpose, getitem, flip, roll, tile, repeat, stack, concatenate...:
-``out[i] = in[T[i]]``), a *linear map* (sum, mean, sum_to, scatter, cumsum, trace, triu...:
-``out[O[n]] += W[n]*in[I[n]]``) or a *bilinear map* of two arguments (matmul, dot, outer,
-tensordot, einsum: ``out[K[n]] += a[I[n]]*b[J[n]]``) or a *fold* over segments (amax, amin,
-prod: ``acc[S[i]] = ag_max(acc[S[i]], x[i])``), each with static tables.  Anything else
+``out[i] = in[T[i]]``), a *linear map* (``out[O[n]] += W[n]*in[I[n]]``: sum, mean, sum_to,
+scatter found from two runs of the op's own vjp rule; cumsum, trace, triu... from one run
+per input element), a *bilinear map* of two arguments (matmul, dot, outer, tensordot,
+einsum: ``out[K[n]] += a[I[n]]*b[J[n]]``) or a *fold* over segments (amax, amin, prod:
+``acc[S[i]] = ag_max(acc[S[i]], x[i])``), each with static tables.  Anything else
 (logsumexp, softmax, norm, sort, decompositions, the special functions libm lacks) is an
 :class:`UnsupportedError` naming the op.
 """
