@@ -107,18 +107,14 @@ def _reserved(target: str) -> frozenset:
 def _param_names(names: Sequence[str], target: str, function: str) -> dict[str, str]:
     """Each variable's parameter name: itself, or with a ``_`` appended where it is a
     reserved word, a name the code uses, or the function's name."""
-    reserved = _reserved(target) | _PYTHON_TAKEN | {function}
+    reserved = _reserved(target) | _PYTHON_TAKEN | {function, "value"}
     out: dict[str, str] = {}
     used: set[str] = set()
     for name in names:
-        p = name
-        while (
-            p in reserved
-            or p in used
-            or p.startswith("ag_")
-            or p.startswith("grad_")
-            or p in ("value",)
-        ):
+        # the outputs' names (grad_x, hessian_x_y) and the generator's own (ag_...) are
+        # taken: such a variable is v_NAME; a reserved word gets a _ (lambda_)
+        p = "v_" + name if name.startswith(("ag_", "grad_", "hessian_")) else name
+        while p in reserved or p in used:
             p = p + "_"
         used.add(p)
         out[name] = p

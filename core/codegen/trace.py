@@ -24,7 +24,7 @@ import numpy as np
 from ..autograd import gc_paused
 from ..errors import LimitError, ShapeError, UnsupportedError
 from ..interpret import Interpretation, interpret
-from ..ops import RuleContext
+from ..ops import RuleContext, call, chain
 from ..program import Expr, Program, non_scalar_error
 from ..recording import parse_value
 from ..tensor import OPS, Tensor, check_size
@@ -412,13 +412,6 @@ def gradients(trace: Trace, output: Node, wrt: Sequence[str]) -> dict[str, Node]
 
 def _vjp(graph: Graph, node: Node, g: Node, depends) -> tuple:
     needs = tuple(depends[a.index] for a in node.args)
-    if node.op == "chain":  # d(g*d) = the mended product of the cotangent with the other
-        a, b = node.args
-        gt = Traced(g, graph)
-        return (
-            (gt * Traced(b, graph))._guarded(g, b).node if needs[0] else None,
-            (gt * Traced(a, graph))._guarded(g, a).node if needs[1] else None,
-        )
     op = OPS[node.op]
     flags = op.flags(len(node.args))
     needs = tuple(bool(n and f) for n, f in zip(needs, flags))
@@ -464,13 +457,8 @@ def tangents(trace: Trace, outputs: Sequence[Node], seeds: Mapping[int, Node]) -
 
 
 def _jvp(graph: Graph, node: Node, ts: list) -> Node | None:
-    if node.op == "chain":  # d(g*d) = mended(dg*d) + mended(g*dd)
-        (a, b), total = node.args, None
-        for t, other in ((ts[0], b), (ts[1], a)):
-            if t is not None:
-                part = (Traced(t, graph) * Traced(other, graph))._guarded(t, other)
-                total = part if total is None else total + part
-        return None if total is None else total.node
+    if node.op == "chain":
+        return _chain_tangent(graph, node, ts)
     op = OPS[node.op]
     if op.jvp is None:
         return None
@@ -483,6 +471,24 @@ def _jvp(graph: Graph, node: Node, ts: list) -> Node | None:
     except (Untraceable, AttributeError) as exc:
         raise Untraceable(_refusal(node.op, "second derivative", exc)) from None
     return None if t is None else graph.as_node(t, node)
+
+
+def _chain_tangent(graph: Graph, node: Node, ts: list) -> Node:
+    """The tangent of the mended product r = g*d as the engine's recorded graph has it: the
+    product's own (chain(dg, d) + chain(dd, g), mul's jvp), mended where r was (g == 0 and
+    g*d not finite: where(g == 0, where(r - r == 0, t, 0), t), the ops the engine records)."""
+    g, d = (Traced(a, graph) for a in node.args)
+    t = None
+    for tangent, other in zip(ts, (d, g)):
+        if tangent is not None:
+            part = chain(Traced(tangent, graph), other)
+            t = part if t is None else t + part
+    assert t is not None  # (a node with no tangent is not swept)
+    r = g * d
+    if graph.chain(g.node, d.node, r.node) is r.node:
+        return t.node  # the mend never applies (g has no zero, or d is finite)
+    keep = call("where", call("eq", r - r, 0.0), t, 0.0)
+    return call("where", call("eq", g, 0.0), keep, t).node
 
 
 def hessian(trace: Trace, grads: Mapping[str, Node], wrt: Sequence[str]) -> dict:

@@ -337,6 +337,12 @@ def _pow_code(target):
                 return f"({a} == -INFINITY ? NAN : pow({a}, {b}))"
             nan = "math.nan" if target == "torch" else "{xp}.nan"
             return f"{{xp}}.where({a} == {inf}, {nan}, {power}({a}, {b}))"
+        if exponent.value.ndim == 0 and exponent.op != "const":
+            # a number that varies: the engine's rule asks its value (rsqrt's nan at -inf)
+            if target == "c":
+                return f"({a} == -INFINITY && {b} == -0.5 ? NAN : pow({a}, {b}))"
+            nan = "math.nan" if target == "torch" else "{xp}.nan"
+            return f"{{xp}}.where(({a} == {inf}) & ({b} == -0.5), {nan}, {power}({a}, {b}))"
         if exponent.op == "const" and exponent.value.ndim == 0 and target != "c":
             # x**2 by square, as the engine (the same bits); x**3 as two products, within
             # an ulp of NumPy's power, which takes its slow path for it (100x slower)
@@ -461,7 +467,11 @@ def _comparison(name, symbol, fn, latex):
             arity=2,
             differentiable=(False, False),
             kind="comparison",
-            code=code(f"({{0}} {symbol} {{1}}).astype({{dtype}})", torch=f"({{0}} {symbol} {{1}}).to({{dtype}})", c=f"(double)({{0}} {symbol} {{1}})"),
+            code=code(
+                f"({{0}} {symbol} {{1}}).astype({{dtype}})",
+                torch=f"({{0}} {symbol} {{1}}).to({{dtype}})",
+                c=f"({{dtype}})({{0}} {symbol} {{1}})",
+            ),
             kink=_zero_almost_everywhere(
                 "comparisons pass no gradient (their derivative is zero almost everywhere)"
             ),

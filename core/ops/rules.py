@@ -164,8 +164,10 @@ def _array(x):
 
 
 def _all_finite(x) -> bool:
-    x = _array(x)
-    return True if x is None else backend.all_finite(x)
+    """``x`` holds finite numbers only; a value that is no array says what it knows of
+    itself (``finite``: generated code's values, which hold no numbers yet), else True."""
+    a = _array(x)
+    return getattr(x, "finite", True) if a is None else backend.all_finite(a)
 
 
 def _finite_factor(d) -> bool:
