@@ -226,10 +226,10 @@ class _Writer:
             return
         op = OPS[node.op]
         if op.code is not None and op.code.refused:
-            raise UnsupportedError(
-                f"codegen --target c has no spelling for {_shown(node)}: {op.code.refused}",
+            raise UnsupportedError.naming(
+                "codegen {target} c has no spelling for {op}: {why}",
+                {"op": _shown(node), "why": op.code.refused},
                 op=node.op,
-                target="c",
             )
         if op.kind in ("elementwise", "comparison", "constant"):
             self.new(node)
@@ -259,10 +259,10 @@ def _shown(node: Node) -> str:
 
 
 def _unsupported(node: Node, why: str = "") -> UnsupportedError:
-    return UnsupportedError(
-        f"codegen --target c has no spelling for {_shown(node)}" + (f" ({why})" if why else ""),
+    return UnsupportedError.naming(
+        "codegen {target} c has no spelling for {op}" + (" ({why})" if why else ""),
+        {"op": _shown(node), "why": why},
         op=node.op,
-        target="c",
     )
 
 
@@ -367,8 +367,9 @@ def _linear(node: Node):
     total = sum(a.value.size for a in node.args)
     size = node.value.size
     if total * max(size, 1) > MAX_PROBE:
-        raise LimitError(
-            f"codegen --target c: {_shown(node)} on {total} numbers is too large to tabulate"
+        raise LimitError.naming(
+            "codegen {target} c: {op} on {total} numbers is too large to tabulate",
+            {"op": _shown(node), "total": total},
         )
     rows, cols, weights = [], [], []
     basis = np.zeros(total)
@@ -405,9 +406,9 @@ def _bilinear(node: Node):
         return None
     a, b = (x.value for x in node.args)
     if a.size * max(node.value.size, 1) > MAX_PROBE:
-        raise LimitError(
-            f"codegen --target c: {_shown(node)} of {a.size} by {b.size} numbers is too "
-            "large to tabulate"
+        raise LimitError.naming(
+            "codegen {target} c: {op} of {a} by {b} numbers is too large to tabulate",
+            {"op": _shown(node), "a": a.size, "b": b.size},
         )
     ids = np.arange(1, b.size + 1, dtype=np.float64).reshape(b.shape)
     terms = []
@@ -680,7 +681,9 @@ def compiler() -> str:
     found = shutil.which(chosen) if chosen else None
     found = found or shutil.which("cc")
     if found is None:
-        raise UnsupportedError("codegen --check --target c needs a C compiler (cc); none was found")
+        raise UnsupportedError.naming(
+            "codegen {check} of {target} c needs a C compiler (cc); none was found"
+        )
     return found
 
 

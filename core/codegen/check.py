@@ -125,7 +125,9 @@ def _runner(generated) -> Callable[[list], list]:
             try:
                 return run_c(generated, sample)
             except UnsupportedError as exc:  # no C compiler here
-                raise CheckUnavailableError(str(exc)) from None
+                if exc.template is None:
+                    raise CheckUnavailableError(str(exc)) from None
+                raise CheckUnavailableError.naming(exc.template, exc.fields) from None
 
         return run_compiled
     function = _load_python(generated)

@@ -460,7 +460,10 @@ def _jvp(graph: Graph, node: Node, ts: list) -> Node | None:
     if node.op == "chain":
         return _chain_tangent(graph, node, ts)
     op = OPS[node.op]
-    if op.jvp is None:
+    if op.jvp is None or op.zero_grad:  # as the engine's forward sweep: no tangent at all
+        return None
+    ts = [t if f else None for t, f in zip(ts, op.flags(len(ts)))]
+    if all(t is None for t in ts):
         return None
     needs = tuple(t is not None for t in ts)
     ins = tuple(Traced(a, graph) for a in node.args)
