@@ -188,13 +188,12 @@ class _Writer:
     def statement(self, node: Node) -> None:
         if node.op == "const":
             text = _literal(node.value, self.target, self.lang.xp)
-            if text is not None and self.target != "torch":
+            if text is not None:  # a number: written where it is used
                 self.code[node.index] = text
                 return
-            device = f", device={self.first}.device" if self.first else ""
-            text = self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
+            text = self._array(node)
         else:
-            args = [self.code[a.index] for a in node.args]
+            args = [self._operand(a, node) for a in node.args]
             for arg in args:
                 self.last[arg] = len(self.body)
             if node.op == "chain":
@@ -202,10 +201,31 @@ class _Writer:
                 text = f"_chain({args[0]}, {args[1]})"
             else:
                 text = spell(node, args, self.target, self.words)
+        self._assign(node, text)
+
+    def _assign(self, node: Node, text: str) -> None:
         tname = self._fresh_name()
         self.body.append(f"{tname} = {text}")
         self.code[node.index] = tname
         self.temporaries.add(tname)
+
+    def _array(self, node: Node) -> str:
+        device = f", device={self.first}.device" if self.first else ""
+        return self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
+
+    def _operand(self, arg: Node, node: Node) -> str:
+        """``arg``'s code as ``node`` reads it: a number inline, except in a PyTorch function
+        that takes tensors only (torch.maximum(x, 0.0) fails): there a tensor made once
+        (on the inputs' device) stands for it."""
+        text = self.code[arg.index]
+        if self.target != "torch" or arg.op != "const" or _takes_numbers(node):
+            return text
+        key = -1 - arg.index  # the tensor of a number, kept apart from the number's code
+        if key not in self.code:
+            tname = self._fresh_name()
+            self.body.append(f"{tname} = {self._array(arg)}")
+            self.code[key] = tname
+        return self.code[key]
 
     def result(self, node: Node, batched: bool) -> str:
         text = self.code[node.index]
@@ -254,6 +274,16 @@ class _Writer:
             "    return " + (", ".join(results) if len(results) > 1 else f"({results[0]},)")
         )
         return "\n".join(lines) + "\n"
+
+
+def _takes_numbers(node: Node) -> bool:
+    """PyTorch takes Python numbers as the operands of operators (a template written with
+    them: ``{0} * {1}``, ``-{0}``, ``({0} < {1}).to(...)``) and in where and pow."""
+    if node.op in ("where", "pow", "chain"):
+        return True
+    op = OPS[node.op]
+    how = None if op.code is None else op.code.torch
+    return isinstance(how, str) and how.startswith(("{0}", "-{0}", "({0}"))
 
 
 def _temp_prefix(names) -> str:
