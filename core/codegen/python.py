@@ -193,7 +193,7 @@ class _Writer:
                 return
             text = self._array(node)
         else:
-            args = [self._operand(a, node) for a in node.args]
+            args = [self._operand(a, node, i) for i, a in enumerate(node.args)]
             for arg in args:
                 self.last[arg] = len(self.body)
             if node.op == "chain":
@@ -213,12 +213,12 @@ class _Writer:
         device = f", device={self.first}.device" if self.first else ""
         return self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
 
-    def _operand(self, arg: Node, node: Node) -> str:
+    def _operand(self, arg: Node, node: Node, position: int) -> str:
         """``arg``'s code as ``node`` reads it: a number inline, except in a PyTorch function
         that takes tensors only (torch.maximum(x, 0.0) fails): there a tensor made once
         (on the inputs' device) stands for it."""
         text = self.code[arg.index]
-        if self.target != "torch" or arg.op != "const" or _takes_numbers(node):
+        if self.target != "torch" or arg.op != "const" or _takes_numbers(node, position):
             return text
         key = -1 - arg.index  # the tensor of a number, kept apart from the number's code
         if key not in self.code:
@@ -276,10 +276,11 @@ class _Writer:
         return "\n".join(lines) + "\n"
 
 
-def _takes_numbers(node: Node) -> bool:
+def _takes_numbers(node: Node, position: int) -> bool:
     """PyTorch takes Python numbers as the operands of operators (a template written with
-    them: ``{0} * {1}``, ``-{0}``, ``({0} < {1}).to(...)``) and in where and pow."""
-    if node.op in ("where", "pow", "chain"):
+    them: ``{0} * {1}``, ``-{0}``, ``({0} < {1}).to(...)``), as where's values (not its
+    condition) and in pow."""
+    if node.op in ("pow", "chain") or (node.op == "where" and position > 0):
         return True
     op = OPS[node.op]
     how = None if op.code is None else op.code.torch
