@@ -47,6 +47,7 @@ EXAMPLES = int(os.environ.get("CODEGEN_PROGRAM_EXAMPLES", "60"))
 #: C compiles each program (twice with its runner): fewer examples
 C_EXAMPLES = max(1, EXAMPLES // 4)
 RTOL = 1e-12
+CANCELLATION = 1e-14
 POINTS = 4  # the traced point and three others
 ROWS = 1000  # the points of one batched call
 PYTHON_TARGETS = ("numpy", "torch", "jax")
@@ -117,12 +118,19 @@ def engine(program, point: dict, wrt: list, hessian: bool) -> dict:
 
 
 def assert_agree(got: dict, want: dict, context: str) -> None:
+    """Each output as ``want``'s: its shape, nan where it has nan, its infinities, finite
+    numbers at ``RTOL``, or within ``CANCELLATION`` times the largest finite number among
+    the outputs at that point (a Hessian entry of 4e-6 that is the difference of terms near
+    1 differs in its 12th digit when the terms are summed in another order, as the engine's
+    and the generated code's backward passes may)."""
     assert list(got) == list(want), context
+    finite = [np.abs(w[np.isfinite(w)]).max() for w in want.values() if np.isfinite(w).any()]
+    atol = CANCELLATION * max(finite, default=0.0)
     for label, w in want.items():
         g = got[label]
         assert g.shape == w.shape, f"{context}: {label} has shape {g.shape}, not {w.shape}"
         np.testing.assert_allclose(
-            g, w, rtol=RTOL, atol=0, equal_nan=True, err_msg=f"{context}: {label}"
+            g, w, rtol=RTOL, atol=atol, equal_nan=True, err_msg=f"{context}: {label}"
         )
 
 
@@ -399,6 +407,9 @@ HESSIAN_EDGES = [
     pytest.param("where(x > 0, x**1.5, 0)", {"x": -1.0}, marks=CHAIN_TANGENT),
     pytest.param("relu(sqrt(x)) * sqrt(x)", {"x": 0.0}, marks=CHAIN_TANGENT),
     pytest.param("abs(x)**0.5 * x", {"x": 0.0}, marks=CHAIN_TANGENT),
+    pytest.param("1 / log(x)", {"x": 0.0}, marks=CHAIN_TANGENT),
+    pytest.param("1 / (y + log(x))", {"x": 0.0, "y": 2.0}, marks=CHAIN_TANGENT),
+    pytest.param("exp(-log(x)**2)", {"x": 0.0}, marks=CHAIN_TANGENT),
 ]
 
 
