@@ -28,6 +28,7 @@ C) keeps the file near 25 s.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import re
 import shutil
@@ -209,7 +210,9 @@ def sample(draw):
     return [(grad_expr, wrt, False), (scalar, None, True)], points
 
 
-def run_sample(target: str, count: int) -> collections.Counter:
+def run_sample(count: int, check) -> collections.Counter:
+    """``check(counts, text, points, wrt, hessian)`` on both programs of ``count`` examples
+    (the points restricted to each program's variables); the counts it kept."""
     counts: collections.Counter = collections.Counter()
 
     @examples(count)
@@ -218,9 +221,7 @@ def run_sample(target: str, count: int) -> collections.Counter:
         programs, points = case
         for text, wrt, hessian in programs:
             names = list(parse(text).inputs)
-            at = [{n: p[n] for n in names} for p in points]
-            # array programs traced at the first point, scalar ones at the default point
-            check_program(counts, text, at, target, wrt, hessian, traced=not hessian)
+            check(counts, text, [{n: p[n] for n in names} for p in points], wrt, hessian)
 
     property_()
     return counts
@@ -229,7 +230,13 @@ def run_sample(target: str, count: int) -> collections.Counter:
 @pytest.mark.parametrize("target", PYTHON_TARGETS)
 def test_random_programs_agree_with_the_engine(target):
     _runtime(target)
-    counts = run_sample(target, EXAMPLES)
+    # array programs traced at their first point, scalar ones at the default point
+    counts = run_sample(
+        EXAMPLES,
+        lambda counts, text, at, wrt, hessian: check_program(
+            counts, text, at, target, wrt, hessian, traced=not hessian
+        ),
+    )
     print(f"\n{target}: {dict(sorted(counts.items()))}")
     # every scalar-only program has spellings in every Python target: at least those ran
     assert counts["checked"] >= EXAMPLES, counts
@@ -265,7 +272,7 @@ def compile_c(code: str) -> None:
     )
 
 
-def check_c_program(counts, cgen, text, points, wrt, hessian):
+def check_c_program(counts, text, points, wrt, hessian, cgen):
     program = parse(text)
     names = list(program.inputs)
     g = generate_or_skip(counts, program, points[0], "c", wrt=wrt, hessian=hessian)
@@ -292,18 +299,7 @@ def test_random_programs_in_c_compile_cleanly_and_agree():
         pytest.skip("no C generator (core/codegen/c.py) in this checkout")
     if shutil.which("cc") is None:
         pytest.skip("no C compiler (cc)")
-    counts: collections.Counter = collections.Counter()
-
-    @examples(C_EXAMPLES)
-    @given(sample())
-    def property_(case):
-        programs, points = case
-        for text, wrt, hessian in programs:
-            names = list(parse(text).inputs)
-            at = [{n: p[n] for n in names} for p in points]
-            check_c_program(counts, cgen, text, at, wrt, hessian)
-
-    property_()
+    counts = run_sample(C_EXAMPLES, functools.partial(check_c_program, cgen=cgen))
     print(f"\nc: {dict(sorted(counts.items()))}")
     assert counts["compiled"] >= C_EXAMPLES, counts
 
