@@ -52,6 +52,9 @@ LONG_TESTS = (
     "test_symbolic.py::test_deep_nesting_through_each_stage",
     "test_explain_arrays.py::test_explain_of_a_deep_chain_takes_time_linear_in_its_depth",
     "test_simplify_property.py::test_simplified_form_means_the_original",
+    "test_codegen_size.py::test_a_sine_nested_a_hundred_thousand_deep_generates_without_recursion",
+    "test_codegen_programs.py::test_random_programs_agree_with_the_engine[jax]",
+    "test_codegen_programs.py::test_random_programs_agree_with_the_engine[torch]",
 )
 
 
