@@ -651,7 +651,9 @@ def _functions(proto, decls, params, w: _Writer, storage: str, results) -> list[
     """The function (and, for a long program, its parts: static functions of CHUNK
     statements each, taking the inputs and the workspace, called in order)."""
     voids = [f"    (void){p};" for p in params.values()]
-    head = [proto, "{", f"    {storage}{w.ctype} ag_s[{max(w.size, 1)}];"] + voids
+    # (void)ag_s: a program with no statement (x, x + 0) leaves the workspace unused
+    head = [proto, "{", f"    {storage}{w.ctype} ag_s[{max(w.size, 1)}];", "    (void)ag_s;"]
+    head += voids
     tail = ["    " + s for s in results] + ["}"]
     statements = w.statements
     if len(statements) <= INLINE:
