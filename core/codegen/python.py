@@ -234,6 +234,8 @@ class _Writer:
         # a constant or an input handed out: an array of its own, batch axes included
         if batched and self.first is not None and node.value.ndim == 0:
             return f"{self.lang.xp}.zeros_like({self.first}) + {text}"
+        if node.op == "const" and node.value.ndim == 0:
+            return self._array(node)  # a number written inline: made an array here
         return self.lang.fresh.format(v=text, dt=self.dt)
 
     def _freed(self, kept: set[str]) -> list[str]:
