@@ -243,9 +243,9 @@ class _Writer:
         (never an output, ``kept``): NumPy then reuses its memory for the next array, as
         the temporaries of a nested expression are, instead of asking the system for more."""
         after: dict[int, list[str]] = {}
-        for name, line in self.last.items():
+        for name, last in self.last.items():
             if name in self.temporaries and name not in kept:
-                after.setdefault(line, []).append(name)
+                after.setdefault(last, []).append(name)
         out = []
         for i, line in enumerate(self.body):
             out.append(line)

@@ -877,7 +877,6 @@ def _einsum_plan(subscripts: str, shapes):
     return terms, out, sizes
 
 
-
 def einsum_code(args, node, target):
     """The subscripts with '...' written out for these shapes (the engine's plan)."""
     terms, out, _ = _einsum_plan(node.attrs["subscripts"], [a.value.shape for a in node.args])
@@ -885,6 +884,7 @@ def einsum_code(args, node, target):
     if target == "numpy":
         return f"np.einsum({spec!r}, {', '.join(args)}, optimize=False)"
     return f"{{xp}}.einsum({spec!r}, {', '.join(args)})"
+
 
 def batch_label(subscripts: str):
     """A letter the (explicit) subscripts do not use, for a batch axis (None: none is left)."""

@@ -177,7 +177,11 @@ _SAME = object()  # a target of code() written as the others are
 def code(array=None, *, numpy=_SAME, torch=_SAME, jax=_SAME, c=None) -> Code:
     """The :class:`Code` written ``array`` in NumPy, PyTorch and JAX alike (``{xp}``),
     unless a target is given its own (None: no spelling there)."""
-    return Code(*(array if t is _SAME else t for t in (numpy, torch, jax)), c)
+
+    def pick(given):
+        return array if given is _SAME else given
+
+    return Code(pick(numpy), pick(torch), pick(jax), c)
 
 
 def ufunc_code(name: str, c: object = "", torch: str | None = None) -> Code:
