@@ -148,8 +148,9 @@ def _document(generated, result) -> dict:
     if result is not None:
         doc["check"] = {
             "points": result.points,
-            "max_rel_diff": result.max_rel_diff,
+            "max_rel_diff": result.worst,
             "passed": result.passed,
+            "by_output": result.max_rel_diff,
         }
     return doc
 
