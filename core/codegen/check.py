@@ -11,6 +11,8 @@ PyTorch, JAX, or a C compiler; without it the check says it could not run.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -154,7 +156,6 @@ def _load_python(generated):
     generated: names are checked identifiers and the expression is only in comments)."""
     if generated.target in _RUNTIMES:
         module, what = _RUNTIMES[generated.target]
-        import importlib.util  # noqa: PLC0415 - only to ask whether the runtime is there
 
         if importlib.util.find_spec(module) is None:
             raise CheckUnavailableError.naming(
@@ -163,9 +164,9 @@ def _load_python(generated):
                 {"chosen": generated.target, "what": what},
             )
         if generated.target == "jax" and generated.dtype == "float64":
-            import jax  # noqa: PLC0415 - the runtime of the code being checked
-
-            jax.config.update("jax_enable_x64", True)
+            # the runtime of the code being checked, found by name (an optional package
+            # that type checkers need not know)
+            importlib.import_module("jax").config.update("jax_enable_x64", True)
     namespace: dict = {"__name__": "autograd_cli_generated"}
     exec(compile(generated.code, f"<codegen {generated.target}>", "exec"), namespace)  # noqa: S102
     return namespace[generated.name]
