@@ -102,12 +102,14 @@ _HELPERS = {
         "static T ag_chain(T g, T d)\n{\n    T r = g * d;\n"
         "    return (g == 0 && !isfinite(r)) ? 0 : r;\n}"
     ),
+    "ag_mend": "static T ag_mend(T t, T g, T r) { return (g == 0 && !isfinite(r)) ? 0 : t; }",
 }
 _HELPER_DOC = {
     "ag_max": "ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN)",
     "ag_min": "ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN)",
     "ag_mod": "ag_mod: NumPy's mod for floats (fmod, then the sign of b)",
     "ag_chain": "ag_chain: g*d, but 0 where g == 0 and g*d is inf or nan",
+    "ag_mend": "ag_mend: t, but 0 where g == 0 and r is inf or nan (a mended product's tangent)",
 }
 
 
@@ -219,10 +221,10 @@ class _Writer:
         self.nodes[node.index] = node
         if node.op in ("input", "const"):
             return
-        if node.op == "chain":
+        if node.op in ("chain", "mend"):  # the generator's own nodes (core/codegen/trace.py)
             self.new(node)
-            a, b = (self._arg(node, k) for k in range(2))
-            self.loop(node, f"{self.ref(node)} = ag_chain({a}, {b})")
+            args = ", ".join(self._arg(node, k) for k in range(len(node.args)))
+            self.loop(node, f"{self.ref(node)} = ag_{node.op}({args})")
             return
         op = OPS[node.op]
         if op.code is not None and op.code.refused:

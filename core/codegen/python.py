@@ -59,6 +59,23 @@ PYTHON_TARGETS = {
     ),
 }
 
+_MEND = {
+    "numpy": '''def _mend(t, g, r):
+    """t, but 0 where g == 0 and r is inf or nan (the derivative of a mended product)."""
+    if np.isfinite(r.sum()):
+        return t
+    return np.where((g == 0) & ~np.isfinite(r), 0.0, t)
+''',
+    "torch": '''def _mend(t, g, r):
+    """t, but 0 where g == 0 and r is inf or nan (the derivative of a mended product)."""
+    return torch.where((g == 0) & ~torch.isfinite(r), torch.zeros_like(t), t)
+''',
+    "jax": '''def _mend(t, g, r):
+    """t, but 0 where g == 0 and r is inf or nan (the derivative of a mended product)."""
+    return jnp.where((g == 0) & ~jnp.isfinite(r), 0.0, t)
+''',
+}
+
 _CHAIN = {
     "numpy": '''def _chain(g, d):
     """g*d, where g == 0 gives 0 even if d is inf or nan (the untaken branch of a where)."""
@@ -166,7 +183,7 @@ class _Writer:
         self.first = params[0] if params else None
         self.temp = _temp_prefix(params)
         self.count = 0
-        self.uses_chain = False
+        self.helpers: set[str] = set()  # the module's helpers the body calls
         self.temporaries: set[str] = set()
         self.last: dict[str, int] = {}  # a name -> the statement that reads it last
 
@@ -196,9 +213,9 @@ class _Writer:
             args = [self._operand(a, node, i) for i, a in enumerate(node.args)]
             for arg in args:
                 self.last[arg] = len(self.body)
-            if node.op == "chain":
-                self.uses_chain = True
-                text = f"_chain({args[0]}, {args[1]})"
+            if node.op in ("chain", "mend"):
+                self.helpers.add(node.op)
+                text = f"_{node.op}({', '.join(args)})"
             else:
                 text = spell(node, args, self.target, self.words)
         self._assign(node, text)
@@ -266,8 +283,9 @@ class _Writer:
             imports.append("import jax.scipy.special")
         lines.extend(imports)
         lines.append("")
-        if self.uses_chain:
-            lines.extend(["", _CHAIN[self.target]])
+        for helper in ("chain", "mend"):
+            if helper in self.helpers:
+                lines.extend(["", _HELPERS[helper][self.target]])
         lines.append("")
         lines.append(f"def {self.name}({', '.join(self.params)}):")
         lines.append(f'    """Returns ({", ".join(labels)})."""')
@@ -297,3 +315,6 @@ def _temp_prefix(names) -> str:
     while any(n.startswith(prefix) and n[len(prefix) :].isdigit() for n in taken):
         prefix = "_" + prefix
     return prefix
+
+
+_HELPERS = {"chain": _CHAIN, "mend": _MEND}

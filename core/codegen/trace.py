@@ -10,9 +10,10 @@ that (:func:`hessian`) calls the ``jvp`` rules.  Nothing here knows a derivative
 
 The graph is built as it is emitted later: hash-consed (a subexpression built twice is one
 node), constants folded, a product by 1 or a sum with 0 dropped.  A product by 0 is kept:
-``0*inf`` is nan.  The one node that is not an op of the table is ``chain``: the rules'
+``0*inf`` is nan.  The nodes that are not ops of the table are ``chain``, the rules'
 NaN-safe product of a cotangent and a local derivative (:func:`~..ops.rules.chain`), which
-generated code writes as one statement and the engine as a test and a product.
+generated code writes as one statement and the engine as a test and a product, and ``mend``,
+its derivative's mend (:meth:`Graph.mend`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from ..autograd import gc_paused
 from ..errors import LimitError, ShapeError, UnsupportedError
 from ..interpret import Interpretation, interpret
-from ..ops import RuleContext, call, chain
+from ..ops import RuleContext, chain
 from ..program import Expr, Program, non_scalar_error
 from ..recording import parse_value
 from ..tensor import OPS, Tensor, check_size
@@ -188,6 +189,20 @@ class Graph:
         node = self.table.get(key)
         if node is None:
             node = self.table[key] = self._add("chain", (g, d), {}, _mended(g.value, r.value))
+        return node
+
+
+    def mend(self, t: Node, g: Node, r: Node) -> Node:
+        """``t``, but 0 where ``g`` is 0 and ``r`` is not finite: where the product r = g*d
+        was mended, its derivative is too (the engine's recorded where(g == 0, where(r - r
+        == 0, t, 0), t), one statement here)."""
+        key = ("mend", t.index, g.index, r.index)
+        node = self.table.get(key)
+        if node is None:
+            with np.errstate(all="ignore"):
+                bad = (g.value == 0) & ~np.isfinite(r.value)
+                value = np.asarray(np.where(bad, 0.0, t.value)).astype(t.value.dtype)
+            node = self.table[key] = self._add("mend", (t, g, r), {}, value)
         return node
 
 
@@ -459,6 +474,8 @@ def tangents(trace: Trace, outputs: Sequence[Node], seeds: Mapping[int, Node]) -
 def _jvp(graph: Graph, node: Node, ts: list) -> Node | None:
     if node.op == "chain":
         return _chain_tangent(graph, node, ts)
+    if node.op == "mend":  # piecewise the identity in t: the mend of t's tangent
+        return None if ts[0] is None else graph.mend(ts[0], node.args[1], node.args[2])
     op = OPS[node.op]
     if op.jvp is None or op.zero_grad:  # as the engine's forward sweep: no tangent at all
         return None
@@ -490,8 +507,7 @@ def _chain_tangent(graph: Graph, node: Node, ts: list) -> Node:
     r = g * d
     if graph.chain(g.node, d.node, r.node) is r.node:
         return t.node  # the mend never applies (g has no zero, or d is finite)
-    keep = call("where", call("eq", r - r, 0.0), t, 0.0)
-    return call("where", call("eq", g, 0.0), keep, t).node
+    return graph.mend(graph.as_node(t, node), g.node, r.node)
 
 
 def hessian(trace: Trace, grads: Mapping[str, Node], wrt: Sequence[str]) -> dict:
