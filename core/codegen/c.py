@@ -223,8 +223,8 @@ class _Writer:
             return
         if node.op in ("chain", "mend"):  # the generator's own nodes (core/codegen/trace.py)
             self.new(node)
-            args = ", ".join(self._arg(node, k) for k in range(len(node.args)))
-            self.loop(node, f"{self.ref(node)} = ag_{node.op}({args})")
+            given = ", ".join(self._arg(node, k) for k in range(len(node.args)))
+            self.loop(node, f"{self.ref(node)} = ag_{node.op}({given})")
             return
         op = OPS[node.op]
         if op.code is not None and op.code.refused:

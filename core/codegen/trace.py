@@ -191,7 +191,6 @@ class Graph:
             node = self.table[key] = self._add("chain", (g, d), {}, _mended(g.value, r.value))
         return node
 
-
     def mend(self, t: Node, g: Node, r: Node) -> Node:
         """``t``, but 0 where ``g`` is 0 and ``r`` is not finite: where the product r = g*d
         was mended, its derivative is too (the engine's recorded where(g == 0, where(r - r
