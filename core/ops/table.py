@@ -153,11 +153,13 @@ class Code:
 
     A template fills ``{0}``, ``{1}``... with the arguments' code, ``{args}`` with all of
     them, comma-separated, ``{xp}`` with the target's array module (``np``, ``torch``,
-    ``jnp``) and ``{name}`` with the attribute ``name`` as the target writes it
-    (``(-1,)``, ``None``).  A function ``(args, node, target) -> text`` is for what a
-    template cannot say (the exponent of pow, an axis that depends on the shape): ``node``
-    is the statement (core/codegen/trace.py: its ``attrs``, its ``args``' values at the
-    traced point, its own ``value``)."""
+    ``jnp``), ``{sp}`` with its special functions (``scipy.special``, ``torch.special``,
+    ``jax.scipy.special``), ``{dtype}`` with its dtype (``np.float64``; C's ``double``) and
+    ``{name}`` with the attribute ``name`` as Python writes it (``(-1,)``, ``None``).  A
+    function ``(args, node, target) -> text`` is for what a template cannot say (the
+    exponent of pow, an axis that depends on the shape): ``node`` is the statement
+    (core/codegen/trace.py: its ``attrs``, its ``args``' values at the traced point, its own
+    ``value``)."""
 
     numpy: object = None
     torch: object = None
