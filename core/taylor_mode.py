@@ -595,6 +595,37 @@ def _asin_acos(r: _Args) -> list:
     return _integral(_weighted(u, n), d, r.out0, n)
 
 
+@_rule("asinh", "acosh")
+def _asinh_acosh(r: _Args) -> list:
+    # d asinh = du / sqrt(u*u + 1), d acosh = du / sqrt(u*u - 1)
+    u, n = r.s(0), r.n
+    w = _product(u, u, n)
+    w[0] = u[0] * u[0] + (1.0 if r.op.name == "asinh" else -1.0)
+    _products_fit(w, r.op.name)  # the engine's 1/sqrt(x*x +- 1)
+    if not w[0] > 0:
+        raise _Poisoned(f"{r.op.name} at +-1")
+    root0 = math.sqrt(w[0])
+    _partial(1.0 / root0, r.op.name)
+    if r.op.name == "acosh":
+        _near_singularity(u, abs(u[0]) - 1.0, 1.0, "acosh")
+    d = _quotient([1.0] + [0.0] * (n - 1), _sqrt(w, root0, n), 1.0 / root0, n)
+    return _integral(_weighted(u, n), d, r.out0, n)
+
+
+@_rule("atanh")
+def _atanh(r: _Args) -> list:
+    # d atanh = du / (1 - u*u)
+    u, n = r.s(0), r.n
+    q = [-x for x in _product(u, u, n)]
+    q[0] = 1 - u[0] * u[0]
+    _products_fit(q, "atanh")  # the engine's 1/(1 - x*x)
+    if q[0] == 0:
+        raise _Poisoned("atanh at +-1")
+    _near_singularity(u, 1.0 - abs(u[0]), 1.0, "atanh")
+    d = _quotient([1.0] + [0.0] * (n - 1), q, 1.0 / q[0], n)
+    return _integral(_weighted(u, n), d, r.out0, n)
+
+
 @_rule("atan")
 def _atan(r: _Args) -> list:
     u, n = r.s(0), r.n

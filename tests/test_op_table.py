@@ -75,7 +75,11 @@ CONSTANTS = {"polygamma": 1.0}
 SAMPLE_ATTRS = {"axis": 0, "keepdims": False, "index": (1,), "shape": (3, 1)}
 # An op whose arguments must be more than three-vectors (a square matrix for det): its values,
 # from tests/cases_linalg.py and tests/cases_arrays.py (name -> one value per argument).
-SAMPLE_VALUES = {**cases_linalg.OP_TABLE_SAMPLES, **cases_arrays.OP_TABLE_SAMPLES}
+SAMPLE_VALUES = {
+    **cases_linalg.OP_TABLE_SAMPLES,
+    **cases_arrays.OP_TABLE_SAMPLES,
+    "acosh": (1.7,),  # defined from 1 up
+}
 # and the attributes (a required Param's value: roll's shift), name -> {param: value}
 SAMPLE_ATTRS_BY_OP = {**cases_linalg.OP_TABLE_ATTRS, **cases_arrays.OP_TABLE_ATTRS}
 # Op kinds whose sample is scalars; the others (reductions, products, shapes) get vectors.
