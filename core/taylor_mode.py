@@ -766,6 +766,19 @@ def _atan2(r: _Args) -> list:
     return [r.out0] + [rate[k - 1] / k for k in range(1, n)]
 
 
+@_rule("logaddexp")
+def _logaddexp(r: _Args) -> list:
+    # y' = b' + (a - b)' sigmoid(a - b)
+    a, b, n = r.s(0), r.s(1), r.n
+    w = [p - q for p, q in zip(a, b)]
+    if not math.isfinite(w[0]):
+        raise _Poisoned("logaddexp with an infinite argument")
+    s0 = _value("sigmoid", w[0])
+    s = _riccati(w, s0, s0 * (1 - s0), 1.0, -1.0, n)
+    q = _integral(_weighted(w, n), s, 0.0, n)
+    return [r.out0] + [q[k] + b[k] for k in range(1, n)]
+
+
 @_rule("hypot", multiplies_out=True)
 def _hypot(r: _Args) -> list:
     a, b, n = r.s(0), r.s(1), r.n

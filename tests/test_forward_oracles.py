@@ -1036,6 +1036,22 @@ ATAN2_SPECIAL = [
 ]
 
 # F.9.4.3 (hypot): +inf if either argument is infinite, even with a nan; no overflow
+def o_logaddexp(a: float, b: float) -> float:
+    """log(exp(a) + exp(b)) at 40 digits."""
+    with mpmath.workdps(40):
+        return float(mpmath.log(mpmath.exp(a) + mpmath.exp(b)))
+
+
+LOGADDEXP_SPECIAL = [
+    (INF, INF, INF),
+    (-INF, -INF, -INF),
+    (INF, 1.0, INF),
+    (-INF, 1.0, 1.0),
+    (NAN, 1.0, NAN),
+    (1000.0, 1000.0, 1000.0 + math.log(2.0)),
+    (0.0, 0.0, math.log(2.0)),
+]
+
 HYPOT_SPECIAL = [
     (3.0, 4.0, 5.0),
     (-3.0, -4.0, 5.0),
@@ -1179,6 +1195,7 @@ def _build_new_binary():
     for op, fn, special, spellings in (
         ("atan2", math.atan2, ATAN2_SPECIAL, ("atan2(a, b)", "arctan2(a, b)")),
         ("hypot", math.hypot, HYPOT_SPECIAL, ("hypot(a, b)",)),
+        ("logaddexp", o_logaddexp, LOGADDEXP_SPECIAL, ("logaddexp(a, b)",)),
     ):
         for expr in spellings:
             _pairs_case(op, expr, fn, PAIRS, exact=False, label="ordinary")

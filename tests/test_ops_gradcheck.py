@@ -210,6 +210,7 @@ BINARY_SAMPLERS = {
     # jump from pi to -pi across y = 0 for x < 0.
     "atan2": (away_from_zero(0.3, 2.0), DEFAULT),
     "hypot": (away_from_zero(0.3, 2.0), DEFAULT),
+    "logaddexp": (DEFAULT, DEFAULT),
     "beta": (POSITIVE, POSITIVE),
     "mod": (between_half_integers, divisors),
 }

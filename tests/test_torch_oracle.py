@@ -198,6 +198,9 @@ SPECS: dict[str, Spec] = {
         "clamp", lambda a, c: apply(OPS["clamp_max"], a, c), lambda t, a, c: t.clamp_max(a, c)
     ),
     "matmul": Spec("matmul", operator.matmul, lambda t, a, b: a @ b, _matmul_names_match),
+    "logaddexp": Spec(
+        "binary", lambda a, b: apply(OPS["logaddexp"], a, b), lambda t, a, b: t.logaddexp(a, b)
+    ),
     "dot": Spec("dot", lambda a, b: apply(OPS["dot"], a, b), lambda t, a, b: t.dot(a, b)),
     "sum": _reduction("sum", lambda t, x: x.sum(), lambda t, x, d, k: x.sum(dim=d, keepdim=k)),
     "mean": _reduction("mean", lambda t, x: x.mean(), lambda t, x, d, k: x.mean(dim=d, keepdim=k)),
@@ -429,8 +432,8 @@ def _propose(rng, kind, values, nleaves):
         key = rng.choice([k for k, s in SPECS.items() if s.kind == "unary"])
         return key, [("v", a)], {}
     if kind == "binary":
-        key = rng.choice(["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
-        if key in ("maximum", "minimum") or rng.random() < 0.6:
+        key = rng.choice(["add", "sub", "mul", "div", "pow", "maximum", "minimum", "logaddexp"])
+        if key in ("maximum", "minimum", "logaddexp") or rng.random() < 0.6:
             b = pick() if rng.random() < 0.7 else rng.randrange(len(values))
             args = [("v", a), ("v", b)]
             if rng.random() < 0.5:

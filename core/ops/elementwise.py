@@ -419,6 +419,9 @@ _binary("beta",      "BetaBackward0",      lambda a, b: _special().beta(a, b), l
 # hypot(a, b) = sqrt(a^2 + b^2) without overflow, a length; hypot(x, 0) is abs(x) (piecewise);
 # at (0, 0) its partials a/0, b/0 are nan, as in PyTorch.
 _binary("hypot",     "HypotBackward0",     lambda a, b: _xp().hypot(a, b),     lambda a, b, out: a / out,                         lambda a, b, out: b / out,                            printing=function("hypot", latex="\\operatorname{hypot}"), kink=_at_origin("hypot(a, b) is not differentiable at (0, 0); its gradient there is 0/0 = nan (PyTorch)"), total=True, nonneg=True, piecewise=True, spreads_nonfinite=(0, 1), code=code("{xp}.hypot({0}, {1})", c="hypot({0}, {1})"))
+# logaddexp(a, b) = log(exp(a) + exp(b)) without overflow (NumPy's, torch.logaddexp): d/da is
+# 1/(1 + exp(b - a)), PyTorch's form; logaddexp(x, x) is x + log(2), so inf at (inf, inf)
+_binary("logaddexp", "LogaddexpBackward0", lambda a, b: _xp().logaddexp(a, b), lambda a, b, out: 1 / (1 + call("exp", b - a)), lambda a, b, out: 1 / (1 + call("exp", a - b)), printing=function("logaddexp", latex="\\operatorname{logaddexp}"), total=True, code=code("{xp}.logaddexp({0}, {1})", c="({0} == {1} ? {0} + 0.6931471805599453 : fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"))
 # mod(a, b): NumPy's np.mod, Python's % (the result has b's sign: mod(-1, 3) = 2), which is
 # PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b;
 # x - mod(x, 1) is floor(x) (piecewise linear).
