@@ -1035,6 +1035,7 @@ ATAN2_SPECIAL = [
     (-INF, INF, "~", -math.pi / 4),
 ]
 
+
 # F.9.4.3 (hypot): +inf if either argument is infinite, even with a nan; no overflow
 def o_logaddexp(a: float, b: float) -> float:
     """log(exp(a) + exp(b)) at 40 digits."""
