@@ -96,6 +96,9 @@ def test_output_file_gets_the_code_whole(cli, tmp_path):
         (["x*y", "--wrt", "z"], 2, "unknown_variable"),
         (["x*y", "--x", "[1, 2]"], 1, "non_scalar_output"),
         (["sort(x)[0]", "--x", "[3, 1, 2]"], 1, "unsupported"),
+        # sizes refused before anything is allocated: the traced value, the check's points
+        (["sum(x)", "--shape", "x=1000000,1000000"], 1, "limit"),
+        (["sum(x)", "--shape", "x=100000", "--check", "100000"], 1, "limit"),
     ],
 )
 def test_errors_have_their_kind_and_exit_code(cli, argv, code, kind):

@@ -21,12 +21,14 @@ backward pass has a bounded number of statements per node, never a formula per p
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError
 from ..program import Expr, Program, check_values, resolve_wrt, variables
 from . import trace as _trace
@@ -130,6 +132,7 @@ def _point(program: Program, values: Mapping, shapes: Mapping) -> dict:
             point[name] = values[name]
         else:
             shape = tuple(shapes.get(name, ()))
+            limits.check(math.prod(shape), 8, f"{name}'s value")  # before allocating it
             point[name] = np.full(shape, 0.5)
     return point
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError, UnsupportedError
 from ..program import Program
 
@@ -106,6 +107,8 @@ def check(
             "{check}: the number of points must be 1 to {most}, not {value}",
             {"most": MAX_POINTS, "value": points},
         )
+    per_point = sum(math.prod(shape) for shape in generated.inputs.values())
+    limits.check(points * max(per_point, 1), 8, "the check's points")  # before drawing them
     run = _runner(generated)
     sample = _points(values or {}, generated.inputs, points, seed)
     worst = dict.fromkeys(generated.outputs, 0.0)
