@@ -23,6 +23,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -162,21 +163,8 @@ def _header_lines(text: str, target: str, g: Generated, conventions: str) -> lis
         lines.append(
             "float64 needs jax.config.update('jax_enable_x64', True) before the first call"
         )
-    lines.extend(_wrap(conventions, 88))
+    lines.extend(textwrap.wrap(conventions, 88, break_on_hyphens=False))
     return lines
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    out, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            out.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        out.append(line)
-    return out
 
 
 def generate(

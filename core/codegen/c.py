@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import AutogradCliError, EvaluationError, LimitError, UnsupportedError
 from ..tensor import OPS
-from .python import spell
+from .python import shown, spell
 from .trace import Node
 
 __all__ = ["C_RESERVED", "CHUNK", "INLINE", "MAX_CODE_CHARS", "STACK_BYTES", "emit_c", "run_c"]
@@ -230,7 +230,7 @@ class _Writer:
         if op.code is not None and op.code.refused:
             raise UnsupportedError.naming(
                 "codegen {target} c has no spelling for {op}: {why}",
-                {"op": _shown(node), "why": op.code.refused},
+                {"op": shown(node), "why": op.code.refused},
                 op=node.op,
             )
         if op.kind in ("elementwise", "comparison", "constant"):
@@ -253,17 +253,10 @@ class _Writer:
         return self.ref(arg, self.index(index, "ag_i"))
 
 
-def _shown(node: Node) -> str:
-    op = OPS.get(node.op)
-    if op is not None and op.printing.names:
-        return op.printing.names[0]
-    return node.op
-
-
 def _unsupported(node: Node, why: str = "") -> UnsupportedError:
     return UnsupportedError.naming(
         "codegen {target} c has no spelling for {op}" + (" ({why})" if why else ""),
-        {"op": _shown(node), "why": why},
+        {"op": shown(node), "why": why},
         op=node.op,
     )
 
@@ -371,7 +364,7 @@ def _linear(node: Node):
     if total * max(size, 1) > MAX_PROBE:
         raise LimitError.naming(
             "codegen {target} c: {op} on {total} numbers is too large to tabulate",
-            {"op": _shown(node), "total": total},
+            {"op": shown(node), "total": total},
         )
     rows, cols, weights = [], [], []
     basis = np.zeros(total)
@@ -410,7 +403,7 @@ def _bilinear(node: Node):
     if a.size * max(node.value.size, 1) > MAX_PROBE:
         raise LimitError.naming(
             "codegen {target} c: {op} of {a} by {b} numbers is too large to tabulate",
-            {"op": _shown(node), "a": a.size, "b": b.size},
+            {"op": shown(node), "a": a.size, "b": b.size},
         )
     ids = np.arange(1, b.size + 1, dtype=np.float64).reshape(b.shape)
     terms = []

@@ -15,7 +15,7 @@ from ..errors import UnsupportedError
 from ..tensor import OPS
 from .trace import Node
 
-__all__ = ["PYTHON_TARGETS", "emit_python", "spell"]
+__all__ = ["PYTHON_TARGETS", "emit_python", "shown", "spell"]
 
 
 #: each Python target: its array module's name, its special functions, how it imports them
@@ -115,12 +115,20 @@ def spell(node: Node, args: list[str], target: str, names: dict) -> str:
     if text is None:
         raise UnsupportedError.naming(
             "codegen {target} {chosen} has no spelling for {op}",
-            {"chosen": target, "op": op.printing.names[0] if op.printing.names else node.op},
+            {"chosen": target, "op": shown(node)},
             op=node.op,
         )
     for key, value in names.items():
         text = text.replace("{" + key + "}", value)
     return text
+
+
+def shown(node: Node) -> str:
+    """The op of ``node`` as the language spells it (``max`` for amax), for messages."""
+    op = OPS.get(node.op)
+    if op is not None and op.printing.names:
+        return op.printing.names[0]
+    return node.op
 
 
 def _literal(value, target: str, xp: str) -> str | None:
@@ -298,13 +306,17 @@ class _Writer:
 
 def _takes_numbers(node: Node, position: int) -> bool:
     """PyTorch takes Python numbers as the operands of operators (a template written with
-    them: ``{0} * {1}``, ``-{0}``, ``({0} < {1}).to(...)``), as where's values (not its
-    condition) and in pow."""
-    if node.op in ("pow", "chain") or (node.op == "where" and position > 0):
-        return True
+    them: ``{0} * {1}``, ``-{0}``, ``({0} < {1}).to(...)``), in ``_chain`` (a product) and
+    where the op's entry says (``Code.numbers``: pow, where's values); not in ``_mend``."""
+    if node.op in ("chain", "mend"):
+        return node.op == "chain"
     op = OPS[node.op]
-    how = None if op.code is None else op.code.torch
-    return isinstance(how, str) and how.startswith(("{0}", "-{0}", "({0}"))
+    if op.code is None:
+        return False
+    how = op.code.torch
+    if isinstance(how, str) and how.startswith(("{0}", "-{0}", "({0}")):
+        return True
+    return position in op.code.numbers
 
 
 def _temp_prefix(names) -> str:

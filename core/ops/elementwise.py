@@ -396,7 +396,7 @@ def _mod_node(n):
 #       name         grad_fn               forward                             d/da (a, b, out)                                   d/db (a, b, out)                                      printing and facts
 _binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"))
 _binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"))
-_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(*(_pow_code(t) for t in ("numpy", "torch", "jax", "c"))))
+_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(*(_pow_code(t) for t in ("numpy", "torch", "jax", "c")), numbers=(0, 1)))
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
 # maximum/minimum (grad.masked_fill_(self < other, 0) after halving the ties).
@@ -531,7 +531,7 @@ register(
         arity=3,
         differentiable=(False, True, True),
         printing=function("where", latex="\\operatorname{where}"),
-        code=code("{xp}.where({0} != 0, {1}, {2})", c="({0} != 0.0 ? {1} : {2})"),
+        code=code("{xp}.where({0} != 0, {1}, {2})", c="({0} != 0.0 ? {1} : {2})", numbers=(1, 2)),
         total=True,
         piecewise=True,
     )

@@ -168,6 +168,10 @@ class Code:
     #: why the op has no generated code in any target (its derivative is not one formula
     #: for every point: sort's permutation), where that is so
     refused: str | None = None
+    #: the argument positions where its PyTorch spelling takes a Python number (pow's,
+    #: where's values); a template of operators (``{0} * {1}``) takes them everywhere, and
+    #: elsewhere a number is made a tensor once
+    numbers: tuple[int, ...] = ()
 
     def spelling(self, target: str):
         return getattr(self, target)
@@ -176,14 +180,14 @@ class Code:
 _SAME = object()  # a target of code() written as the others are
 
 
-def code(array=None, *, numpy=_SAME, torch=_SAME, jax=_SAME, c=None) -> Code:
+def code(array=None, *, numpy=_SAME, torch=_SAME, jax=_SAME, c=None, numbers=()) -> Code:
     """The :class:`Code` written ``array`` in NumPy, PyTorch and JAX alike (``{xp}``),
     unless a target is given its own (None: no spelling there)."""
 
     def pick(given):
         return array if given is _SAME else given
 
-    return Code(pick(numpy), pick(torch), pick(jax), c)
+    return Code(pick(numpy), pick(torch), pick(jax), c, numbers=tuple(numbers))
 
 
 def ufunc_code(name: str, c: object = "", torch: str | None = None) -> Code:
