@@ -37,7 +37,20 @@ from .errors import DeviceError
 
 host = numpy  # host-side NumPy, for printing and I/O
 
-_DTYPES: dict[str, type[numpy.floating[Any]]] = {"float64": numpy.float64, "float32": numpy.float32}
+_DTYPES: dict[str, Any] = {
+    "float64": numpy.float64,
+    "float32": numpy.float32,
+    "complex128": numpy.complex128,
+    "complex64": numpy.complex64,
+}
+#: the complex dtype of each precision: what a complex value or literal promotes a real
+#: default to (NumPy's promotion: float32 and a complex number make complex64)
+COMPLEX_OF: dict[Any, Any] = {
+    numpy.float64: numpy.complex128,
+    numpy.float32: numpy.complex64,
+    numpy.complex128: numpy.complex128,
+    numpy.complex64: numpy.complex64,
+}
 
 
 class Settings(NamedTuple):
@@ -139,13 +152,34 @@ def _dtype(name: str) -> type[numpy.floating[Any]]:
     try:
         return _DTYPES[name]
     except KeyError:
-        raise ValueError(f"unknown dtype {name!r} (choose float64 or float32)") from None
+        raise ValueError(
+            f"unknown dtype {name!r} (choose float64, float32, complex128 or complex64)"
+        ) from None
 
 
-def asarray(value, dtype=None):
-    """``value`` as an array of the current module, in ``dtype`` (default: the default dtype)."""
+def is_complex(data) -> bool:
+    """True when ``data`` (an array, a NumPy or Python number) holds complex numbers."""
+    if data.__class__ is complex:
+        return True
+    dtype = getattr(data, "dtype", None)
+    return dtype is not None and dtype.kind == "c"
+
+
+def asarray(value, dtype=None, xp=None):
+    """``value`` as an array of the current module (or ``xp``), in ``dtype`` (default: the
+    default dtype; a complex value keeps its imaginary part, promoted as NumPy promotes: to
+    the complex dtype of the default's precision)."""
     now = _SETTINGS.get()
-    return now.xp.asarray(value, dtype=dtype or now.dtype)
+    module = now.xp if xp is None else xp
+    if dtype is None:
+        dtype = now.dtype
+        if value.__class__ is complex or is_complex(value):
+            dtype = COMPLEX_OF[dtype]
+        elif isinstance(value, (list, tuple)):
+            array = module.asarray(value)
+            kind = array.dtype.kind
+            return array.astype(COMPLEX_OF[dtype] if kind == "c" else dtype, copy=False)
+    return module.asarray(value, dtype=dtype)
 
 
 def to_numpy(array):

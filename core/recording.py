@@ -71,7 +71,7 @@ def parse_value(name: str, value, dtype=None):
     if depth > max_dims:
         raise BadValueError(too_deep(f"nested more than {max_dims} deep"), variable=name)
     try:
-        host = backend.host.asarray(value, dtype=dtype or backend.default_dtype)
+        host = backend.asarray(value, dtype, xp=backend.host)
     except OverflowError:  # a JSON integer beyond float range (1e400 written out)
         raise BadValueError(
             f"bad value for {name!r}: an integer too large for a floating-point number "

@@ -93,11 +93,11 @@ class Tensor:
             probe = backend.host.asarray(data)
             # None and strings are not numbers (as torch.tensor); ints beyond int64 make an
             # object array too, but they are numbers and become floats.
-            kind = _not_a_number(data) if probe.dtype.kind not in "biuf" else None
+            kind = _not_a_number(data) if probe.dtype.kind not in "biufc" else None
             if kind is not None:
                 error = RuntimeError if kind == "NoneType" else TypeError
                 raise error(f"Could not infer dtype of {kind}")
-        if dtype is None and hasattr(data, "dtype") and data.dtype.kind == "f":
+        if dtype is None and hasattr(data, "dtype") and data.dtype.kind in "fc":
             dtype = data.dtype
         # An ndarray of the backend (NumPy, or CuPy on the GPU), hence Any.
         self.data: Any = backend.asarray(data, dtype=dtype)
