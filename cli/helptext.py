@@ -100,7 +100,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 GLOBAL_OPTIONS = (
     ("--json", "", "One JSON document on stdout, errors included."),
     ("--device", "cpu|gpu", "cpu (NumPy, the default) or gpu (CuPy)."),
-    ("--dtype", "TYPE", "float64 (the default) or float32."),
+    ("--dtype", "TYPE", "float64 (the default), float32, complex128 or complex64."),
     ("--precision", "N", "Digits after the decimal point in tables, or full."),
     ("--plain", "", "Every round-trip digit in tables."),
     ("--max-memory", "SIZE", "The most one array may take: 512M, 16G, or 0 for none."),

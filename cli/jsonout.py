@@ -1,7 +1,8 @@
 """The one JSON encoder: SPEC.md's rules, valid RFC 8259 JSON.
 
 Arrays become nested lists, a 0-d array a bare number, and non-finite
-numbers the strings "nan", "inf" and "-inf" (never NaN/Infinity tokens).
+numbers the strings "nan", "inf" and "-inf" (never NaN/Infinity tokens).  A complex number
+is the object ``{"re": x, "im": y}``, each part by the same rule.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ def shortest(array):
     1.8185948133468628, which ``repr`` writes with a double's 17 digits; this gives the double
     1.8185948, written ``1.8185948``.  Anything else is returned as it is."""
     dtype = getattr(array, "dtype", None)
-    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
+    if dtype is None or dtype.kind not in "fc" or dtype.itemsize >= 8 * (1 + (dtype.kind == "c")):
         return array
     import numpy  # noqa: PLC0415 - a dtype means NumPy is loaded
 
+    if dtype.kind == "c":  # complex64: each part as a float32's shortest digits
+        return shortest(array.real) + 1j * shortest(array.imag)
     # NumPy's str of a float32 is its shortest round-trip text (Dragon4, unique)
     return numpy.asarray(array).astype(str).astype(numpy.float64)
 
@@ -44,6 +47,8 @@ def plain(obj):
         return obj
     if isinstance(obj, float):
         return _number(obj)
+    if isinstance(obj, complex):
+        return {"re": _number(obj.real), "im": _number(obj.imag)}
     if isinstance(obj, dict):
         return {str(k): plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -18,12 +18,21 @@ from typing import TYPE_CHECKING
 
 from . import backend
 from .autograd import grad as _grad
-from .errors import InputError, NonScalarOutputError, ShapeError, UnknownVariableError
+from .errors import (
+    InputError,
+    NonScalarOutputError,
+    ShapeError,
+    UnknownVariableError,
+    UnsupportedError,
+)
+from .interpret import Dependence, interpret
+from .ops.table import HOLOMORPHIC
 from .program import (
     Program,
     RequestError,
     check_order,
     check_values,
+    complex_output_error,
     non_scalar_error,
     resolve_wrt,
     topological,
@@ -60,6 +69,21 @@ class Result:
 #: vector-Jacobian product; order N: the N-th derivative in one variable), hessian,
 #: jacobian, diff (symbolic), check (gradcheck), explain.
 COMPUTATIONS = ("eval", "grad", "hessian", "jacobian", "diff", "check", "explain")
+
+
+class _Holomorphic(Dependence):
+    """:class:`Dependence` that refuses a non-holomorphic op the variables reach."""
+
+    def apply(self, node, op, args: list) -> bool:
+        reached = super().apply(node, op, args)
+        if reached and op.on_complex not in HOLOMORPHIC:
+            raise UnsupportedError(
+                f"a holomorphic derivative f'(z) needs every function of z to be "
+                f"complex-differentiable, and {op.printing.call or op.name} is not "
+                f"(its derivative depends on the direction in the complex plane)",
+                op=op.name,
+            )
+        return reached
 
 
 def compute(
@@ -100,7 +124,7 @@ def compute(
     if name == "grad" and order > 1:
         return _nth_derivative(program, values, names, order)
     if name == "grad":
-        return _gradient(program, values, names, grad_output)
+        return _gradient(program, values, names, grad_output, **options)
     if name == "diff":
         return _derivative_expression(program, values, names, order, **options)
     run: dict[str, Callable] = {
@@ -147,29 +171,43 @@ def _evaluated(program: Program, values: dict) -> Result:
     return Result(value=backend.to_numpy(ev.output.data), warnings=ev.warnings)
 
 
-def grad_of(program: Program, values: dict, wrt=None, grad_output=None) -> Result:
-    """Value and gradient of ``program`` w.r.t. ``wrt`` (default: every input variable).
+def grad_of(
+    program: Program, values: dict, wrt=None, grad_output=None, holomorphic: bool = False
+) -> Result:
+    """Value and gradient of ``program`` w.r.t. ``wrt`` (default: every input variable);
+    ``holomorphic``: f'(z) (JAX's holomorphic=True) instead of PyTorch's conj(f'(z)).
 
     A non-scalar output needs ``grad_output`` (the v of the vector-Jacobian product v^T J).
     A variable the output does not depend on gets a zero gradient.
     """
-    return compute("grad", program, values, wrt=wrt, grad_output=grad_output)
+    return compute(
+        "grad", program, values, wrt=wrt, grad_output=grad_output, holomorphic=holomorphic
+    )
 
 
-def _gradient(program: Program, values: dict, names: list, grad_output) -> Result:
+def _gradient(
+    program: Program, values: dict, names: list, grad_output, holomorphic: bool = False
+) -> Result:
+    if holomorphic:  # f'(z): the variables complex, every op on the way holomorphic
+        check_holomorphic(program, values, names)
+        values = {n: _as_complex(n, v) if n in names else v for n, v in values.items()}
     ev = evaluate(program, values, requires_grad=names)
     out = ev.output
     if grad_output is None:
         if out.size != 1:
             raise non_scalar_error(out.shape)
-        seed = None
+        if out.data.dtype.kind == "c" and not holomorphic:
+            raise complex_output_error(out.shape)
+        seed = Tensor._wrap(backend.xp.ones_like(out.data)) if holomorphic else None
     else:
         seed = _seed(grad_output, out)
     leaves = [ev.leaves[n] for n in names if n in ev.leaves]
     grads = {}
     if leaves and out.requires_grad:
         got = _grad(out, leaves, grad_outputs=seed, allow_unused=True)
-        grads = {leaf.name: g for leaf, g in zip(leaves, got)}
+        # PyTorch's gradient of a holomorphic f is conj(f'(z)): f'(z) is its conjugate
+        # (+ 0: conj's -0.0 imaginary parts as +0.0)
+        grads = {leaf.name: g.conj() + 0 if holomorphic else g for leaf, g in zip(leaves, got)}
     result = {}
     for name in names:
         g = grads.get(name)
@@ -181,6 +219,18 @@ def _gradient(program: Program, values: dict, names: list, grad_output) -> Resul
             result[name] = backend.to_numpy(g.data)
     warnings = ev.warnings + derivative_warnings(program.output, ev)
     return Result(value=backend.to_numpy(out.data), warnings=warnings, grad=result)
+
+
+def _as_complex(name: str, value):
+    data = parse_value(name, value)
+    return data if data.dtype.kind == "c" else data.astype(backend.COMPLEX_OF[data.dtype.type])
+
+
+def check_holomorphic(program: Program, values: dict, names: list) -> None:
+    """Refuse a holomorphic derivative through an op that is not complex-differentiable
+    (conj, abs, real, imag, angle, or one defined on real numbers only) where the variables
+    ``names`` reach it."""
+    interpret(program, _Holomorphic(names), values)
 
 
 def _seed(grad_output, out: Tensor, shapes: bool = True) -> Tensor:

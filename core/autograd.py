@@ -238,6 +238,11 @@ def _make_seeds(
                 raise NonScalarOutputError(
                     "grad can be implicitly created only for scalar outputs", shape=list(out.shape)
                 )
+            if out.data.dtype.kind == "c":
+                raise NonScalarOutputError(
+                    "grad can be implicitly created only for real scalar outputs",
+                    shape=list(out.shape),
+                )
             g = _as_tensor(1.0, like=out)
             g = type(out)._wrap(g.data.reshape(out.data.shape))
         else:
@@ -430,6 +435,7 @@ def backward(
     for leaf, g in leaves.items():
         if wanted is not None and id(leaf) not in wanted:
             continue
+        g = _real_for(leaf, g)
         if g.shape != leaf.shape:
             g = type(leaf)._wrap(g.data.reshape(leaf.data.shape))
         leaf.grad = g if leaf.grad is None else leaf.grad + g
@@ -474,6 +480,8 @@ def grad(
     result = []
     for t in ins:
         g = capture.get(t.grad_fn) if t.grad_fn is not None else leaves.get(t)
+        if g is not None:
+            g = _real_for(t, g)
         if g is None and not allow_unused:
             raise GradError(
                 "One of the differentiated Tensors appears to not have been used in the graph. "
@@ -483,6 +491,14 @@ def grad(
             g = g.reshape(t.shape) if create_graph else type(t)._wrap(g.data.reshape(t.data.shape))
         result.append(g)
     return tuple(result)
+
+
+def _real_for(t, g):
+    """A real tensor's gradient is real: the real part of a complex one (a real input of an
+    op with a complex result, as PyTorch's handle_r_to_c), recorded under create_graph."""
+    if g.data.dtype.kind != "c" or t.data.dtype.kind == "c":
+        return g
+    return g.real
 
 
 def topological_nodes(outputs: Iterable[TensorLike], stop: Iterable[Node] = ()) -> list[Node]:

@@ -43,6 +43,16 @@ _DTYPES: dict[str, Any] = {
     "complex128": numpy.complex128,
     "complex64": numpy.complex64,
 }
+#: the real dtype of each precision: a real constant's under a complex default (NumPy
+#: keeps a Python number real: 2 in z**2 does not make z**2 complex)
+REAL_OF: dict[Any, Any] = {
+    numpy.float64: numpy.float64,
+    numpy.float32: numpy.float32,
+    numpy.complex128: numpy.float64,
+    numpy.complex64: numpy.float32,
+}
+#: the names --dtype takes
+DTYPES = tuple(_DTYPES)
 #: the complex dtype of each precision: what a complex value or literal promotes a real
 #: default to (NumPy's promotion: float32 and a complex number make complex64)
 COMPLEX_OF: dict[Any, Any] = {
@@ -274,7 +284,7 @@ def all_finite(data) -> bool:
     xp = _SETTINGS.get().xp
     if xp is not numpy:
         return bool(xp.isfinite(data).all())
-    if data.ndim == 0:
+    if data.ndim == 0 and data.dtype.kind != "c":
         return math.isfinite(data)
     return bool(numpy.isfinite(data).all())
 

@@ -58,6 +58,8 @@ def format_number(value) -> str:
     >>> format_number(2.0), format_number(-0.25), format_number(float("nan")), format_number(math.pi)
     ('2', '-0.25', 'nan', 'pi')
     """
+    if value.__class__ is complex or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+        return _format_complex(complex(value))
     v = float(value)
     if v != v:
         return "nan"
@@ -71,6 +73,19 @@ def format_number(value) -> str:
     if a.is_integer() and a < 1e16:
         return sign + str(int(a))
     return sign + repr(a)
+
+
+def _format_complex(z: complex) -> str:
+    """A complex number as Python writes it, in a form the language parses back: ``2j``,
+    ``-0.5j``, ``(3+4j)``, ``(1-inf*1j)`` (a non-finite imaginary part times 1j)."""
+    b = abs(z.imag)
+    imaginary = (
+        f"{format_number(b)}*1j" if not math.isfinite(b) else f"{repr(b).removesuffix('.0')}j"
+    )
+    minus = math.copysign(1.0, z.imag) < 0
+    if z.real == 0:  # -2j is -(2j): a real part of -0.0, as Python makes it
+        return ("-" if minus else "") + imaginary
+    return f"({format_number(z.real)}{'-' if minus else '+'}{imaginary})"
 
 
 def _format_list(value) -> str:
@@ -94,8 +109,7 @@ def _list_layout(item) -> list:
 def _is_negative_number(node: Expr) -> bool:
     if node.op != "const" or isinstance(node.value, (list, tuple)):
         return False
-    v = float(node.value)
-    return v < 0
+    return format_number(node.value).startswith("-")
 
 
 def precedence(node: Expr) -> int:

@@ -228,6 +228,18 @@ def non_scalar_error(shape, command: str = "grad") -> NonScalarOutputError:
     return NonScalarOutputError.naming(template, fields, shape=list(shape))
 
 
+def complex_output_error(shape) -> NonScalarOutputError:
+    """Why grad needs a real output, and the ways out (PyTorch's rule, JAX's holomorphic)."""
+    return NonScalarOutputError.naming(
+        "grad can be implicitly created only for real scalar outputs: the output is complex. "
+        "Give {grad_output} V (the vector-Jacobian product, PyTorch's convention), "
+        "{holomorphic} for f'(z) of a holomorphic f, or take abs(...)**2, real(...) or "
+        "imag(...) of it",
+        {},
+        shape=list(shape),
+    )
+
+
 def check_values(program: Program, values: Mapping) -> None:
     """Every value must belong to an input variable (SPEC: an unknown variable is exit 2).
 

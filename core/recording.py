@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from . import backend
 from .autograd import gc_paused
-from .errors import BadValueError
+from .errors import BadValueError, UnsupportedError
 from .interpret import Interpretation, interpret
 from .program import Expr, Program, topological, unknown_wrt, variables
 from .tensor import OPS, Tensor, apply
@@ -165,24 +165,31 @@ class Recording(Interpretation):
         self.check_domain = check_domain
         self.warnings: list[str] = []
         self.intermediates: dict[str, Tensor] = {}
+        self.complex = backend.is_complex(backend.default_dtype(0))  # a complex value seen
 
     def const(self, node: Expr) -> Tensor:
         value = node.value
+        if value.__class__ is complex or backend.is_complex(value):
+            self.complex = True
         if type(value) is float and backend.xp is backend.host:
             # a NumPy scalar, as tensor.as_tensor makes of a number: the same number as a
             # 0-d array (and what an op on 0-d arrays returns), a third of the time to make
             # and of the memory, and cheaper to compute with
-            return Tensor._wrap(backend.default_dtype(value))
+            return Tensor._wrap(backend.REAL_OF[backend.default_dtype](value))
         return Tensor._wrap(backend.asarray(value))
 
     def var(self, name: str, value) -> Tensor:
         t = Tensor._wrap(parse_value(name, value))
+        if t.data.dtype.kind == "c":
+            self.complex = True
         t.requires_grad = name in self.wanted
         t.name = name
         return t
 
     def apply(self, node: Expr, op, args: list) -> Tensor:
         attrs = node.attrs
+        if op.on_complex is None and self.complex:
+            _real_only(op, args)
         t = apply(op, *args, **attrs) if attrs else apply(op, *args)
         if node.label is not None and t.name is None:
             t.name = node.label
@@ -193,6 +200,18 @@ class Recording(Interpretation):
         """The domain warnings of a finished walk (:func:`domain_warnings`)."""
         if self.check_domain:
             self.warnings = domain_warnings(walk.order, walk.values)
+
+
+def _real_only(op, args) -> None:
+    """Refuse a complex argument of an op defined on real numbers only (its ``on_complex``
+    is None): NumPy would order complex numbers lexicographically (maximum, relu) or fail."""
+    for a in args:
+        if a.data.dtype.kind == "c":
+            raise UnsupportedError(
+                f"{op.printing.call or op.name} is defined on real numbers only, and its "
+                f"argument here is complex (take real(z), imag(z) or abs(z) first)",
+                op=op.name,
+            )
 
 
 def evaluate(

@@ -393,7 +393,7 @@ def _neg(r: _Args) -> list:
     return [-x for x in r.s(0)]
 
 
-@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to", linear=True)
+@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to", "real", "conj", linear=True)
 def _identity(r: _Args) -> list:
     # linear ops, at a scalar: the identity (a scalar in, a scalar out)
     r.v(0)

@@ -266,6 +266,20 @@ class Tensor:
     def mT(self):
         return apply(OPS["mT"], self)
 
+    @property
+    def real(self):
+        return apply(OPS["real"], self)
+
+    @property
+    def imag(self):
+        return apply(OPS["imag"], self)
+
+    def conj(self):
+        return apply(OPS["conj"], self)
+
+    def is_complex(self) -> bool:
+        return self.data.dtype.kind == "c"
+
     # Elementwise functions as methods (torch style).
     def sin(self):
         return apply(OPS["sin"], self)  # noqa: E704
@@ -406,6 +420,8 @@ def constant_data(value, like=None):
         # 0-d arrays returns), and NumPy's arithmetic on scalars is much cheaper.
         data = dtype.type(value) if dtype is not None else now.dtype(value)
     else:
+        if dtype is not None and dtype.kind != "c" and backend.is_complex(value):
+            dtype = backend.COMPLEX_OF[dtype.type]  # a complex number beside a real array
         data = backend.asarray(value, dtype=dtype)
     return data
 

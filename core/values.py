@@ -3,7 +3,9 @@
 The command line's options and a batch line's keys, and the analyses' settings
 (:mod:`autograd_cli.core.analysis_docs`), read values the same way: ``inf``/``nan`` and
 ``1.``/``.5`` accepted, an integer past the largest float refused (``1e400`` is inf; 400
-digits are a slip), a JSON array holding only numbers.  ``what`` names where the value was
+digits are a slip), a JSON array holding only numbers.  Complex numbers as Python writes them
+(``3+4j``, ``2j``, also inside an array: ``[1+2j, 3j]``) or as SPEC's JSON object
+``{"re": 3, "im": 4}`` (in a value, an array, a ``--vars`` document or a batch line).  ``what`` names where the value was
 (``--grad-output``, ``"at" x``) in the error.  Library code: it imports only the errors.
 """
 
@@ -51,21 +53,66 @@ def parse_literal(text: str, what: str):
         if math.isinf(number) and _INTEGER.fullmatch(s):  # 1e400 is inf; 400 digits a slip
             raise BadValueError(f"{what}: {too_large_integer(s)}", value=shorten(s))
         return number
-    # JSON, plus what people type after PyTorch and NumPy: 1. and .5, inf and nan.
+    if "j" in low and _COMPLEX.fullmatch(s):
+        return complex(s.replace(" ", ""))
+    # JSON, plus what people type after PyTorch and NumPy: 1. and .5, inf and nan, 3+4j.
+    if "j" in low:
+        s = _COMPLEX_IN_ARRAY.sub(_complex_json, s)
     text_json = re.sub(r"(?<![\d.])(\d+)\.(?![\d])", r"\1.0", s)
     text_json = re.sub(r"(?<![\d])\.(\d)", r"0.\1", text_json)
     text_json = re.sub(
-        r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"', text_json.replace("nan", '"nan"')
+        r"(?<![A-Za-z\"])(-?)inf(?![A-Za-z\"])", r'"\1inf"', _BARE_NAN.sub('"nan"', text_json)
     )
     try:
         value = load_json(text_json, what)
     except json.JSONDecodeError:
+        hint = " (an imaginary unit is written j, as in Python: 3+4j)" if _WITH_I.search(s) else ""
         raise BadValueError(
-            f"{what}: {excerpt(text)} is not a number or a JSON array", value=shorten(text)
+            f"{what}: {excerpt(text)} is not a number or a JSON array{hint}", value=shorten(text)
         ) from None
     except RecursionError:
         raise BadValueError(_TOO_DEEP.format(what=what), value=shorten(text)) from None
     return _numbers(value, what, text)
+
+
+#: a real number's text (Python's, without underscores) and a complex number as Python
+#: writes it: an imaginary part with j, maybe after a real part (3+4j, -2.5e-3j, (1-1j))
+_REAL = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|nan"
+_COMPLEX_TEXT = rf"[+-]?(?:(?:{_REAL})\s*[+-]\s*)?(?:{_REAL})[jJ]"
+_COMPLEX = re.compile(rf"\s*(?:{_COMPLEX_TEXT}|\(\s*{_COMPLEX_TEXT}\s*\))\s*", re.IGNORECASE)
+#: one inside an array's text (not inside a word or a quoted string)
+_COMPLEX_IN_ARRAY = re.compile(rf"(?<![\w.\"])(?:{_COMPLEX_TEXT})(?![\w.\"])", re.IGNORECASE)
+
+
+_WITH_I = re.compile(rf"(?:{_REAL})[iI](?![A-Za-z])")
+_BARE_NAN = re.compile(r"(?<![A-Za-z\"])nan(?![A-Za-z\"])")
+
+
+def _complex_json(m: re.Match) -> str:
+    """A complex number's text in an array as SPEC's JSON object (its parts' words quoted)."""
+    z = complex(m.group(0).replace(" ", ""))
+    return json.dumps({"re": _json_part(z.real), "im": _json_part(z.imag)})
+
+
+def _json_part(x: float):
+    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
+
+
+def complex_object(item) -> complex | None:
+    """SPEC's ``{"re": x, "im": y}`` (each part a number or nan/inf/-inf) as a complex
+    number; None for anything else."""
+    if type(item) is not dict or item.keys() != {"re", "im"}:
+        return None
+    parts = []
+    for part in (item["re"], item["im"]):
+        if isinstance(part, str) and part.lower() in _WORDS:
+            part = _WORDS[part.lower()]
+        if isinstance(part, bool) or not isinstance(part, (int, float)):
+            return None
+        if type(part) is int and not -_FLOAT_LIMIT < part < _FLOAT_LIMIT:
+            return None
+        parts.append(float(part))
+    return complex(parts[0], parts[1])
 
 
 #: an integer literal (digits, maybe a sign; float() also takes underscores)
@@ -123,7 +170,9 @@ def _numbers(value, what: str, text: str):
             stack.extend(item)
         elif type(item) is int and not -_FLOAT_LIMIT < item < _FLOAT_LIMIT:
             raise BadValueError(f"{what}: {too_large_integer(item)}", value=shorten(text))
-        elif isinstance(item, bool) or not isinstance(item, (int, float, str)):
+        elif type(item) is dict and complex_object(item) is not None:
+            continue
+        elif isinstance(item, bool) or not isinstance(item, (int, float, str, complex)):
             raise BadValueError(
                 f"{what}: {excerpt(text)} holds {shorten(repr(item))}, not a number",
                 value=shorten(text),
@@ -135,6 +184,8 @@ def _numbers(value, what: str, text: str):
             )
     if isinstance(value, str):
         return _WORDS[value.lower()]
+    if type(value) is dict:
+        return complex_object(value)
     if isinstance(value, list):
         return _decode_words(value)
     return value
@@ -151,6 +202,8 @@ def _decode_words(value):
                 stack.append(item)
             elif isinstance(item, str):
                 lst[i] = _WORDS[item.lower()]
+            elif type(item) is dict:
+                lst[i] = complex_object(item)
     return root[0]
 
 

@@ -8,7 +8,7 @@ the shipped ``expr.lark``.
 """
 
 LARK_VERSION = '1.3.1'
-GRAMMAR_SHA256 = 'aff00b284496e85db6a65e48e0f8f33d2d261492fcf9de2474ca2a98710fa73e'
+GRAMMAR_SHA256 = '869a9c0ecd3b31bec78ff1595f7768feb2e17ef79986a64357ffd4fe625b6be2'
 
 DATA = {
     'parser': {
@@ -495,9 +495,9 @@ MEMO = {
     5: {
         'name': 'NUMBER',
         'pattern': {
-            'value': '(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?', 'flags': [],
-            'raw': '/(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?/', '_width': [1, 18446744073709551616],
-            '__type__': 'PatternRE',
+            'value': '(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?[jJ]?', 'flags': [],
+            'raw': '/(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?[jJ]?/',
+            '_width': [1, 18446744073709551616], '__type__': 'PatternRE',
         },
         'priority': 0, '__type__': 'TerminalDef',
     },

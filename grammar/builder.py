@@ -53,6 +53,8 @@ class Builder:
 
     # ---- atoms ----------------------------------------------------------------
     def number(self, tok):
+        if tok[-1] in "jJ":  # an imaginary literal, as Python's 2j (nan/inf parts stay IEEE)
+            return Expr.const(complex(0.0, float(tok[:-1])))
         value = float(tok)  # no length limit here: float() reads any number of digits
         if math.isinf(value) and not any(c in tok for c in ".eE"):
             # An integer literal past the largest float (about 1.8e308): Python refuses to

@@ -134,7 +134,7 @@ _PUNCTUATION = frozenset(("LPAR", "RPAR", "LSQB", "RSQB", "COMMA", "SEMICOLON", 
 # numbers (expr.lark's NAME and NUMBER), and the characters of operators ('**' and the
 # two-character comparisons are the longest: two of them).
 _STRINGS_AND_COMMENTS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|#[^\n]*")
-_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[jJ]?")
 _OPERATOR_CHARS = "+-*/@^<>=!:"
 
 

@@ -664,6 +664,8 @@ NOT_PIECEWISE_LINEAR = {  # linear along the diagonal at half the grid points or
     "add": "linear: Taylor mode's own rule",
     "sub": "linear: Taylor mode's own rule",
     "neg": "linear: Taylor mode's own rule",
+    "real": "the identity on real numbers: Taylor mode's own rule",
+    "conj": "the identity on real numbers: Taylor mode's own rule",
     "where": "linear in the branch it takes: Taylor mode's own rule",
     "logaddexp": "linear along the diagonal only (logaddexp(t, t) = t + log 2): off it, its "
     "curvature is sigmoid'(a - b) > 0, so it has no linear pieces",

@@ -88,10 +88,18 @@ def order_option(help: str, metavar: str = "N"):
     return option("--order", str, help, metavar=metavar, show_default=False)
 
 
+def backend_dtypes() -> tuple:
+    from ...core.backend import DTYPES  # noqa: PLC0415 - NumPy: only once a command runs
+
+    return DTYPES
+
+
 def check_backend(device: str, dtype: str) -> None:
     """--device and --dtype checked before any work (a usage error, exit 2)."""
-    if dtype not in ("float64", "float32"):
-        raise options.UsageError(f"--dtype must be float64 or float32, not {dtype!r}")
+    if dtype not in backend_dtypes():
+        raise options.UsageError(
+            f"--dtype must be float64, float32, complex128 or complex64, not {dtype!r}"
+        )
     if device not in ("cpu", "gpu"):
         raise options.UsageError(f"--device must be cpu or gpu, not {device!r}")
 

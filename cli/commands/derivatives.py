@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from typing import Annotated
 
 import typer
 
@@ -34,6 +35,15 @@ GradOutput = option(
     "For a non-scalar output: the vector v of the vector-Jacobian product v^T J (a JSON array).",
     metavar="ARRAY",
 )
+Holomorphic = Annotated[
+    bool,
+    typer.Option(
+        "--holomorphic",
+        help="f'(z) of a holomorphic f of complex variables (JAX's holomorphic=True): "
+        "real values are taken as complex; an op that is not complex-differentiable "
+        "(conj, abs, real, imag, angle) is an error.",
+    ),
+]
 Tangent = option(
     "--tangent",
     list[str],
@@ -83,6 +93,7 @@ def grad_command(
     grad_output: GradOutput = None,
     order_text: GradOrder = None,
     tangent: Tangent = None,
+    holomorphic: Holomorphic = False,
     output_format: OutputFormat = "table",
 ):
     """Compute the value and the gradient.
@@ -97,6 +108,10 @@ def grad_command(
     inv = Invocation(ctx, expr)
     names = options.split_names(wrt)
     order = 1 if order_text is None else options.parse_order(order_text, minimum=1)
+    if holomorphic and (tangent or order != 1 or grad_output is not None):
+        raise options.UsageError(
+            "--holomorphic (f'(z)) cannot be combined with --tangent, --order or --grad-output"
+        )
     if tangent:
         if grad_output is not None or order != 1:
             raise options.UsageError(
@@ -112,7 +127,9 @@ def grad_command(
         result = api.nth_derivative_of(inv.program(), inv.values, wrt=names, order=order)
     else:
         seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
-        result = api.grad_of(inv.program(), inv.values, wrt=names, grad_output=seed)
+        result = api.grad_of(
+            inv.program(), inv.values, wrt=names, grad_output=seed, holomorphic=holomorphic
+        )
     show_result(inv, result, output_format)
 
 

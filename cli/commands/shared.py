@@ -34,7 +34,12 @@ def _declarations(
         str, typer.Option("--device", metavar="cpu|gpu", help="cpu (NumPy) or gpu (CuPy).")
     ] = "cpu",
     dtype: Annotated[
-        str, typer.Option("--dtype", metavar="float64|float32", help="The floating-point type.")
+        str,
+        typer.Option(
+            "--dtype",
+            metavar="float64|float32|complex128|complex64",
+            help="The number type (complex: every value complex).",
+        ),
     ] = "float64",
     precision: Annotated[
         str | None,

@@ -145,6 +145,8 @@ class Graph:
         if isinstance(x, (bool, int, float, np.number, np.bool_)):
             dtype = like.value.dtype if like is not None and like.value.dtype.kind == "f" else None
             return self.const(np.asarray(x, dtype=dtype or np.float64))
+        if isinstance(x, (complex, np.complexfloating)):
+            return self.const(np.asarray(x, dtype=np.complex128))
         if isinstance(x, np.ndarray):
             return self.const(x)
         raise TypeError(f"cannot use {type(x).__name__} in generated code")

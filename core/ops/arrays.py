@@ -137,6 +137,7 @@ register(
         params=(Param("axis", "axes", None),),
         batching=("axes",),
         code=code(_flip_code),
+        on_complex="rules",
     )
 )
 
@@ -173,6 +174,7 @@ register(
         params=(Param("axis", "axis", None),),
         batching=("axes",),
         code=_axis_code("cumsum"),
+        on_complex="rules",
     )
 )
 
@@ -225,6 +227,7 @@ register(
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
         code=_join_code("concatenate", "cat"),
+        on_complex="rules",
     )
 )
 
@@ -464,6 +467,7 @@ register(
         params=(Param("shift", "int"), Param("axis", "axes", None)),
         batching=("axes",),
         code=code(_roll_code),
+        on_complex="rules",
     )
 )
 
@@ -574,6 +578,7 @@ register(
             "{xp}.repeat({0}, {repeats}, axis={axis})",
             torch="torch.repeat_interleave({0}, {repeats}, dim={axis})",
         ),
+        on_complex="rules",
     )
 )
 
@@ -615,6 +620,7 @@ register(
         code=code("{xp}.tile({0}, {reps})", torch="torch.tile({0}, ({reps},))"),
         # it works on the last axis alone: a leading batch axis passes through
         batching=("trailing", 1),
+        on_complex="rules",
     )
 )
 
@@ -736,5 +742,6 @@ register(
         ),
         batching=("axes",),
         code=code(_split_code),
+        on_complex="rules",
     )
 )

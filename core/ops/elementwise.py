@@ -43,7 +43,9 @@ from .rules import (
     add_tangents,
     broadcast_to,
     call,
+    conj,
     eq,
+    is_complex,
     gt,
     lt,
     power,
@@ -97,26 +99,42 @@ def _flat(x, out):
 
 # fmt: off
 #      name         grad_fn                  forward               d/dx (x, out)                                     printing                                                                       facts
-_unary("exp",       "ExpBackward0",          _np("exp"),           lambda x, out: out,                               printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),             total=True, nonneg=True)
-_unary("log",       "LogBackward0",          _np("log"),           lambda x, out: 1 / x,                             latex="\\log",                                                                  kink=_at_zero("log'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,))
-_unary("log2",      "Log2Backward0",         _np("log2"),          lambda x, out: 1 / (x * LN2),                     latex="\\log_{2}",                                                              kink=_at_zero("log2'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,))
-_unary("log10",     "Log10Backward0",        _np("log10"),         lambda x, out: 1 / (x * LN10),                    latex="\\log_{10}",                                                             kink=_at_zero("log10'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,))
-_unary("sqrt",      "SqrtBackward0",         _np("sqrt"),          lambda x, out: 1 / (2 * out),                     printing=function("sqrt", latex=("\\sqrt{", 0, "}"), latex_level=ATOM),         kink=_at_zero("sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"), nonneg=True, spreads_nonfinite=(0,))
-_unary("sin",       "SinBackward0",          _np("sin"),           lambda x, out: call("cos", x),                    latex="\\sin",                                                                  total=True, spreads_nonfinite=(0,))
-_unary("cos",       "CosBackward0",          _np("cos"),           lambda x, out: -call("sin", x),                   latex="\\cos",                                                                  total=True, spreads_nonfinite=(0,))
-_unary("tan",       "TanBackward0",          _np("tan"),           lambda x, out: 1 + out * out,                     latex="\\tan",                                                                  total=True, spreads_nonfinite=(0,))
-_unary("asin",      "AsinBackward0",         _np("arcsin", c="asin({0})"),        lambda x, out: 1 / sqrt(1 - x * x),               latex="\\arcsin", aliases=("arcsin",),                                          spreads_nonfinite=(0,))
-_unary("acos",      "AcosBackward0",         _np("arccos", c="acos({0})"),        lambda x, out: -(1 / sqrt(1 - x * x)),            latex="\\arccos", aliases=("arccos",),                                          nonneg=True, spreads_nonfinite=(0,))  # in [0, pi]
-_unary("atan",      "AtanBackward0",         _np("arctan", c="atan({0})"),        lambda x, out: 1 / (1 + x * x),                   latex="\\arctan", aliases=("arctan",),                                          total=True)
-_unary("sinh",      "SinhBackward0",         _np("sinh"),          lambda x, out: call("cosh", x),                   latex="\\sinh",                                                                 total=True, spreads_nonfinite=(0,))
-_unary("cosh",      "CoshBackward0",         _np("cosh"),          lambda x, out: call("sinh", x),                   latex="\\cosh",                                                                 total=True, nonneg=True, spreads_nonfinite=(0,))
-_unary("tanh",      "TanhBackward0",         _np("tanh"),          lambda x, out: 1 - out * out,                     latex="\\tanh",                                                                 total=True)
+_unary("exp",       "ExpBackward0",          _np("exp"),           lambda x, out: out,                               printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),             total=True, nonneg=True, on_complex="holomorphic")
+_unary("log",       "LogBackward0",          _np("log"),           lambda x, out: 1 / x,                             latex="\\log",                                                                  kink=_at_zero("log'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("log2",      "Log2Backward0",         _np("log2"),          lambda x, out: 1 / (x * LN2),                     latex="\\log_{2}",                                                              kink=_at_zero("log2'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("log10",     "Log10Backward0",        _np("log10"),         lambda x, out: 1 / (x * LN10),                    latex="\\log_{10}",                                                             kink=_at_zero("log10'(0) is infinite (1/0 = inf)"), spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("sqrt",      "SqrtBackward0",         _np("sqrt"),          lambda x, out: 1 / (2 * out),                     printing=function("sqrt", latex=("\\sqrt{", 0, "}"), latex_level=ATOM),         kink=_at_zero("sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"), nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("sin",       "SinBackward0",          _np("sin"),           lambda x, out: call("cos", x),                    latex="\\sin",                                                                  total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("cos",       "CosBackward0",          _np("cos"),           lambda x, out: -call("sin", x),                   latex="\\cos",                                                                  total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("tan",       "TanBackward0",          _np("tan"),           lambda x, out: 1 + out * out,                     latex="\\tan",                                                                  total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("asin",      "AsinBackward0",         _np("arcsin", c="asin({0})"),        lambda x, out: 1 / sqrt(1 - x * x),               latex="\\arcsin", aliases=("arcsin",),                                          spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("acos",      "AcosBackward0",         _np("arccos", c="acos({0})"),        lambda x, out: -(1 / sqrt(1 - x * x)),            latex="\\arccos", aliases=("arccos",),                                          nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")  # in [0, pi]
+_unary("atan",      "AtanBackward0",         _np("arctan", c="atan({0})"),        lambda x, out: 1 / (1 + x * x),                   latex="\\arctan", aliases=("arctan",),                                          total=True, on_complex="holomorphic")
+_unary("sinh",      "SinhBackward0",         _np("sinh"),          lambda x, out: call("cosh", x),                   latex="\\sinh",                                                                 total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("cosh",      "CoshBackward0",         _np("cosh"),          lambda x, out: call("sinh", x),                   latex="\\cosh",                                                                 total=True, nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("tanh",      "TanhBackward0",         _np("tanh"),          lambda x, out: 1 - out * out,                     latex="\\tanh",                                                                 total=True, on_complex="holomorphic")
 # the inverse hyperbolic functions (NumPy's arcsinh...; libm's asinh...): asinh is total; acosh is
 # nan below 1 and inf at inf; atanh is nan outside [-1, 1] and +-inf at +-1 (PyTorch's and NumPy's)
-_unary("asinh",     "AsinhBackward0",        _np("arcsinh", c="asinh({0})"),   lambda x, out: 1 / sqrt(x * x + 1),  latex="\\operatorname{arsinh}", aliases=("arcsinh",),                                total=True, spreads_nonfinite=(0,))
-_unary("acosh",     "AcoshBackward0",        _np("arccosh", c="acosh({0})"),   lambda x, out: 1 / sqrt(x * x - 1),  latex="\\operatorname{arcosh}", aliases=("arccosh",),                                nonneg=True, spreads_nonfinite=(0,))
-_unary("atanh",     "AtanhBackward0",        _np("arctanh", c="atanh({0})"),   lambda x, out: 1 / (1 - x * x),      latex="\\operatorname{artanh}", aliases=("arctanh",),                                spreads_nonfinite=(0,))
-_unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         lambda x, out: sign(x),                           printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,))
+_unary("asinh",     "AsinhBackward0",        _np("arcsinh", c="asinh({0})"),   lambda x, out: 1 / sqrt(x * x + 1),  latex="\\operatorname{arsinh}", aliases=("arcsinh",),                                total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("acosh",     "AcoshBackward0",        _np("arccosh", c="acosh({0})"),   lambda x, out: 1 / (sqrt(x - 1) * sqrt(x + 1)), latex="\\operatorname{arcosh}", aliases=("arccosh",),                                nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("atanh",     "AtanhBackward0",        _np("arctanh", c="atanh({0})"),   lambda x, out: 1 / (1 - x * x),      latex="\\operatorname{artanh}", aliases=("arctanh",),                                spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         lambda x, out: sign(x),                           printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,), on_complex="real")
+def _angle_direction(x, out):
+    # d angle = Im(conj(z) dz)/|z|**2: the gradient direction 1j*z/|z|**2, 0 at z = 0; on the
+    # real line (diff's variables too) 0: angle is 0 or pi there
+    if not is_complex(x):
+        return 0.0
+    r2 = x * conj(x)
+    return where(eq(x, 0), 0.0, 1j * x / where(eq(x, 0), 1.0, r2))
+
+
+# complex numbers: the parts, the conjugate, the argument (issue 27).  real, imag and angle are
+# real functions of a complex z, each derivative PyTorch's gradient direction (grad = g*d: 1, 1j,
+# 1j*z/|z|**2, 0 at z = 0 as torch's angle_backward); on a real x, real is x, imag 0 and angle
+# 0 or pi (atan2(0, x): pi at -0.0), neither of the last two passing a gradient
+_unary("real",      "RealBackward0",         _np("real", c="{0}"),      lambda x, out: 1.0,                               latex="\\operatorname{Re}",                                                    total=True, spreads_nonfinite=(0,), on_complex="real")
+_unary("imag",      "ImagBackward0",         _np("imag", c="0.0"),      lambda x, out: 1j if is_complex(x) else 0.0,       latex="\\operatorname{Im}",                                                    total=True, nonneg=True, piecewise_linear=True, on_complex="real", code=code("{xp}.imag({0})", torch=None, c="0.0"))
+_unary("angle",     "AngleBackward0",        _np("angle", c="atan2(0.0, {0})"), _angle_direction,                     latex="\\arg",                                                                 total=True, nonneg=True, piecewise_linear=True, on_complex="real", kink=_constant_pieces("angle of a real number"))
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
 _unary("sigmoid",   "SigmoidBackward0",      lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out),      latex="\\sigma",                                                                total=True, nonneg=True, code=code("1 / (1 + {xp}.exp(-{0}))", c="1.0 / (1.0 + exp(-{0}))"))
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
@@ -129,8 +147,8 @@ _unary("floor",     "FloorBackward0",        _np("floor"),         _flat,       
 _unary("ceil",      "CeilBackward0",         _np("ceil"),          _flat,                                            latex="\\operatorname{ceil}",                                                   zero_grad=True, kink=_constant_pieces("ceil"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
 _unary("round",     "RoundBackward0",        _np("round", c="nearbyint({0})"),         _flat,                                            latex="\\operatorname{round}",                                                  zero_grad=True, kink=_constant_pieces("round"), total=True, piecewise_linear=True, spreads_nonfinite=(0,))
 # log(1 + x) and exp(x) - 1, accurate near 0.
-_unary("log1p",     "Log1PBackward0",        _np("log1p"),         lambda x, out: 1 / (1 + x),                       latex="\\operatorname{log1p}",                                                  spreads_nonfinite=(0,))
-_unary("expm1",     "Expm1Backward0",        _np("expm1"),         lambda x, out: call("exp", x),                    latex="\\operatorname{expm1}",                                                  total=True)
+_unary("log1p",     "Log1PBackward0",        _np("log1p"),         lambda x, out: 1 / (1 + x),                       latex="\\operatorname{log1p}",                                                  spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("expm1",     "Expm1Backward0",        _np("expm1"),         lambda x, out: call("exp", x),                    latex="\\operatorname{expm1}",                                                  total=True, on_complex="holomorphic")
 # Special functions (see .special): SciPy's (CuPy's on the GPU), imported on first use.
 # The real cube root (cbrt(-8) = -2); cbrt'(0) = 1/(3*0) = inf, as sqrt'(0).
 _unary("cbrt",      "CbrtBackward0",         _cbrt_forward,        lambda x, out: 1 / (3 * (out * out)),             printing=function("cbrt", latex=("\\sqrt[3]{", 0, "}"), latex_level=ATOM),      kink=_at_zero("cbrt'(0) is infinite; used cbrt'(0) = inf (as sqrt'(0))"), total=True, spreads_nonfinite=(0,), code=code("{xp}.cbrt({0})", torch="(torch.sign({0}) * torch.abs({0}) ** (1.0 / 3.0))", c="cbrt({0})"))
@@ -154,6 +172,29 @@ _unary("digamma",   "DigammaBackward0",      _sp("psi"),           lambda x, out
 # ---------------------------------------------------------------------------
 
 
+def _conj_vjp(n, g):
+    return (conj(g),)
+
+
+register(
+    Op(
+        "conj",
+        "ConjBackward0",
+        lambda a: _xp().conj(a),
+        _conj_vjp,
+        lambda n, ts: None if ts[0] is None else conj(ts[0]),
+        saves=False,
+        arrays=True,
+        deriv=(lambda x, out: 1.0,),
+        code=code("{xp}.conj({0})", c="{0}"),
+        total=True,
+        spreads_nonfinite=(0,),
+        on_complex="conjugate",
+        printing=function("conj", "conjugate", latex=("\\overline{", 0, "}"), latex_level=ATOM),
+    )
+)
+
+
 def _neg_vjp(n, g):
     return (-g,)
 
@@ -172,6 +213,7 @@ register(
         total=True,
         spreads_nonfinite=(0,),
         printing=Printing(form="prefix", symbol="-", level=UNARY, operands=(POWER,), latex="-"),
+        on_complex="rules",
     )
 )
 
@@ -216,6 +258,7 @@ register(
         total=True,
         spreads_nonfinite=(0, 1),
         printing=infix("+", SUM, (SUM, PRODUCT), " + "),
+        on_complex="rules",
     )
 )
 register(
@@ -233,6 +276,7 @@ register(
         total=True,
         spreads_nonfinite=(0, 1),
         printing=infix("-", SUM, (SUM, PRODUCT), " - "),
+        on_complex="rules",
     )
 )
 
@@ -394,9 +438,9 @@ def _mod_node(n):
 
 # fmt: off
 #       name         grad_fn               forward                             d/da (a, b, out)                                   d/db (a, b, out)                                      printing and facts
-_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"))
-_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"))
-_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(_pow_code("numpy"), _pow_code("torch"), _pow_code("jax"), _pow_code("c"), numbers=(0, 1)))
+_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"), on_complex="holomorphic")
+_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"), on_complex="holomorphic")
+_binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(_pow_code("numpy"), _pow_code("torch"), _pow_code("jax"), _pow_code("c"), numbers=(0, 1)), on_complex="holomorphic")
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
 # maximum/minimum (grad.masked_fill_(self < other, 0) after halving the ties).
@@ -534,6 +578,7 @@ register(
         code=code("{xp}.where({0} != 0, {1}, {2})", c="({0} != 0.0 ? {1} : {2})", numbers=(1, 2)),
         total=True,
         piecewise=True,
+        on_complex="rules",
     )
 )
 
@@ -553,5 +598,6 @@ register(
         kind="constant",
         internal=True,
         code=code("{xp}.zeros_like({0})", c="0.0"),
+        on_complex="rules",
     )
 )

@@ -574,6 +574,7 @@ register(
         size=_diag_size,
         batching=("rows",),
         code=code("{xp}.diag({0}, {k})"),
+        on_complex="rules",
     )
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
-from .rules import _is_tensor, _xp, add_tangents, call, chain, reshape, sum_to
+from .rules import _is_tensor, _xp, add_tangents, call, chain, conj, reshape, sum_to
 from .rules import host_unrecorded as _host_unrecorded
 from .table import POWER, PRODUCT, Op, broadcast_size, code, function, infix, register
 
@@ -75,7 +75,7 @@ def _matmul_node(n):
 
 
 def _matmul_vjp(n, g):
-    a, b = n.inputs
+    a, b = (conj(t) for t in n.inputs)  # the adjoint: g @ b^H, a^H @ g (PyTorch's convention)
     sa, sb = n.shapes
     if len(sa) == 2 and len(sb) in (1, 2) and _host_unrecorded(a, b, g):
         return _matrix_vjp(n, a.data, b.data, g.data)
@@ -176,5 +176,6 @@ register(
         printing=infix("@", PRODUCT, (PRODUCT, POWER), " ", names=("matmul",)),
         size=_matmul_size,
         code=code("{xp}.matmul({0}, {1})"),
+        on_complex="rules",
     )
 )

@@ -118,6 +118,7 @@ register(
         printing=function("sum", latex="\\operatorname{sum}"),
         spreads_nonfinite=(0,),
         code=_reduction_code("sum"),
+        on_complex="rules",
     )
 )
 
@@ -144,6 +145,7 @@ register(
         printing=function("mean", latex="\\operatorname{mean}"),
         spreads_nonfinite=(0,),
         code=code(_mean_code),
+        on_complex="rules",
     )
 )
 

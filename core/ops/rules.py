@@ -374,25 +374,62 @@ def _xp():
 # ---------------------------------------------------------------------------
 
 
+def is_complex(d) -> bool:
+    data = d.data if isinstance(d, Tensor) else d
+    return data.__class__ is complex or getattr(getattr(data, "dtype", None), "kind", "") == "c"
+
+
+def conj(d):
+    """``conj(d)`` (recorded on a Tensor), ``d`` itself when it is real."""
+    if not is_complex(d):
+        return d
+    if d.__class__ is complex:
+        return d.conjugate()
+    return call("conj", d)
+
+
+def real_part(d):
+    """``real(d)`` (recorded on a Tensor), ``d`` itself when it is real."""
+    return call("real", d) if is_complex(d) else d
+
+
+def _reverse_factor(on_complex):
+    """What reverse mode multiplies a cotangent by, from the local derivative ``d``
+    (PyTorch's convention, grad = dL/dRe z + i dL/dIm z): ``conj(d)`` for a holomorphic op
+    (grad_in = g * conj(f'(z))), ``d`` itself for a real-valued one, whose derivative is
+    declared as that gradient's direction (abs: sgn(z))."""
+    return conj if on_complex == "holomorphic" else (lambda d: d)
+
+
+def _tangent(on_complex, t, d):
+    """Forward mode's ``t * d``; a real-valued function of a complex argument takes
+    ``real(conj(d) * t)`` (its derivative being the gradient's direction)."""
+    if on_complex == "real" and (is_complex(t) or is_complex(d)):
+        return real_part(chain(t, conj(d)))
+    return chain(t, d)
+
+
 def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, **facts):
     """deriv(x, out) -> dout/dx, written with engine ops.  The op is a function of the
     language called ``name`` (or one of ``aliases``), in LaTeX the function ``latex``,
     unless ``printing`` says otherwise; ``facts`` are the :class:`Op`'s (``kink``,
-    ``total``, ``nonneg``, ``zero_grad``...)."""
+    ``total``, ``nonneg``, ``zero_grad``, ``on_complex``...)."""
+    on_complex = facts.get("on_complex")
+    factor = _reverse_factor(on_complex)
 
     def vjp(n, g):
         form = _form(g)
         if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
             return _quietly(vjp, n, g)
         saved = _saved(n, form)
-        gi = chain_local(g.data if form == _WRAPPED else g, deriv(*saved), saved)
+        gi = chain_local(g.data if form == _WRAPPED else g, factor(deriv(*saved)), saved)
         return _handed(form, (gi,))
 
     def jvp(n, tangents):
         t = tangents[0]
         if t is None:
             return None
-        return chain(t, deriv(n.inputs[0], n.out))
+        return _tangent(on_complex, t, deriv(n.inputs[0], n.out))
 
     printing = printing or function(name, *aliases, latex=latex)
     return _declare(name, node, forward, vjp, jvp, (deriv,), printing, facts)
@@ -459,6 +496,9 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     """An elementwise op of ``len(derivs)`` arguments from its partials ``derivs[i](*args,
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
 
+    on_complex = facts.get("on_complex")
+    factor = _reverse_factor(on_complex)
+
     def vjp(n, g):
         form = _form(g)
         if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
@@ -467,7 +507,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
         gv = g.data if form == _WRAPPED else g
         needs, shapes = n.needs, n.shapes
         grads = [
-            sum_to(chain_local(gv, d(*args), args), shapes[i]) if needs[i] else None
+            sum_to(chain_local(gv, factor(d(*args)), args), shapes[i]) if needs[i] else None
             for i, d in enumerate(derivs)
         ]
         return _handed(form, tuple(grads))
@@ -477,7 +517,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
         r = None
         for t, d in zip(tangents, derivs):
             if t is not None:
-                r = add_tangents(r, chain(t, d(*args)))
+                r = add_tangents(r, _tangent(on_complex, t, d(*args)))
         return None if r is None else broadcast_to(r, n.out.shape)
 
     return _declare(name, node, forward, vjp, jvp, derivs, printing, facts)

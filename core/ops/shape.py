@@ -82,6 +82,7 @@ register(
         printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
         code=code("{0}.reshape({shape})"),
         spreads_nonfinite=(0,),
+        on_complex="rules",
     )
 )
 
@@ -103,6 +104,7 @@ register(
         printing=function("transpose", latex="\\operatorname{transpose}"),
         spreads_nonfinite=(0,),
         code=code("{xp}.transpose({0})", torch=_torch_transpose),
+        on_complex="rules",
     )
 )
 register(
@@ -116,6 +118,7 @@ register(
         kind="shape",
         internal=True,
         code=code("{xp}.swapaxes({0}, -1, -2)"),
+        on_complex="rules",
     )
 )
 
@@ -275,6 +278,7 @@ register(
         printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
         size=_getitem_size,
         code=code(getitem_code),
+        on_complex="rules",
     )
 )
 register(
@@ -292,6 +296,7 @@ register(
         kind="shape",
         internal=True,
         code=code(_scatter_code),
+        on_complex="rules",
     )
 )
 
@@ -370,5 +375,6 @@ register(
         printing=Printing(form="array", latex="\\operatorname{stack}"),
         size=_stack_size,
         code=code(_stack_code),
+        on_complex="rules",
     )
 )

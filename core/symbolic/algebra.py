@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from ..autograd import gc_paused
+from ..printing import format_number
 from ..program import Expr, topological
 from ..tensor import OPS
 from .numbers import ONE, ZERO, _fold, _is_exact, _is_int, _nice, _nkey, n_add, n_mul, n_pow
@@ -160,6 +161,12 @@ class Algebra(TermFacts):
                 "diff supports elementwise scalar expressions; use grad for array literals",
                 op="const",
             )
+        if isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            # an imaginary constant is a named number (as pi): never folded, printed as written
+            z = complex(value)
+            if z.real != 0:
+                return self.add([(ONE, self.const(complex(0.0, z.imag)))], const=z.real)
+            return self.named(format_number(z), z)
         v = float(value)
         if v == math.pi:
             return self.named("pi", math.pi)

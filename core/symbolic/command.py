@@ -372,6 +372,7 @@ def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:
 
 def _plain(data):
     a = backend.to_numpy(data)
+    kind = complex if a.dtype.kind == "c" else float
     if a.ndim == 0:
-        return float(a)
-    return a.astype(float).tolist()
+        return kind(a)
+    return a.astype(kind).tolist()

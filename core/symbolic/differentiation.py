@@ -18,7 +18,8 @@ from ..errors import LimitError
 from ..interpret import Dependence, interpret
 from ..ops import RuleContext
 from ..printing import to_text
-from ..program import Expr
+from ..ops.table import HOLOMORPHIC
+from ..program import Expr, topological
 from ..tensor import OPS
 from .numbers import _fold_float, np
 from .support import UnsupportedDiffError, _supported, _unsupported
@@ -51,8 +52,8 @@ class Builder:
         self.max_nodes = max_nodes
         self.table: dict = {}
 
-    def const(self, value: float) -> Expr:
-        value = float(value)
+    def const(self, value: float | complex) -> Expr:
+        value = complex(value) if isinstance(value, (complex, np.complexfloating)) else float(value)
         key = ("const", repr(value))
         node = self.table.get(key)
         if node is None:
@@ -76,6 +77,8 @@ class Builder:
             return x
         if isinstance(x, (bool, int, float, np.floating, np.integer)):
             return self.const(float(x))
+        if isinstance(x, (complex, np.complexfloating)):
+            return self.const(x)
         raise TypeError(f"cannot use {type(x).__name__} in a symbolic rule")
 
     def call(self, name: str, args: tuple, attrs: dict) -> Sym:
@@ -235,7 +238,13 @@ def grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder | None = None)
 
 
 class _Differentiable(Dependence):
-    """:class:`Dependence`, refusing what ``diff`` cannot print (array literals, some ops)."""
+    """:class:`Dependence`, refusing what ``diff`` cannot print (array literals, some ops;
+    in an expression with complex constants, an op that is not holomorphic: its derivative
+    in z is no formula of z)."""
+
+    def __init__(self, wanted, complex_constants: bool = False):
+        super().__init__(wanted)
+        self.complex_constants = complex_constants
 
     def const(self, node: Expr) -> bool:
         if isinstance(node.value, (list, tuple)):
@@ -248,11 +257,25 @@ class _Differentiable(Dependence):
     def apply(self, node: Expr, op, args: list) -> bool:
         if not _supported(node.op):
             raise _unsupported(node)
+        if self.complex_constants and op.on_complex not in HOLOMORPHIC:
+            raise UnsupportedDiffError(
+                f"diff gives derivatives of holomorphic expressions of complex numbers, and "
+                f"{op.printing.call or op.name} is not holomorphic (use grad: PyTorch's "
+                f"convention for a real function of complex variables)",
+                op=node.op,
+            )
         return super().apply(node, op, args)
 
 
+def _has_complex_constant(output: Expr) -> bool:
+    return any(
+        n.op == "const" and isinstance(n.value, (complex, np.complexfloating))
+        for n in topological([output])
+    )
+
+
 def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str, Expr]:
-    walk = interpret(output, _Differentiable(wrt))
+    walk = interpret(output, _Differentiable(wrt, _has_complex_constant(output)))
     order, depends = walk.order, walk.values
     results: dict[str, Expr] = {}
     cotangent: dict[int, Expr] = {}

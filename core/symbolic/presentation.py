@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from ..program import Expr
 from .numbers import ONE
+from ..printing import format_number
 from .terms import _COMPARISONS, _FACTOR_RANK, FN, MUL, NAMED, NUM, VAR, Term, _is_num, _term_order
 
 
@@ -57,7 +58,9 @@ def _negate_leftmost(e: Expr) -> Expr:
 def _is_negative_expr(e: Expr) -> bool:
     leaf = _left_spine(e)[-1]
     return leaf.op == "neg" or (
-        leaf.op == "const" and not isinstance(leaf.value, list) and leaf.value < 0
+        leaf.op == "const"
+        and not isinstance(leaf.value, list)
+        and format_number(leaf.value).startswith("-")
     )
 
 

@@ -80,8 +80,8 @@ def _nonneg(t: Term) -> bool:
     """Whether ``t`` is never negative (it may be nan): ``t**0.5`` is nan only where ``t`` is."""
     if t.kind == NUM:
         return t.data >= 0
-    if t.kind == NAMED:
-        return t.data[1] >= 0
+    if t.kind == NAMED:  # pi, e; an imaginary constant (2j) is no real number
+        return not isinstance(t.data[1], complex) and t.data[1] >= 0
     if t.kind == FN:
         return _fn_fact(t.data, "nonneg")  # comparisons too: 0 or 1
     if t.kind == MUL:
@@ -154,8 +154,8 @@ def _constant_value(t: Term, values: dict):
     kind = t.kind
     if kind == NUM:
         return float(t.data)
-    if kind == NAMED:
-        return float(t.data[1])
+    if kind == NAMED:  # an imaginary constant is not folded: as a variable
+        return None if isinstance(t.data[1], complex) else float(t.data[1])
     if kind == VAR:
         return None
     kids = [values[c.uid] for c in t.children()]

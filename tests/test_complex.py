@@ -1,0 +1,260 @@
+"""Complex numbers (issue 27): literals, values, JSON, and PyTorch's gradient convention.
+
+For a real loss L of a complex z, the gradient is dL/dRe(z) + i dL/dIm(z) (PyTorch's); with
+``holomorphic`` it is f'(z) (JAX's ``holomorphic=True``).  Checked against central
+differences along the real and the imaginary directions, and against PyTorch (complex128)
+where it is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from autograd_cli.core import api
+from autograd_cli.core.errors import NonScalarOutputError, UnsupportedError
+from autograd_cli.core.printing import format_number, to_text
+from autograd_cli.core.values import parse_literal
+from autograd_cli.grammar import parse
+
+# -- the language --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, want",
+    [("2j", 2j), ("1.5e3j", 1500j), ("3+4j", 3 + 4j), ("(1-1j)*2", 2 - 2j), (".5J", 0.5j)],
+)
+def test_imaginary_literals_are_pythons(text, want):
+    assert complex(api.eval_of(parse(text), {}).value) == want
+
+
+def test_i_stays_a_variable_name():
+    assert float(api.eval_of(parse("i*2"), {"i": 3.0}).value) == 6.0
+
+
+@pytest.mark.parametrize("z", [2j, -0.5j, 3 + 4j, 1 - 1j, 1e-5j, -2.5 + 1e300j])
+def test_complex_constants_print_back_to_themselves(z):
+    text = format_number(z)
+    assert complex(api.eval_of(parse(text), {}).value) == z
+    printed = to_text(parse(f"x*{text}").output)  # 3+4j is a sum: it prints as one
+    assert complex(api.eval_of(parse(printed), {"x": 1.0}).value) == z
+
+
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("3+4j", 3 + 4j),
+        ("-2j", -2j),
+        ("(1-1j)", 1 - 1j),
+        ("inf+nanj", complex(math.inf, math.nan)),
+        ("[1+2j, 3j, 4]", [1 + 2j, 3j, 4]),
+        ('[{"re": 1, "im": -2}, 5]', [1 - 2j, 5]),
+        ('{"re": 0.5, "im": "inf"}', complex(0.5, math.inf)),
+    ],
+)
+def test_values_as_people_type_them(text, want):
+    got = parse_literal(text, "--z")
+    assert np.array_equal(np.asarray(got), np.asarray(want), equal_nan=True)
+
+
+@pytest.mark.parametrize("text", ["3+4i", "j", "[1+j]", '{"re": 1}', '[{"re": 1, "im": true}]'])
+def test_bad_complex_values_are_refused(text):
+    from autograd_cli.core.errors import BadValueError
+
+    with pytest.raises(BadValueError):
+        parse_literal(text, "--z")
+
+
+def test_an_i_suffix_gets_a_hint():
+    from autograd_cli.core.errors import BadValueError
+
+    with pytest.raises(BadValueError, match="written j"):
+        parse_literal("3+4i", "--z")
+
+
+# -- the engine: PyTorch's convention -------------------------------------------------------
+
+# real-valued losses of complex z and w (each op of the issue's list on the way)
+LOSSES = [
+    "abs(z)**2",
+    "abs(exp(z) * w)",
+    "real(z**3 + w)",
+    "imag(log(z) * w)",
+    "angle(z * w)",
+    "real(conj(z) * w)",
+    "abs(sqrt(z) + sin(w))**2",
+    "real(tan(z) / cosh(w))",
+    "imag(asin(z) + acos(w) + atan(z*w))",
+    "abs(asinh(z) + acosh(w) + atanh(z/4))",
+    "real(log1p(z) * expm1(w) + log2(z) - log10(w))",
+    "abs(z**w)",
+    "real(tanh(z) * sinh(w) * cos(z))",
+    "sum(abs(A @ v)**2)",
+]
+POINT = {"z": 0.7 - 0.4j, "w": -0.3 + 1.1j, "A": [[1, 2j], [3 - 1j, 0.5]], "v": [1 + 1j, -2j]}
+
+
+def _values(expr: str) -> dict:
+    names = parse(expr).inputs
+    return {n: POINT[n] for n in names}
+
+
+def _central(expr: str, values: dict, name: str, h: float = 1e-6) -> np.ndarray:
+    """dL/dRe + i dL/dIm by central differences, element by element."""
+    base = np.asarray(values[name], dtype=complex)
+    grad = np.zeros(base.shape, dtype=complex)
+    for idx in np.ndindex(base.shape):
+        for unit in (1.0, 1j):
+            parts = []
+            for sign in (1, -1):
+                moved = base.copy()
+                moved[idx] += sign * h * unit
+                value = api.eval_of(parse(expr), {**values, name: moved}).value
+                parts.append(float(np.real(value)))
+            grad[idx] += unit * (parts[0] - parts[1]) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize("expr", LOSSES)
+def test_gradients_are_pytorchs_convention_by_central_differences(expr):
+    values = _values(expr)
+    result = api.grad_of(parse(expr), values)
+    assert np.isrealobj(result.value)
+    for name in values:
+        want = _central(expr, values, name)
+        np.testing.assert_allclose(result.grad[name], want, rtol=1e-6, atol=1e-7)
+
+
+TORCH_LOSSES = {
+    "abs(z)**2": lambda t, z, w: z.abs() ** 2,
+    "abs(exp(z) * w)": lambda t, z, w: (t.exp(z) * w).abs(),
+    "real(z**3 + w)": lambda t, z, w: (z**3 + w).real,
+    "imag(log(z) * w)": lambda t, z, w: (t.log(z) * w).imag,
+    "angle(z * w)": lambda t, z, w: (z * w).angle(),
+    "real(conj(z) * w)": lambda t, z, w: (z.conj() * w).real,
+    "abs(sqrt(z) + sin(w))**2": lambda t, z, w: (t.sqrt(z) + t.sin(w)).abs() ** 2,
+    "abs(asinh(z) + acosh(w) + atanh(z/4))": lambda t, z, w: (
+        t.asinh(z) + t.acosh(w) + t.atanh(z / 4)
+    ).abs(),
+    "abs(z**w)": lambda t, z, w: (z**w).abs(),
+}
+
+
+@pytest.mark.parametrize("expr", sorted(TORCH_LOSSES))
+def test_gradients_equal_pytorchs(expr, torch):
+    values = _values(expr)
+    z = torch.tensor(POINT["z"], dtype=torch.complex128, requires_grad=True)
+    w = torch.tensor(POINT["w"], dtype=torch.complex128, requires_grad=True)
+    TORCH_LOSSES[expr](torch, z, w).backward()
+    result = api.grad_of(parse(expr), values)
+    for name, t in (("z", z), ("w", w)):
+        if name in values:
+            np.testing.assert_allclose(result.grad[name], t.grad.resolve_conj().numpy(), rtol=1e-12)
+
+
+def test_a_real_input_of_a_complex_op_gets_a_real_gradient():
+    result = api.grad_of(parse("abs(x * (1+2j) + y)**2"), {"x": 0.5, "y": 1 - 1j})
+    assert np.isrealobj(result.grad["x"])
+    # |x(1+2j) + y|^2 = (x + 1)^2 + (2x - 1)^2: d/dx = 2(x + 1) + 4(2x - 1) = 3 at x = 0.5
+    assert float(result.grad["x"]) == pytest.approx(3.0)
+
+
+def test_a_complex_output_needs_a_grad_output_or_holomorphic():
+    with pytest.raises(NonScalarOutputError, match="real scalar outputs"):
+        api.grad_of(parse("z**2"), {"z": 1 + 2j})
+    # PyTorch: z.backward(1) gives conj(f'(z)) = conj(2z)
+    got = api.grad_of(parse("z**2"), {"z": 1 + 2j}, grad_output=1)
+    assert complex(got.grad["z"]) == 2 - 4j
+
+
+@pytest.mark.parametrize(
+    "expr, values, wrt, want",
+    [
+        ("z**2", {"z": 1 + 2j}, "z", 2 + 4j),
+        ("exp(1j*w*t)", {"w": 2.0, "t": 0.5}, "t", 2j * np.exp(1j)),
+        ("x**3", {"x": 2.0}, "x", 12 + 0j),
+        ("sin(z) * log(z)", {"z": 0.3 + 0.2j}, "z", None),
+    ],
+)
+def test_holomorphic_gives_f_prime(expr, values, wrt, want):
+    got = complex(api.grad_of(parse(expr), values, wrt=wrt, holomorphic=True).grad[wrt])
+    if want is None:  # the complex derivative along the real axis, by central differences
+        z, h = values[wrt], 1e-6
+        f = lambda u: complex(api.eval_of(parse(expr), {wrt: u}).value)  # noqa: E731
+        want = (f(z + h) - f(z - h)) / (2 * h)
+        assert got == pytest.approx(want, rel=1e-8)
+    else:
+        assert got == pytest.approx(want, rel=1e-14)
+    assert math.copysign(1.0, got.imag) > 0 or got.imag != 0  # no -0j from the conjugate
+
+
+@pytest.mark.parametrize("op", ["conj(z)", "abs(z)", "real(z)", "imag(z)", "angle(z)"])
+def test_holomorphic_refuses_what_is_not_complex_differentiable(op):
+    with pytest.raises(UnsupportedError, match=op.split("(")[0]):
+        api.grad_of(parse(f"{op} * z"), {"z": 1 + 1j}, holomorphic=True)
+
+
+@pytest.mark.parametrize("op", ["relu", "floor", "sign", "erf", "gamma"])
+def test_a_real_only_function_refuses_a_complex_argument(op):
+    with pytest.raises(UnsupportedError, match="real numbers only"):
+        api.eval_of(parse(f"{op}(z)"), {"z": 1 + 1j})
+
+
+def test_real_arguments_are_unchanged():
+    # a real program never meets the complex checks: the same numbers as before
+    got = api.grad_of(parse("3*a**3 - b**2"), {"a": 2.0, "b": 6.0})
+    assert float(got.value) == -12.0
+    assert np.isrealobj(got.grad["a"]) and float(got.grad["a"]) == 36.0
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def test_json_writes_complex_numbers_as_objects(cli):
+    out = cli("eval", "[z, 2*z, abs(z)]", "--z", "3+4j", "--json")
+    doc = json.loads(out.out)
+    assert doc["value"] == [
+        {"re": 3.0, "im": 4.0},
+        {"re": 6.0, "im": 8.0},
+        {"re": 5.0, "im": 0.0},
+    ]
+    out = cli("grad", "abs(z)**2", "--z", "1+2j", "--json")
+    doc = json.loads(out.out)
+    assert doc["value"] == pytest.approx(5.0) and doc["grad"] == {"z": {"re": 2.0, "im": 4.0}}
+
+
+def test_json_non_finite_parts_are_strings(cli):
+    doc = json.loads(cli("eval", "z + 0", "--z", "inf+nanj", "--json").out)
+    assert doc["value"] == {"re": "inf", "im": "nan"}
+
+
+def test_vars_take_complex_objects(cli):
+    doc = json.loads(
+        cli("eval", "sum(z)", "--vars", '{"z": [{"re": 1, "im": 2}, 3]}', "--json").out
+    )
+    assert doc["value"] == {"re": 4.0, "im": 2.0}
+
+
+def test_the_command_line_holomorphic_and_errors(cli):
+    out = cli("grad", "z**2", "--z", "1+2j", "--holomorphic", "--json")
+    assert json.loads(out.out)["grad"] == {"z": {"re": 2.0, "im": 4.0}}
+    out = cli("grad", "z**2", "--z", "1+2j", "--json")
+    assert out.code == 1
+    assert json.loads(out.out)["error"]["kind"] == "non_scalar_output"
+    out = cli("grad", "conj(z)*z", "--z", "1+2j", "--holomorphic")
+    assert out.code == 1 and "conj" in out.err
+    out = cli("grad", "z**2", "--z", "1+2j", "--holomorphic", "--order", "2")
+    assert out.code == 2
+
+
+def test_dtype_complex128_makes_every_value_complex(cli):
+    out = cli("eval", "sqrt(x)", "--x", "-1", "--dtype", "complex128", "--json")
+    assert json.loads(out.out)["value"] == {"re": 0.0, "im": 1.0}
+
+
+def test_a_table_prints_complex_numbers_as_numpy(cli):
+    out = cli("eval", "z*2", "--z", "3+4j")
+    assert "(6+8j)" in out.out
