@@ -5,8 +5,9 @@ The command line's options and a batch line's keys, and the analyses' settings
 ``1.``/``.5`` accepted, an integer past the largest float refused (``1e400`` is inf; 400
 digits are a slip), a JSON array holding only numbers.  Complex numbers as Python writes them
 (``3+4j``, ``2j``, also inside an array: ``[1+2j, 3j]``) or as SPEC's JSON object
-``{"re": 3, "im": 4}`` (in a value, an array, a ``--vars`` document or a batch line).  ``what`` names where the value was
-(``--grad-output``, ``"at" x``) in the error.  Library code: it imports only the errors.
+``{"re": 3, "im": 4}`` (in a value, an array, a ``--vars`` document or a batch line).
+``what`` names where the value was (``--grad-output``, ``"at" x``) in the error.
+Library code: it imports only the errors.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from ..autograd import gc_paused
 from ..errors import LimitError
 from ..interpret import Dependence, interpret
 from ..ops import RuleContext
-from ..printing import to_text
 from ..ops.table import HOLOMORPHIC
+from ..printing import to_text
 from ..program import Expr, topological
 from ..tensor import OPS
 from .numbers import _fold_float, np

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from ..printing import format_number
 from ..program import Expr
 from .numbers import ONE
-from ..printing import format_number
 from .terms import _COMPARISONS, _FACTOR_RANK, FN, MUL, NAMED, NUM, VAR, Term, _is_num, _term_order
 
 
