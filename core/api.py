@@ -127,6 +127,8 @@ def compute(
         return _gradient(program, values, names, grad_output, **options)
     if name == "diff":
         return _derivative_expression(program, values, names, order, **options)
+    if name in _REAL_ONLY:
+        refuse_complex(name, program, values)
     run: dict[str, Callable] = {
         "hessian": _hessian,
         "jacobian": _jacobian,
@@ -134,6 +136,32 @@ def compute(
         "explain": _explain,
     }
     return run[name](program, values, names, **options)
+
+
+#: the computations that do not take complex numbers yet
+_REAL_ONLY = ("hessian", "check", "explain")
+
+
+def refuse_complex(name: str, program: Program, values: dict) -> None:
+    """The error of a computation that takes real numbers only, where a value, a constant or
+    the dtype is complex."""
+    if _complex_program(program, values):
+        raise UnsupportedError(
+            f"{name} takes real numbers only in this version; for complex values use grad "
+            f"(PyTorch's convention, or holomorphic) and jacobian",
+            op=name,
+        )
+
+
+def _complex_program(program: Program, values: dict) -> bool:
+    """Whether a value, a constant of ``program`` or the dtype in force is complex."""
+    if backend.is_complex(backend.default_dtype(0)):
+        return True
+    if any(backend.is_complex(parse_value(n, v)) for n, v in values.items()):
+        return True
+    return any(
+        n.op == "const" and n.value.__class__ is complex for n in topological([program.output])
+    )
 
 
 def _checked_order(name: str, order, grad_output) -> int:

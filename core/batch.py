@@ -679,9 +679,13 @@ class Batched(Interpretation):
         self.warnings: dict[int, list] = {}  # row -> messages
 
     def const(self, node: Expr) -> _V:
+        if node.value.__class__ is complex:  # complex numbers: row by row, the engine's path
+            raise Unbatchable("a complex constant")
         return _V(Tensor._wrap(backend.asarray(node.value)), False)
 
     def var(self, name: str, value) -> _V:
+        if backend.is_complex(value) or backend.is_complex(backend.default_dtype(0)):
+            raise Unbatchable(f"column {name!r} is complex")
         data = backend.xp.asarray(value, dtype=backend.default_dtype)
         if data.ndim == 0 or data.shape[0] != self.B:
             raise Unbatchable(f"column {name!r} has no batch axis of size {self.B}")

@@ -201,6 +201,8 @@ def stack_rows(rows: Sequence[Row], shapes) -> dict:
                 columns[name] = np.stack([r.values[name] for r in rows])
     except OverflowError:  # an integer beyond float range: each row gets its bad_value
         raise _batch.Unbatchable("a value does not fit a float") from None
+    except TypeError:  # a complex number: the rows one at a time (the engine's own path)
+        raise _batch.Unbatchable("a complex value") from None
     return columns
 
 

@@ -258,3 +258,76 @@ def test_dtype_complex128_makes_every_value_complex(cli):
 def test_a_table_prints_complex_numbers_as_numpy(cli):
     out = cli("eval", "z*2", "--z", "3+4j")
     assert "(6+8j)" in out.out
+
+
+# -- the other commands ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expr, want",
+    [
+        ("exp(1j*w*t)", "1j*w*exp(1j*t*w)"),
+        ("sin(2j*t)*t", "2j*t*cos(2j*t) + sin(2j*t)"),
+        ("t**2*1j - 1j*t**2", "0"),
+    ],
+)
+def test_diff_of_holomorphic_expressions(expr, want):
+    from autograd_cli.core.symbolic import diff
+
+    assert diff(parse(expr), "t").derivatives["t"].text == want
+
+
+def test_diff_agrees_with_sympy_on_a_holomorphic_expression():
+    sympy = pytest.importorskip("sympy")
+    from autograd_cli.core.symbolic import diff
+
+    got = diff(parse("exp(1j*w*t)*t**2"), "t").derivatives["t"].text
+    t, w = sympy.symbols("t w")
+    want = sympy.diff(sympy.exp(sympy.I * w * t) * t**2, t)
+    ours = sympy.sympify(got.replace("1j", "I"), locals={"t": t, "w": w})
+    assert sympy.simplify(ours - want) == 0
+
+
+@pytest.mark.parametrize("op", ["abs", "conj", "real", "imag", "angle"])
+def test_diff_refuses_what_is_not_holomorphic(op):
+    from autograd_cli.core.symbolic import UnsupportedDiffError, diff
+
+    with pytest.raises(UnsupportedDiffError, match=f"{op} is not holomorphic"):
+        diff(parse(f"{op}(1j*t)"), "t")
+
+
+@pytest.mark.parametrize("command", ["hessian", "check", "explain"])
+def test_what_takes_real_numbers_only_says_so(cli, command):
+    out = cli(command, "abs(z)**2", "--z", "1+2j", "--json")
+    assert out.code == 1
+    assert json.loads(out.out)["error"]["kind"] == "unsupported"
+
+
+def test_jacobian_rows_are_pytorch_gradients(cli):
+    doc = json.loads(cli("jacobian", "abs(z)**2", "--z", "[1+2j, 3]", "--json").out)
+    assert doc["jacobian"]["z"] == [
+        [{"re": 2.0, "im": 4.0}, {"re": 0.0, "im": 0.0}],
+        [{"re": 0.0, "im": 0.0}, {"re": 6.0, "im": 0.0}],
+    ]
+
+
+def test_batch_lines_take_and_give_complex_numbers(cli, tmp_path):
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(
+        '{"expr": "z*2", "op": "eval", "vars": {"z": [1, {"re": 1, "im": 2}]}}\n'
+        '{"expr": "abs(z)**2", "op": "grad", "vars": {"z": {"re": 1, "im": 2}}}\n'
+        '{"expr": "x*2", "op": "grad", "vars": {"x": 3}}\n'
+    )
+    out = cli("batch", str(lines))
+    docs = [json.loads(line) for line in out.out.splitlines()]
+    assert docs[0]["value"] == [{"re": 2.0, "im": 0.0}, {"re": 2.0, "im": 4.0}]
+    assert docs[1]["grad"] == {"z": {"re": 2.0, "im": 4.0}}
+    assert docs[2]["grad"] == {"x": 2.0}
+
+
+def test_a_csv_column_meets_an_imaginary_constant(cli, tmp_path):
+    table = tmp_path / "in.csv"
+    table.write_text("x,y\n1,2\n3,4\n")
+    out = cli("batch", str(table), "--expr", "x*1j + y", "--op", "eval")
+    values = [json.loads(line)["value"] for line in out.out.splitlines()]
+    assert values == [{"re": 2.0, "im": 1.0}, {"re": 4.0, "im": 3.0}]

@@ -167,7 +167,8 @@ def value_shape(name: str, value, what: str):
     if not isinstance(value, list):
         return value, ()
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = np.asarray(value)
+        arr = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
     except (ValueError, TypeError, OverflowError):
         from ...core.recording import parse_value
 

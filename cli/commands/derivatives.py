@@ -228,6 +228,7 @@ def check_command(
                 f"{name} must be a finite number, 0 or more, not {tolerance:g}"
             )
     names = options.split_names(wrt)
+    api.refuse_complex("check", inv.program(), inv.values)
     _check_step(inv.values, names or list(inv.program().inputs), eps, inv.dtype)
     result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
     if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)
