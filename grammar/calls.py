@@ -423,8 +423,13 @@ def _svd_parts(expr: Expr) -> list:
     ]
 
 
+def _eigh_parts(expr: Expr) -> list:
+    """L, V of ``eigh(A)``: L is ``eigvalsh(A)``."""
+    return [Expr("eigvalsh", expr.args), Expr(expr.op, expr.args, {**expr.attrs, "part": 1})]
+
+
 #: the functions whose value is several arrays: op -> its parts (each an Expr)
-_SEVERAL = {"split": _split_parts, "svd": _svd_parts}
+_SEVERAL = {"split": _split_parts, "svd": _svd_parts, "eigh": _eigh_parts}
 
 
 def _several(expr: Expr, name: str, tok):
