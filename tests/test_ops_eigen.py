@@ -357,3 +357,16 @@ def test_codegen_writes_them_or_refuses_eigh_in_torch(cli, target):
         assert r.code == 0 and "passed" in r.err, r.err
     r = cli("codegen", "sum(pinv(A))", "--A", a, "--target", "c")
     assert r.code == 1 and "pinv" in r.err
+
+
+def test_float32_counts_its_own_rounding(cli):
+    # 1 and the next float32 after it: repeated in float32 (eps 1.2e-7), not in float64
+    a = "[[1, 0], [0, 1.0000001]]"
+    r = cli("--dtype", "float32", "grad", "sum(eigvalsh(A))", "--A", a, "--json")
+    assert r.code == 0 and any("repeated" in w for w in r.json["warnings"]), r.out
+    r = cli("grad", "sum(eigvalsh(A))", "--A", a, "--json")
+    assert r.code == 0 and "warnings" not in r.json, r.out
+    r = cli("--dtype", "float32", "eval", "pinv(A)", "--A", "[[1, 0], [0, 1e-7]]", "--json")
+    assert r.json["value"] == [[1.0, 0.0], [0.0, 0.0]], r.out  # 1e-7 <= 2 eps32: cut
+    r = cli("eval", "pinv(A)", "--A", "[[1, 0], [0, 1e-7]]", "--json")
+    assert r.json["value"][1][1] == pytest.approx(1e7), r.out

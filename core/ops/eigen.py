@@ -26,7 +26,7 @@ Where eigenvalues repeat, V is not unique and E has zeros off its diagonal: V's 
 is not defined there (PyTorch gives inf or nan, and so does this), and each eigenvalue is
 not differentiable either (only functions that treat the repeated ones alike, their sum,
 are).  Both ops warn there (their ``kink=``), with eigenvalues within n·eps·max|L| of each
-other counted as repeated (the numbers past that are rounding's).
+other counted as repeated (the numbers past that are rounding's; eps of A's dtype).
 
 pinv(A) is the Moore-Penrose pseudo-inverse of any m x n matrix (NumPy's and PyTorch's),
 singular values up to max(m, n)·eps·σ_max taken as 0 (PyTorch's default rtol, NumPy's
@@ -46,7 +46,10 @@ from .rules import _xp as xp
 from .rules import call, reshape
 from .table import Param, code
 
-_EPS = 2.220446049250313e-16  # float64's machine epsilon
+
+def _eps(a) -> float:
+    """The machine epsilon of ``a``'s dtype (float64's, float32's)."""
+    return float(backend.host.finfo(a.dtype).eps)
 
 
 def _finite_or_zero(a):
@@ -158,7 +161,7 @@ def _repeated(w):
     n = w.shape[-1]
     if n < 2:
         return x.zeros(w.shape[:-1], dtype=bool)
-    scale = n * _EPS * x.abs(w).max(axis=-1)
+    scale = n * _eps(w) * x.abs(w).max(axis=-1)
     return ((w[..., 1:] - w[..., :-1]) <= scale[..., None]).any(axis=-1)
 
 
@@ -217,15 +220,15 @@ _matrix_op(
 #   gA = -Pᵀ g Pᵀ + (I - A P) gᵀ P Pᵀ + Pᵀ P gᵀ (I - P A)
 
 
-def _pinv_rtol(shape) -> float:
-    return max(shape[-2], shape[-1]) * _EPS
+def _pinv_rtol(a) -> float:
+    return max(a.shape[-2], a.shape[-1]) * _eps(a)
 
 
 def _pinv_forward(a):
     _rank_two(a, "pinv")
     x = xp()
     a, finite = _finite_or_zero(a)
-    out = x.linalg.pinv(a, rcond=_pinv_rtol(a.shape))
+    out = x.linalg.pinv(a, rcond=_pinv_rtol(a))
     return out if finite is None else x.where(finite[..., None, None], out, x.nan)
 
 
@@ -261,7 +264,7 @@ def _rank_deficient(inputs, out, attrs):
         return None
     zeroed, finite = _finite_or_zero(a)
     s = xp().linalg.svd(zeroed, compute_uv=False)
-    low = (s <= _pinv_rtol(a.shape) * s[..., :1]).any(axis=-1)
+    low = (s <= _pinv_rtol(a) * s[..., :1]).any(axis=-1)
     if not backend.any_nonzero(low if finite is None else low & finite):
         return None
     return (

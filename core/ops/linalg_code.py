@@ -10,6 +10,8 @@ one vector.  Kept apart from :mod:`.linalg` (its size); the entries there name t
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "cholesky_code",
     "det_code",
@@ -185,7 +187,8 @@ def eigh_code(args, node, target):
 
 def pinv_code(args, node, target):
     """Singular values up to max(m, n) eps times the largest taken as 0 (the engine's)."""
-    m, n = node.args[0].value.shape[-2:]
-    rtol = repr(max(m, n) * 2.220446049250313e-16)
+    value = node.args[0].value
+    m, n = value.shape[-2:]
+    rtol = repr(max(m, n) * float(np.finfo(value.dtype).eps))
     keyword = "rcond" if target == "numpy" else "rtol"
     return _finite_run(args[0], target, lambda a: f"{_linalg(target)}.pinv({a}, {keyword}={rtol})")
