@@ -244,7 +244,7 @@ class Builder:
             _expr(value)  # a string: its own error
             raise InputError(
                 f"cannot unpack one array into {len(names)} names ({', '.join(names)}): only "
-                "a function that gives several arrays (split, svd) can be unpacked",
+                "a function that gives several arrays (split, svd, eigh) can be unpacked",
                 **_position(tokens[0]),
             )
         if len(value.parts) != len(names):

@@ -423,12 +423,17 @@ def _svd_parts(expr: Expr) -> list:
     ]
 
 
+def _eigh_parts(expr: Expr) -> list:
+    """L, V of ``eigh(A)``: L is ``eigvalsh(A)``."""
+    return [Expr("eigvalsh", expr.args), Expr(expr.op, expr.args, {**expr.attrs, "part": 1})]
+
+
 #: the functions whose value is several arrays: op -> its parts (each an Expr)
-_SEVERAL = {"split": _split_parts, "svd": _svd_parts}
+_SEVERAL = {"split": _split_parts, "svd": _svd_parts, "eigh": _eigh_parts}
 
 
 def _several(expr: Expr, name: str, tok):
-    """A call of split() or svd(): its several arrays (a :class:`_Tuple`), or the one array a
+    """A call of split(), svd() or eigh(): its several arrays (a :class:`_Tuple`), or the one array a
     ``part=`` names (how a part prints: ``split(x, 3, part=1)`` is ``split(x, 3)[1]``)."""
     make = _SEVERAL.get(expr.op)
     if make is None:

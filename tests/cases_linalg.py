@@ -692,3 +692,106 @@ OP_TABLE_ATTRS: dict[str, dict] = {
     "einsum": {"subscripts": Word("ij,jk->ik")},
     "svd": {"full_matrices": True, "part": 0},
 }
+
+
+# ---------------------------------------------------------------------------
+# eigvalsh, eigh, pinv (issue 27; core/ops/eigen.py; more in tests/test_ops_eigen.py)
+# ---------------------------------------------------------------------------
+
+
+def separated(rng, shape):
+    """Q diag(L) Qᵀ, exactly symmetric, with eigenvalues at least 0.5 apart (L spaced by 1
+    plus a jitter, Q a random rotation): eigh's vectors are well defined there."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(rng.normal(size=shape))
+    lam = np.arange(n) - n / 2 + rng.uniform(-0.25, 0.25, size=shape[:-1])
+    a = (q * lam[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+for _shape in ((3, 3), (2, 3, 3), (1, 1), (4, 4)):
+    _grad("eigvalsh", (_shape,), (separated,))
+    _grad("eigh", (_shape,), (separated,), {"part": 1})
+_grad("eigvalsh", ((3, 3),), (entries,), label="not symmetric")
+_grad("eigh", ((3, 3),), (entries,), {"part": 1}, label="not symmetric")
+for _shape in ((3, 3), (2, 4), (4, 2), (2, 3, 4), (1, 1), (1, 3)):
+    _grad("pinv", (_shape,), (entries,))
+
+
+def mp_eigh(a):
+    """The ascending eigenvalues and the eigenvectors (columns) of the symmetric a, with
+    mpmath at 40 digits."""
+    with mpmath.workdps(40):
+        w, v = mpmath.eigsy(mpmath.matrix([[mpmath.mpf(x) for x in row] for row in a]))
+        n = len(a)
+        order = sorted(range(n), key=lambda j: w[j])
+        return [w[j] for j in order], [[v[i, j] for j in order] for i in range(n)]
+
+
+def f_pinv(a) -> list:
+    """The pseudo-inverse of a full-rank matrix in exact rational arithmetic: Aᵀ (A Aᵀ)⁻¹
+    (wide) or (Aᵀ A)⁻¹ Aᵀ (tall)."""
+    at = [list(col) for col in zip(*_fractions(a))]
+    mm = lambda x, y: [[sum(p * q for p, q in zip(r, c)) for c in zip(*y)] for r in x]  # noqa: E731
+    if len(a) <= len(a[0]):
+        return mm(at, f_inv(mm(_fractions(a), at)))
+    return mm(f_inv(mm(at, _fractions(a))), at)
+
+
+_S3 = [[2.0, 0.5, -1.0], [0.5, 1.0, 0.25], [-1.0, 0.25, 3.0]]
+_w = mp_eigh(_S3)[0]
+_fwd("eigvalsh", "eigvalsh(A)", {"A": _S3}, [float(x) for x in _w], exact=False)
+_fwd(
+    "eigvalsh",
+    "eigvalsh(A)",
+    {"A": [[2.0, 1.0, -1.0], [0.0, 1.0, 0.5], [-1.0, 0.0, 3.0]]},  # symmetric part: _S3
+    [float(x) for x in _w],
+    exact=False,
+    label="symmetric part",
+)
+_fwd(
+    "eigvalsh",
+    "eigvalsh(A)",
+    {"A": [_S3, [[4.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 2.0]]]},
+    [[float(x) for x in _w], [-1.0, 2.0, 4.0]],
+    exact=False,
+    label="stack",
+)
+_fwd("eigvalsh", "eigvalsh(A)", {"A": [[1.0, NAN], [NAN, 3.0]]}, [NAN, NAN], label="nan")
+_fwd("eigvalsh", "eigvalsh(A)", {"A": [[INF, 0.0], [0.0, 3.0]]}, [NAN, NAN], label="inf")
+_fwd("eigvalsh", "eigvalsh(A)", {"A": [[-2.5]]}, [-2.5], label="1x1")
+# V up to the sign of each eigenvector: its squares (none small: LAPACK's accuracy is the
+# vector's, not each entry's)
+_S3V = [[2.0, 1.0, 1.0], [1.0, 3.0, 1.0], [1.0, 1.0, 5.0]]
+_fwd(
+    "eigh",
+    "L, V = eigh(A); V * V",
+    {"A": _S3V},
+    [[float(x * x) for x in row] for row in mp_eigh(_S3V)[1]],
+    exact=False,
+    label="V",
+)
+_fwd("eigh", "eigh(A)[1]", {"A": [[NAN, 0.0], [0.0, 1.0]]}, [[NAN, NAN], [NAN, NAN]], label="nan")
+_fwd("pinv", "pinv(A)", {"A": _M23}, as_floats(f_pinv(_M23)), exact=False, label="wide")
+_fwd(
+    "pinv",
+    "pinv(A)",
+    {"A": [list(c) for c in zip(*_M23)]},
+    as_floats(f_pinv([list(c) for c in zip(*_M23)])),
+    exact=False,
+    label="tall",
+)
+_fwd("pinv", "pinv(A)", {"A": A3}, as_floats(f_inv(A3)), exact=False, label="square: inv")
+_fwd(
+    "pinv",
+    "pinv(A)",
+    {"A": [[1.0, 2.0], [2.0, 4.0]]},  # rank 1: A / |A|² (its Frobenius norm, 25)
+    [[0.04, 0.08], [0.08, 0.16]],
+    exact=False,
+    label="rank-deficient",
+)
+_fwd("pinv", "pinv(A)", {"A": [[0.0, 0.0]]}, [[0.0], [0.0]], label="zero")
+_fwd("pinv", "pinv(A)", {"A": [[1.0, NAN]]}, [[NAN], [NAN]], label="nan")
+
+OP_TABLE_SAMPLES.update({"eigvalsh": [_SPD], "eigh": [_SPD], "pinv": [_SQUARE]})
+OP_TABLE_ATTRS.update({"eigh": {"part": 1}})

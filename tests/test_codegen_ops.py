@@ -34,6 +34,7 @@ REFUSED = {
     ("gamma", "torch"): "torch has no gamma of negative arguments (only lgamma, unsigned)",
     ("beta", "torch"): "torch has no beta function",
     ("svd", "torch"): "torch's LAPACK picks other signs for the singular vectors than NumPy's",
+    ("eigh", "torch"): "torch's LAPACK picks other signs for the eigenvectors than NumPy's",
 }
 
 

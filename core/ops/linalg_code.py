@@ -10,12 +10,17 @@ one vector.  Kept apart from :mod:`.linalg` (its size); the entries there name t
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "cholesky_code",
     "det_code",
+    "eigh_code",
+    "eigvalsh_code",
     "finite_matrices",
     "inv_code",
     "outer_code",
+    "pinv_code",
     "solve_code",
     "svd_code",
     "svdvals_code",
@@ -147,3 +152,43 @@ def svd_code(args, node, target):
     fin = finite_matrices(a, target)
     run = f"{_linalg(target)}.svd({_zeroed(a, fin, target)}, full_matrices={full})[{part}]"
     return _nan_where_not(fin, run, target)
+
+
+# ---- eigvalsh, eigh, pinv (core/ops/eigen.py) ----
+
+
+def _finite_run(a: str, target: str, run, vector: bool = False) -> str:
+    """``run(matrix)`` on ``a`` with zeros in place of each matrix holding a nan or inf
+    entry, whose result is then nan; ``vector``: the result has one axis less per matrix."""
+    fin = finite_matrices(a, target)
+    mask = f"{fin}[..., 0]" if vector else fin
+    return _nan_where_not(mask, run(_zeroed(a, fin, target)), target)
+
+
+def _symmetric_part(a: str, target: str) -> str:
+    swapped = f"{a}.mT" if target == "torch" else f"{{xp}}.swapaxes({a}, -1, -2)"
+    return f"(({a} + {swapped}) * 0.5)"
+
+
+def eigvalsh_code(args, node, target):
+    """The eigenvalues of the symmetric part (A + Aᵀ)/2, ascending (A itself when symmetric)."""
+    sym = _symmetric_part(args[0], target)
+    return _finite_run(sym, target, lambda m: f"{_linalg(target)}.eigvalsh({m})", vector=True)
+
+
+def eigh_code(args, node, target):
+    """The eigenvectors of the symmetric part (eigh's part 1).  None (no spelling) in
+    PyTorch: its LAPACK picks other signs for the eigenvectors than NumPy's."""
+    if target == "torch":
+        return None
+    sym = _symmetric_part(args[0], target)
+    return _finite_run(sym, target, lambda m: f"{_linalg(target)}.eigh({m})[1]")
+
+
+def pinv_code(args, node, target):
+    """Singular values up to max(m, n) eps times the largest taken as 0 (the engine's)."""
+    value = node.args[0].value
+    m, n = value.shape[-2:]
+    rtol = repr(max(m, n) * float(np.finfo(value.dtype).eps))
+    keyword = "rcond" if target == "numpy" else "rtol"
+    return _finite_run(args[0], target, lambda a: f"{_linalg(target)}.pinv({a}, {keyword}={rtol})")
