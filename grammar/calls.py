@@ -428,8 +428,13 @@ def _eigh_parts(expr: Expr) -> list:
     return [Expr("eigvalsh", expr.args), Expr(expr.op, expr.args, {**expr.attrs, "part": 1})]
 
 
+def _eig_parts(expr: Expr) -> list:
+    """L, V of ``eig(A)`` (L is also ``eigvals(A)``)."""
+    return [Expr(expr.op, expr.args, {**expr.attrs, "part": k}) for k in (0, 1)]
+
+
 #: the functions whose value is several arrays: op -> its parts (each an Expr)
-_SEVERAL = {"split": _split_parts, "svd": _svd_parts, "eigh": _eigh_parts}
+_SEVERAL = {"split": _split_parts, "svd": _svd_parts, "eigh": _eigh_parts, "eig": _eig_parts}
 
 
 def _several(expr: Expr, name: str, tok):

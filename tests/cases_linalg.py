@@ -795,3 +795,18 @@ _fwd("pinv", "pinv(A)", {"A": [[1.0, NAN]]}, [[NAN], [NAN]], label="nan")
 
 OP_TABLE_SAMPLES.update({"eigvalsh": [_SPD], "eigh": [_SPD], "pinv": [_SQUARE]})
 OP_TABLE_ATTRS.update({"eigh": {"part": 1}})
+
+# eig, eigvals (issue 27; core/ops/eig.py; more in tests/test_ops_eig.py): a matrix with a
+# complex pair of eigenvalues and a real one
+_NONSYMMETRIC = [[1.0, 2.0, 0.3], [-3.0, 0.5, 1.0], [0.2, 0.1, 2.0]]
+OP_TABLE_SAMPLES.update({"eigvals": [_NONSYMMETRIC], "eig": [_NONSYMMETRIC]})
+# eig's part 0 (its eigenvalues): V's phase is LAPACK's choice, which no rule follows (only a
+# function blind to it, abs(V)**2, is differentiable): tests/test_ops_eig.py checks those
+OP_TABLE_ATTRS.update({"eig": {"part": 0}})
+for _shape in ((3, 3), (2, 3, 3), (1, 1), (4, 4)):
+    _grad("eigvals", (_shape,), (well_conditioned,))
+    _grad("eig", (_shape,), (well_conditioned,), {"part": 0})
+# complex eigenvalues as torch.linalg.eigvals gives them (always complex; NumPy's roots)
+_ROTATION = [[0.0, -2.0], [2.0, 0.0]]
+_fwd("eigvals", "eigvals(A)", {"A": _ROTATION}, [2j, -2j], exact=False, zero_sign=False)
+_fwd("eig", "eig(A)[0]", {"A": [[2.0, 1.0], [0.0, 3.0]]}, [2 + 0j, 3 + 0j], zero_sign=False)

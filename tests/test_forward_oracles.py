@@ -226,6 +226,11 @@ UNARY = {
     "cosh": (["cosh(x)"], math.cosh, False, GENERAL),
     "tanh": (["tanh(x)"], math.tanh, False, GENERAL + [20.0, -20.0]),
     "abs": (["abs(x)"], math.fabs, True, GENERAL + [-1e300, TINY, -TINY]),
+    # the complex functions on the real line (complex arguments: tests/test_complex.py)
+    "real": (["real(x)"], lambda x: x, True, GENERAL + [-0.0]),
+    "imag": (["imag(x)"], lambda x: 0.0, True, GENERAL),
+    "conj": (["conj(x)", "conjugate(x)"], lambda x: x, True, GENERAL + [-0.0]),
+    "angle": (["angle(x)"], lambda x: math.atan2(0.0, x), True, GENERAL + [-0.0]),
     "sigmoid": (["sigmoid(x)"], o_sigmoid, False, GENERAL + [-30.0, 30.0, -700.0, 40.0]),
     "relu": (["relu(x)"], o_relu, True, GENERAL + [-TINY, TINY, 1e300]),
     "softplus": (["softplus(x)"], o_softplus, False, GENERAL + [-30.0, 30.0, 40.0, -700.0]),
@@ -347,6 +352,10 @@ UNARY_SPECIAL = {
     "acos": [(1.0, 0.0), (1.5, NAN), (-INF, NAN), (NAN, NAN), (-1.0, "~", math.pi)],
     "atan": [(-0.0, -0.0), (NAN, NAN), (INF, "~", HALF_PI), (-INF, "~", -HALF_PI)],
     "asinh": [(-0.0, -0.0), (INF, INF), (-INF, -INF), (NAN, NAN)],
+    "real": [(INF, INF), (-INF, -INF), (NAN, NAN)],
+    "imag": [(INF, 0.0), (NAN, 0.0), (-0.0, 0.0)],
+    "conj": [(INF, INF), (-INF, -INF), (NAN, NAN)],
+    "angle": [(INF, 0.0), (-INF, "~", math.pi), (NAN, NAN), (-0.0, "~", math.pi)],
     "acosh": [(1.0, 0.0), (0.5, NAN), (-INF, NAN), (INF, INF), (NAN, NAN)],
     "atanh": [(-0.0, -0.0), (1.0, INF), (-1.0, -INF), (1.5, NAN), (INF, NAN), (NAN, NAN)],
     "sinh": [(-0.0, -0.0), (INF, INF), (-INF, -INF), (1000.0, INF), (-1000.0, -INF), (NAN, NAN)],
@@ -1860,10 +1869,15 @@ assert len({c.id for c in CASES}) == len(CASES)
 # ---------------------------------------------------------------------------
 
 
+def _dtype(case: Case):
+    """float64, or complex128 for a case whose expected value is complex (eigvals)."""
+    return np.complex128 if np.asarray(case.expected).dtype.kind == "c" else np.float64
+
+
 def check(actual, case: Case):
-    expected = np.asarray(case.expected, dtype=np.float64)
+    expected = np.asarray(case.expected, dtype=_dtype(case))
     actual = np.asarray(actual)
-    assert actual.dtype == np.float64, (case.id, actual.dtype)
+    assert actual.dtype == _dtype(case), (case.id, actual.dtype)
     assert actual.shape == expected.shape, (case.id, actual.shape, expected.shape)
     if case.exact:
         np.testing.assert_array_equal(actual, expected, err_msg=case.id, strict=True)
@@ -1884,6 +1898,8 @@ def decode(value):
         return [decode(v) for v in value]
     if isinstance(value, str):
         return {"nan": NAN, "inf": INF, "-inf": -INF}[value]
+    if isinstance(value, dict):  # SPEC's complex number
+        return complex(decode(value["re"]), decode(value["im"]))
     return float(value)
 
 
@@ -1966,7 +1982,7 @@ def test_values_through_the_command_line(cli):
                 assert r.code == 0, (r.out, r.err)
                 doc = r.json
                 assert doc["shape"] == list(np.shape(case.expected))
-                check(np.asarray(decode(doc["value"]), dtype=np.float64), case)
+                check(np.asarray(decode(doc["value"]), dtype=_dtype(case)), case)
             except AssertionError as exc:
                 failures.append(f"{case.id}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)
@@ -1992,7 +2008,7 @@ def test_values_through_batch(tmp_path, cli):
     for case, doc in zip(cases, docs):
         try:
             assert "error" not in doc, doc
-            check(np.asarray(decode(doc["value"]), dtype=np.float64), case)
+            check(np.asarray(decode(doc["value"]), dtype=_dtype(case)), case)
         except AssertionError as exc:
             failures.append(f"{case.id}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)

@@ -303,6 +303,32 @@ KINKS = [
         ),
         ("eigh",),
     ),
+    # angle: 0 (a jump from 0 to pi on the real line)
+    Kink(
+        "angle",
+        "angle(x) * x",
+        ("x",),
+        scalar([[0.0], [-0.0]]),
+        scalar([[1.0], [-2.0], [1e-300]]),
+        ("angle",),
+    ),
+    # eigvals, eig: repeated eigenvalues (within n eps max|L|)
+    Kink(
+        "eigvals",
+        "sum(abs(eigvals(A))**2 * [1, 2])",
+        ("A",),
+        scalar([[[1.0, 0.0], [0.0, 1.0]], [[2.0, 1.0], [0.0, 2.0]]]),
+        scalar([[[1.0, 2.0], [-3.0, 0.5]], [[1.0, 0.0], [0.0, 1.001]], [[0.0, 1.0], [-1.0, 0.0]]]),
+        ("eigvals",),
+    ),
+    Kink(
+        "eig",
+        "V = eig(A)[1]; sum(real(V * conj(V)) * [[1, 2], [3, 4]])",
+        ("A",),
+        scalar([[[1.0, 0.0], [0.0, 1.0]], [[3.0, 0.0], [0.0, 3.0]]]),
+        scalar([[[1.0, 2.0], [-3.0, 0.5]], [[1.0, 0.0], [0.0, 1.001]], [[0.0, 1.0], [-1.0, 0.0]]]),
+        ("eig",),
+    ),
     # pinv: a rank-deficient matrix (a singular value cut to 0)
     Kink(
         "pinv",

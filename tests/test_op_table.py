@@ -103,13 +103,19 @@ def run(root: Expr, values: dict) -> np.ndarray:
     with np.errstate(all="ignore"):
         for node in topological([root]):
             if node.op == "const":
-                v = np.asarray(node.value, dtype=np.float64)
+                v = _num(node.value)
             elif node.op == "var":
                 v = values[node.name]
             else:
                 v = OPS[node.op].forward(*[out[id(a)] for a in node.args], **node.attrs)
-            out[id(node)] = np.asarray(v, dtype=np.float64)
+            out[id(node)] = _num(v)
     return out[id(root)]
+
+
+def _num(v) -> np.ndarray:
+    """``v`` in float64, or complex128 where it is complex (eig's values)."""
+    v = np.asarray(v)
+    return v.astype(np.complex128 if v.dtype.kind == "c" else np.float64)
 
 
 def _differentiable(op: Op, n: int) -> tuple[bool, ...]:
@@ -160,7 +166,7 @@ def sample(name: str) -> Sample:
 def _value(name: str, arrays, attrs) -> np.ndarray:
     with no_grad(), np.errstate(all="ignore"):
         out = apply(OPS[name], *[tensor(a) for a in arrays], **attrs)
-    return np.asarray(out.numpy(), dtype=np.float64)
+    return _num(out.numpy())
 
 
 def _central(name: str, s: Sample, i: int, t: np.ndarray) -> np.ndarray:
@@ -173,8 +179,8 @@ def _central(name: str, s: Sample, i: int, t: np.ndarray) -> np.ndarray:
 
 
 def _close(a, b) -> bool:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a = _num(a)
+    b = _num(b)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
 
 
@@ -193,7 +199,8 @@ def check_forward(name, op, s):
 def _engine_grads(name, s) -> list:
     inputs = [tensor(a, requires_grad=(i in s.wrt)) for i, a in enumerate(s.args)]
     out = apply(OPS[name], *inputs, **s.attrs)
-    return [g.numpy() for g in grad(out.sum(), [inputs[i] for i in s.wrt])]
+    loss = out.sum().real if out.is_complex() else out.sum()  # PyTorch's: a real loss
+    return [g.numpy() for g in grad(loss, [inputs[i] for i in s.wrt])]
 
 
 def check_reverse(name, op, s):
@@ -206,7 +213,7 @@ def check_reverse(name, op, s):
         for j in np.ndindex(fd.shape):
             t = np.zeros_like(s.args[i])
             t[j] = 1.0
-            fd[j] = _central(name, s, i, t).sum()
+            fd[j] = np.real(_central(name, s, i, t).sum())
         if not _close(g, fd):
             return f"vjp gives {g} for argument {i}, finite differences {fd}"
     return None

@@ -160,6 +160,10 @@ UNARY_SAMPLERS = {
     "acos": uniform(-0.9, 0.9),
     "atan": uniform(-3, 3),
     "asinh": uniform(-3, 3),
+    "real": uniform(-3, 3),
+    "imag": uniform(-3, 3),
+    "conj": uniform(-3, 3),
+    "angle": uniform(0.5, 3),
     "acosh": uniform(1.1, 4),
     "atanh": uniform(-0.9, 0.9),
     "sinh": DEFAULT,
@@ -521,7 +525,10 @@ def numeric_vjp(case: Case, arrays, u) -> list[np.ndarray]:
             minus = [a.copy() for a in arrays]
             plus[i][j] += H
             minus[i][j] -= H
-            g[j] = (np.sum(u * forward(case, plus)) - np.sum(u * forward(case, minus))) / (2 * H)
+            # a complex output: PyTorch's loss Re<u, f> (u real)
+            g[j] = np.real(np.sum(u * forward(case, plus)) - np.sum(u * forward(case, minus))) / (
+                2 * H
+            )
         result.append(g)
     return result
 
@@ -532,9 +539,15 @@ def numeric_directional(fn, arrays, tangents) -> np.ndarray:
     return (fn(plus) - fn(minus)) / (2 * H)
 
 
+def _num(v) -> np.ndarray:
+    """``v`` in float64, or complex128 where it is complex (eig's values)."""
+    v = np.asarray(v)
+    return v.astype(np.complex128 if v.dtype.kind == "c" else np.float64)
+
+
 def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
+    actual = _num(actual)
+    expected = _num(expected)
     assert actual.shape == expected.shape
     scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
@@ -549,7 +562,7 @@ def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
 def test_vjp_matches_finite_differences(case: Case):
     arrays = case.sample()
     inputs, out, wrt = build(case, arrays)
-    assert out.dtype == np.float64
+    assert out.dtype == (np.complex128 if case.op in ("eig", "eigvals") else np.float64)
     assert out.requires_grad and out.grad_fn is not None
     np.testing.assert_array_equal(out.numpy(), forward(case, arrays))
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 1)
@@ -598,7 +611,7 @@ def test_jvp_dot_product_test(case: Case):
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 3)
     u = rng.standard_normal(out.shape)
     vjps = grad(out, wrt, grad_outputs=tensor(u))
-    lhs = float(np.sum(u * jt.numpy()))  # <u, J t>
+    lhs = float(np.real(np.sum(u * jt.numpy())))  # Re<u, J t> (PyTorch's, for complex J t)
     flags = case.requires()
     rhs = float(
         sum(

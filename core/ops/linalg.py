@@ -44,7 +44,7 @@ from .linalg_code import (
     tensordot_code,
     trace_code,
 )
-from .rules import _array, add_tangents, call, reshape, sum_to, where
+from .rules import _array, add_tangents, call, conj, reshape, sum_to, where
 from .rules import _xp as xp
 from .table import ATOM, POWER, Op, Param, code, function, register
 
@@ -295,7 +295,7 @@ def _inv_forward(a):
 
 
 def _inv_vjp(n, g):
-    t = call("mT", n.out)
+    t = conj(call("mT", n.out))  # the adjoint (PyTorch's convention on complex matrices)
     return (-call("matmul", call("matmul", t, g), t),)
 
 
@@ -313,6 +313,7 @@ _matrix_op(
     _inv_jvp,
     printing=function("inv", latex=((0, ATOM), "^{-1}"), latex_level=POWER),
     code=code(inv_code),
+    on_complex="rules",
 )
 
 
@@ -376,11 +377,12 @@ def _as_matrix(t, vector: bool):
 def _solve_vjp(n, g):
     A, _ = n.inputs
     vector = len(n.shapes[1]) == 1
-    gb = call("solve", call("mT", A), _as_matrix(g, vector))  # matrix semantics: ndim >= 2
+    # the adjoints A^H and x^H (conj: a no-op on real matrices); matrix semantics: ndim >= 2
+    gb = call("solve", conj(call("mT", A)), _as_matrix(g, vector))
     ga = None
     if n.needs[0]:
         x = _as_matrix(n.out, vector)
-        ga = sum_to(-call("matmul", gb, call("mT", x)), n.shapes[0])
+        ga = sum_to(-call("matmul", gb, conj(call("mT", x))), n.shapes[0])
     if not n.needs[1]:
         return ga, None
     if vector:
@@ -410,6 +412,7 @@ _matrix_op(
     arity=2,
     size=_solve_size,
     code=code(solve_code),
+    on_complex="rules",
 )
 
 
