@@ -149,7 +149,15 @@ def _describe_nonfinite(op_name: str, data) -> str:
     has_nan = backend.any_nonzero(xp.isnan(data))
     what = "nan" if has_nan else "inf"
     reason = "an input outside its domain" if has_nan else "a pole, division by zero or overflow"
-    return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error)"
+    hint = ""
+    if has_nan and data.dtype.kind != "c" and OPS[op_name].on_complex == "holomorphic":
+        # NumPy's and PyTorch's rule: a real argument gives a real result, nan off the domain
+        op = OPS[op_name]
+        example = "(-1+0j)**0.5" if op_name == "pow" else f"{op.printing.call or op_name}(-1+0j)"
+        hint = "; a complex argument gives its complex value" + (
+            f", as {example}" if op.arity == 1 or op_name == "pow" else ""
+        )
+    return f"{op_name} gave {what} ({reason}; IEEE arithmetic, not an error{hint})"
 
 
 class Recording(Interpretation):
