@@ -128,6 +128,31 @@ for _shape, _repeats, _axis in (
 for _shape, _reps in (((3,), 2), ((2, 3), 3), ((), 4), ((2,), 0)):
     GRAD_CASES.append(_case("tile", (_shape,), {"reps": _reps}))
 
+# issue 27: tile with a list of counts (NumPy's), transpose with axes, kron, inner, cross,
+# convolve and correlate
+for _shape, _reps in (
+    ((3,), (2, 2)),
+    ((2, 3), (2, 1)),
+    ((2, 3), (3,)),
+    ((2, 1, 2), (1, 3, 2)),
+    ((), (2, 3)),
+    ((2, 2), ()),
+    ((3,), (0, 2)),
+):
+    GRAD_CASES.append(_case("tile", (_shape,), {"reps": _reps}, label="counts"))
+for _shape, _axes in (((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (-1, 0, 1)), ((3, 2), (0, 1)), ((4,), 0)):
+    GRAD_CASES.append(_case("transpose", (_shape,), {"axes": _axes}))
+for _shapes in (((3,), (2,)), ((2, 2), (3, 2)), ((3,), (2, 2)), ((), (2, 3)), ((2, 1, 2), (2, 3))):
+    GRAD_CASES.append(_case("kron", _shapes))
+for _shapes in (((3,), (3,)), ((2, 3), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (2, 3))):
+    GRAD_CASES.append(_case("inner", _shapes))
+for _shapes in (((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 3))):
+    GRAD_CASES.append(_case("cross", _shapes))
+for _op in ("convolve", "correlate"):
+    for _n, _m in ((5, 3), (3, 5), (4, 4), (1, 3), (4, 1), (2, 5), (6, 2)):
+        for _mode in ("full", "same", "valid"):
+            GRAD_CASES.append(_case(_op, ((_n,), (_m,)), {"mode": _mode}))
+
 for _shapes, _axis in (
     (((3,), (3,)), 0),
     (((3,), (3,), (3,)), 1),

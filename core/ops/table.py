@@ -210,10 +210,12 @@ class Param:
     position or by keyword, each a constant the parser checks by ``kind``:
 
     ``"int"``   a whole number (``k``, ``shift``);
-    ``"count"`` a whole number >= 0 (``repeats``, ``reps``);
+    ``"count"`` a whole number >= 0 (``repeats``);
+    ``"counts"`` a count or a list of counts, one per axis (tile's ``reps``);
     ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
     ``"axes"``  an axis or a list of axes (a tuple);
-    ``"flag"``  0 or 1, a bool.
+    ``"flag"``  0 or 1, a bool;
+    ``"mode"``  the string ``'full'``, ``'same'`` or ``'valid'`` (convolve's and correlate's).
 
     A param with a default prints only where it differs from it, as a keyword
     (``cumsum(x, axis=1)``); a required one prints by position.
@@ -237,7 +239,8 @@ class Op:
         (elementwise ops broadcast, reductions shift their axes): ``("axes",)`` its
         "axis"/"axes" params move past the batch axis (None: row by row); ``("trailing",
         k)`` it works on its operands' last k axes, as NumPy's linalg does, so a leading batch
-        axis passes through (rows of rank >= k); ``("rows",)`` none on purpose (diag of a
+        axis passes through (rows of rank >= k; k may be a function of the node's attrs:
+        tile's counts); ``("rows",)`` none on purpose (diag of a
         vector): a graph using it is evaluated row by row, exactly, just slower.  None: its
         kind says (elementwise, reductions), or core/batch.py has a rule by name.
     ``arrays``
