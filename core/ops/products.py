@@ -336,6 +336,9 @@ register(
         printing=function("cross", latex="\\operatorname{cross}"),
         size=broadcast_size,
         batching=("trailing", 1),
-        code=code("{xp}.cross({0}, {1})", torch="torch.linalg.cross({0}, {1})"),
+        # torch.linalg.cross broadcasts only arguments of one rank
+        code=code(
+            "{xp}.cross({0}, {1})", torch="torch.linalg.cross(*torch.broadcast_tensors({0}, {1}))"
+        ),
     )
 )
