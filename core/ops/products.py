@@ -189,15 +189,38 @@ register(
 # ---------------------------------------------------------------------------
 
 
-def _bilinear_jvp(name: str):
+def bilinear_jvp(name: str):
+    """The jvp of an op linear in each of its two arguments: the op on each tangent with
+    the other input (and the node's attributes), summed."""
+
     def jvp(n, ts):
         a, b = n.inputs
         return add_tangents(
-            None if ts[0] is None else call(name, ts[0], b),
-            None if ts[1] is None else call(name, a, ts[1]),
+            None if ts[0] is None else call(name, ts[0], b, **n.attrs),
+            None if ts[1] is None else call(name, a, ts[1], **n.attrs),
         )
 
     return jvp
+
+
+def _bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spelling) -> None:
+    """Register a product of two arrays (kron, inner, cross): its jvp is the op on each
+    tangent with the other input."""
+    register(
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            bilinear_jvp(name),
+            arity=2,
+            kind="product",
+            printing=function(name, latex=f"\\operatorname{{{name}}}"),
+            size=size,
+            batching=batching,
+            code=spelling,
+        )
+    )
 
 
 def _kron_layout(sa, sb) -> tuple:
@@ -236,20 +259,14 @@ def _sum_axes(x, axes: tuple):
     return call("sum", x, axis=axes, keepdims=False) if axes else x
 
 
-register(
-    Op(
-        "kron",
-        "UnsafeViewBackward0",  # what torch.kron's reshape of the products records
-        _kron_forward,
-        _kron_vjp,
-        _bilinear_jvp("kron"),
-        arity=2,
-        kind="product",
-        printing=function("kron", latex="\\operatorname{kron}"),
-        size=_kron_size,
-        batching=("rows",),
-        code=code("{xp}.kron({0}, {1})"),
-    )
+_bilinear(
+    "kron",
+    "UnsafeViewBackward0",  # what torch.kron's reshape of the products records
+    _kron_forward,
+    _kron_vjp,
+    _kron_size,
+    ("rows",),
+    code("{xp}.kron({0}, {1})"),
 )
 
 
@@ -288,20 +305,14 @@ def _inner_vjp(n, g):
     return ga, gb
 
 
-register(
-    Op(
-        "inner",
-        "ViewBackward0",  # torch.inner's reshape of a tensordot
-        _inner_forward,
-        _inner_vjp,
-        _bilinear_jvp("inner"),
-        arity=2,
-        kind="product",
-        printing=function("inner", latex="\\operatorname{inner}"),
-        size=_inner_size,
-        batching=("rows",),
-        code=code("{xp}.inner({0}, {1})"),
-    )
+_bilinear(
+    "inner",
+    "ViewBackward0",  # torch.inner's reshape of a tensordot
+    _inner_forward,
+    _inner_vjp,
+    _inner_size,
+    ("rows",),
+    code("{xp}.inner({0}, {1})"),
 )
 
 
@@ -324,21 +335,13 @@ def _cross_vjp(n, g):
     )
 
 
-register(
-    Op(
-        "cross",
-        "LinalgCrossBackward0",
-        _cross_forward,
-        _cross_vjp,
-        _bilinear_jvp("cross"),
-        arity=2,
-        kind="product",
-        printing=function("cross", latex="\\operatorname{cross}"),
-        size=broadcast_size,
-        batching=("trailing", 1),
-        # torch.linalg.cross broadcasts only arguments of one rank
-        code=code(
-            "{xp}.cross({0}, {1})", torch="torch.linalg.cross(*torch.broadcast_tensors({0}, {1}))"
-        ),
-    )
+_bilinear(
+    "cross",
+    "LinalgCrossBackward0",
+    _cross_forward,
+    _cross_vjp,
+    broadcast_size,
+    ("trailing", 1),
+    # torch.linalg.cross broadcasts only arguments of one rank
+    code("{xp}.cross({0}, {1})", torch="torch.linalg.cross(*torch.broadcast_tensors({0}, {1}))"),
 )

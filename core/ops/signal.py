@@ -12,8 +12,9 @@ second derivatives work.
 
 from __future__ import annotations
 
+from .products import bilinear_jvp
 from .reductions import Word
-from .rules import _xp, add_tangents, call
+from .rules import _xp, call
 from .table import Op, Param, code, function, register
 
 _VALID = Word("valid")  # a string attribute prints quoted, as the language writes it
@@ -83,18 +84,6 @@ def _correlate_vjp(n, g):
     )
 
 
-def _jvp(name: str):
-    def jvp(n, ts):
-        a, v = n.inputs
-        mode = n.attrs["mode"]
-        return add_tangents(
-            None if ts[0] is None else call(name, ts[0], v, mode=mode),
-            None if ts[1] is None else call(name, a, ts[1], mode=mode),
-        )
-
-    return jvp
-
-
 def _torch_code(flipped: bool):
     """torch has no convolve: conv1d (a cross-correlation) of a padded by m - 1 on both sides
     is the full one, sliced as NumPy's mode says."""
@@ -122,7 +111,7 @@ for _name, _node, _forward, _vjp, _default in (
             _node,  # torch.nn.functional.conv1d's node
             _forward,
             _vjp,
-            _jvp(_name),
+            bilinear_jvp(_name),
             arity=2,
             kind="product",
             printing=function(_name, latex=f"\\operatorname{{{_name}}}"),
