@@ -287,6 +287,8 @@ def _param_value(what: str, kind: str, expr: Expr, token):
             return norm_ord(expr.text)
         except ValueError as exc:
             raise InputError(str(exc), **_position(expr.token)) from None
+    if kind == "mode":  # a string only: a name or a number is no mode
+        raise InputError(f"{what} must be {_MODES}, a string in quotes", **_position(token))
     value = _const_value(expr, what, token)
     if kind == "ord":
         try:
@@ -297,8 +299,6 @@ def _param_value(what: str, kind: str, expr: Expr, token):
         raise InputError(
             f"{what} must be a string of subscripts, such as 'ij,jk->ik'", **_position(token)
         )
-    if kind == "mode":
-        raise InputError(f"{what} must be one of the strings {_MODES}", **_position(token))
     if kind == "counts":  # tile's reps: a count, or a list of counts (one per axis)
         if not isinstance(value, list):
             return _integer(value, what, token, low=0)

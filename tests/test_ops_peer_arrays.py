@@ -325,6 +325,7 @@ ERRORS = [
     (["eval", "tile(x, [2, 1.5])", "--x", "1"], 2, "input", "must be an integer"),
     (["eval", "convolve(x, x, 'ful')", "--x", "[1]"], 2, "input", "'full', 'same' or 'valid'"),
     (["eval", "convolve(x, x, 1)", "--x", "[1]"], 2, "input", "'full', 'same' or 'valid'"),
+    (["eval", "correlate(x, x, mode=valid)", "--x", "[1]"], 2, "input", "a string in quotes"),
     (["eval", "convolve(x, x)", "--x", "[[1]]"], 1, "shape", "1-D"),
     (["eval", "correlate(x, x)", "--x", "[]"], 1, "shape", "non-empty"),
     (["eval", "cross(x, x)", "--x", "[1, 2]"], 1, "shape", "3-vectors"),
