@@ -148,6 +148,15 @@ for _shapes in (((3,), (3,)), ((2, 3), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)
     GRAD_CASES.append(_case("inner", _shapes))
 for _shapes in (((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 3))):
     GRAD_CASES.append(_case("cross", _shapes))
+for _op, _shapes in (
+    ("kron", ((2, 2), (3,))),
+    ("inner", ((2, 3), (3,))),
+    ("cross", ((2, 3), (3,))),
+    ("convolve", ((4,), (3,))),
+    ("correlate", ((3,), (5,))),
+):
+    for _diff in ((True, False), (False, True)):
+        GRAD_CASES.append({**_case(_op, _shapes, label=f"only {_diff.index(True)}"), "diff": _diff})
 for _op in ("convolve", "correlate"):
     for _n, _m in ((5, 3), (3, 5), (4, 4), (1, 3), (4, 1), (2, 5), (6, 2)):
         for _mode in ("full", "same", "valid"):

@@ -33,6 +33,12 @@ def _window(n: int, m: int, mode: str, flipped: bool) -> tuple[int, int]:
     return (short - 1) // 2, long
 
 
+def _mode(attrs, flipped: bool) -> str:
+    """The node's mode, or the op's default where a caller of the op (not the language,
+    which always gives one) left it out."""
+    return attrs.get("mode", "valid" if flipped else "full")
+
+
 def _checked(a, v, name: str):
     if a.ndim != 1 or v.ndim != 1 or a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(
@@ -54,7 +60,7 @@ def _correlate_forward(a, v, mode=_VALID):
 def _padded(n, g, flipped: bool):
     """g in its place in the full convolution, zeros elsewhere."""
     la, lv = n.shapes[0][0], n.shapes[1][0]
-    start, length = _window(la, lv, n.attrs["mode"], flipped)
+    start, length = _window(la, lv, _mode(n.attrs, flipped), flipped)
     if (start, length) == (0, la + lv - 1):
         return g
     index = (slice(start, start + length),)
@@ -90,7 +96,7 @@ def _torch_code(flipped: bool):
 
     def spell(args, node, target):
         n, m = (x.value.shape[0] for x in node.args)
-        start, length = _window(n, m, node.attrs["mode"], flipped)
+        start, length = _window(n, m, _mode(node.attrs, flipped), flipped)
         kernel = args[1] if flipped else f"torch.flip({args[1]}, (0,))"
         full = (
             f"torch.nn.functional.conv1d({args[0]}.reshape(1, 1, -1), "
