@@ -58,6 +58,7 @@ from .interpret import Interpretation, interpret
 from .ops import Op, RuleContext, chain, split_advanced, stack_shape, sum_to
 from .ops.linalg import batch_label
 from .ops.rules import LEAVES_COPIED_AT_EXIT
+from .ops.shape import transpose_axes
 from .program import (
     Expr,
     Program,
@@ -407,6 +408,13 @@ def _reduction(op, node, args, B):
 def _transpose(op, node, args, B):
     (x,) = args
     r = len(x.rowshape)
+    axes = node.attrs.get("axes")
+    if axes is not None:  # transpose(x, axes): the batch axis stays in front
+        try:
+            axes = transpose_axes(axes, r)
+        except ValueError:  # the rows' own evaluation says why
+            raise Unbatchable("transpose axes") from None
+        return apply(_PERMUTE, x.t, axes=(0,) + tuple(a + 1 for a in axes)), None, None
     if r <= 1:  # the transpose of a scalar or a vector is itself, but still a node (above)
         return apply(_PERMUTE, x.t, axes=tuple(range(r + 1))), None, None
     if r == 2:
@@ -512,8 +520,10 @@ def _shifted_axes(op, node, args, B):
 
 def _trailing(op, node, args, B):
     """An op on its operands' last k axes (NumPy's linalg, triu): the batch axis leads."""
-    if _same_rank(args) < OPS[op].batching[1]:
-        raise Unbatchable(f"{op}() of rows of rank below {OPS[op].batching[1]}")
+    rank = OPS[op].batching[1]
+    rank = rank(node.attrs) if callable(rank) else rank  # tile's: as many as its counts
+    if _same_rank(args) < rank:
+        raise Unbatchable(f"{op}() of rows of rank below {rank}")
     return apply(OPS[op], *[a.t for a in args], **node.attrs), [*args], node.attrs
 
 

@@ -415,7 +415,7 @@ class _Sym:
 
     @property
     def T(self):
-        return _trace("transpose", (self,), {})
+        return _trace("transpose", (self,), {"axes": None})
 
     @property
     def mT(self):
@@ -524,7 +524,7 @@ def _sym_text(v, level: int = 0) -> str:
         and _squeezed(a[0].shape) == _squeezed(v.shape)
     ):
         return _sym_text(a[0], level)
-    if op in ("mT", "transpose"):
+    if op == "mT" or (op == "transpose" and v.attrs.get("axes") is None):
         return _sym_text(a[0], 5) + "ᵀ"
     if op == "matmul":
         left, right = a
@@ -567,7 +567,8 @@ def _vector_of(v, axis: int):
     (n, 1)) or a row (-2: (1, n)), as matmul takes a vector by itself; else None."""
     if not isinstance(v, _Sym) or len(v.shape) != 2 or v.shape[axis] != 1:
         return None
-    if v.op in ("mT", "transpose"):  # the transpose of a row is a column, and back
+    if v.op == "mT" or (v.op == "transpose" and v.attrs.get("axes") is None):
+        # the transpose of a row is a column, and back
         return _vector_of(v.args[0], -1 if axis == -2 else -2)
     if v.op == "reshape" and len(v.args[0].shape) <= 1:
         return v.args[0]

@@ -53,6 +53,7 @@ from .ops import (
     sum_to,
 )
 from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _unit, host_unrecorded
+from .ops.shape import transpose_axes
 from .program import Expr, Program, variables
 from .recording import parse_value
 from .tensor import OPS, Tensor, apply, enable_grad, no_grad
@@ -233,6 +234,10 @@ def _reshape(op, ctx, ts, batch):
 def _transpose(op, ctx, ts, batch):
     t = ts[0]
     nd = len(ctx.shapes[0])
+    axes = ctx.attrs.get("axes")
+    if axes is not None:  # transpose(x, axes): the direction axis stays in front
+        axes = (0,) + tuple(a + 1 for a in transpose_axes(axes, nd))
+        return call("transpose", t, axes=axes)
     if nd <= 1:
         return t
     if nd == 2:

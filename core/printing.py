@@ -296,7 +296,7 @@ def _param_texts(node: Expr, params) -> list[str]:
     ``name=value`` where they differ from their default."""
     texts = []
     for p in params:
-        v = node.attrs[p.name]
+        v = node.attrs.get(p.name, p.default)  # x.T recorded by a Tensor: no attrs
         if isinstance(v, tuple):
             text = _format_list(list(v))
         else:

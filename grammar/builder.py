@@ -186,7 +186,7 @@ class Builder:
 
     @_arrays
     def dot_t(self, a, _tok):
-        return Expr("transpose", (a,))
+        return Expr("transpose", (a,), {"axes": None})
 
     # ---- indexing -------------------------------------------------------------
     def slice(self, start=None, stop=None):

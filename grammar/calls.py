@@ -268,14 +268,27 @@ def _list_items(expr: Expr, name: str, tok) -> list:
     return items
 
 
+_MODES = "'full', 'same' or 'valid'"  # NumPy's modes of convolve and correlate
+
+
+def _mode(what: str, text: str, token) -> Word:
+    if text not in ("full", "same", "valid"):
+        raise InputError(f"{what} must be {_MODES}, not {text!r}", **_position(token))
+    return Word(text)
+
+
 def _param_value(what: str, kind: str, expr: Expr, token):
     if kind in _STRING_KINDS and isinstance(expr, _String):
         if kind == "subscripts":
             return Word(expr.text)  # checked against the operands by the call (_einsum)
+        if kind == "mode":
+            return _mode(what, expr.text, expr.token)
         try:
             return norm_ord(expr.text)
         except ValueError as exc:
             raise InputError(str(exc), **_position(expr.token)) from None
+    if kind == "mode":  # a string only: a name or a number is no mode
+        raise InputError(f"{what} must be {_MODES}, a string in quotes", **_position(token))
     value = _const_value(expr, what, token)
     if kind == "ord":
         try:
@@ -286,6 +299,16 @@ def _param_value(what: str, kind: str, expr: Expr, token):
         raise InputError(
             f"{what} must be a string of subscripts, such as 'ij,jk->ik'", **_position(token)
         )
+    if kind == "counts":  # tile's reps: a count, or a list of counts (one per axis)
+        if not isinstance(value, list):
+            return _integer(value, what, token, low=0)
+        if len(value) > limits.MAX_DIMS:
+            raise InputError(
+                f"{what} has {len(value)} counts; an array has at most {limits.MAX_DIMS} "
+                "dimensions",
+                **_position(token),
+            )
+        return tuple(_integer(v, f"each count of {what}", token, low=0) for v in value)
     if kind == "sections":  # split's: a number of equal sections, or a list of indices
         if isinstance(value, list):
             return tuple(_integer(v, f"each index of {what}", token) for v in value)

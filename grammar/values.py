@@ -67,7 +67,7 @@ def _string_params() -> str:
 
 
 #: the Param kinds that take a string
-_STRING_KINDS = ("ord", "subscripts")
+_STRING_KINDS = ("ord", "subscripts", "mode")
 
 
 class _String(_Value):

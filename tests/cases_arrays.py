@@ -128,6 +128,40 @@ for _shape, _repeats, _axis in (
 for _shape, _reps in (((3,), 2), ((2, 3), 3), ((), 4), ((2,), 0)):
     GRAD_CASES.append(_case("tile", (_shape,), {"reps": _reps}))
 
+# issue 27: tile with a list of counts (NumPy's), transpose with axes, kron, inner, cross,
+# convolve and correlate
+for _shape, _reps in (
+    ((3,), (2, 2)),
+    ((2, 3), (2, 1)),
+    ((2, 3), (3,)),
+    ((2, 1, 2), (1, 3, 2)),
+    ((), (2, 3)),
+    ((2, 2), ()),
+    ((3,), (0, 2)),
+):
+    GRAD_CASES.append(_case("tile", (_shape,), {"reps": _reps}, label="counts"))
+for _shape, _axes in (((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (-1, 0, 1)), ((3, 2), (0, 1)), ((4,), 0)):
+    GRAD_CASES.append(_case("transpose", (_shape,), {"axes": _axes}))
+for _shapes in (((3,), (2,)), ((2, 2), (3, 2)), ((3,), (2, 2)), ((), (2, 3)), ((2, 1, 2), (2, 3))):
+    GRAD_CASES.append(_case("kron", _shapes))
+for _shapes in (((3,), (3,)), ((2, 3), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (2, 3))):
+    GRAD_CASES.append(_case("inner", _shapes))
+for _shapes in (((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 3))):
+    GRAD_CASES.append(_case("cross", _shapes))
+for _op, _shapes in (
+    ("kron", ((2, 2), (3,))),
+    ("inner", ((2, 3), (3,))),
+    ("cross", ((2, 3), (3,))),
+    ("convolve", ((4,), (3,))),
+    ("correlate", ((3,), (5,))),
+):
+    for _diff in ((True, False), (False, True)):
+        GRAD_CASES.append({**_case(_op, _shapes, label=f"only {_diff.index(True)}"), "diff": _diff})
+for _op in ("convolve", "correlate"):
+    for _n, _m in ((5, 3), (3, 5), (4, 4), (1, 3), (4, 1), (2, 5), (6, 2)):
+        for _mode in ("full", "same", "valid"):
+            GRAD_CASES.append(_case(_op, ((_n,), (_m,)), {"mode": _mode}))
+
 for _shapes, _axis in (
     (((3,), (3,)), 0),
     (((3,), (3,), (3,)), 1),
@@ -411,8 +445,128 @@ def _unflat(flat, rows, cols):
     return [flat[i * cols : (i + 1) * cols] for i in range(rows)]
 
 
+def o_full_convolution(a, w):
+    """sum_i a[i] w[k - i] for k = 0 .. n + m - 2, by loops (math.fsum)."""
+    n, m = len(a), len(w)
+    return [
+        math.fsum(a[i] * w[k - i] for i in range(n) if 0 <= k - i < m) for k in range(n + m - 1)
+    ]
+
+
+def o_convolve(a, v, mode, correlate=False):
+    """NumPy's convolve (or correlate: v reversed) by loops; the modes as NumPy's docs put
+    them: "same" centred on the longer input's length, "valid" where the inputs overlap whole."""
+    full = o_full_convolution(a, v[::-1] if correlate else v)
+    n, m = len(a), len(v)
+    short, long = min(n, m), max(n, m)
+    if mode == "full":
+        return full
+    if mode == "valid":
+        return full[short - 1 : long]
+    start = n // 2 if correlate and m > n else (short - 1) // 2
+    return full[start : start + long]
+
+
+def o_kron(a, b):
+    """The Kronecker product of two matrices (nested lists), by loops."""
+    return [[x * y for x in ra for y in rb] for ra in a for rb in b]
+
+
+def o_cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _build_peer():
+    """issue 27: tile's counts, transpose's axes, kron, inner, cross, convolve, correlate."""
+    q = [1.0, NAN, -0.0]
+    M = [[1.0, -2.0, 0.5], [3.0, INF, -0.0]]
+    _add("tile", "tile(q, [2, 2])", {"q": q}, [q + q, q + q], label="counts, promoted")
+    _add("tile", "tile(M, [2, 1])", {"M": M}, M + M, label="counts, rows")
+    _add("tile", "tile(M, [3])", {"M": M}, [row * 3 for row in M], label="one count")
+    _add("tile", "tile(x, [1, 2])", {"x": -0.0}, [[-0.0, -0.0]], label="counts of a number")
+    _add("tile", "tile(M, [2, 0])", {"M": M}, [[], [], [], []], label="no columns")
+    T = [[[1.0, 2.0, 3.0]], [[4.0, NAN, -0.0]]]  # shape (2, 1, 3)
+    moved = [[[T[i][j][k] for j in range(1)] for i in range(2)] for k in range(3)]
+    _add("transpose", "transpose(T, [2, 0, 1])", {"T": T}, moved, label="axes")
+    _add(
+        "transpose",
+        "transpose(T, axes=[-2, 0, -1])",
+        {"T": T},
+        [[T[i][j] for i in range(2)] for j in range(1)],
+        label="negative axes",
+    )
+    _add("transpose", "transpose(q, 0)", {"q": q}, q, label="one axis")
+    A, B = [[1.0, -2.0], [INF, 0.5]], [[0.0, 3.0]]
+    _add("kron", "kron(A, B)", {"A": A, "B": B}, o_kron(A, B), label="inf times 0")
+    _add(
+        "kron",
+        "kron(a, b)",
+        {"a": [2.0, -0.0], "b": [1.0, 3.0, -1.0]},
+        [2.0, 6.0, -2.0, -0.0, -0.0, 0.0],
+        label="vectors",
+    )
+    _add("kron", "kron(x, b)", {"x": 2.0, "b": [1.0, NAN]}, [2.0, NAN], label="a number")
+    _add("inner", "inner(a, b)", {"a": [1.0, 2.0, 3.0], "b": [4.0, -5.0, 6.0]}, 12.0)
+    _add(
+        "inner",
+        "inner(A, C)",
+        {"A": [[1.0, 2.0], [3.0, 4.0]], "C": [[1.0, 0.0], [0.0, 1.0], [2.0, -1.0]]},
+        [[1.0, 2.0, 0.0], [3.0, 4.0, 2.0]],
+        label="matrices",
+    )
+    _add("inner", "inner(x, b)", {"x": 3.0, "b": [1.0, INF]}, [3.0, INF], label="a number")
+    _add("inner", "inner(a, b)", {"a": [INF, 1.0], "b": [0.0, 1.0]}, NAN, label="inf times 0")
+    a, b = [1.0, 2.0, 3.0], [-4.0, 0.5, 2.0]
+    _add("cross", "cross(a, b)", {"a": a, "b": b}, o_cross(a, b))
+    _add(
+        "cross",
+        "cross(R, b)",
+        {"R": [a, b], "b": b},
+        [o_cross(a, b), o_cross(b, b)],
+        zero_sign=False,
+        label="broadcast",
+    )
+    e = [INF, 0.0, 0.0]
+    _add(
+        "cross",
+        "cross(u, f)",
+        {"u": e, "f": [0.0, 1.0, 0.0]},
+        [0.0, NAN, INF],
+        zero_sign=False,
+        label="inf",
+    )
+    x, y = [1.0, 2.0, -3.0, 0.5], [2.0, -1.0, 4.0]
+    for name, default in (("convolve", "full"), ("correlate", "valid")):
+        flip = name == "correlate"
+        for mode in ("full", "same", "valid"):
+            for p_, q_, lab in ((x, y, "longer first"), (y, x, "shorter first")):
+                _add(
+                    name,
+                    f"{name}(p, q, '{mode}')" if mode != default else f"{name}(p, q)",
+                    {"p": p_, "q": q_},
+                    o_convolve(p_, q_, mode, flip),
+                    exact=False,
+                    label=f"{mode}, {lab}",
+                )
+        _add(
+            name,
+            f"{name}(p, q, 'same')",
+            {"p": [1.0, 2.0], "q": [1.0, 0.0, 0.0, 0.0]},
+            o_convolve([1.0, 2.0], [1.0, 0.0, 0.0, 0.0], "same", flip),
+            label="same, even",
+        )
+        _add(
+            name,
+            f"{name}(p, q)",
+            {"p": [INF, 1.0], "q": [1.0]},
+            o_convolve([INF, 1.0], [1.0], default, flip),
+            label="inf",
+        )
+
+
 _build()
 _build_split()
+_build_peer()
 
 
 # ---------------------------------------------------------------------------

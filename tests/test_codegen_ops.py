@@ -68,6 +68,28 @@ PROGRAMS = {
         "transpose(T)*transpose(T)",
         {"T": np.linspace(-1.0, 1.0, 12).reshape(2, 3, 2).tolist()},
     ),
+    # issue 27 (arrays): the list and axes forms, and the modes' offsets of the signal ops
+    "tile-counts": ("tile(x, [2, 1, 2])*tile(x, [2, 1, 2])", {"x": [0.3, -0.7, 0.2]}),
+    "transpose-axes": (
+        "transpose(T, [1, 2, 0])*transpose(T, [1, 2, 0])",
+        {"T": np.linspace(-1.0, 1.0, 12).reshape(2, 3, 2).tolist()},
+    ),
+    "kron-matrix": ("kron(M, x)*kron(M, x)", {"M": M, "x": [0.3, -0.5]}),
+    "inner-matrix": ("inner(M, M)*inner(M, M)", {"M": M}),
+    "cross-broadcast": ("cross(M, x)*cross(M, x)", {"M": M, "x": [0.3, -0.5, 0.9]}),
+    "convolve-same": ("convolve(x, v, 'same')**2", {"x": [0.3, -0.5], "v": [0.1, 0.7, -0.4, 0.9]}),
+    "correlate-same": (
+        "correlate(x, v, 'same')**2",
+        {"x": [0.3, -0.5], "v": [0.1, 0.7, -0.4, 0.9]},
+    ),
+    "correlate-full": (
+        "correlate(v, x, 'full')**2",
+        {"x": [0.3, -0.5], "v": [0.1, 0.7, -0.4, 0.9]},
+    ),
+    "convolve-valid": (
+        "convolve(v, x, 'valid')**2",
+        {"x": [0.3, -0.5], "v": [0.1, 0.7, -0.4, 0.9]},
+    ),
     "literal-numbers": ("[x, 1.0, x*x]*[x, x, 2]", {"x": 0.3}),
 }
 

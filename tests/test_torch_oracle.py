@@ -218,7 +218,15 @@ SPECS: dict[str, Spec] = {
         lambda t, x, d, k: t.linalg.vector_norm(x, dim=d, keepdim=k),
         names_match=lambda step, targs: False,
     ),
-    "transpose": Spec("transpose", lambda x: x.T, lambda t, x: x.T),
+    "transpose": Spec(
+        "transpose",
+        lambda x, axes=None: x.T if axes is None else apply(OPS["transpose"], x, axes=axes),
+        lambda t, x, axes=None: x.T if axes is None else t.permute(x, axes),
+    ),
+    # issue 27: NumPy's cross of 3-vectors, torch.linalg.cross
+    "cross": Spec(
+        "cross", lambda a, b: apply(OPS["cross"], a, b), lambda t, a, b: t.linalg.cross(a, b)
+    ),
     "mT": Spec("mT", lambda x: x.mT, lambda t, x: x.mT),
     "reshape": Spec(
         "reshape",
@@ -256,6 +264,7 @@ KIND_WEIGHTS = {
     "getitem": 1.5,
     "stack": 0.5,
     "where": 1.5,
+    "cross": 0.3,
 }
 CONSTANTS = {
     "add": (0.5, -1.5, 3.0),
@@ -464,7 +473,14 @@ def _propose(rng, kind, values, nleaves):
         axis = rng.choice(list(range(ndim)) + [-1])
         return key, [("v", a)], {"axis": axis, "keepdims": rng.random() < 0.3}
     if kind == "transpose":
+        if ndim >= 2 and rng.random() < 0.4:  # transpose(x, axes), torch.permute
+            return "transpose", [("v", a)], {"axes": tuple(rng.sample(range(ndim), ndim))}
         return ("transpose", [("v", a)], {}) if ndim == 2 else None
+    if kind == "cross":
+        if shape_a[-1:] != (3,):
+            return None
+        same = [i for i, v in enumerate(values) if v.shape == shape_a]
+        return "cross", [("v", a), ("v", rng.choice(same))], {}
     if kind == "mT":
         return ("mT", [("v", a)], {}) if ndim >= 2 else None
     if kind == "reshape":

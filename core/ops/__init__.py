@@ -20,6 +20,7 @@ from __future__ import annotations
 # isort: off
 # The families of ops, in the table's order: importing one declares its ops.
 from . import elementwise, shape, reductions, products, arrays, linalg, svd, eigen, eig
+from . import signal
 # isort: on
 
 from ..tensor import OPS, apply, as_tensor

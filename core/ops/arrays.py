@@ -583,26 +583,58 @@ register(
 )
 
 
-# ---- tile(x, reps): x repeated `reps` times along its last axis (NumPy's tile, int reps) --
-# A number becomes a vector of `reps` copies.
+# ---- tile(x, reps): NumPy's tile; reps a count (along the last axis) or a list of counts ----
+# A list repeats along the last len(reps) axes: x is promoted to that many dimensions with
+# leading 1s, or reps is padded with leading 1s (NumPy's and torch.tile's rule).  A number
+# becomes a vector of `reps` copies.
 
 
 def tile(x, reps):
     return call("tile", x, reps=reps)
 
 
+def _tile_layout(shape, reps) -> tuple:
+    """The input's shape and the counts, both padded with leading 1s to the result's rank."""
+    counts = reps if isinstance(reps, tuple) else (reps,)
+    ndim = max(len(shape), len(counts))
+    return (1,) * (ndim - len(shape)) + tuple(shape), (1,) * (ndim - len(counts)) + counts
+
+
+def _tile_size(shapes, attrs) -> int:
+    shape, counts = _tile_layout(shapes[0], attrs["reps"])
+    return math.prod(shape) * math.prod(max(c, 0) for c in counts)
+
+
 def _tile_forward(a, reps):
-    _count(reps, "reps of tile()")
-    limits.check(a.size * reps, a.dtype.itemsize, "tile's result")
+    for c in reps if isinstance(reps, tuple) else (reps,):
+        _count(c, "reps of tile()")
+    limits.check(_tile_size((a.shape,), {"reps": reps}), a.dtype.itemsize, "tile's result")
     return xp().tile(a, reps)
 
 
 def _tile_vjp(n, g):
-    shape, reps = n.shapes[0], n.attrs["reps"]
-    if not shape:
-        return (_sum(g),)
-    copies = reshape(g, shape[:-1] + (reps, shape[-1]))
-    return (_sum(copies, len(shape) - 1),)
+    # g holds the copies: split each axis into (count, length) and add the copies up
+    shape, counts = _tile_layout(n.shapes[0], n.attrs["reps"])
+    split = tuple(d for pair in zip(counts, shape) for d in pair)
+    summed = tuple(2 * i for i, c in enumerate(counts) if c != 1)
+    copies = reshape(g, split)
+    if summed:
+        copies = _sum(copies, summed[0] if len(summed) == 1 else summed)
+    return (reshape(copies, n.shapes[0]),)
+
+
+def _tile_code(args, node, target):
+    reps = node.attrs["reps"]
+    if target == "torch":
+        return f"torch.tile({args[0]}, {reps if isinstance(reps, tuple) else (reps,)!r})"
+    return f"{{xp}}.tile({args[0]}, {reps!r})"
+
+
+def _tile_rank(attrs) -> int:
+    """The per-row rank tile's batching needs: the counts act on that many trailing axes, so
+    a leading batch axis passes through."""
+    reps = attrs["reps"]
+    return max(len(reps), 1) if isinstance(reps, tuple) else 1
 
 
 register(
@@ -615,11 +647,11 @@ register(
         saves=False,
         kind="shape",
         printing=function("tile", latex="\\operatorname{tile}"),
-        params=(Param("reps", "count"),),
-        size=lambda shapes, attrs: math.prod(shapes[0]) * max(attrs["reps"], 0),
-        code=code("{xp}.tile({0}, {reps})", torch="torch.tile({0}, ({reps},))"),
-        # it works on the last axis alone: a leading batch axis passes through
-        batching=("trailing", 1),
+        params=(Param("reps", "counts"),),
+        size=_tile_size,
+        code=code(_tile_code),
+        # it works on the trailing axes alone: a leading batch axis passes through
+        batching=("trailing", _tile_rank),
         on_complex="rules",
     )
 )

@@ -1,6 +1,8 @@
-"""Products: dot and matmul (``@``)."""
+"""Products: dot, matmul (``@``), kron, inner and cross."""
 
 from __future__ import annotations
+
+import math
 
 from .. import backend
 from ..tensor import Tensor, is_grad_enabled
@@ -178,4 +180,169 @@ register(
         code=code("{xp}.matmul({0}, {1})"),
         on_complex="rules",
     )
+)
+
+
+# ---------------------------------------------------------------------------
+# kron, inner, cross (issue 27): NumPy's, with torch.kron's, torch.inner's and
+# torch.linalg.cross's gradients.  Each is bilinear: its jvp is the op on one tangent and the
+# other input, summed; its vjp is written with the table's ops, so second order works.
+# ---------------------------------------------------------------------------
+
+
+def bilinear_jvp(name: str):
+    """The jvp of an op linear in each of its two arguments: the op on each tangent with
+    the other input (and the node's attributes), summed."""
+
+    def jvp(n, ts):
+        a, b = n.inputs
+        return add_tangents(
+            None if ts[0] is None else call(name, ts[0], b, **n.attrs),
+            None if ts[1] is None else call(name, a, ts[1], **n.attrs),
+        )
+
+    return jvp
+
+
+def _bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spelling) -> None:
+    """Register a product of two arrays (kron, inner, cross): its jvp is the op on each
+    tangent with the other input."""
+    register(
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            bilinear_jvp(name),
+            arity=2,
+            kind="product",
+            printing=function(name, latex=f"\\operatorname{{{name}}}"),
+            size=size,
+            batching=batching,
+            code=spelling,
+        )
+    )
+
+
+def _kron_layout(sa, sb) -> tuple:
+    """Both shapes padded with leading 1s to one rank (NumPy's kron)."""
+    ndim = max(len(sa), len(sb))
+    return (1,) * (ndim - len(sa)) + tuple(sa), (1,) * (ndim - len(sb)) + tuple(sb)
+
+
+def _kron_size(shapes, attrs) -> int:
+    pa, pb = _kron_layout(*shapes)
+    return math.prod(pa) * math.prod(pb)
+
+
+def _kron_forward(a, b):
+    return _xp().kron(a, b)
+
+
+def _kron_vjp(n, g):
+    # out[i*nb + j] = a[i] b[j] along each axis: g split into (a's, b's) pairs of axes
+    a, b = n.inputs
+    pa, pb = _kron_layout(*n.shapes)
+    split = reshape(g, tuple(d for pair in zip(pa, pb) for d in pair))
+    spread_a = tuple(d for s in pa for d in (s, 1))  # a's axes at the even places
+    spread_b = tuple(d for s in pb for d in (1, s))
+    ga = gb = None
+    if n.needs[0]:
+        ga = _sum_axes(split * reshape(b, spread_b), tuple(range(1, 2 * len(pa), 2)))
+        ga = reshape(ga, n.shapes[0])
+    if n.needs[1]:
+        gb = _sum_axes(split * reshape(a, spread_a), tuple(range(0, 2 * len(pa), 2)))
+        gb = reshape(gb, n.shapes[1])
+    return ga, gb
+
+
+def _sum_axes(x, axes: tuple):
+    return call("sum", x, axis=axes, keepdims=False) if axes else x
+
+
+_bilinear(
+    "kron",
+    "UnsafeViewBackward0",  # what torch.kron's reshape of the products records
+    _kron_forward,
+    _kron_vjp,
+    _kron_size,
+    ("rows",),
+    code("{xp}.kron({0}, {1})"),
+)
+
+
+def _inner_size(shapes, attrs) -> int:
+    sa, sb = shapes
+    if not sa or not sb:  # a number times an array
+        return math.prod(sa) * math.prod(sb)
+    return math.prod(sa[:-1]) * math.prod(sb[:-1])
+
+
+def _inner_forward(a, b):
+    if a.ndim and b.ndim and a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"inner() sums over the last axes, which must have one length: {a.shape[-1]} "
+            f"and {b.shape[-1]}"
+        )
+    return _xp().inner(a, b)
+
+
+def _inner_vjp(n, g):
+    a, b = n.inputs
+    sa, sb = n.shapes
+    if not sa or not sb:  # a number: inner is the product
+        return (
+            sum_to(g * b, sa) if n.needs[0] else None,
+            sum_to(g * a, sb) if n.needs[1] else None,
+        )
+    # as matrices: a2 (A, k) and b2 (B, k), out = a2 @ b2.T of shape (A, B)
+    k = sa[-1]
+    g2 = reshape(g, (math.prod(sa[:-1]), math.prod(sb[:-1])))
+    ga = gb = None
+    if n.needs[0]:
+        ga = reshape(call("matmul", g2, reshape(b, (-1, k))), sa)
+    if n.needs[1]:
+        gb = reshape(call("matmul", call("mT", g2), reshape(a, (-1, k))), sb)
+    return ga, gb
+
+
+_bilinear(
+    "inner",
+    "ViewBackward0",  # torch.inner's reshape of a tensordot
+    _inner_forward,
+    _inner_vjp,
+    _inner_size,
+    ("rows",),
+    code("{xp}.inner({0}, {1})"),
+)
+
+
+def _cross_forward(a, b):
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != 3 or b.shape[-1] != 3:
+        shown = [list(a.shape), list(b.shape)]
+        raise ValueError(
+            f"cross() takes 3-vectors along the last axis (torch.linalg.cross), got shapes "
+            f"{shown[0]} and {shown[1]}"
+        )
+    return _xp().cross(a, b)
+
+
+def _cross_vjp(n, g):
+    # <g, a x b> = <a, b x g> = <b, g x a>; broadcast inputs take their sums back
+    a, b = n.inputs
+    return (
+        sum_to(call("cross", b, g), n.shapes[0]) if n.needs[0] else None,
+        sum_to(call("cross", g, a), n.shapes[1]) if n.needs[1] else None,
+    )
+
+
+_bilinear(
+    "cross",
+    "LinalgCrossBackward0",
+    _cross_forward,
+    _cross_vjp,
+    broadcast_size,
+    ("trailing", 1),
+    # torch.linalg.cross broadcasts only arguments of one rank
+    code("{xp}.cross({0}, {1})", torch="torch.linalg.cross(*torch.broadcast_tensors({0}, {1}))"),
 )

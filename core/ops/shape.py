@@ -9,7 +9,7 @@ import math
 
 from .. import backend
 from .rules import _xp, broadcast_to, call, reshape, sum_to, zeros_like
-from .table import Op, Printing, code, function, register
+from .table import Op, Param, Printing, code, function, register
 
 # ---------------------------------------------------------------------------
 # Shape ops (linear: the jvp is the op applied to the tangent)
@@ -87,23 +87,65 @@ register(
 )
 
 
-def _torch_transpose(args, node, target):
+def transpose_axes(axes, ndim: int):
+    """transpose's ``axes`` for an ndim-dimensional array: None (every axis reversed, NumPy's
+    a.T) or a permutation of the axes, each from 0 (NumPy's and torch.permute's check)."""
+    if axes is None:
+        return None
+    given = axes if isinstance(axes, tuple) else (axes,)
+    if len(given) != ndim:
+        raise ValueError(
+            f"transpose() needs one axis per dimension: {len(given)} given for an array of "
+            f"{ndim} dimension(s)"
+        )
+    out = []
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} of transpose() is out of range for {ndim} dimension(s)")
+        out.append(a % ndim)
+    if len(set(out)) != ndim:
+        raise ValueError(f"the axes of transpose() repeat an axis: {list(given)}")
+    return tuple(out)
+
+
+def _transpose_forward(a, axes=None):
+    return _xp().transpose(a, transpose_axes(axes, a.ndim))
+
+
+def _transpose_inverse(n):
+    """The axes that undo node ``n``'s transpose (None: reversing them again)."""
+    axes = transpose_axes(n.attrs.get("axes"), len(n.shapes[0]))
+    if axes is None:
+        return None
+    back = [0] * len(axes)
+    for i, a in enumerate(axes):
+        back[a] = i
+    return tuple(back)
+
+
+def _transpose_code(args, node, target):
     # NumPy's a.T reverses every axis (torch's .T is for matrices only)
-    return f"torch.permute({args[0]}, {tuple(reversed(range(node.args[0].value.ndim)))!r})"
+    ndim = node.args[0].value.ndim
+    axes = transpose_axes(node.attrs.get("axes"), ndim)
+    if target == "torch":
+        order = tuple(reversed(range(ndim))) if axes is None else axes
+        return f"torch.permute({args[0]}, {order!r})"
+    return f"{{xp}}.transpose({args[0]}, {axes!r})"
 
 
 register(
     Op(
         "transpose",
         "PermuteBackward0",
-        lambda a: a.T,
-        lambda n, g: (call("transpose", g),),
-        lambda n, ts: None if ts[0] is None else call("transpose", ts[0]),
+        _transpose_forward,
+        lambda n, g: (call("transpose", g, axes=_transpose_inverse(n)),),
+        lambda n, ts: None if ts[0] is None else call("transpose", ts[0], axes=n.attrs.get("axes")),
         saves=False,
         kind="shape",
         printing=function("transpose", latex="\\operatorname{transpose}"),
+        params=(Param("axes", "axes", None),),
         spreads_nonfinite=(0,),
-        code=code("{xp}.transpose({0})", torch=_torch_transpose),
+        code=code(_transpose_code),
         on_complex="rules",
     )
 )

@@ -213,10 +213,12 @@ class Param:
     position or by keyword, each a constant the parser checks by ``kind``:
 
     ``"int"``   a whole number (``k``, ``shift``);
-    ``"count"`` a whole number >= 0 (``repeats``, ``reps``);
+    ``"count"`` a whole number >= 0 (``repeats``);
+    ``"counts"`` a count or a list of counts, one per axis (tile's ``reps``);
     ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
     ``"axes"``  an axis or a list of axes (a tuple);
-    ``"flag"``  0 or 1, a bool.
+    ``"flag"``  0 or 1, a bool;
+    ``"mode"``  the string ``'full'``, ``'same'`` or ``'valid'`` (convolve's and correlate's).
 
     A param with a default prints only where it differs from it, as a keyword
     (``cumsum(x, axis=1)``); a required one prints by position.
@@ -233,49 +235,50 @@ class Param:
 
 class Op:
     """An entry of the table: one op and every fact about it (the module's docstring lists
-        the rules; these are the facts the evaluators and the checks read).
+    the rules; these are the facts the evaluators and the checks read).
 
-        ``batching``
-            how core/batch.py evaluates the op for many rows at once when its kind does not say
-            (elementwise ops broadcast, reductions shift their axes): ``("axes",)`` its
-            "axis"/"axes" params move past the batch axis (None: row by row); ``("trailing",
-            k)`` it works on its operands' last k axes, as NumPy's linalg does, so a leading batch
-            axis passes through (rows of rank >= k); ``("rows",)`` none on purpose (diag of a
-            vector): a graph using it is evaluated row by row, exactly, just slower.  None: its
-            kind says (elementwise, reductions), or core/batch.py has a rule by name.
-        ``arrays``
-            its vjp also takes a host array as the cotangent and then works on the saved
-            arrays, returning arrays (the rules' array form, core/ops/rules.py): backward without
-            ``create_graph`` hands it its cotangent so, with no Tensor made between two such ops.
-        ``params``
-            the attribute arguments of its function of the language (see :class:`Param`): an op
-            with params is parsed by them, its array arguments first (arity None: one list).
-        ``kink(input arrays, output array, attrs)``
-            a warning when the derivative is taken where it is undefined and a convention was
-            used (core/ops/rules.py, "Conventions at kinks").
-        ``on_complex``
+    ``batching``
+        how core/batch.py evaluates the op for many rows at once when its kind does not say
+        (elementwise ops broadcast, reductions shift their axes): ``("axes",)`` its
+        "axis"/"axes" params move past the batch axis (None: row by row); ``("trailing",
+        k)`` it works on its operands' last k axes, as NumPy's linalg does, so a leading batch
+        axis passes through (rows of rank >= k; k may be a function of the node's attrs:
+        tile's counts); ``("rows",)`` none on purpose (diag of a
+        vector): a graph using it is evaluated row by row, exactly, just slower.  None: its
+        kind says (elementwise, reductions), or core/batch.py has a rule by name.
+    ``arrays``
+        its vjp also takes a host array as the cotangent and then works on the saved
+        arrays, returning arrays (the rules' array form, core/ops/rules.py): backward without
+        ``create_graph`` hands it its cotangent so, with no Tensor made between two such ops.
+    ``params``
+        the attribute arguments of its function of the language (see :class:`Param`): an op
+        with params is parsed by them, its array arguments first (arity None: one list).
+    ``kink(input arrays, output array, attrs)``
+        a warning when the derivative is taken where it is undefined and a convention was
+        used (core/ops/rules.py, "Conventions at kinks").
+    ``on_complex``
         what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
         function of them, or rules of its own.
     ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
-            what the simplifier, Taylor mode and the non-finite checks know of the values (of an
-            elementwise op; tests/test_op_table.py checks each against the op's values):
+        what the simplifier, Taylor mode and the non-finite checks know of the values (of an
+        elementwise op; tests/test_op_table.py checks each against the op's values):
 
-            * ``total``: a number at every finite input (tan's poles are never hit exactly): not
-              nan or infinite on a region, as log, sqrt, gamma are;
-            * ``nonneg``: never negative (nan aside): any power of it is a number;
-            * ``piecewise``: constant on whole regions, or making a sum that is (x - abs(x),
-              atan2(0, x), hypot(x, 0) = abs(x)): it may vanish on a region;
-            * ``piecewise_linear``: linear on each piece, with partials that are constant there
-              (abs, max, floor): Taylor mode takes the piece the point is on (implies piecewise);
-            * ``spreads_nonfinite``: the argument positions whose inf or nan always makes some
-              element of the result inf or nan (a finite result vouches for them).
-        ``code``
-            how generated code writes it, per target (a :class:`Code`; core/codegen): the
-            backward pass is the op table's own rules traced, so an op needs only this.
-        ``size(input shapes, attrs)``
-            how many numbers the result holds, for an op whose result can be larger than its
-            inputs (checked against core.limits before it runs; elementwise ops of several
-            arguments get the broadcast's size from :func:`op_table`).
+        * ``total``: a number at every finite input (tan's poles are never hit exactly): not
+          nan or infinite on a region, as log, sqrt, gamma are;
+        * ``nonneg``: never negative (nan aside): any power of it is a number;
+        * ``piecewise``: constant on whole regions, or making a sum that is (x - abs(x),
+          atan2(0, x), hypot(x, 0) = abs(x)): it may vanish on a region;
+        * ``piecewise_linear``: linear on each piece, with partials that are constant there
+          (abs, max, floor): Taylor mode takes the piece the point is on (implies piecewise);
+        * ``spreads_nonfinite``: the argument positions whose inf or nan always makes some
+          element of the result inf or nan (a finite result vouches for them).
+    ``code``
+        how generated code writes it, per target (a :class:`Code`; core/codegen): the
+        backward pass is the op table's own rules traced, so an op needs only this.
+    ``size(input shapes, attrs)``
+        how many numbers the result holds, for an op whose result can be larger than its
+        inputs (checked against core.limits before it runs; elementwise ops of several
+        arguments get the broadcast's size from :func:`op_table`).
     """
 
     __slots__ = (
