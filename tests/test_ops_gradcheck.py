@@ -184,6 +184,14 @@ UNARY_SAMPLERS = {
     "gamma": POSITIVE,
     "lgamma": POSITIVE,
     "digamma": POSITIVE,
+    # issue 27's: sinc and the Bessel functions (i0e has a corner at 0, i1e's f'' jumps there)
+    "sinc": uniform(-3, 3),
+    "j0": uniform(-6, 6),
+    "j1": uniform(-6, 6),
+    "i0": uniform(-3, 3),
+    "i1": uniform(-3, 3),
+    "i0e": away_from_zero(),
+    "i1e": away_from_zero(),
 }
 # Between the poles at -2 and -1: gamma < 0 there, lgamma is log|gamma|.
 NEGATIVE_GAMMA = uniform(-1.8, -1.2)
@@ -316,6 +324,14 @@ def _build_cases() -> dict[str, list[Case]]:
             label="negative",
         )
     )
+
+    # gammainc(a, x), gammaincc(a, x), betainc(a, b, x): a gradient in x only (the op's own
+    # flags), x inside the domain (x > 0; 0 < x < 1 for betainc)
+    for name in ("gammainc", "gammaincc"):
+        for shapes in (((), (4,)), ((3, 1), (1, 4)), ((2, 3), ()), ((4,), (4,))):
+            add(Case(name, shapes, samplers=(uniform(0.5, 4.0), uniform(0.2, 5.0))))
+    for shapes in (((), (), (4,)), ((3, 1), (4,), (3, 4)), ((4,), (4,), (4,))):
+        add(Case("betainc", shapes, samplers=(POSITIVE, POSITIVE, uniform(0.05, 0.95))))
 
     # clip(x, lo, hi): x below, inside and above [lo, hi] (each input takes the gradient
     # in its own region), and lo > hi (clip is hi everywhere).
@@ -716,6 +732,29 @@ SECOND_ORDER_UNARY = {
     "gamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.diff(mpmath.gamma, v, 2), x)),
     "lgamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(1, v), x)),
     "digamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(2, v), x)),
+    "sinc": (uniform(-3, 3), lambda x: _mp(lambda v: mpmath.diff(mpmath.sincpi, v, 2), x)),
+    "j0": (uniform(-6, 6), lambda x: _mp(lambda v: mpmath.besselj(0, v, derivative=2), x)),
+    "j1": (uniform(-6, 6), lambda x: _mp(lambda v: mpmath.besselj(1, v, derivative=2), x)),
+    "i0": (
+        uniform(-3, 3),
+        lambda x: _mp(lambda v: mpmath.re(mpmath.besseli(0, v, derivative=2)), x),
+    ),
+    "i1": (
+        uniform(-3, 3),
+        lambda x: _mp(lambda v: mpmath.re(mpmath.besseli(1, v, derivative=2)), x),
+    ),
+    "i0e": (
+        away_from_zero(),
+        lambda x: _mp(
+            lambda v: mpmath.diff(lambda t: mpmath.besseli(0, t) * mpmath.exp(-abs(t)), v, 2), x
+        ),
+    ),
+    "i1e": (
+        away_from_zero(),
+        lambda x: _mp(
+            lambda v: mpmath.diff(lambda t: mpmath.besseli(1, t) * mpmath.exp(-abs(t)), v, 2), x
+        ),
+    ),
 }
 
 
@@ -1072,6 +1111,40 @@ TORCH_CASES = [
         lambda t, x: t.std(x, correction=0),
         [2.0, 2.0],
     ),
+    # issue 27's: sinc at 0 (derivative 0) and tiny x; i0e's corner at 0 (0), i1 and i1e at
+    # |x| <= eps (1/2); the incomplete gamma functions at x = 0 (inf, 0 and nan at a = 1)
+    (
+        "sinc",
+        lambda x: _op("sinc", x).sum(),
+        lambda t, x: t.sinc(x).sum(),
+        [0.0, -0.0, 1e-8, 0.3, -2.5, 1.0],
+    ),
+    (
+        "bessel-i",
+        lambda x: (_op("i0", x) + _op("i0e", x) * 2 + _op("i1", x) * 3 + _op("i1e", x) * 5).sum(),
+        lambda t, x: (
+            t.special.i0(x) + t.special.i0e(x) * 2 + t.special.i1(x) * 3 + t.special.i1e(x) * 5
+        ).sum(),
+        [0.0, 1e-17, -2.2e-16, 0.3, -2.5, 30.0, -700.0],
+    ),
+    (
+        "gammainc+gammaincc",
+        lambda x: (
+            _op("gammainc", tensor([0.5, 1.0, 2.0, 3.5]), x)
+            + _op("gammaincc", tensor([2.0, 1.0, 0.5, 7.0]), x) * 3
+        ).sum(),
+        lambda t, x: (
+            t.special.gammainc(t.tensor([0.5, 1.0, 2.0, 3.5], dtype=t.float64), x)
+            + t.special.gammaincc(t.tensor([2.0, 1.0, 0.5, 7.0], dtype=t.float64), x) * 3
+        ).sum(),
+        [0.3, 2.0, 7.5, 1e-3],
+    ),
+    (
+        "gammainc-at-0",
+        lambda x: (_op("gammainc", tensor([0.5, 1.0, 2.0]), x)).sum(),
+        lambda t, x: t.special.gammainc(t.tensor([0.5, 1.0, 2.0], dtype=t.float64), x).sum(),
+        [0.0, 0.0, 0.0],
+    ),
 ]
 
 
@@ -1085,6 +1158,18 @@ def test_against_torch(label, fn, torch_fn, value, torch):
     (g,) = grad(y, x)
     np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-13, atol=0)
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-13, atol=0)
+
+
+def test_sinc_near_0_is_its_limit():
+    # where pi x^2 is 0 PyTorch's sinc' is 0; here its limit -(pi^2/3) x: 0 at 0 and a
+    # number below 1e-162 (PyTorch's 0 there too, to 1e-170), and sinc''(0) = -pi^2/3 (JAX's;
+    # PyTorch's double backward is nan there)
+    x = tensor([0.0, -0.0, 1e-170], requires_grad=True)
+    (d1,) = grad(_op("sinc", x).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(d1.numpy(), [0.0, 0.0, -(math.pi**2) / 3 * 1e-170])
+    assert not np.signbit(d1.numpy()[:2]).any()
+    (d2,) = grad(d1.sum(), x)
+    np.testing.assert_allclose(d2.numpy(), -(math.pi**2) / 3, rtol=1e-15)
 
 
 def test_against_torch_maximum_tie(torch):
@@ -1133,6 +1218,13 @@ def test_against_torch_grad_fn_names_of_the_new_functions(torch):
         (_op("logsumexp", x, **WHOLE), tx.logsumexp(0)),
         (_op("variance", x, **WHOLE), tx.var(correction=0)),
         (_op("std", x, **WHOLE), tx.std(correction=0)),
+        (_op("sinc", x), tx.sinc()),
+        (_op("i0", x), torch.special.i0(tx)),
+        (_op("i0e", x), torch.special.i0e(tx)),
+        (_op("i1", x), torch.special.i1(tx)),
+        (_op("i1e", x), torch.special.i1e(tx)),
+        (_op("gammainc", tensor(2.0), x), torch.special.gammainc(tx.detach() + 2, tx)),
+        (_op("gammaincc", tensor(2.0), x), torch.special.gammaincc(tx.detach() + 2, tx)),
     ]
     for ours, theirs in pairs:
         assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
