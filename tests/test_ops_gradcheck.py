@@ -17,6 +17,7 @@ where torch is installed, a handful of ops are compared with it in float64.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -1228,3 +1229,34 @@ def test_against_torch_grad_fn_names_of_the_new_functions(torch):
     ]
     for ours, theirs in pairs:
         assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+
+
+# gammainc's a, betainc's a and b: no derivative (PyTorch and JAX implement none), so a
+# derivative asked along them is an error in every command, not a zero
+NO_DERIVATIVE = [
+    ("gammainc(a, x)", {"a": 2.0, "x": 1.0}),
+    ("gammaincc(2*a, x)", {"a": 2.0, "x": 1.0}),
+    ("betainc(2, a, x) + a", {"a": 2.0, "x": 0.3}),
+]
+
+
+@pytest.mark.parametrize("text, values", NO_DERIVATIVE, ids=[t for t, _ in NO_DERIVATIVE])
+def test_no_derivative_along_an_argument_without_one(text, values):
+    from autograd_cli.core import api, codegen
+    from autograd_cli.core.errors import UnsupportedError
+    from autograd_cli.core.taylor import taylor
+
+    program = parse(text)
+    for name in ("grad", "hessian", "jacobian", "diff", "check"):
+        with pytest.raises(UnsupportedError, match="no derivative along its"):
+            api.compute(name, program, values, wrt="a")
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        api.compute("grad", program, values)  # every variable
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        taylor(program, values, wrt=["a"], order=3)
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        codegen.generate(program, values, wrt="a")
+    # along x alone: PyTorch's gradient; x inside a too: the error again
+    assert np.isfinite(api.compute("grad", program, values, wrt="x").grad["x"])
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        api.compute("grad", parse(re.sub(r"\ba\b", "(a + x)", text)), values, wrt="x")

@@ -34,6 +34,10 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``differentiable``, ``zero_grad``, ``kink``
     the arguments that take a gradient; piecewise constant (its gradient is zero); the
     warning where the derivative is taken at a point where it is undefined.
+``no_derivative``
+    the arguments (not differentiable) whose derivative exists but is not implemented, as
+    PyTorch and JAX leave it (gammainc's a): a derivative asked along one is an error
+    (:func:`~..program.resolve_wrt`), not a zero.
 ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
     what the simplifier, Taylor mode and the non-finite checks know of its values (see
     :class:`Op`); tests/test_op_table.py checks each against the op's values.
@@ -298,6 +302,7 @@ class Op:
         "batching",
         "arrays",
         "code",
+        "no_derivative",
     )
 
     def __init__(
@@ -327,6 +332,7 @@ class Op:
         batching: tuple | None = None,
         arrays: bool = False,
         code: Code | None = None,
+        no_derivative: tuple[int, ...] = (),
     ):
         self.name = name
         self.code = code
@@ -358,6 +364,7 @@ class Op:
         self.printing = printing
         self.internal = internal
         self.size = size
+        self.no_derivative = tuple(no_derivative)
 
     def flags(self, n: int) -> tuple:
         """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
