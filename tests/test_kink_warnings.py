@@ -59,6 +59,8 @@ NEAR_ZERO_DOMAIN = scalar([1e-300, TINY, 1e-3, 1.0, -1e-3, -1.0, -TINY, -1e-300]
 
 KINKS = [
     Kink("abs", "abs(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("abs",)),
+    # i0e(x) = exp(-|x|) I0(x): its corner at 0 (issue 27)
+    Kink("i0e", "i0e(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("i0e",)),
     Kink("relu", "relu(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("relu",)),
     Kink("sqrt", "sqrt(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("sqrt",)),
     Kink("log", "log(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("log'",)),
