@@ -1260,3 +1260,23 @@ def test_no_derivative_along_an_argument_without_one(text, values):
     assert np.isfinite(api.compute("grad", program, values, wrt="x").grad["x"])
     with pytest.raises(UnsupportedError, match="no derivative along its"):
         api.compute("grad", parse(re.sub(r"\ba\b", "(a + x)", text)), values, wrt="x")
+
+
+def test_against_jax_where_torch_has_no_derivative():
+    # j0' = -j1 and j1' = j0 - j1/x (JAX's bessel_jn, differentiated through its
+    # recurrence, is good away from 0 and below x ~ 20), betainc's d/dx (JAX's betainc_gradx)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp, jsp = jax.numpy, jax.scipy.special
+    xs = [0.3, -1.7, 2.5, 6.0, -9.5]
+    for order in (0, 1):
+        jn = jax.grad(lambda v, k=order: jsp.bessel_jn(v, v=1)[k])
+        want = [float(jn(x)) for x in xs]
+        x = tensor(xs, requires_grad=True)
+        (got,) = grad(_op(f"j{order}", x).sum(), x)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    a, b, xs = 2.5, 1.5, [0.05, 0.3, 0.5, 0.9, 0.999]
+    want = [float(jax.grad(lambda v: jsp.betainc(a, b, v))(jnp.float64(x))) for x in xs]
+    x = tensor(xs, requires_grad=True)
+    (got,) = grad(_op("betainc", tensor(a), tensor(b), x).sum(), x)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
