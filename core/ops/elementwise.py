@@ -179,12 +179,15 @@ _unary("i1",        "SpecialI1Backward0",       _sp("i1"),                      
 _unary("i1e",       "SpecialI1EBackward0",      _sp("i1e"),                      _i1e_d,                                          latex="\\operatorname{i1e}",                                               total=True, code=code("{sp}.i1e({0})"))
 # fmt: on
 
-# gammainc(0, x) = 1 for x > 0 (SciPy's and PyTorch's), a flat piece: piecewise, as betainc
+# gammainc(0, x) = 1 for x > 0 (SciPy's and PyTorch's), a flat piece: piecewise, as betainc.
+# At x = 0, the end of the domain, the derivative is one-sided: PyTorch's formula says inf,
+# nan or 0 there, with a warning
+_GAMMAINC_END = _where_kink(lambda i, o, a: i[1] == 0, "gammainc(a, x) and gammaincc(a, x) at x = 0, the end of their domain: used PyTorch's derivative exp((a - 1) log(x) - x - lgamma(a)) there (inf for a < 1, nan for a = 1, 0 for a > 1)")
 # fmt: off
 #       name         grad_fn               forward                                    d/da                          d/db                          d/dx                 printing and facts
-_binary("gammainc",  "IgammaBackward0",    lambda a, x: _special().gammainc(a, x),    lambda a, x, out: None,       _gammainc_dx,                                      printing=function("gammainc", latex="P"), differentiable=(False, True), no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammainc({0}, {1})", numpy="scipy.special.gammainc({0}, {1}).astype({dtype})"))
-_binary("gammaincc", "IgammacBackward0",   lambda a, x: _special().gammaincc(a, x),   lambda a, x, out: None,       lambda a, x, out: -_gammainc_dx(a, x, out),        printing=function("gammaincc", latex="Q"), differentiable=(False, True), no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammaincc({0}, {1})", numpy="scipy.special.gammaincc({0}, {1}).astype({dtype})"))
-_elementwise_op("betainc", "BetaincBackward0", lambda a, b, x: _special().betainc(a, b, x), (lambda a, b, x, out: None, lambda a, b, x, out: None, _betainc_dx), printing=function("betainc", latex=("I_{", 2, "}\\left(", 0, ", ", 1, "\\right)"), latex_level=ATOM), differentiable=(False, False, True), no_derivative=(0, 1), nonneg=True, piecewise=True, spreads_nonfinite=(2,), code=code("{sp}.betainc({0}, {1}, {2})", torch=None))
+_binary("gammainc",  "IgammaBackward0",    lambda a, x: _special().gammainc(a, x),    lambda a, x, out: None,       _gammainc_dx,                                      printing=function("gammainc", latex="P"), differentiable=(False, True), kink=_GAMMAINC_END, no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammainc({0}, {1})", numpy="scipy.special.gammainc({0}, {1}).astype({dtype})"))
+_binary("gammaincc", "IgammacBackward0",   lambda a, x: _special().gammaincc(a, x),   lambda a, x, out: None,       lambda a, x, out: -_gammainc_dx(a, x, out),        printing=function("gammaincc", latex="Q"), differentiable=(False, True), kink=_GAMMAINC_END, no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammaincc({0}, {1})", numpy="scipy.special.gammaincc({0}, {1}).astype({dtype})"))
+_elementwise_op("betainc", "BetaincBackward0", lambda a, b, x: _special().betainc(a, b, x), (lambda a, b, x, out: None, lambda a, b, x, out: None, _betainc_dx), printing=function("betainc", latex=("I_{", 2, "}\\left(", 0, ", ", 1, "\\right)"), latex_level=ATOM), differentiable=(False, False, True), kink=_where_kink(lambda i, o, a: (i[2] == 0) | (i[2] == 1), "betainc(a, b, x) at x = 0 or 1, an end of its domain: used JAX's derivative exp((a - 1) log(x) + (b - 1) log1p(-x) - lbeta(a, b)) there (inf, nan or 0 as a, or b, is below, at or above 1)"), no_derivative=(0, 1), nonneg=True, piecewise=True, spreads_nonfinite=(2,), code=code("{sp}.betainc({0}, {1}, {2})", torch=None))
 # fmt: on
 
 
