@@ -182,7 +182,12 @@ _unary("i1e",       "SpecialI1EBackward0",      _sp("i1e"),                     
 # gammainc(0, x) = 1 for x > 0 (SciPy's and PyTorch's), a flat piece: piecewise, as betainc.
 # At x = 0, the end of the domain, the derivative is one-sided: PyTorch's formula says inf,
 # nan or 0 there, with a warning
-_GAMMAINC_END = _where_kink(lambda i, o, a: i[1] == 0, "gammainc(a, x) and gammaincc(a, x) at x = 0, the end of their domain: used PyTorch's derivative exp((a - 1) log(x) - x - lgamma(a)) there (inf for a < 1, nan for a = 1, 0 for a > 1)")
+_GAMMAINC_END = _where_kink(
+    lambda i, o, a: i[1] == 0,
+    "gammainc(a, x) and gammaincc(a, x) at x = 0, the end of their domain: used PyTorch's "
+    "derivative exp((a - 1) log(x) - x - lgamma(a)) there (inf for a < 1, nan for a = 1, 0 "
+    "for a > 1)",
+)
 # fmt: off
 #       name         grad_fn               forward                                    d/da                          d/db                          d/dx                 printing and facts
 _binary("gammainc",  "IgammaBackward0",    lambda a, x: _special().gammainc(a, x),    lambda a, x, out: None,       _gammainc_dx,                                      printing=function("gammainc", latex="P"), differentiable=(False, True), kink=_GAMMAINC_END, no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammainc({0}, {1})", numpy="scipy.special.gammainc({0}, {1}).astype({dtype})"))
