@@ -60,7 +60,7 @@ import numpy
 from . import backend
 from .errors import AutogradCliError
 from .interpret import Interpretation, interpret
-from .ops.special import bessel_derivatives
+from .ops.special import bessel_derivatives, sinc_derivatives
 from .program import Expr, Program
 from .recording import parse_value
 from .tensor import OPS, Tensor, apply, no_grad
@@ -792,16 +792,15 @@ def _hypot(r: _Args) -> list:
     return _sqrt(squares, h0, n)
 
 
-@_rule("sinc", multiplies_out=True)
+@_rule("sinc")
 def _sinc(r: _Args) -> list:
-    # pi u sinc(u) = sin(pi u); at pi u^2 == 0 the engine's derivative is its limit there
-    u, n = r.s(0), r.n
+    # sinc(u) from its derivatives at u_0; at pi u^2 == 0 the engine's derivative is a limit
+    u = r.s(0)
     if u[0] * u[0] * math.pi == 0:
         raise _Poisoned("sinc at 0, where the engine's derivative is a limit")
-    p = _times(u, math.pi)
-    return _quotient(
-        _coupled(p, _value("sin", p[0]), _value("cos", p[0]), -1.0, n)[0], p, r.out0, n
-    )
+    d = sinc_derivatives(u[0], r.n)
+    _partial(d[1] if r.n > 1 else 0.0, "sinc")
+    return _compose(u, d, r.n)
 
 
 @_rule("j0", "j1", "i0", "i1", "i0e", "i1e")

@@ -215,3 +215,23 @@ def bessel_derivatives(name: str, x: float, n: int) -> list[float]:
         return d
     s = -math.copysign(1.0, x)
     return [sum(math.comb(m, j) * s ** (m - j) * d[j] for j in range(m + 1)) for m in range(n)]
+
+
+def sinc_derivatives(x: float, n: int) -> list[float]:
+    """[sinc(x), sinc'(x), ..., sinc^(n-1)(x)] for Taylor mode (x not 0): for |pi x| < 4 from
+    sinc's Maclaurin series, sum_j (-1)^j (pi x)^(2j) / (2j+1)!, differentiated term by term
+    (no cancellation near 0); else by x f^(m) + m f^(m-1) = pi^(m-1) sin(pi x + m pi/2)."""
+    px = PI * x
+    if abs(px) >= 4:
+        d = [math.sin(px) / px]
+        for m in range(1, n):
+            d.append((PI ** (m - 1) * math.sin(px + m * PI / 2) - m * d[m - 1]) / x)
+        return d
+    return [
+        PI**m
+        * math.fsum(
+            (-1) ** j * px ** (2 * j - m) / ((2 * j + 1) * math.factorial(2 * j - m))
+            for j in range((m + 1) // 2, m // 2 + 60)
+        )
+        for m in range(n)
+    ]
