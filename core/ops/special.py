@@ -223,9 +223,10 @@ def sinc_derivatives(x: float, n: int) -> list[float]:
     (no cancellation near 0); else by x f^(m) + m f^(m-1) = pi^(m-1) sin(pi x + m pi/2)."""
     px = PI * x
     if abs(px) >= 4:
-        d = [math.sin(px) / px]
+        turns = (math.sin(px), math.cos(px), -math.sin(px), -math.cos(px))  # sin(px + m pi/2)
+        d = [turns[0] / px]
         for m in range(1, n):
-            d.append((PI ** (m - 1) * math.sin(px + m * PI / 2) - m * d[m - 1]) / x)
+            d.append((PI ** (m - 1) * turns[m % 4] - m * d[m - 1]) / x)
         return d
     return [
         PI**m
