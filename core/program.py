@@ -25,7 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from .errors import InputError, MissingValueError, NonScalarOutputError, UnknownVariableError
+from .errors import (
+    InputError,
+    MissingValueError,
+    NonScalarOutputError,
+    UnknownVariableError,
+    UnsupportedError,
+)
 from .safetext import excerpt
 from .toposort import toposort
 
@@ -316,4 +322,35 @@ def resolve_wrt(program: Program | Expr, wrt: str | Sequence[str] | None) -> lis
     a name is not an input and lists the variables."""
     known = variables(program)
     names = split_names(wrt)
-    return _checked(names, known, lambda name: unknown_wrt(name, program)) if names else known
+    names = _checked(names, known, lambda name: unknown_wrt(name, program)) if names else known
+    _check_derivatives_exist(program, names)
+    return names
+
+
+def _check_derivatives_exist(program: Program | Expr, names: Sequence[str]) -> None:
+    """An argument whose derivative the op does not implement (``Op.no_derivative``:
+    gammainc's a) that depends on one of ``names`` along a differentiable path: an error
+    naming it, as PyTorch's and JAX's, where a zero would be a wrong number."""
+    from .tensor import OPS  # noqa: PLC0415 - the op table, filled by core.ops once imported
+
+    order = topological([program.output if isinstance(program, Program) else program])
+    if not any(node.op in OPS and OPS[node.op].no_derivative for node in order):
+        return
+    depends: dict[int, bool] = {}
+    for node in order:
+        if node.op in ("const", "var"):
+            depends[id(node)] = node.op == "var" and node.name in names
+            continue
+        op = OPS[node.op]
+        for i in op.no_derivative:
+            if depends[id(node.args[i])]:
+                which = ("first", "second", "third")[i] if i < 3 else f"number {i + 1}"
+                raise UnsupportedError.naming(
+                    "{wrt}: " + f"{op.name} has no derivative along its {which} argument "
+                    "(PyTorch and JAX do not implement it): leave the variables it depends on "
+                    "out of {wrt}",
+                )
+        flags = op.flags(len(node.args))
+        depends[id(node)] = op.vjp is not None and any(
+            depends[id(a)] and f for a, f in zip(node.args, flags)
+        )

@@ -60,6 +60,7 @@ import numpy
 from . import backend
 from .errors import AutogradCliError
 from .interpret import Interpretation, interpret
+from .ops.special import bessel_derivatives, sinc_derivatives
 from .program import Expr, Program
 from .recording import parse_value
 from .tensor import OPS, Tensor, apply, no_grad
@@ -789,6 +790,50 @@ def _hypot(r: _Args) -> list:
     squares = [p + q for p, q in zip(_product(a, a, n), _product(b, b, n))]
     _products_fit(squares, "hypot")
     return _sqrt(squares, h0, n)
+
+
+@_rule("sinc")
+def _sinc(r: _Args) -> list:
+    # sinc(u) from its derivatives at u_0; at pi u^2 == 0 the engine's derivative is a limit
+    u = r.s(0)
+    if u[0] * u[0] * math.pi == 0:
+        raise _Poisoned("sinc at 0, where the engine's derivative is a limit")
+    d = sinc_derivatives(u[0], r.n)
+    _partial(d[1] if r.n > 1 else 0.0, "sinc")
+    return _compose(u, d, r.n)
+
+
+@_rule("j0", "j1", "i0", "i1", "i0e", "i1e")
+def _bessel(r: _Args) -> list:
+    # f(u) from f's derivatives at u_0 (SciPy's Bessel functions of whole order)
+    u, name = r.s(0), r.op.name
+    if not abs(u[0]) > 2.220446049250313e-16:
+        raise _Poisoned(f"{name} at 0, where the engine's derivative is a limit")
+    d = bessel_derivatives(name, u[0], r.n)
+    _partial(sum(map(abs, d[1:])), name)
+    return _compose(u, d, r.n)
+
+
+@_rule("gammainc", "gammaincc", "betainc")
+def _incomplete(r: _Args) -> list:
+    # y' = +-exp(w) u', the integrand: w = (a-1) log u - u - lgamma(a) for gammainc (PyTorch's),
+    # (a-1) log u + (b-1) log1p(-u) - lbeta(a, b) for betainc (JAX's); its ends are singular
+    name, n, u, a = r.op.name, r.n, r.s(r.op.arity - 1), r.v(0)
+    u0, b = u[0], r.v(1) if name == "betainc" else None
+    if not 0 < u0 < (math.inf if b is None else 1):
+        raise _Poisoned(f"{name} at the end of its domain")
+    _near_singularity(u, u0 if b is None else min(u0, 1 - u0), 1.0, name)
+    w = _times(_log(u, _value("log", u0), n), a - 1)
+    if b is None:
+        w = [p - q for p, q in zip(w, u)]
+        w[0] -= _value("lgamma", a)
+    else:
+        rest = _times(_log([1 - u0] + [-x for x in u[1:]], _value("log1p", -u0), n), b - 1)
+        w = [p + q for p, q in zip(w, rest)]
+        w[0] -= _value("lgamma", a) + _value("lgamma", b) - _value("lgamma", a + b)
+    e = _exp(w, _value("exp", w[0]), n)
+    _partial(e[0], name)
+    return _integral(_weighted(u, n), _times(e, -1.0 if name == "gammaincc" else 1.0), r.out0, n)
 
 
 @_rule("where", linear=True)

@@ -458,7 +458,8 @@ _LINALG = frozenset(
 # cupyx.scipy.special's names that the engine may use (cupyx/scipy/special/__init__.py)
 _SPECIAL = frozenset(
     "erf erfc erfcinv erfcx erfinv gamma gammaln digamma polygamma psi loggamma expit logit "
-    "log_ndtr ndtr ndtri zeta xlogy xlog1py i0 i1 sinc betaln beta binom entr rgamma".split()
+    "log_ndtr ndtr ndtri zeta xlogy xlog1py i0 i1 sinc betaln beta binom entr rgamma "
+    "i0e i1e j0 j1 gammainc gammaincc betainc".split()
 )
 # Functions that copy host data to the device (an upload, which CuPy allows).
 _UPLOADS = frozenset("array asarray asanyarray ascontiguousarray asfortranarray".split())

@@ -30,6 +30,7 @@ table, so a new op without a case fails.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -1848,9 +1849,179 @@ def _build_internal():
     )
 
 
+# ---------------------------------------------------------------------------
+# Issue 27's special functions: sinc, the Bessel functions, the incomplete gamma and beta
+# functions against mpmath at 40 digits (sincpi, besselj, besseli, gammainc, betainc); at
+# the edges SciPy's and PyTorch's conventions (nan at +-inf for j0, j1, i0 and i1)
+# ---------------------------------------------------------------------------
+
+
+def _mp_of(fn):
+    return lambda *xs: _mp(fn, *xs)
+
+
+def _scaled_bessel(order):
+    return _mp_of(lambda v: mpmath.besseli(order, v) * mpmath.exp(-abs(v)))
+
+
+BESSEL_POINTS = [-3.7, -1.0, -0.3, 0.0, 0.25, 1.0, 2.5, 7.0, 10.0, 30.0, 1e-300, -50.0]
+SPECIAL_UNARY = {
+    # op: (oracle, ordinary points, special rows (x, expected) or (x, "~", expected))
+    "sinc": (
+        _mp_of(mpmath.sincpi),
+        [-3.7, -0.3, 0.0, 0.25, 2.5, 1e-300, 1e-10, 1e5 + 0.5],
+        [(0.0, 1.0), (-0.0, 1.0), (TINY, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    ),
+    "j0": (
+        _mp_of(lambda v: mpmath.besselj(0, v)),
+        BESSEL_POINTS,
+        [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    ),
+    "j1": (
+        _mp_of(lambda v: mpmath.besselj(1, v)),
+        BESSEL_POINTS,
+        [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    ),
+    "i0": (
+        _mp_of(lambda v: mpmath.besseli(0, v)),
+        BESSEL_POINTS + [700.0],
+        [(0.0, 1.0), (INF, NAN), (-INF, NAN), (1000.0, INF), (NAN, NAN)],
+    ),
+    "i0e": (
+        _scaled_bessel(0),
+        BESSEL_POINTS + [700.0, 1e5],
+        [(0.0, 1.0), (-0.0, 1.0), (INF, 0.0), (-INF, 0.0), (NAN, NAN)],
+    ),
+    "i1": (
+        _mp_of(lambda v: mpmath.besseli(1, v)),
+        BESSEL_POINTS + [700.0],
+        [(0.0, 0.0), (INF, NAN), (-INF, NAN), (1000.0, INF), (-1000.0, -INF), (NAN, NAN)],
+    ),
+    "i1e": (
+        _scaled_bessel(1),
+        BESSEL_POINTS + [700.0, 1e5],
+        [(0.0, 0.0), (INF, 0.0), (-INF, -0.0), (NAN, NAN)],
+    ),
+}
+
+GAMMAINC_PAIRS = [(0.5, 0.3), (2.0, 1.0), (5.5, 7.0), (1e-3, 2.0), (30.0, 25.0), (100.0, 90.0)]
+# (a, x, P(a, x)): Q = 1 - P there; 0 at x = 0, 1 at x = inf or a = 0 < x, nan off the domain
+GAMMAINC_SPECIAL = [
+    (1.0, 0.0, 0.0),
+    (0.5, -0.0, 0.0),
+    (0.0, 1.0, 1.0),
+    (2.0, INF, 1.0),
+    (INF, 2.0, 0.0),
+    (0.0, 0.0, NAN),
+    (-1.0, 1.0, NAN),
+    (1.0, -1.0, NAN),
+    (INF, INF, NAN),
+    (NAN, 1.0, NAN),
+    (1.0, NAN, NAN),
+]
+BETAINC_POINTS = [
+    (2.0, 3.0, 0.3),
+    (0.5, 0.5, 0.1),
+    (5.0, 1.5, 0.9),
+    (10.0, 20.0, 0.33),
+    (1e-3, 2.0, 0.5),
+    (2.5, 1.5, 0.999),
+    (1.0, 1.0, 0.25),
+]
+# (a, b, x, I_x(a, b)): 0 and 1 at the ends, nan outside [0, 1] and for a negative a or b
+BETAINC_SPECIAL = [
+    (2.0, 3.0, 0.0, 0.0),
+    (2.0, 3.0, 1.0, 1.0),
+    (2.0, 3.0, -0.5, NAN),
+    (2.0, 3.0, 1.5, NAN),
+    (-1.0, 2.0, 0.5, NAN),
+    (NAN, 3.0, 0.5, NAN),
+    (2.0, 3.0, NAN, NAN),
+    (2.0, 3.0, INF, NAN),
+    (2.0, 3.0, -INF, NAN),
+]
+
+
+def o_gammainc(a, x):
+    with mpmath.workdps(40):
+        return float(mpmath.gammainc(a, 0, x, regularized=True))
+
+
+def o_gammaincc(a, x):
+    with mpmath.workdps(40):
+        return float(mpmath.gammainc(a, x, mpmath.inf, regularized=True))
+
+
+def o_betainc(a, b, x):
+    with mpmath.workdps(40):
+        return float(mpmath.betainc(a, b, 0, x, regularized=True))
+
+
+def _build_special_functions():
+    for op, (oracle, points, special) in SPECIAL_UNARY.items():
+        expr = f"{op}(x)"
+        add(op, expr, {"x": points}, [oracle(p) for p in points], exact=False, label="ordinary")
+        add(
+            op,
+            expr,
+            {"x": [points[:3]]},
+            [[oracle(p) for p in points[:3]]],
+            exact=False,
+            label="2-D",
+        )
+        _special_rows(op, expr, ("x",), special)
+    add("j0", "bessel_j0(x)", {"x": 2.5}, SPECIAL_UNARY["j0"][0](2.5), exact=False, label="alias")
+    add("j1", "bessel_j1(x)", {"x": 2.5}, SPECIAL_UNARY["j1"][0](2.5), exact=False, label="alias")
+    complement = [(a, x, 1.0 - p if p == p else p) for a, x, p in GAMMAINC_SPECIAL]
+    for op, fn, special in (
+        ("gammainc", o_gammainc, GAMMAINC_SPECIAL),
+        ("gammaincc", o_gammaincc, complement),
+    ):
+        _pairs_case(op, f"{op}(a, b)", fn, GAMMAINC_PAIRS, exact=False, label="ordinary")
+        _special_rows(op, f"{op}(a, b)", ("a", "b"), special)
+        a, x = [[0.5], [2.0], [5.5]], [0.3, 3.0, 7.0, 12.0]
+        add(
+            op,
+            f"{op}(a, x)",
+            {"a": a, "x": x},
+            elementwise(fn, a, x),
+            exact=False,
+            label="bcast (3,1)x(4,)",
+        )
+        add(
+            op,
+            f"{op}(2.5, x)",
+            {"x": x},
+            elementwise(functools.partial(fn, 2.5), x),
+            exact=False,
+            label="const a",
+        )
+    names = ("a", "b", "x")
+    columns = {n: [r[i] for r in BETAINC_POINTS] for i, n in enumerate(names)}
+    add(
+        "betainc",
+        "betainc(a, b, x)",
+        columns,
+        [o_betainc(*r) for r in BETAINC_POINTS],
+        exact=False,
+        label="ordinary",
+    )
+    _special_rows("betainc", "betainc(a, b, x)", names, BETAINC_SPECIAL)
+    x = [0.1, 0.5, 0.95]
+    add(
+        "betainc",
+        "betainc(2, 3.5, x)",
+        {"x": x},
+        elementwise(lambda v: o_betainc(2.0, 3.5, v), x),
+        exact=False,
+        label="const a, b",
+    )
+
+
 _build_unary()
 _build_binary()
 _build_new_binary()
+_build_special_functions()
 _build_reductions()
 _build_products_and_shapes()
 _build_array_functions()

@@ -59,6 +59,33 @@ NEAR_ZERO_DOMAIN = scalar([1e-300, TINY, 1e-3, 1.0, -1e-3, -1.0, -TINY, -1e-300]
 
 KINKS = [
     Kink("abs", "abs(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("abs",)),
+    # i0e(x) = exp(-|x|) I0(x): its corner at 0 (issue 27)
+    Kink("i0e", "i0e(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("i0e",)),
+    # the incomplete gamma and beta functions at the ends of their domains in x (issue 27)
+    Kink(
+        "gammainc",
+        "gammainc(1, x)",
+        ("x",),
+        scalar([0.0, -0.0]),
+        scalar([1e-3, TINY, 1.0, -1e-3]),
+        ("gammainc",),
+    ),
+    Kink(
+        "gammaincc",
+        "gammaincc(0.5, x)",
+        ("x",),
+        scalar([0.0, -0.0]),
+        scalar([1e-300, TINY, 1.0, -1.0]),
+        ("gammaincc",),
+    ),
+    Kink(
+        "betainc",
+        "betainc(2, 0.5, x)",
+        ("x",),
+        scalar([0.0, 1.0]),
+        scalar([1e-3, 0.999, 0.5, 1.5, -1e-3]),
+        ("betainc",),
+    ),
     Kink("relu", "relu(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO, ("relu",)),
     Kink("sqrt", "sqrt(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("sqrt",)),
     Kink("log", "log(x)", ("x",), scalar([0.0, -0.0]), NEAR_ZERO_DOMAIN, ("log'",)),

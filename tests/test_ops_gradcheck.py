@@ -17,6 +17,7 @@ where torch is installed, a handful of ops are compared with it in float64.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -188,6 +189,14 @@ UNARY_SAMPLERS = {
     "gamma": POSITIVE,
     "lgamma": POSITIVE,
     "digamma": POSITIVE,
+    # issue 27's: sinc and the Bessel functions (i0e has a corner at 0, i1e's f'' jumps there)
+    "sinc": uniform(-3, 3),
+    "j0": uniform(-6, 6),
+    "j1": uniform(-6, 6),
+    "i0": uniform(-3, 3),
+    "i1": uniform(-3, 3),
+    "i0e": away_from_zero(),
+    "i1e": away_from_zero(),
 }
 # Between the poles at -2 and -1: gamma < 0 there, lgamma is log|gamma|.
 NEGATIVE_GAMMA = uniform(-1.8, -1.2)
@@ -320,6 +329,14 @@ def _build_cases() -> dict[str, list[Case]]:
             label="negative",
         )
     )
+
+    # gammainc(a, x), gammaincc(a, x), betainc(a, b, x): a gradient in x only (the op's own
+    # flags), x inside the domain (x > 0; 0 < x < 1 for betainc)
+    for name in ("gammainc", "gammaincc"):
+        for shapes in (((), (4,)), ((3, 1), (1, 4)), ((2, 3), ()), ((4,), (4,))):
+            add(Case(name, shapes, samplers=(uniform(0.5, 4.0), uniform(0.2, 5.0))))
+    for shapes in (((), (), (4,)), ((3, 1), (4,), (3, 4)), ((4,), (4,), (4,))):
+        add(Case("betainc", shapes, samplers=(POSITIVE, POSITIVE, uniform(0.05, 0.95))))
 
     # clip(x, lo, hi): x below, inside and above [lo, hi] (each input takes the gradient
     # in its own region), and lo > hi (clip is hi everywhere).
@@ -729,6 +746,29 @@ SECOND_ORDER_UNARY = {
     "gamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.diff(mpmath.gamma, v, 2), x)),
     "lgamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(1, v), x)),
     "digamma": (POSITIVE, lambda x: _mp(lambda v: mpmath.psi(2, v), x)),
+    "sinc": (uniform(-3, 3), lambda x: _mp(lambda v: mpmath.diff(mpmath.sincpi, v, 2), x)),
+    "j0": (uniform(-6, 6), lambda x: _mp(lambda v: mpmath.besselj(0, v, derivative=2), x)),
+    "j1": (uniform(-6, 6), lambda x: _mp(lambda v: mpmath.besselj(1, v, derivative=2), x)),
+    "i0": (
+        uniform(-3, 3),
+        lambda x: _mp(lambda v: mpmath.re(mpmath.besseli(0, v, derivative=2)), x),
+    ),
+    "i1": (
+        uniform(-3, 3),
+        lambda x: _mp(lambda v: mpmath.re(mpmath.besseli(1, v, derivative=2)), x),
+    ),
+    "i0e": (
+        away_from_zero(),
+        lambda x: _mp(
+            lambda v: mpmath.diff(lambda t: mpmath.besseli(0, t) * mpmath.exp(-abs(t)), v, 2), x
+        ),
+    ),
+    "i1e": (
+        away_from_zero(),
+        lambda x: _mp(
+            lambda v: mpmath.diff(lambda t: mpmath.besseli(1, t) * mpmath.exp(-abs(t)), v, 2), x
+        ),
+    ),
 }
 
 
@@ -1085,6 +1125,40 @@ TORCH_CASES = [
         lambda t, x: t.std(x, correction=0),
         [2.0, 2.0],
     ),
+    # issue 27's: sinc at 0 (derivative 0) and tiny x; i0e's corner at 0 (0), i1 and i1e at
+    # |x| <= eps (1/2); the incomplete gamma functions at x = 0 (inf, 0 and nan at a = 1)
+    (
+        "sinc",
+        lambda x: _op("sinc", x).sum(),
+        lambda t, x: t.sinc(x).sum(),
+        [0.0, -0.0, 1e-8, 0.3, -2.5, 1.0],
+    ),
+    (
+        "bessel-i",
+        lambda x: (_op("i0", x) + _op("i0e", x) * 2 + _op("i1", x) * 3 + _op("i1e", x) * 5).sum(),
+        lambda t, x: (
+            t.special.i0(x) + t.special.i0e(x) * 2 + t.special.i1(x) * 3 + t.special.i1e(x) * 5
+        ).sum(),
+        [0.0, 1e-17, -2.2e-16, 0.3, -2.5, 30.0, -700.0],
+    ),
+    (
+        "gammainc+gammaincc",
+        lambda x: (
+            _op("gammainc", tensor([0.5, 1.0, 2.0, 3.5]), x)
+            + _op("gammaincc", tensor([2.0, 1.0, 0.5, 7.0]), x) * 3
+        ).sum(),
+        lambda t, x: (
+            t.special.gammainc(t.tensor([0.5, 1.0, 2.0, 3.5], dtype=t.float64), x)
+            + t.special.gammaincc(t.tensor([2.0, 1.0, 0.5, 7.0], dtype=t.float64), x) * 3
+        ).sum(),
+        [0.3, 2.0, 7.5, 1e-3],
+    ),
+    (
+        "gammainc-at-0",
+        lambda x: (_op("gammainc", tensor([0.5, 1.0, 2.0]), x)).sum(),
+        lambda t, x: t.special.gammainc(t.tensor([0.5, 1.0, 2.0], dtype=t.float64), x).sum(),
+        [0.0, 0.0, 0.0],
+    ),
 ]
 
 
@@ -1098,6 +1172,18 @@ def test_against_torch(label, fn, torch_fn, value, torch):
     (g,) = grad(y, x)
     np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-13, atol=0)
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-13, atol=0)
+
+
+def test_sinc_near_0_is_its_limit():
+    # where pi x^2 is 0 PyTorch's sinc' is 0; here its limit -(pi^2/3) x: 0 at 0 and a
+    # number below 1e-162 (PyTorch's 0 there too, to 1e-170), and sinc''(0) = -pi^2/3 (JAX's;
+    # PyTorch's double backward is nan there)
+    x = tensor([0.0, -0.0, 1e-170], requires_grad=True)
+    (d1,) = grad(_op("sinc", x).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(d1.numpy(), [0.0, 0.0, -(math.pi**2) / 3 * 1e-170])
+    assert not np.signbit(d1.numpy()[:2]).any()
+    (d2,) = grad(d1.sum(), x)
+    np.testing.assert_allclose(d2.numpy(), -(math.pi**2) / 3, rtol=1e-15)
 
 
 def test_against_torch_maximum_tie(torch):
@@ -1146,6 +1232,64 @@ def test_against_torch_grad_fn_names_of_the_new_functions(torch):
         (_op("logsumexp", x, **WHOLE), tx.logsumexp(0)),
         (_op("variance", x, **WHOLE), tx.var(correction=0)),
         (_op("std", x, **WHOLE), tx.std(correction=0)),
+        (_op("sinc", x), tx.sinc()),
+        (_op("i0", x), torch.special.i0(tx)),
+        (_op("i0e", x), torch.special.i0e(tx)),
+        (_op("i1", x), torch.special.i1(tx)),
+        (_op("i1e", x), torch.special.i1e(tx)),
+        (_op("gammainc", tensor(2.0), x), torch.special.gammainc(tx.detach() + 2, tx)),
+        (_op("gammaincc", tensor(2.0), x), torch.special.gammaincc(tx.detach() + 2, tx)),
     ]
     for ours, theirs in pairs:
         assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+
+
+# gammainc's a, betainc's a and b: no derivative (PyTorch and JAX implement none), so a
+# derivative asked along them is an error in every command, not a zero
+NO_DERIVATIVE = [
+    ("gammainc(a, x)", {"a": 2.0, "x": 1.0}),
+    ("gammaincc(2*a, x)", {"a": 2.0, "x": 1.0}),
+    ("betainc(2, a, x) + a", {"a": 2.0, "x": 0.3}),
+]
+
+
+@pytest.mark.parametrize("text, values", NO_DERIVATIVE, ids=[t for t, _ in NO_DERIVATIVE])
+def test_no_derivative_along_an_argument_without_one(text, values):
+    from autograd_cli.core import api, codegen
+    from autograd_cli.core.errors import UnsupportedError
+    from autograd_cli.core.taylor import taylor
+
+    program = parse(text)
+    for name in ("grad", "hessian", "jacobian", "diff", "check"):
+        with pytest.raises(UnsupportedError, match="no derivative along its"):
+            api.compute(name, program, values, wrt="a")
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        api.compute("grad", program, values)  # every variable
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        taylor(program, values, wrt=["a"], order=3)
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        codegen.generate(program, values, wrt="a")
+    # along x alone: PyTorch's gradient; x inside a too: the error again
+    assert np.isfinite(api.compute("grad", program, values, wrt="x").grad["x"])
+    with pytest.raises(UnsupportedError, match="no derivative along its"):
+        api.compute("grad", parse(re.sub(r"\ba\b", "(a + x)", text)), values, wrt="x")
+
+
+def test_against_jax_where_torch_has_no_derivative():
+    # j0' = -j1 and j1' = j0 - j1/x (JAX's bessel_jn, differentiated through its
+    # recurrence, is good away from 0 and below x ~ 20), betainc's d/dx (JAX's betainc_gradx)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp, jsp = jax.numpy, jax.scipy.special
+    xs = [0.3, -1.7, 2.5, 6.0, -9.5]
+    for order in (0, 1):
+        jn = jax.grad(lambda v, k=order: jsp.bessel_jn(v, v=1)[k])
+        want = [float(jn(x)) for x in xs]
+        x = tensor(xs, requires_grad=True)
+        (got,) = grad(_op(f"j{order}", x).sum(), x)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    a, b, xs = 2.5, 1.5, [0.05, 0.3, 0.5, 0.9, 0.999]
+    want = [float(jax.grad(lambda v: jsp.betainc(a, b, v))(jnp.float64(x))) for x in xs]
+    x = tensor(xs, requires_grad=True)
+    (got,) = grad(_op("betainc", tensor(a), tensor(b), x).sum(), x)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)

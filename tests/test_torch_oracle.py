@@ -170,6 +170,12 @@ SPECS: dict[str, Spec] = {
     },
     "softplus": _unary("softplus", lambda t, x: t.nn.functional.softplus(x)),
     "erfcx": _unary("erfcx", lambda t, x: t.special.erfcx(x)),
+    # issue 27's (torch's bessel_j0/j1 have no derivative: JAX's is tested in test_ops_gradcheck)
+    "sinc": _unary("sinc"),
+    "i0": _unary("i0", lambda t, x: t.special.i0(x)),
+    "i0e": _unary("i0e", lambda t, x: t.special.i0e(x)),
+    "i1": _unary("i1", lambda t, x: t.special.i1(x)),
+    "i1e": _unary("i1e", lambda t, x: t.special.i1e(x)),
     "neg": Spec("unary", lambda x: -x, lambda t, x: -x),
     "add": Spec("binary", operator.add, lambda t, a, b: a + b),
     "sub": Spec(
@@ -348,6 +354,8 @@ def _admissible(key, args, attrs, inputs, out) -> bool:
         return bool((np.abs(x[0]) < 6).all())
     if key == "erfcx":  # its derivative 2 x erfcx(x) - 2/sqrt(pi) cancels for large x
         return bool((np.abs(x[0]) < 3).all())
+    if key in ("sinc", "i0e", "i1e"):  # sinc' cancels near 0; i0e's corner, i1e's 1/x there
+        return bool((np.abs(x[0]) > 0.1).all())
     if key == "softplus":  # torch returns x itself above its threshold 20
         return bool((x[0] < 15).all())
     if key in ("add", "sub"):

@@ -103,6 +103,9 @@ _HELPERS = {
         "    return (g == 0 && !isfinite(r)) ? 0 : r;\n}"
     ),
     "ag_mend": "static T ag_mend(T t, T g, T r) { return (g == 0 && !isfinite(r)) ? 0 : t; }",
+    # POSIX's Bessel functions, in libm but not declared by <math.h> in C99 mode
+    "ag_j0": "static T ag_j0(T x) { extern double j0(double); return isinf(x) ? NAN : j0(x); }",
+    "ag_j1": "static T ag_j1(T x) { extern double j1(double); return isinf(x) ? NAN : j1(x); }",
 }
 _HELPER_DOC = {
     "ag_max": "ag_max/ag_min: NumPy's maximum/minimum (a NaN on either side gives NaN)",
@@ -110,6 +113,8 @@ _HELPER_DOC = {
     "ag_mod": "ag_mod: NumPy's mod for floats (fmod, then the sign of b)",
     "ag_chain": "ag_chain: g*d, but 0 where g == 0 and g*d is inf or nan",
     "ag_mend": "ag_mend: t, but 0 where g == 0 and r is inf or nan (a mended product's tangent)",
+    "ag_j0": "ag_j0/ag_j1: POSIX's j0/j1 (libm's), nan at +-inf as SciPy's and PyTorch's",
+    "ag_j1": "ag_j0/ag_j1: POSIX's j0/j1 (libm's), nan at +-inf as SciPy's and PyTorch's",
 }
 
 

@@ -58,12 +58,18 @@ from .rules import (
 from .special import (
     SQRT_PI_OVER_TWO,
     TWO_OVER_SQRT_PI,
+    _betainc_dx,
     _cbrt_forward,
     _erfcx_forward,
     _erfinv_forward,
     _gamma_forward,
+    _gammainc_dx,
+    _i1_d,
+    _i1e_d,
+    _j1_d,
     _lgamma_forward,
     _polygamma_forward,
+    _sinc_d,
     _sp,
     _special,
 )
@@ -164,6 +170,47 @@ _unary("gamma",     "GammaBackward0",        _gamma_forward,       lambda x, out
 _unary("lgamma",    "LgammaBackward0",       _lgamma_forward,      lambda x, out: call("digamma", x),                latex="\\operatorname{lgamma}",                                                 spreads_nonfinite=(0,), code=code("{xp}.where({0} == -{xp}.inf, {xp}.inf, {sp}.gammaln({0}))", torch="torch.where({0} == -math.inf, math.inf, torch.lgamma({0}))", c="({0} == -INFINITY ? INFINITY : lgamma({0}))"))
 # digamma(+-0) = -+inf, nan at the negative integers (PyTorch's and SciPy's convention).
 _unary("digamma",   "DigammaBackward0",      _sp("psi"),           lambda x, out: call("polygamma", 1.0, x),         latex="\\psi",                                                                  spreads_nonfinite=(0,), code=code("{sp}.digamma({0})", numpy="scipy.special.psi({0})"))
+# fmt: on
+
+
+# ---------------------------------------------------------------------------
+# Issue 27's special functions (their partials longer than a line: .special).  sinc and
+# the Bessel functions J0, J1 (POSIX's j0, j1), I0, I1 and the scaled i0e = exp(-|x|) I0,
+# i1e = exp(-|x|) I1 (scipy.special's, torch.special's); the regularized incomplete gamma
+# P(a, x), Q(a, x) = 1 - P (torch.special.gammainc/gammaincc: a gradient in x only) and
+# beta I_x(a, b) (scipy.special.betainc; JAX's gradient, in x only)
+# ---------------------------------------------------------------------------
+
+# fmt: off
+#      name         grad_fn                     forward                          d/dx (x, out)                                    printing                                                                   facts
+# sinc(x) = sin(pi x)/(pi x), 1 at 0 (NumPy's and torch.sinc, normalized); its derivative 0 at 0
+_unary("sinc",      "SincBackward0",            lambda a: _xp().sinc(a),         _sinc_d,                                         latex="\\operatorname{sinc}",                                              total=True, spreads_nonfinite=(0,), code=code("{xp}.sinc({0})", c="({0} == 0.0 ? 1.0 : sin(3.141592653589793 * {0}) / (3.141592653589793 * {0}))"))
+# PyTorch has bessel_j0/j1 without a derivative: J0' = -J1 and J1' = J0 - J1/x (1/2 at 0) as JAX;
+# nan at +-inf (SciPy's and PyTorch's)
+_unary("j0",        "SpecialBesselJ0Backward0", _sp("j0"),                       lambda x, out: -call("j1", x),                   printing=function("j0", "bessel_j0", latex=("J_{0}\\left(", 0, "\\right)"), latex_level=ATOM), total=True, spreads_nonfinite=(0,), code=code("{sp}.j0({0})", torch="torch.special.bessel_j0({0})", jax=None, c="ag_j0({0})"))
+_unary("j1",        "SpecialBesselJ1Backward0", _sp("j1"),                       _j1_d,                                           printing=function("j1", "bessel_j1", latex=("J_{1}\\left(", 0, "\\right)"), latex_level=ATOM), total=True, spreads_nonfinite=(0,), code=code("{sp}.j1({0})", torch="torch.special.bessel_j1({0})", jax=None, c="ag_j1({0})"))
+_unary("i0",        "I0Backward0",              _sp("i0"),                       lambda x, out: call("i1", x),                    printing=function("i0", latex=("I_{0}\\left(", 0, "\\right)"), latex_level=ATOM), total=True, nonneg=True, spreads_nonfinite=(0,), code=code("{sp}.i0({0})"))
+# i0e(x) = exp(-|x|) I0(x) has a corner at 0 (slopes -+1): PyTorch's i0e' = i1e - sign(x) i0e is 0
+# there (piecewise: the simplifier's caution, as for abs)
+_unary("i0e",       "SpecialI0EBackward0",      _sp("i0e"),                      lambda x, out: call("i1e", x) - sign(x) * out,   latex="\\operatorname{i0e}",                                               kink=_at_zero("i0e(x) = exp(-|x|) I0(x) is not differentiable at 0; used i0e'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise=True, code=code("{sp}.i0e({0})"))
+_unary("i1",        "SpecialI1Backward0",       _sp("i1"),                       _i1_d,                                           printing=function("i1", latex=("I_{1}\\left(", 0, "\\right)"), latex_level=ATOM), total=True, spreads_nonfinite=(0,), code=code("{sp}.i1({0})"))
+_unary("i1e",       "SpecialI1EBackward0",      _sp("i1e"),                      _i1e_d,                                          latex="\\operatorname{i1e}",                                               total=True, code=code("{sp}.i1e({0})"))
+# fmt: on
+
+# gammainc(0, x) = 1 for x > 0 (SciPy's and PyTorch's), a flat piece: piecewise, as betainc.
+# At x = 0, the end of the domain, the derivative is one-sided: PyTorch's formula says inf,
+# nan or 0 there, with a warning
+_GAMMAINC_END = _where_kink(
+    lambda i, o, a: i[1] == 0,
+    "gammainc(a, x) and gammaincc(a, x) at x = 0, the end of their domain: used PyTorch's "
+    "derivative exp((a - 1) log(x) - x - lgamma(a)) there (inf for a < 1, nan for a = 1, 0 "
+    "for a > 1)",
+)
+# fmt: off
+#       name         grad_fn               forward                                    d/da                          d/db                          d/dx                 printing and facts
+_binary("gammainc",  "IgammaBackward0",    lambda a, x: _special().gammainc(a, x),    lambda a, x, out: None,       _gammainc_dx,                                      printing=function("gammainc", latex="P"), differentiable=(False, True), kink=_GAMMAINC_END, no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammainc({0}, {1})", numpy="scipy.special.gammainc({0}, {1}).astype({dtype})"))
+_binary("gammaincc", "IgammacBackward0",   lambda a, x: _special().gammaincc(a, x),   lambda a, x, out: None,       lambda a, x, out: -_gammainc_dx(a, x, out),        printing=function("gammaincc", latex="Q"), differentiable=(False, True), kink=_GAMMAINC_END, no_derivative=(0,), nonneg=True, piecewise=True, code=code("{sp}.gammaincc({0}, {1})", numpy="scipy.special.gammaincc({0}, {1}).astype({dtype})"))
+_elementwise_op("betainc", "BetaincBackward0", lambda a, b, x: _special().betainc(a, b, x), (lambda a, b, x, out: None, lambda a, b, x, out: None, _betainc_dx), printing=function("betainc", latex=("I_{", 2, "}\\left(", 0, ", ", 1, "\\right)"), latex_level=ATOM), differentiable=(False, False, True), kink=_where_kink(lambda i, o, a: (i[2] == 0) | (i[2] == 1), "betainc(a, b, x) at x = 0 or 1, an end of its domain: used JAX's derivative exp((a - 1) log(x) + (b - 1) log1p(-x) - lbeta(a, b)) there (inf, nan or 0 as a, or b, is below, at or above 1)"), no_derivative=(0, 1), nonneg=True, piecewise=True, spreads_nonfinite=(2,), code=code("{sp}.betainc({0}, {1}, {2})", torch=None))
 # fmt: on
 
 

@@ -1,9 +1,12 @@
-"""The forwards of the special functions (issue 13) that take more than a line.
+"""The forwards of the special functions (issue 13) that take more than a line, and the
+partials of those of issue 27 that take more than a line.
 
-erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta come from
-scipy.special (cupyx.scipy.special on the GPU), imported on first use only: start-up never
-pays for SciPy, and without it these ops say how to get it.  cbrt is here too: NumPy's is not
-exact on every CPU.  Their entries are lines of :mod:`.elementwise`'s table.
+erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma, beta, the Bessel functions
+(j0, j1, i0, i0e, i1, i1e) and the incomplete gamma and beta functions (gammainc, gammaincc,
+betainc) come from scipy.special (cupyx.scipy.special on the GPU), imported on first use
+only: start-up never pays for SciPy, and without it these ops say how to get it.  cbrt is
+here too: NumPy's is not exact on every CPU.  Their entries are lines of
+:mod:`.elementwise`'s table.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 
 from .. import backend
 from ..errors import UnsupportedError
-from .rules import _xp
+from .rules import _any_zero, _array, _xp, call, eq, where
 
 
 def _special():
@@ -25,8 +28,8 @@ def _special():
         import scipy.special as special  # type: ignore[import-untyped]  # noqa: PLC0415
     except ImportError:
         raise UnsupportedError(
-            "erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma and beta need SciPy: "
-            "pip install scipy"
+            "erf, erfc, erfcx, erfinv, gamma, lgamma, digamma, polygamma, beta, j0, j1, i0, "
+            "i0e, i1, i1e, gammainc, gammaincc and betainc need SciPy: pip install scipy"
         ) from None
     return special
 
@@ -127,3 +130,109 @@ def _polygamma_forward(n, x):
 def _sp(name):
     """The forward ``a -> special.name(a)``: the device's special function ``name``."""
     return lambda a: getattr(_special(), name)(a)
+
+
+# ---------------------------------------------------------------------------
+# The partials of issue 27's special functions that take more than a line, each as PyTorch
+# (or, where PyTorch has no derivative, JAX) writes it
+# ---------------------------------------------------------------------------
+
+PI = math.pi
+EPS = 2.220446049250313e-16  # float64's machine epsilon: PyTorch's "tiny" in i1_backward
+
+
+def _any_tiny(x) -> bool:
+    """Some element of ``x`` is within machine epsilon of 0 (a symbolic or traced value:
+    whether it may be zero)."""
+    a = _array(x)
+    if a is not None:
+        with backend.errstate():
+            return backend.any_nonzero(_xp().abs(a) <= EPS)
+    return getattr(x, "maybe_zero", True)
+
+
+def _sinc_d(x, out):
+    """PyTorch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x^2), where pi x^2 is 0
+    (x = 0, or |x| < 1e-162) its limit there, -(pi^2/3) x: 0 at 0 as PyTorch has it, with
+    sinc''(0) = -pi^2/3 (PyTorch's double backward is nan there)."""
+    px = x * PI
+    square = x * x * PI
+    d = (px * call("cos", px) - call("sin", px)) / square
+    if _any_zero(square):
+        d = where(eq(square, 0), x * (-PI * PI / 3) + 0.0, d)  # + 0.0: no -0 at 0
+    return d
+
+
+def _tiny_limit(x, d, limit: float):
+    """``d``, and ``limit`` where |x| <= machine epsilon (PyTorch's i1_backward)."""
+    if _any_tiny(x):
+        d = where(call("le", call("abs", x), EPS), limit, d)
+    return d
+
+
+def _j1_d(x, out):
+    # J1' = J0 - J1/x, 1/2 at 0 (as i1's, PyTorch's form for I1)
+    return _tiny_limit(x, call("j0", x) - out / x, 0.5)
+
+
+def _i1_d(x, out):
+    # PyTorch's i1_backward: I1' = I0 - I1/x, 1/2 where |x| <= eps
+    return _tiny_limit(x, call("i0", x) - out / x, 0.5)
+
+
+def _i1e_d(x, out):
+    # PyTorch's i1e_backward: i1e' = i0e - i1e (sign(x) + 1/x), 1/2 where |x| <= eps
+    return _tiny_limit(x, call("i0e", x) - out * (call("sign", x) + 1 / x), 0.5)
+
+
+def _gammainc_dx(a, x, out):
+    """PyTorch's d/dx of gammainc(a, x) (igamma's): exp((a - 1) log x - x - lgamma(a)), the
+    integrand x^(a-1) e^(-x) / Gamma(a) (nan at a = 1, x = 0, where 0 * log 0 is nan)."""
+    return call("exp", (a - 1) * call("log", x) - x - call("lgamma", a))
+
+
+def _betainc_dx(a, b, x, out):
+    """JAX's d/dx of betainc(a, b, x): exp((b - 1) log1p(-x) + (a - 1) log x - lbeta(a,
+    b)), the integrand x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    lbeta = call("lgamma", a) + call("lgamma", b) - call("lgamma", a + b)
+    return call("exp", (b - 1) * call("log1p", -x) + (a - 1) * call("log", x) - lbeta)
+
+
+def bessel_derivatives(name: str, x: float, n: int) -> list[float]:
+    """[f(x), f'(x), ..., f^(n-1)(x)] of the Bessel function ``name`` (j0, j1, i0, i1, i0e,
+    i1e; x not 0) for Taylor mode: f_v^(m) = 2^-m sum_k (-+1)^k C(m, k) f_(v-m+2k) for f_v = J_v
+    (-) or I_v (+), SciPy's of whole order; the scaled exp(-s x) I_v (s = sign x) by
+    Leibniz's rule, with SciPy's ive = exp(-|x|) I_v."""
+    special, v = _special(), int(name[1])
+    f, pm = (special.jv, -1) if name[0] == "j" else (special.iv, 1)
+    if name[-1] == "e":
+        f = special.ive
+    d = [
+        float(sum(math.comb(m, k) * pm**k * f(v - m + 2 * k, x) for k in range(m + 1))) / 2**m
+        for m in range(n)
+    ]
+    if name[-1] != "e":
+        return d
+    s = -math.copysign(1.0, x)
+    return [sum(math.comb(m, j) * s ** (m - j) * d[j] for j in range(m + 1)) for m in range(n)]
+
+
+def sinc_derivatives(x: float, n: int) -> list[float]:
+    """[sinc(x), sinc'(x), ..., sinc^(n-1)(x)] for Taylor mode (x not 0): for |pi x| < 4 from
+    sinc's Maclaurin series, sum_j (-1)^j (pi x)^(2j) / (2j+1)!, differentiated term by term
+    (no cancellation near 0); else by x f^(m) + m f^(m-1) = pi^(m-1) sin(pi x + m pi/2)."""
+    px = PI * x
+    if abs(px) >= 4:
+        turns = (math.sin(px), math.cos(px), -math.sin(px), -math.cos(px))  # sin(px + m pi/2)
+        d = [turns[0] / px]
+        for m in range(1, n):
+            d.append((PI ** (m - 1) * turns[m % 4] - m * d[m - 1]) / x)
+        return d
+    return [
+        PI**m
+        * math.fsum(
+            (-1) ** j * px ** (2 * j - m) / ((2 * j + 1) * math.factorial(2 * j - m))
+            for j in range((m + 1) // 2, m // 2 + 60)
+        )
+        for m in range(n)
+    ]

@@ -37,6 +37,10 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``on_complex``
     what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
     function of them, or rules of its own.
+``no_derivative``
+    the arguments (not differentiable) whose derivative exists but is not implemented, as
+    PyTorch and JAX leave it (gammainc's a): a derivative asked along one is an error
+    (:func:`~..program.resolve_wrt`), not a zero.
 ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
     what the simplifier, Taylor mode and the non-finite checks know of its values (see
     :class:`Op`); tests/test_op_table.py checks each against the op's values.
@@ -308,6 +312,7 @@ class Op:
         "batching",
         "arrays",
         "code",
+        "no_derivative",
     )
 
     def __init__(
@@ -338,6 +343,7 @@ class Op:
         arrays: bool = False,
         code: Code | None = None,
         on_complex: str | None = None,
+        no_derivative: tuple[int, ...] = (),
     ):
         self.name = name
         self.code = code
@@ -372,6 +378,7 @@ class Op:
         self.printing = printing
         self.internal = internal
         self.size = size
+        self.no_derivative = tuple(no_derivative)
 
     def flags(self, n: int) -> tuple:
         """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
