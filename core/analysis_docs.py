@@ -154,6 +154,8 @@ def scalars(values: Mapping, what: str) -> dict:
     for name, v in values.items():
         if isinstance(v, (list, tuple)):
             raise _usage(f"{what} {name}: a number, not an array")
+        if isinstance(v, complex):
+            raise _usage(f"{what} {name}: a real number, not a complex one")
         out[name] = float(v)
     return out
 
@@ -327,6 +329,9 @@ def analyse(
     unknown = sorted(set(given) - set(_SETTINGS[op]))
     if unknown:
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
+    from .api import refuse_complex
+
+    refuse_complex(op, program, values)
     return _ANALYSES[op](program, values, list(wrt) if wrt else None, order, given)
 
 

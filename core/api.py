@@ -147,8 +147,8 @@ def refuse_complex(name: str, program: Program, values: dict) -> None:
     the dtype is complex."""
     if _complex_program(program, values):
         raise UnsupportedError(
-            f"{name} takes real numbers only in this version; for complex values use grad "
-            f"(PyTorch's convention, or holomorphic) and jacobian",
+            f"{name} takes real numbers only in this version; for complex values use eval, "
+            f"grad (PyTorch's convention, or holomorphic), jacobian and diff",
             op=name,
         )
 

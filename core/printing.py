@@ -398,7 +398,16 @@ def latex_name(name: str) -> str:
 
 
 def latex_number(value) -> str:
-    """A number in LaTeX: ``2``, ``0.5``, ``1.5 \\cdot 10^{-5}``, ``\\pi``, ``\\infty``."""
+    """A number in LaTeX: ``2``, ``0.5``, ``1.5 \\cdot 10^{-5}``, ``\\pi``, ``\\infty``;
+    an imaginary one with ``i``: ``2i``, ``\\left(3 + 4i\\right)``."""
+    if value.__class__ is complex or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+        z = complex(value)
+        imaginary = ("-" if math.copysign(1.0, z.imag) < 0 else "") + latex_number(abs(z.imag))
+        imaginary += "i"
+        if z.real == 0:
+            return imaginary
+        sign = " - " if imaginary.startswith("-") else " + "
+        return f"\\left({latex_number(z.real)}{sign}{imaginary.lstrip('-')}\\right)"
     text = format_number(value)
     sign = "-" if text.startswith("-") else ""
     body = text[len(sign) :]

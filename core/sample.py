@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import backend
-from .errors import InputError, LimitError, NonScalarOutputError, ShapeError
+from .errors import InputError, LimitError, NonScalarOutputError, ShapeError, UnsupportedError
 from .interpret import Dependence, interpret
 from .program import Program, check_values
 
@@ -59,9 +59,19 @@ def sample(
             rows = None
     if rows is None:
         rows = _pointwise(program, values, name, xs, order)
+    if any(np.iscomplexobj(row) for row in rows):
+        raise _complex_values()
     return Sampled(
         [float(v) for v in xs],
         [{"order": k, "values": [float(v) for v in row]} for k, row in enumerate(rows)],
+    )
+
+
+def _complex_values() -> UnsupportedError:
+    return UnsupportedError(
+        "plot draws real functions: this one has complex values (plot abs(...), real(...) "
+        "or imag(...) of it)",
+        op="plot",
     )
 
 
@@ -123,5 +133,7 @@ def _pointwise(program, values, name, xs, order) -> list:
                     f"{list(a.shape)}",
                     shape=list(a.shape),
                 )
+            if a.dtype.kind == "c":
+                raise _complex_values()
             rows[k, i] = float(a.reshape(()))
     return list(rows)

@@ -767,6 +767,11 @@ def _atan2(r: _Args) -> list:
     return [r.out0] + [rate[k - 1] / k for k in range(1, n)]
 
 
+@_rule("polar")
+def _polar(r: _Args) -> list:
+    raise _Poisoned("polar has complex values, which Taylor mode's real series do not hold")
+
+
 @_rule("logaddexp")
 def _logaddexp(r: _Args) -> list:
     # y' = b' + (a - b)' sigmoid(a - b)

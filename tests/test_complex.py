@@ -408,7 +408,8 @@ def test_every_complex_op_meets_central_differences_in_both_directions(name):
 TORCH_NAMES = {"log1p": "log1p", "expm1": "expm1", "angle": "angle", "conj": "conj"}
 
 
-@pytest.mark.parametrize("name", [n for n in ON_COMPLEX if n not in ("where",)])
+# where: a real condition; polar: real arguments in PyTorch (its own test below)
+@pytest.mark.parametrize("name", [n for n in ON_COMPLEX if n not in ("where", "polar")])
 def test_every_complex_op_equals_pytorch(name, torch):
     op = OPS[name]
     args = _args(op)
@@ -479,3 +480,33 @@ def test_random_complex_graphs_equal_pytorch(seed, torch):
             np.testing.assert_allclose(
                 got.grad[name], t.grad.resolve_conj().numpy(), rtol=1e-10, atol=1e-12, err_msg=loss
             )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["taylor", "abs(z)**2", "--z", "1+2j"],
+        ["minimize", "abs(z)**2", "--z", "1+2j"],
+        ["solve", "z**2 + 1", "--z", "1+2j"],
+        ["critical", "abs(z)**2", "--z", "1+2j"],
+        ["propagate", "abs(z)", "--z", "1+2j+-0.1"],
+        ["plot", "x*1j", "--x", "-1:1"],
+        ["codegen", "x*1j", "--x", "2"],
+        ["codegen", "abs(polar(r, t))", "--r", "1", "--t", "2"],
+    ],
+)
+def test_the_analyses_and_codegen_refuse_complex_values_by_name(cli, argv):
+    out = cli(*argv, "--json")
+    assert out.code == 1, out.out
+    error = json.loads(out.out)["error"]
+    assert error["kind"] == "unsupported" and "internal" not in error["message"]
+
+
+def test_polar_is_r_exp_i_theta_with_pytorchs_gradient(torch):
+    r = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    t = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    (torch.polar(r, t) + 1).abs().pow(2).backward()
+    got = api.grad_of(parse("abs(polar(r, t) + 1)**2"), {"r": 2.0, "t": 0.5})
+    assert float(got.grad["r"]) == pytest.approx(r.grad.item(), rel=1e-13)
+    assert float(got.grad["t"]) == pytest.approx(t.grad.item(), rel=1e-13)
+    assert complex(api.eval_of(parse("polar(2, pi/2)"), {}).value) == pytest.approx(2j)

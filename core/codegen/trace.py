@@ -118,6 +118,13 @@ class Graph:
     def _add(self, op, args, attrs, value, name=None) -> Node:
         if len(self.nodes) >= self.max_nodes:
             raise LimitError(f"the generated code grew past {self.max_nodes} statements")
+        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            what = "a value or constant" if op in ("input", "const") else f"the result of {op}"
+            raise UnsupportedError(
+                f"codegen writes programs of real numbers only in this version, and {what} "
+                "is complex here",
+                op=op,
+            )
         node = Node(op, args, attrs, value, name, len(self.nodes))
         self.nodes.append(node)
         return node
@@ -146,7 +153,7 @@ class Graph:
             dtype = like.value.dtype if like is not None and like.value.dtype.kind == "f" else None
             return self.const(np.asarray(x, dtype=dtype or np.float64))
         if isinstance(x, (complex, np.complexfloating)):
-            return self.const(np.asarray(x, dtype=np.complex128))
+            return self.const(np.asarray(x, dtype=np.complex128))  # refused by _add
         if isinstance(x, np.ndarray):
             return self.const(x)
         raise TypeError(f"cannot use {type(x).__name__} in generated code")
@@ -334,7 +341,9 @@ class Tracing(Interpretation):
         self.graph = graph
 
     def const(self, node: Expr) -> Traced:
-        return Traced(self.graph.const(np.asarray(node.value, dtype=np.float64)), self.graph)
+        value = node.value
+        kind = np.complex128 if isinstance(value, complex) else np.float64  # refused by _add
+        return Traced(self.graph.const(np.asarray(value, dtype=kind)), self.graph)
 
     def var(self, name: str, value) -> Traced:
         return Traced(self.graph.input(name, np.asarray(parse_value(name, value))), self.graph)

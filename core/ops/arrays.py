@@ -698,6 +698,7 @@ register(
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
         code=_join_code("stack", "stack"),
+        on_complex="rules",
     )
 )
 

@@ -519,6 +519,7 @@ _matrix_op(
     latex="\\operatorname{tr}",
     saves=False,
     code=code(trace_code),
+    on_complex="rules",
 )
 
 
@@ -658,6 +659,7 @@ def _triangle(name):
             params=(Param("k", "int", 0),),
             batching=("trailing", 2),
             code=code(f"{{xp}}.{name}({{0}}, {{k}})"),
+            on_complex="rules",
         )
     )
 

@@ -62,6 +62,7 @@ def _broadcast_pair(name, node, forward, itself, adjoint, spelling) -> None:
             kind="shape",
             internal=True,
             code=spelling,
+            on_complex="rules",
         )
     )
 
