@@ -30,6 +30,7 @@ table, so a new op without a case fails.
 
 from __future__ import annotations
 
+import cmath
 import functools
 import json
 import math
@@ -1166,6 +1167,19 @@ def _special_rows(op, expr, names, rows, zero_sign=True):
         assert all(len(r) == k + (1 if exact else 2) for r in picked), (op, picked)
 
 
+def _build_polar():
+    # polar(r, theta) = r*exp(1j*theta): cmath's rect at ordinary points; at the edges NumPy's
+    # complex product (inf*(1+0j) is inf+nanj: inf*0 is nan), as torch.polar's
+    pairs = [(2.0, 0.5), (1.0, -math.pi / 3), (0.5, 3.0), (3.0, 0.0), (0.0, 1.0), (-1.0, 2.0)]
+    _pairs_case("polar", "polar(a, b)", cmath.rect, pairs, exact=False, zero_sign=False)
+    rows = [
+        (NAN, 1.0, complex(NAN, NAN)),
+        (INF, 0.0, complex(INF, NAN)),
+        (1.0, INF, complex(NAN, NAN)),
+    ]
+    _special_rows("polar", "polar(a, b)", ("a", "b"), rows, zero_sign=False)
+
+
 def _build_new_binary():
     # polygamma(n, x) against mpmath, orders 0 to 3, x on both sides of the poles
     grid = [(float(n), x) for n in range(4) for x in POLYGAMMA_X]
@@ -2021,6 +2035,7 @@ def _build_special_functions():
 _build_unary()
 _build_binary()
 _build_new_binary()
+_build_polar()
 _build_special_functions()
 _build_reductions()
 _build_products_and_shapes()

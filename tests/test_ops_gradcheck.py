@@ -224,6 +224,7 @@ BINARY_SAMPLERS = {
     "atan2": (away_from_zero(0.3, 2.0), DEFAULT),
     "hypot": (away_from_zero(0.3, 2.0), DEFAULT),
     "logaddexp": (DEFAULT, DEFAULT),
+    "polar": (DEFAULT, DEFAULT),
     "beta": (POSITIVE, POSITIVE),
     "mod": (between_half_integers, divisors),
 }
@@ -556,6 +557,10 @@ def numeric_directional(fn, arrays, tangents) -> np.ndarray:
     return (fn(plus) - fn(minus)) / (2 * H)
 
 
+#: the ops whose values are complex at real arguments (PyTorch's loss Re<u, f> for them)
+COMPLEX_VALUED = ("eig", "eigvals", "polar")
+
+
 def _num(v) -> np.ndarray:
     """``v`` in float64, or complex128 where it is complex (eig's values)."""
     v = np.asarray(v)
@@ -579,7 +584,7 @@ def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
 def test_vjp_matches_finite_differences(case: Case):
     arrays = case.sample()
     inputs, out, wrt = build(case, arrays)
-    assert out.dtype == (np.complex128 if case.op in ("eig", "eigvals") else np.float64)
+    assert out.dtype == (np.complex128 if case.op in COMPLEX_VALUED else np.float64)
     assert out.requires_grad and out.grad_fn is not None
     np.testing.assert_array_equal(out.numpy(), forward(case, arrays))
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 1)
