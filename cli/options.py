@@ -491,8 +491,8 @@ def _npy_header(f, label: str, where: str):
             f"{label}: {where} holds Python objects (a pickle); only arrays of numbers are "
             "read, and a file is never unpickled"
         )
-    if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
-        raise BadValueError(f"{label}: {where} holds {dtype} values, not real numbers")
+    if dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
+        raise BadValueError(f"{label}: {where} holds {dtype} values, not numbers")
     return shape, dtype
 
 
@@ -501,8 +501,8 @@ def _check_array_size(shape, dtype, label: str) -> None:
 
     from ..core import limits
 
-    # as float64, the engine's widest dtype: the array is converted once it is read
-    limits.check(_math.prod(shape), max(dtype.itemsize, 8), label)
+    # as float64 (complex128), the engine's widest dtypes: the array is converted once read
+    limits.check(_math.prod(shape), max(dtype.itemsize, 16 if dtype.kind == "c" else 8), label)
 
 
 def _read_npy(f, label: str, where: str):

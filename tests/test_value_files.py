@@ -175,9 +175,11 @@ def test_pickled_object_arrays_are_refused_never_unpickled(cli, tmp_path):
 
 def test_non_numeric_and_truncated_npy(cli, tmp_path):
     s = _npy(tmp_path / "s.npy", np.array(["a", "b"]))
-    _error(cli("eval", "x", "--x", s, "--json"), 2, "bad_value", "not real numbers")
+    _error(cli("eval", "x", "--x", s, "--json"), 2, "bad_value", "not numbers")
+    # complex arrays are numbers (issue 27): read as they are
     c = _npy(tmp_path / "c.npy", np.array([1 + 2j]))
-    _error(cli("eval", "x", "--x", c, "--json"), 2, "bad_value", "not real numbers")
+    doc = json.loads(cli("eval", "x", "--x", c, "--json").out)
+    assert doc["value"] == [{"re": 1.0, "im": 2.0}]
     np.save(tmp_path / "t.npy", np.arange(100.0))
     data = (tmp_path / "t.npy").read_bytes()
     (tmp_path / "t.npy").write_bytes(data[:-80])
