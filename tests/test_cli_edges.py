@@ -518,7 +518,10 @@ def test_out_of_memory_on_a_line_is_a_limit_record(tmp_path, cli, monkeypatch):
         ),
         (["--order", "0"], "--order must be at least 1, not 0"),
         (["--device", "tpu"], "--device must be cpu or gpu, not 'tpu'"),
-        (["--dtype", "f16"], "--dtype must be float64 or float32, not 'f16'"),
+        (
+            ["--dtype", "f16"],
+            "--dtype must be float64, float32, complex128 or complex64, not 'f16'",
+        ),
     ],
 )
 def test_bad_batch_options_are_usage_errors(tmp_path, cli, argv, message):
@@ -836,7 +839,7 @@ def test_console_entry_point_from_a_worker_thread(monkeypatch, capsys):
         (
             ["grad", "x", "--x", "1", "--dtype", "int8"],
             "usage",
-            "--dtype must be float64 or float32, not 'int8'",
+            "--dtype must be float64, float32, complex128 or complex64, not 'int8'",
         ),
         (
             ["eval", "x", "--x", "1", "extra"],

@@ -751,7 +751,10 @@ def test_unknown_device_and_dtype_are_refused_and_change_nothing():
     with pytest.raises(DeviceError, match="unknown device 'tpu' \\(choose cpu or gpu\\)"):
         with backend.using(device="tpu"):
             pass
-    with pytest.raises(ValueError, match="unknown dtype 'float16' \\(choose float64 or float32\\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown dtype 'float16' \(choose float64, float32, complex128 or complex64\)",
+    ):
         with backend.using(dtype="float16"):
             pass
     assert backend.device == "cpu" and backend.xp is np and backend.default_dtype is np.float64

@@ -277,7 +277,8 @@ def _op_results(name: str) -> list:
     out = apply(op, *inputs, **s.attrs)
     results = [out.numpy()]
     if s.wrt and op.vjp is not None:
-        results += [g.numpy() for g in grad(out.sum(), [inputs[i] for i in s.wrt])]
+        loss = out.sum().real if out.is_complex() else out.sum()  # PyTorch's: a real loss
+        results += [g.numpy() for g in grad(loss, [inputs[i] for i in s.wrt])]
     if s.wrt and op.jvp is not None:
         plain = tuple(tensor(a) for a in s.args)
         with no_grad():

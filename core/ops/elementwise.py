@@ -131,7 +131,8 @@ def _angle_direction(x, out):
     if not is_complex(x):
         return 0.0
     r2 = x * conj(x)
-    return where(eq(x, 0), 0.0, 1j * x / where(eq(x, 0), 1.0, r2))
+    # x * 1j, not 1j * x: complex's own product takes a NumPy scalar as a Python complex
+    return where(eq(x, 0), 0.0, x * 1j / where(eq(x, 0), 1.0, r2))
 
 
 # complex numbers: the parts, the conjugate, the argument (issue 27).  real, imag and angle are
@@ -514,8 +515,9 @@ _binary("hypot",     "HypotBackward0",     lambda a, b: _xp().hypot(a, b),     l
 # 1/(1 + exp(b - a)), PyTorch's form; logaddexp(x, x) is x + log(2), so inf at (inf, inf)
 _binary("logaddexp", "LogaddexpBackward0", lambda a, b: _xp().logaddexp(a, b), lambda a, b, out: 1 / (1 + call("exp", b - a)), lambda a, b, out: 1 / (1 + call("exp", a - b)), printing=function("logaddexp", latex="\\operatorname{logaddexp}"), total=True, code=code("{xp}.logaddexp({0}, {1})", c="({0} == {1} ? {0} + 0.6931471805599453 : fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"))
 # polar(r, theta) = r*exp(1j*theta) (torch.polar; complex from real r and theta): d/dr = exp(1j*theta),
-# d/dtheta = 1j*out, each taken conjugate in reverse mode (a real argument keeps the real part)
-_binary("polar",     "PolarBackward0",     lambda a, b: a * _xp().exp(1j * b), lambda a, b, out: call("exp", 1j * b), lambda a, b, out: 1j * out, printing=function("polar", latex="\\operatorname{polar}"), total=True, spreads_nonfinite=(0, 1), on_complex="holomorphic", code=Code(refused="its values are complex, which generated code does not write yet"))
+# d/dtheta = 1j*out (written x * 1j: complex's own product makes a NumPy scalar a Python complex),
+# each taken conjugate in reverse mode (a real argument keeps the real part)
+_binary("polar",     "PolarBackward0",     lambda a, b: a * _xp().exp(1j * b), lambda a, b, out: call("exp", b * 1j), lambda a, b, out: out * 1j, printing=function("polar", latex="\\operatorname{polar}"), total=True, spreads_nonfinite=(0, 1), on_complex="holomorphic", code=Code(refused="its values are complex, which generated code does not write yet"))
 # mod(a, b): NumPy's np.mod, Python's % (the result has b's sign: mod(-1, 3) = 2), which is
 # PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b;
 # x - mod(x, 1) is floor(x) (piecewise linear).
