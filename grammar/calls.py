@@ -23,6 +23,7 @@ from .values import (
     _position,
     _Slice,
     _String,
+    _takes_string,
     _Tuple,
 )
 
@@ -94,7 +95,7 @@ def _arguments(name: str, args: list, op, tok) -> tuple[list, dict]:
         value = a.expr if isinstance(a, _Keyword) else a
         if isinstance(value, _Tuple):
             raise value.misuse()
-    if op is None or not any(p.kind in _STRING_KINDS for p in op.params):
+    if op is None or not any(_takes_string(p) for p in op.params):
         for a in args:
             _expr(a.expr if isinstance(a, _Keyword) else a)
     return positional, keywords
@@ -248,7 +249,13 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
             attrs[p.name] = p.default
             continue
         expr, token = given[p.name]
-        attrs[p.name] = _param_value(f"{p.name} of {name}()", p.kind, expr, token)
+        what = f"{p.name} of {name}()"
+        parse = getattr(p, "parse", None)  # a Param that reads its own value (the FFT's)
+        attrs[p.name] = (
+            _own_value(what, parse, expr, token)
+            if parse
+            else _param_value(what, p.kind, expr, token)
+        )
     return Expr(op.name, tuple(arrays), attrs)
 
 
@@ -266,6 +273,16 @@ def _list_items(expr: Expr, name: str, tok) -> list:
     if not items:
         raise InputError(f"{name}() needs at least one array", **_position(tok))
     return items
+
+
+def _own_value(what: str, parse, expr, token):
+    """A Param's value read by its own ``parse`` (a number, a list or a string as written ->
+    the attribute; a ValueError says what it must be)."""
+    value = expr.text if isinstance(expr, _String) else _const_value(expr, what, token)
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise InputError(f"{what} {exc}", **_position(getattr(expr, "token", token))) from None
 
 
 def _param_value(what: str, kind: str, expr: Expr, token):

@@ -61,13 +61,19 @@ def _string_params() -> str:
         f"{(op.printing.names or (op.name,))[0]}'s {p.name}"
         for op in OPS.values()
         for p in op.params
-        if p.kind in _STRING_KINDS
+        if _takes_string(p)
     ]
     return " or ".join(sorted(places)) or "nothing"
 
 
 #: the Param kinds that take a string
 _STRING_KINDS = ("ord", "subscripts")
+
+
+def _takes_string(param) -> bool:
+    """Whether a Param takes a string: one of the string kinds, or a Param that reads its
+    own value and says it takes one (``strings``: the FFT's norm)."""
+    return param.kind in _STRING_KINDS or getattr(param, "strings", False)
 
 
 class _String(_Value):

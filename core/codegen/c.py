@@ -227,10 +227,11 @@ class _Writer:
             self.loop(node, f"{self.ref(node)} = ag_{node.op}({given})")
             return
         op = OPS[node.op]
-        if op.code is not None and op.code.refused:
+        why = None if op.code is None else op.code.refusal("c")
+        if why:
             raise UnsupportedError.naming(
                 "codegen {target} c has no spelling for {op}: {why}",
-                {"op": shown(node), "why": op.code.refused},
+                {"op": shown(node), "why": why},
                 op=node.op,
             )
         if op.kind in ("elementwise", "comparison", "constant"):

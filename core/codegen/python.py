@@ -101,8 +101,9 @@ def spell(node: Node, args: list[str], target: str, names: dict) -> str:
     """The code of ``node``'s op on ``args`` in ``target`` (``names``: the template's words,
     ``xp``, ``sp``, ``dtype``); an op with no spelling there is :class:`UnsupportedError`."""
     op = OPS[node.op]
-    if op.code is not None and op.code.refused:
-        raise UnsupportedError(f"codegen cannot write {node.op}: {op.code.refused}", op=node.op)
+    why = None if op.code is None else op.code.refusal(target)
+    if why:
+        raise UnsupportedError(f"codegen cannot write {node.op}: {why}", op=node.op)
     how = None if op.code is None else op.code.spelling(target)
     text = None
     if callable(how):

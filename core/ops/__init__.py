@@ -19,7 +19,7 @@ from __future__ import annotations
 
 # isort: off
 # The families of ops, in the table's order: importing one declares its ops.
-from . import elementwise, shape, reductions, products, arrays, linalg, svd
+from . import elementwise, shape, reductions, products, arrays, linalg, svd, fft
 # isort: on
 
 from ..tensor import OPS, apply, as_tensor

@@ -176,6 +176,19 @@ class Code:
     def spelling(self, target: str):
         return getattr(self, target)
 
+    def refusal(self, target: str) -> str | None:
+        """Why ``target`` has no code for the op: ``refused`` (every target's), or the
+        target's own :class:`Refused`; None where it has a spelling (or none declared)."""
+        how = getattr(self, target)
+        return self.refused or (str(how) if isinstance(how, Refused) else None)
+
+
+class Refused(str):
+    """A target's spelling in :class:`Code` that is a refusal, with the reason: the other
+    targets write the op and this one cannot (the FFT in C: libm has none)."""
+
+    __slots__ = ()
+
 
 _SAME = object()  # a target of code() written as the others are
 

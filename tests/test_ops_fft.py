@@ -1,0 +1,313 @@
+"""The FFT family (core/ops/fft.py) against NumPy's values and torch.fft's gradients.
+
+Each transform is applied with the Tensor API (``apply(OPS["fft"], x, n=8, norm="ortho")``)
+to complex128 and float64 inputs of odd, even and prime lengths, with every norm and with
+``n=``/``s=`` shorter and longer than the input; its value is compared with numpy.fft's and
+``x.grad`` after ``y.backward(G)`` (G a random cotangent, complex where the output is) with
+torch's ``x.grad`` for the same x and G.  Second order (the vjp's own vjp, ``create_graph``)
+and forward mode are compared the same way.  The language's side: printing that parses
+back, the attributes' checks, batching and generated code.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from autograd_cli.core import OPS, Tensor, apply, grad, no_grad
+from autograd_cli.core.errors import InputError, ShapeError
+from autograd_cli.core.ops import RuleContext
+from autograd_cli.core.printing import to_text
+from autograd_cli.grammar import parse
+
+NORMS = ("backward", "ortho", "forward")
+RTOL = 1e-12
+
+# (n, input length): n None (the input's), shorter, longer, odd, even, prime
+ONE_AXIS_LENGTHS = [(None, 5), (None, 8), (None, 7), (None, 6), (3, 5), (8, 5), (11, 6), (4, 9)]
+
+
+def _rng(*key) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _random(rng, shape, complex_: bool) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if complex_ else x
+
+
+def _close(ours, theirs) -> None:
+    if hasattr(theirs, "resolve_conj"):  # a torch tensor (ifft's may carry a conj bit)
+        theirs = theirs.detach().resolve_conj().resolve_neg().numpy()
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.shape == theirs.shape
+    scale = max(1.0, float(np.max(np.abs(theirs), initial=0.0)))
+    assert np.max(np.abs(ours - theirs), initial=0.0) <= RTOL * scale, (ours, theirs)
+
+
+def _theirs_kwargs(name: str, attrs: dict) -> dict:
+    """torch.fft's keywords for our attributes (dim for axis/axes)."""
+    out = {}
+    for key, value in attrs.items():
+        key = {"axis": "dim", "axes": "dim"}.get(key, key)
+        out[key] = value
+    return out
+
+
+def _numpy_value(name, x, attrs):
+    kwargs = dict(attrs)
+    if kwargs.get("s") is not None and kwargs.get("axes") is None and name[-1] != "2":
+        kwargs["axes"] = tuple(range(x.ndim - len(kwargs["s"]), x.ndim))
+    return getattr(np.fft, name)(x, **kwargs)
+
+
+def _compare(torch, name, x, attrs, seed):
+    """Value against numpy.fft; the gradient for a random cotangent against torch.fft's."""
+    rng = _rng(name, seed)
+    ours_x = Tensor(x.copy(), requires_grad=True)
+    y = apply(OPS[name], ours_x, **attrs)
+    _close(y.numpy(), _numpy_value(name, x, attrs))
+    G = _random(rng, y.shape, np.iscomplexobj(y.numpy()))
+    y.backward(G)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = getattr(torch.fft, name)(tx, **_theirs_kwargs(name, attrs))
+    _close(y.numpy(), ty)
+    ty.backward(torch.tensor(G))
+    ours = ours_x.grad.numpy()
+    if not np.iscomplexobj(x):
+        # a real input's gradient is the real part of the adjoint's (the engine takes it
+        # where it accumulates into a real tensor; until then the rule's may be complex)
+        ours = np.real(ours)
+    _close(ours, tx.grad)
+    return y
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("n, length", ONE_AXIS_LENGTHS)
+@pytest.mark.parametrize("name", ["fft", "ifft"])
+def test_complex_transforms_along_one_axis(torch, name, n, length, norm):
+    for complex_ in (True, False):
+        x = _random(_rng(name, length, complex_), (length,), complex_)
+        _compare(torch, name, x, {"n": n, "norm": norm}, (n, length, norm, complex_))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("n, length", ONE_AXIS_LENGTHS)
+def test_rfft_has_torchs_hermitian_gradient(torch, n, length, norm):
+    x = _random(_rng("rfft", length), (length,), False)
+    _compare(torch, "rfft", x, {"n": n, "norm": norm}, (n, length, norm))
+
+
+# irfft: (n, input length m); n None is 2 (m - 1)
+IRFFT_LENGTHS = [(None, 5), (None, 4), (7, 4), (8, 5), (6, 4), (5, 3), (3, 6), (9, 5), (13, 7)]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("n, length", IRFFT_LENGTHS)
+def test_irfft_has_torchs_hermitian_gradient(torch, n, length, norm):
+    x = _random(_rng("irfft", length), (length,), True)
+    _compare(torch, "irfft", x, {"n": n, "norm": norm}, (n, length, norm))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft"])
+def test_one_axis_of_a_matrix(torch, name, axis):
+    complex_ = name not in ("rfft",)
+    x = _random(_rng(name, axis), (5, 6), complex_)
+    for n in (None, 4, 9):
+        _compare(torch, name, x, {"n": n, "axis": axis, "norm": "ortho"}, (axis, n))
+
+
+# (s, axes) of the n-d transforms of a (4, 5, 6) array
+ND_PLANS = [
+    (None, None),
+    ((3, 7), None),
+    (None, (0, 2)),
+    (None, (2, 0)),
+    ((5, 3), (1, 0)),
+    ((2, 9, 7), (0, 1, 2)),
+    ((6,), (1,)),
+]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("s, axes", ND_PLANS)
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_transforms_along_several_axes(torch, name, s, axes, norm):
+    complex_ = name != "rfftn"
+    x = _random(_rng(name, s, axes), (4, 5, 6), complex_)
+    attrs = {"s": s, "axes": axes, "norm": norm}
+    _compare(torch, name, x, {k: v for k, v in attrs.items() if v is not None}, (s, axes))
+    if name in ("fftn", "ifftn"):  # a real input: the real part of the adjoint's
+        _compare(torch, name, x.real.copy(), {"s": s, "axes": axes, "norm": norm}, (s, axes))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("s, axes", [(None, (-2, -1)), ((3, 8), (-2, -1)), (None, (0, 2))])
+@pytest.mark.parametrize("name", ["fft2", "ifft2"])
+def test_two_dimensional_transforms(torch, name, s, axes, norm):
+    x = _random(_rng(name, s, axes), (4, 5, 7), True)
+    _compare(torch, name, x, {"s": s, "axes": axes, "norm": norm}, (s, axes, norm))
+
+
+@pytest.mark.parametrize("axes", [None, 0, (0, 1), (1,)])
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+def test_shifts(torch, name, axes):
+    for complex_ in (False, True):
+        x = _random(_rng(name, axes, complex_), (5, 4), complex_)
+        _compare(torch, name, x, {"axes": axes}, (axes, complex_))
+
+
+@pytest.mark.parametrize("n, d", [(1, 1.0), (8, 1.0), (7, 0.1), (10, -2.5)])
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_frequencies(torch, name, n, d):
+    y = apply(OPS[name], n=n, d=d)
+    assert y.numpy().dtype == np.float64 and not y.requires_grad
+    _close(y.numpy(), getattr(np.fft, name)(n, d))
+    _close(y.numpy(), getattr(torch.fft, name)(n, d, dtype=torch.float64))
+
+
+# ---------------------------------------------------------------------------
+# Higher order and forward mode
+# ---------------------------------------------------------------------------
+
+SECOND_ORDER = [
+    ("fft", {"n": 7, "norm": "backward"}, (5,), True),
+    ("ifft", {"n": 3, "norm": "ortho"}, (6,), True),
+    ("rfft", {"n": 9, "norm": "forward"}, (6,), False),
+    ("rfft", {"norm": "backward"}, (8,), False),
+    ("irfft", {"n": 8, "norm": "backward"}, (6,), True),
+    ("irfft", {"n": 7, "norm": "ortho"}, (3,), True),
+    ("rfftn", {"s": (4, 6), "axes": (0, 1), "norm": "ortho"}, (3, 5), False),
+    ("irfftn", {"s": (5, 4), "axes": (1, 0), "norm": "forward"}, (4, 6), True),
+    ("fft2", {"s": (3, 6), "norm": "backward"}, (4, 5), True),
+]
+
+
+@pytest.mark.parametrize("name, attrs, shape, complex_", SECOND_ORDER)
+def test_the_vjp_differentiates_again(torch, name, attrs, shape, complex_):
+    """d<x.grad, H>/dG with create_graph: the vjp's own vjp (the transform again, up to the
+    norm and the Hermitian weights), against torch's double backward."""
+    rng = _rng("second", name, shape)
+    x = _random(rng, shape, complex_)
+    with no_grad():
+        out = apply(OPS[name], Tensor(x), **attrs).numpy()
+    G = _random(rng, out.shape, np.iscomplexobj(out))
+    H = _random(rng, shape, complex_)
+    ours_x, ours_g = Tensor(x, requires_grad=True), Tensor(G, requires_grad=True)
+    (gx,) = grad(apply(OPS[name], ours_x, **attrs), [ours_x], ours_g, create_graph=True)
+    gx.backward(H)
+    tx = torch.tensor(x, requires_grad=True)
+    tg = torch.tensor(G, requires_grad=True)
+    ty = getattr(torch.fft, name)(tx, **_theirs_kwargs(name, attrs))
+    (tgx,) = torch.autograd.grad(ty, tx, tg, create_graph=True)
+    tgx.backward(torch.tensor(H))
+    _close(gx.detach().numpy(), tgx)
+    _close(ours_g.grad.numpy(), tg.grad)
+
+
+@pytest.mark.parametrize("name, attrs, shape, complex_", SECOND_ORDER)
+def test_forward_mode_is_the_transform_of_the_tangent(torch, name, attrs, shape, complex_):
+    rng = _rng("jvp", name, shape)
+    x, t = _random(rng, shape, complex_), _random(rng, shape, complex_)
+    op = OPS[name]
+    with no_grad():
+        out = apply(op, Tensor(x), **attrs)
+        ctx = RuleContext(op, (Tensor(x),), out, attrs, (True,))
+        ours = op.jvp(ctx, (Tensor(t),)).numpy()
+    from torch.func import jvp
+
+    fn = getattr(torch.fft, name)
+    kwargs = _theirs_kwargs(name, attrs)
+    _, theirs = jvp(lambda a: fn(a, **kwargs), (torch.tensor(x),), (torch.tensor(t),))
+    _close(ours, theirs)
+
+
+def test_complex64_stays_single_precision():
+    x = Tensor(np.array([1 + 2j, 3j, 2, 1 - 1j], dtype=np.complex64), requires_grad=True)
+    y = apply(OPS["fft"], x, norm="ortho")
+    assert y.numpy().dtype == np.complex64
+    y.backward(np.ones(4, np.complex64))
+    assert x.grad.numpy().dtype == np.complex64
+    r = apply(OPS["rfft"], Tensor(np.arange(5, dtype=np.float32), requires_grad=True))
+    assert r.numpy().dtype == np.complex64
+
+
+# ---------------------------------------------------------------------------
+# Refusals
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, x, attrs, said",
+    [
+        ("rfft", np.array([1 + 1j, 2.0]), {}, "takes a real array"),
+        ("fft", np.array(2.0), {}, "out of range"),
+        ("fftn", np.ones((2, 2)), {"axes": (0, 0)}, "repeat an axis"),
+        ("fftn", np.ones((2, 2)), {"s": (2, 2), "axes": (0,)}, "2 lengths for 1 axes"),
+        ("fftn", np.ones(3), {"s": (2, 2)}, "2 lengths for an array of 1"),
+        ("fft", np.ones(3), {"axis": 1}, "axis 1 is out of range"),
+    ],
+)
+def test_shapes_that_do_not_fit_are_shape_errors(name, x, attrs, said):
+    with pytest.raises(ShapeError, match=said):
+        apply(OPS[name], Tensor(x), **attrs)
+
+
+# ---------------------------------------------------------------------------
+# The language: printing that parses back, attribute checks
+# ---------------------------------------------------------------------------
+
+ROUND_TRIPS = [
+    "fft(x)",
+    "fft(x, n=8, norm='ortho')",
+    "ifft(x, axis=0, norm='forward')",
+    "rfft(x, n=3)",
+    "irfft(x, n=9, axis=0)",
+    "fft2(x, s=[3, 4])",
+    "ifft2(x, axes=[0, 1], norm='ortho')",
+    "fftn(x, s=[2, 5], axes=[1, 0])",
+    "rfftn(x, axes=[0])",
+    "irfftn(x, s=[4, 4], axes=[0, 1], norm='forward')",
+    "fftshift(x)",
+    "ifftshift(x, axes=0)",
+    "fftshift(x, axes=[0, 1])",
+    "fftfreq(8)",
+    "rfftfreq(7, d=0.5)",
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIPS)
+def test_printing_parses_back(text):
+    expr = parse(text).output
+    assert to_text(expr) == text
+    assert to_text(parse(to_text(expr)).output) == text
+
+
+def test_double_quotes_and_positions_read_as_keywords():
+    assert to_text(parse('fft(x, 8, 0, "ortho")').output) == "fft(x, n=8, axis=0, norm='ortho')"
+    assert to_text(parse('fft2(x, [2, 3], [0, 1], "backward")').output) == (
+        "fft2(x, s=[2, 3], axes=[0, 1])"
+    )
+    assert to_text(parse("fftfreq(8, 0.25)").output) == "fftfreq(8, d=0.25)"
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("fft(x, n=0)", "n of fft() must be a length from 1"),
+        ("fft(x, n=2.5)", "n of fft() must be a whole number"),
+        ("fft(x, norm='half')", 'norm of fft() must be "backward", "ortho" or "forward"'),
+        ("fft(x, norm=1)", "norm of fft() must be"),
+        ("fftn(x, s=[2, 0])", "s of fftn() must be a length from 1"),
+        ("fftfreq(8, d=0)", "d of fftfreq() must be a finite number other than 0"),
+        ("fftfreq()", "fftfreq() needs its n argument"),
+        ("fft(x, n=y)", "must be a constant"),
+    ],
+)
+def test_attributes_are_checked_before_evaluation(text, said):
+    with pytest.raises(InputError) as info:
+        parse(text)
+    assert said in str(info.value)
