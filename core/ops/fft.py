@@ -95,7 +95,6 @@ def _n_param(required=False) -> ParsedParam:
 
 _NORM = ParsedParam("norm", "norm", "backward", parse=_norm_mode, strings=True)
 _S = ParsedParam("s", "lengths", None, parse=_lengths)
-_ONE_AXIS = (_n_param(), Param("axis", "axis", -1), _NORM)
 
 
 def _mode(norm) -> str:
@@ -142,45 +141,48 @@ def _plan(shape, s, axes, inverse_real=False) -> tuple[tuple, tuple]:
     return tuple(s), axes
 
 
-def _one_axis(shape, n, axis, inverse_real=False) -> tuple[tuple, tuple]:
-    return _plan(shape, None if n is None else (n,), (axis,), inverse_real)
-
-
 def _half(length: int) -> int:
     """How many bins a real transform of ``length`` numbers keeps: n // 2 + 1."""
     return length // 2 + 1
 
 
-def _out_shape(name, shape, attrs) -> tuple:
-    """The shape of ``name``'s result on an array of ``shape``."""
-    s, axes = _lengths_axes(name, shape, attrs)
-    out = list(shape)
-    for a, k in zip(axes, s):
-        out[a] = k
-    if name in ("rfft", "rfftn"):
-        out[axes[-1]] = _half(s[-1])
-    return tuple(out)
+@dataclass(frozen=True)
+class _Transform:
+    """One transform of the family: what its rules and its code read of it."""
 
+    name: str
+    adjoint: str  # the op its vjp applies (the other direction)
+    kind: str  # "c2c", "r2c" (rfft: a real input, half the bins) or "c2r" (irfft)
+    one_axis: bool  # n=, axis= (else s=, axes=)
+    axes: tuple | None = None  # the default axes of an n-d transform (fft2's last two)
 
-#: the transforms along one axis (``n=``, ``axis=``); the others take ``s=``, ``axes=``
-_ONE_AXIS_OPS = ("fft", "ifft", "rfft", "irfft")
-#: the default axes of the 2-d transforms
-_LAST_TWO = (-2, -1)
+    def params(self) -> tuple:
+        if self.one_axis:
+            return (_n_param(), Param("axis", "axis", -1), _NORM)
+        return (_S, Param("axes", "axes", self.axes), _NORM)
 
+    def plan(self, shape, attrs) -> tuple[tuple, tuple]:
+        """The lengths and the axes (from 0) it transforms an array of ``shape`` along."""
+        c2r = self.kind == "c2r"
+        if self.one_axis:
+            n = attrs.get("n")
+            return _plan(shape, None if n is None else (n,), (attrs.get("axis", -1),), c2r)
+        return _plan(shape, attrs.get("s"), attrs.get("axes", self.axes), c2r)
 
-def _lengths_axes(name, shape, attrs) -> tuple[tuple, tuple]:
-    inverse_real = name in ("irfft", "irfftn")
-    if name in _ONE_AXIS_OPS:
-        return _one_axis(shape, attrs.get("n"), attrs.get("axis", -1), inverse_real)
-    axes = attrs.get("axes", _LAST_TWO if name.endswith("2") else None)
-    return _plan(shape, attrs.get("s"), axes, inverse_real)
+    def out_shape(self, shape, attrs) -> tuple:
+        s, axes = self.plan(shape, attrs)
+        out = list(shape)
+        for a, k in zip(axes, s):
+            out[a] = k
+        if self.kind == "r2c":
+            out[axes[-1]] = _half(s[-1])
+        return tuple(out)
 
-
-def _explicit(name, s, axes, norm) -> dict:
-    """The attributes of ``name`` that say ``s`` (None: the input's) and ``axes`` outright."""
-    if name in _ONE_AXIS_OPS:
-        return {"n": None if s is None else s[0], "axis": axes[0], "norm": norm}
-    return {"s": s, "axes": axes, "norm": norm}
+    def explicit(self, s, axes, norm) -> dict:
+        """Attributes that say ``s`` (None: the input's) and ``axes`` outright."""
+        if self.one_axis:
+            return {"n": None if s is None else s[0], "axis": axes[0], "norm": norm}
+        return {"s": s, "axes": axes, "norm": norm}
 
 
 # ---------------------------------------------------------------------------
@@ -188,32 +190,27 @@ def _explicit(name, s, axes, norm) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def _real_input(name, a):
-    if backend.is_complex(a):
-        raise TypeError(f"{name}() takes a real array: fft() transforms a complex one")
-
-
-def _transform(name: str):
-    """The forward of ``name`` (numpy.fft's function of that name): n-d ones get explicit
-    axes (NumPy 2 deprecates s without axes), real forward transforms a real input."""
+def _forward(t: _Transform):
+    """numpy.fft's function of the transform's name, with explicit lengths and axes (NumPy
+    2 deprecates s without axes); a real forward transform takes a real array only."""
 
     def forward(a, norm="backward", **attrs):
-        if name.startswith("rfft"):
-            _real_input(name, a)
-        s, axes = _lengths_axes(name, a.shape, attrs)
-        fn = getattr(_xp().fft, name)
-        if name in _ONE_AXIS_OPS:
+        if t.kind == "r2c" and backend.is_complex(a):
+            raise TypeError(f"{t.name}() takes a real array: fft() transforms a complex one")
+        s, axes = t.plan(a.shape, attrs)
+        fn = getattr(_xp().fft, t.name)
+        if t.one_axis:
             return fn(a, n=s[0], axis=axes[0], norm=_mode(norm))
         return fn(a, s=s, axes=axes, norm=_mode(norm))
 
-    forward.__name__ = f"_{name}_forward"
+    forward.__name__ = f"_{t.name}_forward"
     return forward
 
 
-def _transform_size(name):
+def _size(t: _Transform):
     def size(shapes, attrs) -> int:
         try:
-            return math.prod(_out_shape(name, shapes[0], attrs))
+            return math.prod(t.out_shape(shapes[0], attrs))
         except ValueError:  # the forward says why
             return 0
 
@@ -241,65 +238,38 @@ def _fit(g, axes, lengths):
     return g
 
 
-def _bin_weights(g, axis: int, length: int, count: int, inner: float):
-    """Weights along ``axis`` of ``g`` (``count`` bins of a real transform of ``length``
-    numbers): 1 at the bin 0 and, for an even length, the last (n/2), which have no mirror
-    image; ``inner`` at the others, in g's real dtype, shaped to broadcast against g."""
+def _bin_weights(g, axis: int, length: int, inner: float):
+    """Weights of the ``length // 2 + 1`` bins of a real transform of ``length`` numbers
+    along ``axis`` of ``g``: 1 at bin 0 and, for an even length, at bin n/2, which have no
+    mirror image; ``inner`` at the others; in g's real dtype, shaped to broadcast."""
+    count = _half(length)
     w = _host.full(count, inner)
     w[0] = 1.0
-    if length % 2 == 0 and count == _half(length):
+    if length % 2 == 0:
         w[-1] = 1.0
     real = _host.empty(0, dtype=g.dtype).real.dtype
     w = w.astype(real).reshape((count,) + (1,) * (len(g.shape) - 1 - axis))
     return backend.asarray(w, dtype=real)
 
 
-def _lengths_in(n, axes) -> list:
-    return [n.shapes[0][a] for a in axes]
+def _vjp(t: _Transform):
+    """The adjoint: ``t.adjoint`` with the dual norm, fitted back to the input's lengths.
 
-
-def _adjoint_plan(n) -> tuple[tuple, tuple, str]:
-    """The lengths and axes of the node's transform, and the dual of its norm."""
-    s, axes = _lengths_axes(n.op.name, n.shapes[0], n.attrs)
-    return s, axes, _DUAL[_mode(n.attrs.get("norm", "backward"))]
-
-
-def _c2c_vjp(inverse: str):
-    """The vjp of a complex transform: the other direction with the dual norm, its result
-    fitted back to the input's lengths (torch's fft_c2c_backward)."""
+    c2c (torch's fft_c2c_backward): the other direction.  r2c (fft_r2c_backward: g
+    zero-padded to the full length, inverted, its real part): ``irfft`` of g with the
+    mirrored bins halved, as irfft counts them twice.  c2r (fft_c2r_backward): ``rfft`` of g,
+    the mirrored bins doubled."""
 
     def vjp(n, g):
-        s, axes, norm = _adjoint_plan(n)
-        back = call(inverse, g, **_explicit(inverse, None, axes, norm))
-        return (_fit(back, axes, _lengths_in(n, axes)),)
-
-    return vjp
-
-
-def _r2c_vjp(inverse: str):
-    """rfft's vjp: Re(unnormalized inverse of g zero-padded to the full length), which is
-    ``irfft`` of g with the mirrored bins halved (torch's fft_r2c_backward)."""
-
-    def vjp(n, g):
-        s, axes, norm = _adjoint_plan(n)
+        s, axes = t.plan(n.shapes[0], n.attrs)
+        norm = _DUAL[_mode(n.attrs.get("norm", "backward"))]
         last = axes[-1]
-        half = g * _bin_weights(g, last, s[-1], g.shape[last], 0.5)
-        back = call(inverse, half, **_explicit(inverse, s, axes, norm))
-        return (_fit(back, axes, _lengths_in(n, axes)),)
-
-    return vjp
-
-
-def _c2r_vjp(forward: str):
-    """irfft's vjp: ``rfft`` of g with the dual norm, the bins with a mirror image doubled
-    (torch's fft_c2r_backward), fitted back to the input's lengths."""
-
-    def vjp(n, g):
-        s, axes, norm = _adjoint_plan(n)
-        gi = call(forward, g, **_explicit(forward, None, axes, norm))
-        last = axes[-1]
-        gi = gi * _bin_weights(gi, last, s[-1], gi.shape[last], 2.0)
-        return (_fit(gi, axes, _lengths_in(n, axes)),)
+        if t.kind == "r2c":
+            g = g * _bin_weights(g, last, s[-1], 0.5)
+        back = call(t.adjoint, g, **t.explicit(s if t.kind == "r2c" else None, axes, norm))
+        if t.kind == "c2r":
+            back = back * _bin_weights(back, last, s[-1], 2.0)
+        return (_fit(back, axes, [n.shapes[0][a] for a in axes]),)
 
     return vjp
 
@@ -307,6 +277,15 @@ def _c2r_vjp(forward: str):
 def _linear_jvp(n, ts):
     """A linear op's jvp: the op on the tangent."""
     return None if ts[0] is None else call(n.op.name, ts[0], **n.attrs)
+
+
+def _node(t: _Transform):
+    """PyTorch's grad_fn: torch.fft.fft of a real array is a one-sided r2c made two-sided,
+    ifft of one the conjugate of that."""
+    if t.name not in ("fft", "ifft"):
+        return {"c2c": "FftC2CBackward0", "r2c": "FftR2CBackward0"}.get(t.kind, "FftC2RBackward0")
+    real = "FftR2CBackward0" if t.name == "fft" else "ConjBackward0"
+    return lambda n: "FftC2CBackward0" if backend.is_complex(n.inputs[0]) else real
 
 
 # ---------------------------------------------------------------------------
@@ -317,16 +296,16 @@ def _linear_jvp(n, ts):
 _NO_C = "C99 with libm has no FFT (and the generated C computes with real numbers only)"
 
 
-def _transform_code(name: str):
+def _code(t: _Transform) -> Code:
     def spelled(args, node, target):
-        s, axes = _lengths_axes(name, node.args[0].value.shape, node.attrs)
+        s, axes = t.plan(node.args[0].value.shape, node.attrs)
         norm = repr(_mode(node.attrs.get("norm", "backward")))
         module = "torch.fft" if target == "torch" else "{xp}.fft"
-        where = "dim" if target == "torch" else "axis"
-        if name in _ONE_AXIS_OPS:
-            return f"{module}.{name}({args[0]}, n={s[0]}, {where}={axes[0]}, norm={norm})"
+        if t.one_axis:
+            where = "dim" if target == "torch" else "axis"
+            return f"{module}.{t.name}({args[0]}, n={s[0]}, {where}={axes[0]}, norm={norm})"
         where = "dim" if target == "torch" else "axes"
-        return f"{module}.{name}({args[0]}, s={s!r}, {where}={axes!r}, norm={norm})"
+        return f"{module}.{t.name}({args[0]}, s={s!r}, {where}={axes!r}, norm={norm})"
 
     return Code(spelled, spelled, spelled, c=Refused(_NO_C))
 
@@ -335,43 +314,34 @@ def _transform_code(name: str):
 # The table's entries
 # ---------------------------------------------------------------------------
 
-#: name -> (the op of its vjp, the vjp's maker, PyTorch's grad_fn)
-_TRANSFORMS = {
-    "fft": ("ifft", _c2c_vjp, "FftC2CBackward0"),
-    "ifft": ("fft", _c2c_vjp, "FftC2CBackward0"),
-    "fft2": ("ifft2", _c2c_vjp, "FftC2CBackward0"),
-    "ifft2": ("fft2", _c2c_vjp, "FftC2CBackward0"),
-    "fftn": ("ifftn", _c2c_vjp, "FftC2CBackward0"),
-    "ifftn": ("fftn", _c2c_vjp, "FftC2CBackward0"),
-    "rfft": ("irfft", _r2c_vjp, "FftR2CBackward0"),
-    "irfft": ("rfft", _c2r_vjp, "FftC2RBackward0"),
-    "rfftn": ("irfftn", _r2c_vjp, "FftR2CBackward0"),
-    "irfftn": ("rfftn", _c2r_vjp, "FftC2RBackward0"),
-}
+_TRANSFORMS = (
+    _Transform("fft", "ifft", "c2c", True),
+    _Transform("ifft", "fft", "c2c", True),
+    _Transform("rfft", "irfft", "r2c", True),
+    _Transform("irfft", "rfft", "c2r", True),
+    _Transform("fft2", "ifft2", "c2c", False, (-2, -1)),
+    _Transform("ifft2", "fft2", "c2c", False, (-2, -1)),
+    _Transform("fftn", "ifftn", "c2c", False),
+    _Transform("ifftn", "fftn", "c2c", False),
+    _Transform("rfftn", "irfftn", "r2c", False),
+    _Transform("irfftn", "rfftn", "c2r", False),
+)
 
-
-def _params(name: str) -> tuple:
-    if name in _ONE_AXIS_OPS:
-        return _ONE_AXIS
-    axes = _LAST_TWO if name.endswith("2") else None
-    return (_S, Param("axes", "axes", axes), _NORM)
-
-
-for _name, (_other, _rule, _node) in _TRANSFORMS.items():
+for _t in _TRANSFORMS:
     register(
         _Op(
-            _name,
-            _node,
-            _transform(_name),
-            _rule(_other),
+            _t.name,
+            _node(_t),
+            _forward(_t),
+            _vjp(_t),
             _linear_jvp,
             saves=False,
             kind="fft",
-            printing=function(_name, latex=f"\\operatorname{{{_name}}}"),
-            params=_params(_name),
-            size=_transform_size(_name),
+            printing=function(_t.name, latex=f"\\operatorname{{{_t.name}}}"),
+            params=_t.params(),
+            size=_size(_t),
             batching=("axes",),
-            code=_transform_code(_name),
+            code=_code(_t),
         )
     )
 
