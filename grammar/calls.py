@@ -250,12 +250,10 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
             continue
         expr, token = given[p.name]
         what = f"{p.name} of {name}()"
-        parse = getattr(p, "parse", None)  # a Param that reads its own value (the FFT's)
-        attrs[p.name] = (
-            _own_value(what, parse, expr, token)
-            if parse
-            else _param_value(what, p.kind, expr, token)
-        )
+        if getattr(p, "parse", None):  # a Param that reads its own value (the FFT's)
+            attrs[p.name] = _own_value(what, p, expr, token)
+        else:
+            attrs[p.name] = _param_value(what, p.kind, expr, token)
     return Expr(op.name, tuple(arrays), attrs)
 
 
@@ -275,12 +273,17 @@ def _list_items(expr: Expr, name: str, tok) -> list:
     return items
 
 
-def _own_value(what: str, parse, expr, token):
+def _own_value(what: str, param, expr, token):
     """A Param's value read by its own ``parse`` (a number, a list or a string as written ->
-    the attribute; a ValueError says what it must be)."""
-    value = expr.text if isinstance(expr, _String) else _const_value(expr, what, token)
+    the attribute; None: a name where it takes a string; a ValueError says what it must be)."""
+    if isinstance(expr, _String):
+        value = expr.text
+    elif _takes_string(param) and isinstance(expr, Expr) and not expr.is_const:
+        value = None
+    else:
+        value = _const_value(expr, what, token)
     try:
-        return parse(value)
+        return param.parse(value)
     except ValueError as exc:
         raise InputError(f"{what} {exc}", **_position(getattr(expr, "token", token))) from None
 

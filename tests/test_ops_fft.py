@@ -286,6 +286,12 @@ def test_printing_parses_back(text):
     assert to_text(parse(to_text(expr)).output) == text
 
 
+def test_a_misplaced_string_names_every_place_that_takes_one():
+    with pytest.raises(InputError) as info:
+        parse("'abc' + x")
+    assert "or the norm of fft, ifft, rfft, irfft, fft2" in str(info.value)
+
+
 def test_double_quotes_and_positions_read_as_keywords():
     assert to_text(parse('fft(x, 8, 0, "ortho")').output) == "fft(x, n=8, axis=0, norm='ortho')"
     assert to_text(parse('fft2(x, [2, 3], [0, 1], "backward")').output) == (
@@ -305,6 +311,10 @@ def test_double_quotes_and_positions_read_as_keywords():
         ("fftfreq(8, d=0)", "d of fftfreq() must be a finite number other than 0"),
         ("fftfreq()", "fftfreq() needs its n argument"),
         ("fft(x, n=y)", "must be a constant"),
+        ("fft(x, n=[1, 2])", "n of fft() must be a whole number, not a list"),
+        ("fft(x, n='a')", "n of fft() must be a whole number, not a string"),
+        ("fft(x, norm=ortho)", "got a name (a string is in quotes)"),
+        ("fftfreq(4, d=[1])", "d of fftfreq() must be a real number, not a list"),
     ],
 )
 def test_attributes_are_checked_before_evaluation(text, said):

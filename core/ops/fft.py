@@ -53,16 +53,16 @@ class ParsedParam(Param):
     strings: bool = False
 
 
-def _number(value) -> float:
+def _number(value, wanted="a real number") -> float:
     """A constant number as written (a ValueError for a list, a string or a complex one)."""
     if isinstance(value, (list, str, complex)) or backend.is_complex(value):
         kind = {list: "a list", str: "a string"}.get(type(value), "a complex number")
-        raise ValueError(f"must be a real number, not {kind}")
+        raise ValueError(f"must be {wanted}, not {kind}")
     return float(value)
 
 
 def _length(value) -> int:
-    number = _number(value)
+    number = _number(value, "a whole number")
     if not (math.isfinite(number) and number == math.floor(number)):
         raise ValueError(f"must be a whole number, got {number!r}")
     if not 1 <= number <= _MAX_LENGTH:
@@ -76,8 +76,10 @@ def _lengths(value) -> tuple:
 
 
 def _norm_mode(value) -> Word:
+    """NumPy's norm: a string (None: a name was written, not a string in quotes)."""
     if not isinstance(value, str) or value not in NORMS:
-        shown = repr(value) if isinstance(value, str) else "a number"
+        shown = {None: "a name (a string is in quotes)"}.get(value, "a number")
+        shown = repr(value) if isinstance(value, str) else shown
         raise ValueError(f'must be "backward", "ortho" or "forward", got {shown}')
     return Word(value)
 
