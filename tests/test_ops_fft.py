@@ -451,3 +451,81 @@ def test_the_command_line_end_to_end(cli):
     assert r.code == 2 and 'must be "backward", "ortho" or "forward"' in r.err
     r = cli("codegen", "sum(irfft(x)**2)", "--x", "[1, 2, 3]", "--target", "c")
     assert r.code == 1 and "C99 with libm has no FFT" in r.err
+
+
+# ---------------------------------------------------------------------------
+# Oracles that are not pocketfft: the DFT as a sum, central differences
+# ---------------------------------------------------------------------------
+
+
+def _dft(x, n, norm, inverse=False):
+    """The DFT of x (zero-padded or cut to n) as the matrix product it is defined by."""
+    v = np.zeros(n, dtype=complex)
+    v[: min(n, len(x))] = x[:n]
+    k = np.arange(n)
+    w = np.exp((2j if inverse else -2j) * np.pi * np.outer(k, k) / n)
+    scale = {"backward": 1 / n if inverse else 1.0, "ortho": 1 / np.sqrt(n)}
+    return w @ v * scale.get(norm, 1.0 if inverse else 1 / n)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("n, length", ONE_AXIS_LENGTHS)
+def test_values_are_the_dft_as_a_sum(n, length, norm):
+    x = _random(_rng("dft", n, length), (length,), True)
+    size = length if n is None else n
+    for name, inverse in (("fft", False), ("ifft", True)):
+        ours = apply(OPS[name], Tensor(x), n=n, norm=norm).numpy()
+        _close(ours, _dft(x, size, norm, inverse))
+    ours = apply(OPS["rfft"], Tensor(x.real.copy()), n=n, norm=norm).numpy()
+    _close(ours, _dft(x.real, size, norm)[: size // 2 + 1])
+    # irfft: the inverse of the Hermitian extension of the kept bins (the imaginary parts of
+    # bin 0 and, for an even n, bin n/2 are dropped)
+    half = size // 2 + 1
+    bins = np.zeros(half, dtype=complex)
+    bins[: min(half, length)] = x[:half]
+    full = np.concatenate([bins, np.conj(bins[1 : size - half + 1][::-1])])
+    full[0] = full[0].real
+    if size % 2 == 0:
+        full[size // 2] = full[size // 2].real
+    ours = apply(OPS["irfft"], Tensor(x), n=size, norm=norm).numpy()
+    _close(ours, _dft(full, size, norm, inverse=True).real)
+
+
+CENTRAL = [
+    ("fft", {"n": 7, "norm": "ortho"}, (5,), True),
+    ("ifft", {"n": 4}, (6,), True),
+    ("rfft", {"n": 9, "norm": "forward"}, (6,), False),
+    ("irfft", {"n": 8}, (6,), True),
+    ("irfft", {"n": 5, "norm": "ortho"}, (3,), True),
+    ("rfftn", {"s": (4, 5), "axes": (1, 0)}, (3, 4), False),
+    ("irfftn", {"s": (3, 6), "norm": "ortho"}, (2, 3), True),
+    ("fftshift", {"axes": 0}, (3, 4), True),
+]
+
+
+@pytest.mark.parametrize("name, attrs, shape, complex_", CENTRAL)
+def test_gradients_are_central_differences_along_re_and_im(name, attrs, shape, complex_):
+    """PyTorch's convention checked without torch: for L = Re(sum(conj(G) f(x))), x.grad after
+    f(x).backward(G) is dL/dRe(x) + i dL/dIm(x)."""
+    rng = _rng("central", name, shape)
+    x = _random(rng, shape, complex_)
+    op = OPS[name]
+    with no_grad():
+        y0 = apply(op, Tensor(x), **attrs).numpy()
+    G = _random(rng, y0.shape, np.iscomplexobj(y0))
+
+    def loss(v):
+        with no_grad():
+            return float(np.real(np.sum(np.conj(G) * apply(op, Tensor(v), **attrs).numpy())))
+
+    want = np.zeros(shape, dtype=complex)
+    h = 1e-6
+    for j in np.ndindex(shape):
+        for unit in (1.0, 1j) if complex_ else (1.0,):
+            e = np.zeros(shape, dtype=x.dtype)
+            e[j] = unit
+            want[j] += unit * (loss(x + h * e) - loss(x - h * e)) / (2 * h)
+    t = Tensor(x.copy(), requires_grad=True)
+    apply(op, t, **attrs).backward(G)
+    got = t.grad.numpy()
+    assert np.allclose(got if complex_ else np.real(got), want, rtol=1e-6, atol=1e-8)

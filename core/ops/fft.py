@@ -56,7 +56,8 @@ class ParsedParam(Param):
 def _number(value, wanted="a real number") -> float:
     """A constant number as written (a ValueError for a list, a string or a complex one)."""
     if isinstance(value, (list, str, complex)) or backend.is_complex(value):
-        kind = {list: "a list", str: "a string"}.get(type(value), "a complex number")
+        kind = "a list" if isinstance(value, list) else "a complex number"
+        kind = "a string" if isinstance(value, str) else kind
         raise ValueError(f"must be {wanted}, not {kind}")
     return float(value)
 
@@ -250,8 +251,8 @@ def _bin_weights(g, axis: int, length: int, inner: float):
     if length % 2 == 0:
         w[-1] = 1.0
     real = _host.empty(0, dtype=g.dtype).real.dtype
-    w = w.astype(real).reshape((count,) + (1,) * (len(g.shape) - 1 - axis))
-    return backend.asarray(w, dtype=real)
+    shaped = w.astype(real).reshape((count,) + (1,) * (len(g.shape) - 1 - axis))
+    return backend.asarray(shaped, dtype=real)
 
 
 def _vjp(t: _Transform):
