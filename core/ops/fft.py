@@ -30,7 +30,7 @@ import numpy as _host
 from .. import backend, limits
 from .reductions import Word
 from .rules import _xp, call
-from .table import REQUIRED, Code, Param, Refused, function, register
+from .table import REQUIRED, Code, Param, ParsedParam, Refused, function, register
 from .table import Op as _Op
 
 # ---------------------------------------------------------------------------
@@ -41,16 +41,6 @@ NORMS = ("backward", "ortho", "forward")
 #: the norm of the adjoint transform: scaling by 1/n on one side is scaling on the other
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 _MAX_LENGTH = 2**31
-
-
-@dataclass(frozen=True)
-class ParsedParam(Param):
-    """A :class:`Param` the grammar reads with its own ``parse`` (the constant as written:
-    a number, a list or, where ``strings``, a string -> the attribute; a ValueError says
-    what it must be)."""
-
-    parse: object = None
-    strings: bool = False
 
 
 def _number(value, wanted="a real number") -> float:

@@ -226,7 +226,9 @@ class Param:
     ``"count"`` a whole number >= 0 (``repeats``, ``reps``);
     ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
     ``"axes"``  an axis or a list of axes (a tuple);
-    ``"flag"``  0 or 1, a bool.
+    ``"flag"``  0 or 1, a bool;
+
+    or a :class:`ParsedParam`, which reads its own value (the FFT's lengths and norm).
 
     A param with a default prints only where it differs from it, as a keyword
     (``cumsum(x, axis=1)``); a required one prints by position.
@@ -239,6 +241,18 @@ class Param:
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class ParsedParam(Param):
+    """A :class:`Param` that reads its own value: the grammar hands ``parse`` the constant as
+    written (a number, a list or, where ``strings``, a string; None for a name written where
+    a string was meant) and takes what it returns as the attribute; its ValueError says what
+    the value must be (the FFT's ``n=`` and ``s=`` lengths, ``norm="ortho"``, fftfreq's
+    ``d``).  ``kind`` then only names it."""
+
+    parse: Callable | None = None
+    strings: bool = False
 
 
 class Op:
