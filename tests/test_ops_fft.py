@@ -529,3 +529,14 @@ def test_gradients_are_central_differences_along_re_and_im(name, attrs, shape, c
     apply(op, t, **attrs).backward(G)
     got = t.grad.numpy()
     assert np.allclose(got if complex_ else np.real(got), want, rtol=1e-6, atol=1e-8)
+
+
+def test_explain_writes_a_constant_operand_it_has_no_symbol_for(cli):
+    # fftfreq(4) (as cumsum of a literal) is a constant no symbolic form writes: the array
+    # walk names it in the traced rule instead of failing
+    for text, want in (("sum(fftfreq(4)*x)", "grad_a*fftfreq(4)"), ("sum(cumsum([1, 2])*x)", None)):
+        r = cli("explain", text, "--x", "[1, 2]" if want is None else "[1, 2, 3, 4]")
+        assert r.code == 0, r.err
+        assert want is None or want in r.out
+    r = cli("explain", "sum(irfft(x, n=4)**2)", "--x", "[1, 2, 3]")
+    assert r.code == 0 and "grad_x = rfft(grad_a, axis=0, norm='forward')*" in r.out, r.err

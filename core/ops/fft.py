@@ -39,7 +39,7 @@ from .table import Op as _Op
 
 NORMS = ("backward", "ortho", "forward")
 #: the norm of the adjoint transform: scaling by 1/n on one side is scaling on the other
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+_DUAL = {"backward": Word("forward"), "forward": Word("backward"), "ortho": Word("ortho")}
 _MAX_LENGTH = 2**31
 
 
@@ -240,7 +240,8 @@ def _bin_weights(g, axis: int, length: int, inner: float):
     w[0] = 1.0
     if length % 2 == 0:
         w[-1] = 1.0
-    real = _host.empty(0, dtype=g.dtype).real.dtype
+    # (a value with no dtype, explain's placeholder, takes float64)
+    real = _host.empty(0, dtype=getattr(g, "dtype", _host.float64)).real.dtype
     shaped = w.astype(real).reshape((count,) + (1,) * (len(g.shape) - 1 - axis))
     return backend.asarray(shaped, dtype=real)
 
