@@ -16,6 +16,8 @@ _MATRIX = [[0.3, 0.7, 0.2, 0.9], [0.6, 0.4, 0.9, 0.1], [0.5, 0.8, 0.1, 0.4]]
 OP_TABLE_SAMPLES: dict[str, tuple] = {
     "fft2": (_MATRIX,),
     "ifft2": (_MATRIX,),
+    "rfft2": (_MATRIX,),
+    "irfft2": (_MATRIX,),
     "fftn": (_MATRIX,),
     "ifftn": (_MATRIX,),
     "rfftn": (_MATRIX,),
@@ -32,12 +34,14 @@ OP_TABLE_ATTRS: dict[str, dict] = {
 #: real vector; irfft's gradient of a real one): the generated code reads and returns real
 #: arrays and writes its constants in its real dtype, so its check waits for complex
 #: codegen (issue 27's complex numbers everywhere); rfft's and rfftn's gradients are real
-COMPLEX_SAMPLES = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "irfft", "irfftn")
+COMPLEX_SAMPLES = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "irfft", "irfft2", "irfftn")
 _WHY = "generated code with complex values (issue 27's complex numbers): not written yet"
 CODEGEN_PENDING = {(n, t): _WHY for n in COMPLEX_SAMPLES for t in ("numpy", "torch", "jax")}
 #: in float32 the complex results are complex64 (rfft's and rfftn's too)
 FLOAT32_PENDING = {
-    (n, t): _WHY for n in COMPLEX_SAMPLES + ("rfft", "rfftn") for t in ("numpy", "torch", "jax")
+    (n, t): _WHY
+    for n in COMPLEX_SAMPLES + ("rfft", "rfft2", "rfftn")
+    for t in ("numpy", "torch", "jax")
 }
 
 
@@ -160,6 +164,8 @@ def _transform_rows() -> list[tuple]:
             o_irfft2(o_fft2(_M, inverse=True, norm="ortho"), (2, 3), "ortho"),
         ),
         ("rfftn", "irfftn(rfftn(M)*rfftn(N), s=[2, 3])", o_irfft2([r[:2] for r in conv2], (2, 3))),
+        ("rfft2", "irfft2(rfft2(M)*rfft2(N), s=[2, 3])", o_irfft2([r[:2] for r in conv2], (2, 3))),
+        ("irfft2", "irfft2(M3, s=[3, 4], norm='ortho')", o_irfft2(_M3, (3, 4), "ortho")),
         ("irfftn", "irfftn(M3, s=[3, 4])", o_irfft2(_M3, (3, 4))),
     ]
 
@@ -209,5 +215,6 @@ GRAD_CASES: list[dict] = [
 ]
 #: the differentiable ops whose cases wait for a gradcheck of complex values
 AWAITING_COMPLEX_GRADCHECK = frozenset(
-    ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfftn", "irfftn")
+    ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2")
+    + ("fftn", "ifftn", "rfftn", "irfftn")
 )

@@ -146,9 +146,9 @@ def test_transforms_along_several_axes(torch, name, s, axes, norm):
 
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("s, axes", [(None, (-2, -1)), ((3, 8), (-2, -1)), (None, (0, 2))])
-@pytest.mark.parametrize("name", ["fft2", "ifft2"])
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2"])
 def test_two_dimensional_transforms(torch, name, s, axes, norm):
-    x = _random(_rng(name, s, axes), (4, 5, 7), True)
+    x = _random(_rng(name, s, axes), (4, 5, 7), name != "rfft2")
     _compare(torch, name, x, {"s": s, "axes": axes, "norm": norm}, (s, axes, norm))
 
 
@@ -183,6 +183,8 @@ SECOND_ORDER = [
     ("rfftn", {"s": (4, 6), "axes": (0, 1), "norm": "ortho"}, (3, 5), False),
     ("irfftn", {"s": (5, 4), "axes": (1, 0), "norm": "forward"}, (4, 6), True),
     ("fft2", {"s": (3, 6), "norm": "backward"}, (4, 5), True),
+    ("rfft2", {"norm": "ortho"}, (4, 6), False),
+    ("irfft2", {"s": (3, 7)}, (4, 5), True),
 ]
 
 
@@ -244,6 +246,7 @@ def test_complex64_stays_single_precision():
     "name, x, attrs, said",
     [
         ("rfft", np.array([1 + 1j, 2.0]), {}, "takes a real array"),
+        ("rfft2", np.ones((2, 2)) * 1j, {}, r"rfft2\(\) takes a real array: fft2\(\)"),
         ("fft", np.array(2.0), {}, "out of range"),
         ("fftn", np.ones((2, 2)), {"axes": (0, 0)}, "repeat an axis"),
         ("fftn", np.ones((2, 2)), {"s": (2, 2), "axes": (0,)}, "2 lengths for 1 axes"),
@@ -270,6 +273,8 @@ ROUND_TRIPS = [
     "ifft2(x, axes=[0, 1], norm='ortho')",
     "fftn(x, s=[2, 5], axes=[1, 0])",
     "rfftn(x, axes=[0])",
+    "rfft2(x, s=[4, 6], norm='ortho')",
+    "irfft2(x, axes=[1, 0])",
     "irfftn(x, s=[4, 4], axes=[0, 1], norm='forward')",
     "fftshift(x)",
     "ifftshift(x, axes=0)",
@@ -331,10 +336,12 @@ def test_latex_writes_the_attributes():
     )
 
 
-@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "fft2", "fftn", "irfftn"])
+@pytest.mark.parametrize(
+    "name", ["fft", "ifft", "rfft", "irfft", "fft2", "rfft2", "irfft2", "fftn", "irfftn"]
+)
 def test_grad_fn_names_are_torchs(torch, name):
     for complex_ in (False, True):
-        if name == "rfft" and complex_:
+        if name.startswith("rfft") and complex_:
             continue
         x = _random(_rng("names", name), (4, 4), complex_)
         ours = apply(OPS[name], Tensor(x, requires_grad=True)).grad_fn.name()

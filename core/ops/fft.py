@@ -1,7 +1,8 @@
 """The FFT family, as numpy.fft spells it and torch.fft differentiates it.
 
 ``fft``, ``ifft``, ``rfft``, ``irfft`` (one axis: ``n=``, ``axis=``), ``fft2``, ``ifft2``,
-``fftn``, ``ifftn``, ``rfftn``, ``irfftn`` (several axes: ``s=``, ``axes=``), each with
+``rfft2``, ``irfft2``, ``fftn``, ``ifftn``, ``rfftn``, ``irfftn`` (several axes: ``s=``,
+``axes=``; the 2-d ones the last two by default), each with
 NumPy's ``norm="backward"|"ortho"|"forward"``; ``fftshift``, ``ifftshift`` (``axes=``) and
 ``fftfreq``, ``rfftfreq`` (``n``, ``d=1.0``: no array argument, no gradient).
 
@@ -189,7 +190,9 @@ def _forward(t: _Transform):
 
     def forward(a, norm="backward", **attrs):
         if t.kind == "r2c" and backend.is_complex(a):
-            raise TypeError(f"{t.name}() takes a real array: fft() transforms a complex one")
+            raise TypeError(
+                f"{t.name}() takes a real array: {t.name[1:]}() transforms a complex one"
+            )
         s, axes = t.plan(a.shape, attrs)
         fn = getattr(_xp().fft, t.name)
         if t.one_axis:
@@ -315,6 +318,8 @@ _TRANSFORMS = (
     _Transform("irfft", "rfft", "c2r", True),
     _Transform("fft2", "ifft2", "c2c", False, (-2, -1)),
     _Transform("ifft2", "fft2", "c2c", False, (-2, -1)),
+    _Transform("rfft2", "irfft2", "r2c", False, (-2, -1)),
+    _Transform("irfft2", "rfft2", "c2r", False, (-2, -1)),
     _Transform("fftn", "ifftn", "c2c", False),
     _Transform("ifftn", "fftn", "c2c", False),
     _Transform("rfftn", "irfftn", "r2c", False),
