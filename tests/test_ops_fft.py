@@ -547,3 +547,22 @@ def test_explain_writes_a_constant_operand_it_has_no_symbol_for(cli):
         assert want is None or want in r.out
     r = cli("explain", "sum(irfft(x, n=4)**2)", "--x", "[1, 2, 3]")
     assert r.code == 0 and "grad_x = rfft(grad_a, axis=0, norm='forward')*" in r.out, r.err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the engine's mul of complex values passes g*b back, not PyTorch's g*conj(b) "
+    "(issue 27's engine conventions, the coordinator's): the FFT's own rules agree above",
+)
+def test_a_spectral_product_against_torch(torch):
+    """A circular convolution through rfft: its gradient needs mul's complex rule too."""
+    x, h = np.array([1.0, 2, 0, -1, 0, 0, 3, 1]), np.array([0.5, 0.25])
+    program = parse("sum(irfft(rfft(x)*rfft(h, n=8), n=8)**2)")
+    from autograd_cli.core.api import grad_of
+
+    ours = grad_of(program, {"x": x, "h": h})
+    tx, th = torch.tensor(x, requires_grad=True), torch.tensor(h, requires_grad=True)
+    spectrum = torch.fft.rfft(tx) * torch.fft.rfft(th, n=8)
+    (torch.fft.irfft(spectrum, n=8) ** 2).sum().backward()
+    _close(np.real(ours.grad["x"]), tx.grad)
+    _close(np.real(ours.grad["h"]), th.grad)
