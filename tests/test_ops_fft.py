@@ -252,6 +252,8 @@ def test_complex64_stays_single_precision():
         ("fftn", np.ones((2, 2)), {"s": (2, 2), "axes": (0,)}, "2 lengths for 1 axes"),
         ("fftn", np.ones(3), {"s": (2, 2)}, "2 lengths for an array of 1"),
         ("fft", np.ones(3), {"axis": 1}, "axis 1 is out of range"),
+        ("fftn", np.array(2.0), {}, "a number has no axis to transform"),
+        ("fftn", np.ones(3), {"axes": ()}, "no axes given"),
     ],
 )
 def test_shapes_that_do_not_fit_are_shape_errors(name, x, attrs, said):

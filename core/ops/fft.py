@@ -129,7 +129,9 @@ def _plan(shape, s, axes, inverse_real=False) -> tuple[tuple, tuple]:
     elif len(s) != len(axes):
         raise ValueError(f"s has {len(s)} lengths for {len(axes)} axes")
     if not axes:
-        raise ValueError("a transform of a number: it has no axis (give an array)")
+        raise ValueError(
+            "a number has no axis to transform (give an array)" if ndim == 0 else "no axes given"
+        )
     if min(s) < 1:
         raise ValueError(f"the transform's lengths {list(s)} must be at least 1")
     return tuple(s), axes
