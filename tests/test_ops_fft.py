@@ -568,3 +568,24 @@ def test_a_spectral_product_against_torch(torch):
     (torch.fft.irfft(spectrum, n=8) ** 2).sum().backward()
     _close(np.real(ours.grad["x"]), tx.grad)
     _close(np.real(ours.grad["h"]), th.grad)
+
+
+@pytest.mark.parametrize("target", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_the_frequencies_spelled_in_each_target(name, target):
+    """fftfreq depends on no input, so generated code folds it to a constant; its spelling
+    (used where it is not folded) is run here on its own."""
+    import types
+
+    module = pytest.importorskip({"numpy": "numpy", "torch": "torch", "jax": "jax"}[target])
+    if target == "jax":
+        module.config.update("jax_enable_x64", True)
+        module = pytest.importorskip("jax.numpy")
+    node = types.SimpleNamespace(attrs={"n": 7, "d": 0.25})
+    text = OPS[name].code.spelling(target)([], node, target)
+    xp = {"numpy": "np", "torch": "torch", "jax": "jnp"}[target]
+    text = text.replace("{xp}", xp).replace("{dtype}", f"{xp}.float64")
+    value = eval(text, {xp: module})  # noqa: S307 - the op table's own template
+    got = np.asarray(value.numpy() if target == "torch" else value)
+    assert got.dtype == np.float64
+    _close(got, getattr(np.fft, name)(7, 0.25))
