@@ -5,7 +5,8 @@
 ``rules``        the helpers rules are written with (``chain``, ``where``, ``sum_to``...) and
                  the ones that make rules (``_unary``, ``_binary``, ``_at_zero``...)
 ``elementwise``  the elementwise ops, one line each; ``special``: their longer forwards
-``shape``, ``reductions``, ``products``, ``arrays``, ``linalg``: the other families
+``shape``, ``reductions``, ``products``, ``arrays``, ``linalg``, ``svd``, ``fft``: the other
+                 families
 
 Importing this package declares every op (in this order, the table's order), then makes the
 table (``tensor.OPS``) and the language's functions (:data:`FUNCTIONS`) once; the engine's
