@@ -252,6 +252,7 @@ def test_complex64_stays_single_precision():
         ("fftn", np.ones((2, 2)), {"s": (2, 2), "axes": (0,)}, "2 lengths for 1 axes"),
         ("fftn", np.ones(3), {"s": (2, 2)}, "2 lengths for an array of 1"),
         ("fft", np.ones(3), {"axis": 1}, "axis 1 is out of range"),
+        ("fft", np.ones(3), {"norm": "half"}, 'norm must be "backward", "ortho" or "forward"'),
         ("fftn", np.array(2.0), {}, "a number has no axis to transform"),
         ("fftn", np.ones(3), {"axes": ()}, "no axes given"),
     ],
@@ -321,6 +322,7 @@ def test_double_quotes_and_positions_read_as_keywords():
         ("fft(x, n=[1, 2])", "n of fft() must be a whole number, not a list"),
         ("fft(x, n='a')", "n of fft() must be a whole number, not a string"),
         ("fft(x, norm=ortho)", "got a name (a string is in quotes)"),
+        ("fft(x, norm=[1])", "got a list"),
         ("fftfreq(4, d=[1])", "d of fftfreq() must be a real number, not a list"),
     ],
 )

@@ -70,7 +70,8 @@ def _lengths(value) -> tuple:
 def _norm_mode(value) -> Word:
     """NumPy's norm: a string (None: a name was written, not a string in quotes)."""
     if not isinstance(value, str) or value not in NORMS:
-        shown = {None: "a name (a string is in quotes)"}.get(value, "a number")
+        shown = "a name (a string is in quotes)" if value is None else "a number"
+        shown = "a list" if isinstance(value, list) else shown
         shown = repr(value) if isinstance(value, str) else shown
         raise ValueError(f'must be "backward", "ortho" or "forward", got {shown}')
     return Word(value)
@@ -92,8 +93,12 @@ _S = ParsedParam("s", "lengths", None, parse=_lengths)
 
 
 def _mode(norm) -> str:
-    """``norm`` as a plain string (a :class:`Word` prints quoted)."""
-    return {m: m for m in NORMS}[norm]
+    """``norm`` as a plain string (a :class:`Word` prints quoted); a ValueError for another
+    (the Tensor API's ``apply`` does not go through the grammar's check)."""
+    for mode in NORMS:
+        if norm == mode:
+            return mode
+    raise ValueError(f'norm must be "backward", "ortho" or "forward", got {norm!r}')
 
 
 # ---------------------------------------------------------------------------
