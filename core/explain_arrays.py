@@ -341,7 +341,10 @@ def _elementwise_local(node: Expr, child: Expr, names: dict, needs: tuple) -> st
     for s in parts[1:]:
         total = builder.apply("add", (total, s))
     alg = Algebra()
-    return to_text(alg.to_expr(alg.from_expr(total)))
+    try:
+        return to_text(alg.to_expr(alg.from_expr(total)))
+    except UnsupportedDiffError:  # a constant operand no symbol writes (cumsum([1, 2]))
+        return None
 
 
 class _Sym:

@@ -500,10 +500,11 @@ class LatexPrinter(_Printer):
                 pieces.append(", ")
             pieces.append(a)
         params = OPS[op].params if op in OPS else ()
-        for text in _param_texts(node, params) if params else ():  # diag(v, k=1)
+        for k, text in enumerate(_param_texts(node, params) if params else ()):  # diag(v, k=1)
             key, eq, value = text.partition("=")
             shown = f"\\mathrm{{{key}}}={value}" if eq else key
-            pieces.append(", " + shown.replace("[", "\\left[").replace("]", "\\right]"))
+            comma = ", " if node.args or k else ""  # fftfreq(8): no array before it
+            pieces.append(comma + shown.replace("[", "\\left[").replace("]", "\\right]"))
         pieces.append("\\right)")
         return pieces
 

@@ -23,6 +23,7 @@ from .values import (
     _position,
     _Slice,
     _String,
+    _takes_string,
     _Tuple,
 )
 
@@ -94,7 +95,7 @@ def _arguments(name: str, args: list, op, tok) -> tuple[list, dict]:
         value = a.expr if isinstance(a, _Keyword) else a
         if isinstance(value, _Tuple):
             raise value.misuse()
-    if op is None or not any(p.kind in _STRING_KINDS for p in op.params):
+    if op is None or not any(_takes_string(p) for p in op.params):
         for a in args:
             _expr(a.expr if isinstance(a, _Keyword) else a)
     return positional, keywords
@@ -248,7 +249,11 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
             attrs[p.name] = p.default
             continue
         expr, token = given[p.name]
-        attrs[p.name] = _param_value(f"{p.name} of {name}()", p.kind, expr, token)
+        what = f"{p.name} of {name}()"
+        if getattr(p, "parse", None):  # a Param that reads its own value (the FFT's)
+            attrs[p.name] = _own_value(what, p, expr, token)
+        else:
+            attrs[p.name] = _param_value(what, p.kind, expr, token)
     return Expr(op.name, tuple(arrays), attrs)
 
 
@@ -275,6 +280,21 @@ def _mode(what: str, text: str, token) -> Word:
     if text not in ("full", "same", "valid"):
         raise InputError(f"{what} must be {_MODES}, not {text!r}", **_position(token))
     return Word(text)
+
+
+def _own_value(what: str, param, expr, token):
+    """A Param's value read by its own ``parse`` (a number, a list or a string as written ->
+    the attribute; None: a name where it takes a string; a ValueError says what it must be)."""
+    if isinstance(expr, _String):
+        value = expr.text
+    elif _takes_string(param) and isinstance(expr, Expr) and not expr.is_const:
+        value = None
+    else:
+        value = _const_value(expr, what, token)
+    try:
+        return param.parse(value)
+    except ValueError as exc:
+        raise InputError(f"{what} {exc}", **_position(getattr(expr, "token", token))) from None
 
 
 def _param_value(what: str, kind: str, expr: Expr, token):

@@ -10,7 +10,7 @@ from typing import Any, cast
 from ..core.errors import ParseError
 from ..core.ops import FUNCTIONS, OPS
 from ..core.safetext import WINDOW, visible
-from .values import _STRING_KINDS
+from .values import _takes_string
 
 _READABLE = {
     "LPAR": "'('",
@@ -70,7 +70,7 @@ def _string_places() -> dict:
     places = {}
     for name, fn in FUNCTIONS.items():
         op = OPS[fn.with_params] if fn.with_params else None
-        params = [p for p in op.params if p.kind in _STRING_KINDS] if op else []
+        params = [p for p in op.params if _takes_string(p)] if op else []
         if params:
             first = {0} if any(p.kind == "subscripts" for p in params) else set()
             places[name] = (first, {p.name for p in params if getattr(p, "keyword_only", False)})

@@ -56,18 +56,28 @@ class _Value:
 
 
 def _string_params() -> str:
-    """Where the language takes a string: "einsum's subscripts or norm's ord", from the table."""
+    """Where the language takes a string: "einsum's subscripts or norm's ord or the norm of
+    fft, ifft, ...", from the table (the functions sharing a param named together)."""
+    by_param: dict[str, list] = {}
+    for op in OPS.values():
+        for p in op.params:
+            if _takes_string(p):
+                by_param.setdefault(p.name, []).append((op.printing.names or (op.name,))[0])
     places = [
-        f"{(op.printing.names or (op.name,))[0]}'s {p.name}"
-        for op in OPS.values()
-        for p in op.params
-        if p.kind in _STRING_KINDS
+        f"{names[0]}'s {param}" if len(names) == 1 else f"the {param} of {', '.join(names)}"
+        for param, names in by_param.items()
     ]
     return " or ".join(sorted(places)) or "nothing"
 
 
 #: the Param kinds that take a string
 _STRING_KINDS = ("ord", "subscripts", "mode")
+
+
+def _takes_string(param) -> bool:
+    """Whether a Param takes a string: one of the string kinds, or a Param that reads its
+    own value and says it takes one (``strings``: the FFT's norm)."""
+    return param.kind in _STRING_KINDS or getattr(param, "strings", False)
 
 
 class _String(_Value):

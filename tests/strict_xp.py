@@ -374,7 +374,7 @@ class StrictArray:
     def __array_function__(self, func, types, args, kwargs):
         module = xp
         for part in func.__module__.split(".")[1:]:
-            if part in ("linalg",):
+            if part in ("linalg", "fft"):
                 module = getattr(module, part)
         try:
             mine = getattr(module, func.__name__)
@@ -454,6 +454,11 @@ _LINALG = frozenset(
     "LinAlgError cholesky cond cross det eig eigh eigvals eigvalsh inv lstsq matmul "
     "matrix_power matrix_rank matrix_transpose norm pinv qr slogdet solve svd tensorinv "
     "tensorsolve".split()
+)
+# cupy.fft's names (cupy/fft/__init__.py)
+_FFT = frozenset(
+    "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft fftfreq "
+    "rfftfreq fftshift ifftshift".split()
 )
 # cupyx.scipy.special's names that the engine may use (cupyx/scipy/special/__init__.py)
 _SPECIAL = frozenset(
@@ -558,6 +563,7 @@ xp.result_type = _result_type
 xp.asnumpy = _asnumpy
 xp.linalg = StrictModule("strict_xp.xp.linalg", numpy.linalg, allowed=_LINALG)
 xp.linalg.LinAlgError = numpy.linalg.LinAlgError
+xp.fft = StrictModule("strict_xp.xp.fft", numpy.fft, allowed=_FFT)
 for _name in ("shape", "ndim", "size"):  # metadata
     setattr(
         xp,

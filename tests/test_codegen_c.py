@@ -138,8 +138,8 @@ def test_elementwise_op_agrees_or_is_refused_by_name(name):
     try:
         g = generate(parse(text), points[0], wrt=wrt, target="c", hessian=True)
     except UnsupportedError as exc:
-        if "real numbers only" in str(exc):  # complex values (polar): declared refused
-            assert op.code is not None and op.code.refused, str(exc)
+        if op.code is not None and op.code.refused:  # declared: no code at all (polar)
+            assert op.code.refused in str(exc), str(exc)
             return
         # the op itself, or an op its derivative is made of (gamma' = gamma*digamma)
         named = str(exc).split("no spelling for ", 1)[1].split()[0]

@@ -110,7 +110,10 @@ FLOAT32_FAILING: dict = {}
 
 
 def _scalar(out: Expr, value: np.ndarray) -> Expr:
-    """``out`` summed with a distinct weight per element, by getitem, mul and add only."""
+    """``out`` summed with a distinct weight per element, by getitem, mul and add only (of a
+    complex ``out``, the real part: PyTorch's real loss)."""
+    if np.iscomplexobj(value):
+        out, value = Expr("real", (out,)), value.real
     if value.ndim == 0:
         return out
     flat = Expr("reshape", (out,), {"shape": (value.size,)})

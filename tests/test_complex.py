@@ -491,7 +491,8 @@ def test_random_complex_graphs_equal_pytorch(seed, torch):
         ["critical", "abs(z)**2", "--z", "1+2j"],
         ["propagate", "abs(z)", "--z", "1+2j+-0.1"],
         ["plot", "x*1j", "--x", "-1:1"],
-        ["codegen", "x*1j", "--x", "2"],
+        ["codegen", "abs(z)", "--z", "1+2j"],
+        ["codegen", "abs(x*1j)", "--x", "2", "--target", "c"],
         ["codegen", "abs(polar(r, t))", "--r", "1", "--t", "2"],
     ],
 )
@@ -500,6 +501,17 @@ def test_the_analyses_and_codegen_refuse_complex_values_by_name(cli, argv):
     assert out.code == 1, out.out
     error = json.loads(out.out)["error"]
     assert error["kind"] == "unsupported" and "internal" not in error["message"]
+
+
+def test_codegen_writes_complex_steps_between_real_values(cli):
+    # a complex constant on the way, real value and gradient: NumPy code, checked
+    out = cli("codegen", "abs(x*(1+2j))**2", "--x", "2", "--check", "5", "--json")
+    doc = json.loads(out.out)
+    assert out.code == 0 and doc["check"]["passed"], doc
+    assert "(1-2j)" in doc["code"]  # the conjugate of the constant: PyTorch's convention
+    # a complex output is grad's error (no implicit seed)
+    out = cli("codegen", "x*1j", "--x", "2", "--json")
+    assert out.code == 1 and json.loads(out.out)["error"]["kind"] == "non_scalar_output"
 
 
 def test_polar_is_r_exp_i_theta_with_pytorchs_gradient(torch):

@@ -38,6 +38,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import cases_arrays
+import cases_fft
 import cases_linalg
 import mpmath
 import numpy as np
@@ -2040,7 +2041,7 @@ _build_special_functions()
 _build_reductions()
 _build_products_and_shapes()
 _build_array_functions()
-for _module in (cases_linalg, cases_arrays):  # oracles kept beside the ops' other cases
+for _module in (cases_linalg, cases_arrays, cases_fft):  # beside the ops' other cases
     for _kw in _module.FORWARD_CASES:
         add(**_kw)
 _build_internal()

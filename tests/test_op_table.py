@@ -36,6 +36,7 @@ import warnings
 from dataclasses import dataclass
 
 import cases_arrays
+import cases_fft
 import cases_linalg
 import numpy as np
 import pytest
@@ -78,10 +79,15 @@ SAMPLE_ATTRS = {"axis": 0, "keepdims": False, "index": (1,), "shape": (3, 1)}
 SAMPLE_VALUES = {
     **cases_linalg.OP_TABLE_SAMPLES,
     **cases_arrays.OP_TABLE_SAMPLES,
+    **cases_fft.OP_TABLE_SAMPLES,
     "acosh": (1.7,),  # defined from 1 up
 }
 # and the attributes (a required Param's value: roll's shift), name -> {param: value}
-SAMPLE_ATTRS_BY_OP = {**cases_linalg.OP_TABLE_ATTRS, **cases_arrays.OP_TABLE_ATTRS}
+SAMPLE_ATTRS_BY_OP = {
+    **cases_linalg.OP_TABLE_ATTRS,
+    **cases_arrays.OP_TABLE_ATTRS,
+    **cases_fft.OP_TABLE_ATTRS,
+}
 # Op kinds whose sample is scalars; the others (reductions, products, shapes) get vectors.
 SCALAR_KINDS = ("elementwise", "comparison", "constant")
 # The kinds the symbolic differentiator handles; any other kind declares "no diff".
@@ -380,10 +386,14 @@ def check_grammar(name, op, s):
 
 
 def _codegen_program(s):
-    """The sample as a program with a scalar output (summed, as :func:`_engine_grads`)."""
+    """The sample as a program with a scalar output (summed, as :func:`_engine_grads`; of a
+    complex value, the real part)."""
     out = s.expr
-    if run(out, s.values).ndim:
+    value = run(out, s.values)
+    if value.ndim:
         out = Expr("sum", (out,), {"axis": None, "keepdims": False})
+    if np.iscomplexobj(value):
+        out = Expr("real", (out,))
     return Program(source="", output=out, inputs=variables(out))
 
 

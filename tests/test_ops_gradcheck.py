@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 
 import cases_arrays
+import cases_fft
 import cases_linalg
 import mpmath
 import numpy as np
@@ -451,7 +452,7 @@ def _build_cases() -> dict[str, list[Case]]:
 
     # the functions declared in core/ops/linalg.py and the rest of core/ops/arrays.py: their
     # cases live beside their other oracles (tests/cases_linalg.py, tests/cases_arrays.py)
-    for module in (cases_linalg, cases_arrays):
+    for module in (cases_linalg, cases_arrays, cases_fft):
         for kw in module.GRAD_CASES:
             add(Case(**kw))
 
@@ -487,6 +488,7 @@ JVP_OPS = {name for name, op in OPS.items() if op.jvp is not None}
 
 
 def test_every_differentiable_op_has_cases():
+    # the FFT's complex-valued transforms: checked in tests/test_ops_fft.py for now
     assert set(CASES) == DIFFERENTIABLE_OPS
 
 
@@ -499,7 +501,7 @@ def test_every_op_with_a_jvp_has_cases():
 def test_non_differentiable_ops_pass_no_gradient():
     x = tensor([1.0, 2.0, 3.0], requires_grad=True)
     for name, op in OPS.items():
-        if op.vjp is not None:
+        if op.vjp is not None or op.arity == 0:  # fftfreq: no argument to pass one to
             continue
         args = (x,) if op.arity == 1 else (x, x * 0 + 2)
         out = apply(op, *args)
@@ -557,10 +559,6 @@ def numeric_directional(fn, arrays, tangents) -> np.ndarray:
     return (fn(plus) - fn(minus)) / (2 * H)
 
 
-#: the ops whose values are complex at real arguments (PyTorch's loss Re<u, f> for them)
-COMPLEX_VALUED = ("eig", "eigvals", "polar")
-
-
 def _num(v) -> np.ndarray:
     """``v`` in float64, or complex128 where it is complex (eig's values)."""
     v = np.asarray(v)
@@ -584,7 +582,9 @@ def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
 def test_vjp_matches_finite_differences(case: Case):
     arrays = case.sample()
     inputs, out, wrt = build(case, arrays)
-    assert out.dtype == (np.complex128 if case.op in COMPLEX_VALUED else np.float64)
+    # float64, or complex128 where the op's values are complex (eig, fft, polar): no float32
+    assert out.dtype == np.asarray(forward(case, arrays)).dtype
+    assert out.dtype in (np.float64, np.complex128)
     assert out.requires_grad and out.grad_fn is not None
     np.testing.assert_array_equal(out.numpy(), forward(case, arrays))
     rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 1)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import InputError
-from ..program import Expr, Program, check_values, resolve_wrt, variables
+from ..program import Expr, Program, check_values, complex_output_error, resolve_wrt, variables
 from . import trace as _trace
 from .python import emit_python
 
@@ -241,4 +241,6 @@ def generate(
         g.code = emit_python(
             target, name, node_inputs, params, outputs, order, header, dtype, batched
         )
+    if outputs[0][1].value.dtype.kind == "c":  # grad's error (PyTorch's: no implicit seed)
+        raise complex_output_error(outputs[0][1].value.shape)
     return g

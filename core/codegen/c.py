@@ -191,6 +191,12 @@ class _Writer:
             name = self.params[node.index]
             return name if scalar else f"{name}[{idx}]"
         if node.op == "const":
+            if node.value.dtype.kind == "c":
+                raise UnsupportedError(
+                    "the generated C computes with real numbers only, and this program has "
+                    "a complex constant",
+                    op="const",
+                )
             if scalar:
                 return _literal(float(node.value))
             if np.all(node.value == node.value.flat[0]) and not np.isnan(node.value.flat[0]):
@@ -232,10 +238,11 @@ class _Writer:
             self.loop(node, f"{self.ref(node)} = ag_{node.op}({given})")
             return
         op = OPS[node.op]
-        if op.code is not None and op.code.refused:
+        why = None if op.code is None else op.code.refusal("c")
+        if why:
             raise UnsupportedError.naming(
                 "codegen {target} c has no spelling for {op}: {why}",
-                {"op": shown(node), "why": op.code.refused},
+                {"op": shown(node), "why": why},
                 op=node.op,
             )
         if op.kind in ("elementwise", "comparison", "constant"):

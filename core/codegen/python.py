@@ -101,8 +101,9 @@ def spell(node: Node, args: list[str], target: str, names: dict) -> str:
     """The code of ``node``'s op on ``args`` in ``target`` (``names``: the template's words,
     ``xp``, ``sp``, ``dtype``); an op with no spelling there is :class:`UnsupportedError`."""
     op = OPS[node.op]
-    if op.code is not None and op.code.refused:
-        raise UnsupportedError(f"codegen cannot write {node.op}: {op.code.refused}", op=node.op)
+    why = None if op.code is None else op.code.refusal(target)
+    if why:
+        raise UnsupportedError(f"codegen cannot write {node.op}: {why}", op=node.op)
     how = None if op.code is None else op.code.spelling(target)
     text = None
     if callable(how):
@@ -135,6 +136,12 @@ def _literal(value, target: str, xp: str) -> str | None:
     """A scalar constant written inline, or None."""
     if value.ndim != 0:
         return None
+    if value.dtype.kind == "c":  # a complex step between real inputs and outputs (rfft)
+        z = complex(value)
+        if math.isfinite(z.real) and math.isfinite(z.imag):
+            return repr(z)
+        parts = [_literal(value.real, target, xp), _literal(value.imag, target, xp)]
+        return f"complex({parts[0]}, {parts[1]})"
     x = float(value)
     if math.isnan(x):
         return "math.nan" if target == "torch" else f"{xp}.nan"
@@ -185,6 +192,8 @@ class _Writer:
         self.name = name
         self.params = params
         self.dt = self.lang.xp + "." + dtype
+        # a complex constant's dtype (of the same precision): rfft's steps
+        self.cdt = self.lang.xp + "." + {"float64": "complex128", "float32": "complex64"}[dtype]
         self.words = {"xp": self.lang.xp, "sp": self.lang.sp, "dtype": self.dt}
         self.code: dict[int, str] = {}
         self.body: list[str] = []
@@ -236,7 +245,8 @@ class _Writer:
 
     def _array(self, node: Node) -> str:
         device = f", device={self.first}.device" if self.first else ""
-        return self.lang.array.format(data=_array_text(node.value), dt=self.dt, device=device)
+        dt = self.dt if node.value.dtype.kind != "c" else self.cdt
+        return self.lang.array.format(data=_array_text(node.value), dt=dt, device=device)
 
     def _operand(self, arg: Node, node: Node, position: int) -> str:
         """``arg``'s code as ``node`` reads it: a number inline, except in a PyTorch function
@@ -261,7 +271,8 @@ class _Writer:
             return f"{self.lang.xp}.zeros_like({self.first}) + {text}"
         if node.op == "const" and node.value.ndim == 0:
             return self._array(node)  # a number written inline: made an array here
-        return self.lang.fresh.format(v=text, dt=self.dt)
+        dt = self.cdt if node.value.dtype.kind == "c" else self.dt
+        return self.lang.fresh.format(v=text, dt=dt)
 
     def _freed(self, kept: set[str]) -> list[str]:
         """The body with each temporary deleted after the statement that reads it last

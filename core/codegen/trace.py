@@ -118,11 +118,12 @@ class Graph:
     def _add(self, op, args, attrs, value, name=None) -> Node:
         if len(self.nodes) >= self.max_nodes:
             raise LimitError(f"the generated code grew past {self.max_nodes} statements")
-        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
-            what = "a value or constant" if op in ("input", "const") else f"the result of {op}"
+        if op == "input" and getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            # complex steps between real inputs and real outputs are written (rfft, abs(x*1j));
+            # a complex input or output is not, yet
             raise UnsupportedError(
-                f"codegen writes programs of real numbers only in this version, and {what} "
-                "is complex here",
+                "codegen writes programs of real numbers only in this version, and a value "
+                f"given for {name} is complex",
                 op=op,
             )
         node = Node(op, args, attrs, value, name, len(self.nodes))
@@ -153,7 +154,7 @@ class Graph:
             dtype = like.value.dtype if like is not None and like.value.dtype.kind == "f" else None
             return self.const(np.asarray(x, dtype=dtype or np.float64))
         if isinstance(x, (complex, np.complexfloating)):
-            return self.const(np.asarray(x, dtype=np.complex128))  # refused by _add
+            return self.const(np.asarray(x, dtype=np.complex128))
         if isinstance(x, np.ndarray):
             return self.const(x)
         raise TypeError(f"cannot use {type(x).__name__} in generated code")
@@ -342,7 +343,7 @@ class Tracing(Interpretation):
 
     def const(self, node: Expr) -> Traced:
         value = node.value
-        kind = np.complex128 if isinstance(value, complex) else np.float64  # refused by _add
+        kind = np.complex128 if isinstance(value, complex) else np.float64
         return Traced(self.graph.const(np.asarray(value, dtype=kind)), self.graph)
 
     def var(self, name: str, value) -> Traced:
@@ -431,6 +432,8 @@ def gradients(trace: Trace, output: Node, wrt: Sequence[str]) -> dict[str, Node]
     for name in wrt:
         node = trace.inputs[name]
         g = found.get(node.index)
+        if g is not None and g.value.dtype.kind == "c" and node.value.dtype.kind != "c":
+            g = graph.apply("real", (g,))  # a real input's gradient is real (as the engine's)
         result[name] = g if g is not None else graph.const(np.zeros_like(node.value))
     return result
 

@@ -5,7 +5,8 @@
 ``rules``        the helpers rules are written with (``chain``, ``where``, ``sum_to``...) and
                  the ones that make rules (``_unary``, ``_binary``, ``_at_zero``...)
 ``elementwise``  the elementwise ops, one line each; ``special``: their longer forwards
-``shape``, ``reductions``, ``products``, ``arrays``, ``linalg``: the other families
+``shape``, ``reductions``, ``products``, ``arrays``, ``linalg``, ``svd``, ``fft``: the other
+                 families
 
 Importing this package declares every op (in this order, the table's order), then makes the
 table (``tensor.OPS``) and the language's functions (:data:`FUNCTIONS`) once; the engine's
@@ -20,7 +21,7 @@ from __future__ import annotations
 # isort: off
 # The families of ops, in the table's order: importing one declares its ops.
 from . import elementwise, shape, reductions, products, arrays, linalg, svd, eigen, eig
-from . import signal
+from . import signal, fft
 # isort: on
 
 from ..tensor import OPS, apply, as_tensor

@@ -237,7 +237,7 @@ register(
         code=code("{xp}.conj({0})", c="{0}"),
         total=True,
         spreads_nonfinite=(0,),
-        on_complex="conjugate",
+        on_complex="real_linear",
         printing=function("conj", "conjugate", latex=("\\overline{", 0, "}"), latex_level=ATOM),
     )
 )

@@ -183,6 +183,19 @@ class Code:
     def spelling(self, target: str):
         return getattr(self, target)
 
+    def refusal(self, target: str) -> str | None:
+        """Why ``target`` has no code for the op: ``refused`` (every target's), or the
+        target's own :class:`Refused`; None where it has a spelling (or none declared)."""
+        how = getattr(self, target)
+        return self.refused or (str(how) if isinstance(how, Refused) else None)
+
+
+class Refused(str):
+    """A target's spelling in :class:`Code` that is a refusal, with the reason: the other
+    targets write the op and this one cannot (the FFT in C: libm has none)."""
+
+    __slots__ = ()
+
 
 _SAME = object()  # a target of code() written as the others are
 
@@ -224,6 +237,8 @@ class Param:
     ``"flag"``  0 or 1, a bool;
     ``"mode"``  the string ``'full'``, ``'same'`` or ``'valid'`` (convolve's and correlate's).
 
+    or a :class:`ParsedParam`, which reads its own value (the FFT's lengths and norm).
+
     A param with a default prints only where it differs from it, as a keyword
     (``cumsum(x, axis=1)``); a required one prints by position.
     """
@@ -235,6 +250,18 @@ class Param:
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class ParsedParam(Param):
+    """A :class:`Param` that reads its own value: the grammar hands ``parse`` the constant as
+    written (a number, a list or, where ``strings``, a string; None for a name written where
+    a string was meant) and takes what it returns as the attribute; its ValueError says what
+    the value must be (the FFT's ``n=`` and ``s=`` lengths, ``norm="ortho"``, fftfreq's
+    ``d``).  ``kind`` then only names it."""
+
+    parse: Callable | None = None
+    strings: bool = False
 
 
 class Op:
@@ -421,9 +448,9 @@ class RuleContext:
 #: conjugate, PyTorch's convention); "real", a real-valued function of a complex argument
 #: (abs, angle, real, imag), its derivative declared as PyTorch's gradient direction
 #: (abs: sgn(z)); "rules", the op's own rules handle complex values (sum, reshape, matmul:
-#: linear maps and their adjoints, holomorphic); "conjugate", its own rules, and it is not
-#: holomorphic (conj)
-ON_COMPLEX = (None, "holomorphic", "real", "rules", "conjugate")
+#: linear maps and their adjoints, holomorphic); "real_linear", its own rules, linear over the
+#: reals but not holomorphic (conj, irfft)
+ON_COMPLEX = (None, "holomorphic", "real", "rules", "real_linear")
 #: the on_complex facts of a holomorphic op (f'(z) exists: what a holomorphic gradient needs)
 HOLOMORPHIC = ("holomorphic", "rules")
 
