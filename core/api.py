@@ -146,11 +146,15 @@ def refuse_complex(name: str, program: Program, values: dict) -> None:
     """The error of a computation that takes real numbers only, where a value, a constant or
     the dtype is complex."""
     if _complex_program(program, values):
-        raise UnsupportedError(
-            f"{name} takes real numbers only in this version; for complex values use eval, "
-            f"grad (PyTorch's convention, or holomorphic), jacobian and diff",
-            op=name,
-        )
+        raise real_only_error(name)
+
+
+def real_only_error(name: str) -> UnsupportedError:
+    return UnsupportedError(
+        f"{name} takes real numbers only in this version; for complex values use eval, grad "
+        f"(PyTorch's convention, or holomorphic), jacobian and diff",
+        op=name,
+    )
 
 
 def _complex_program(program: Program, values: dict) -> bool:
@@ -500,6 +504,8 @@ def _check(
     from .program_functional import program_gradcheck
 
     ev = evaluate(program, values, requires_grad=names)
+    if ev.output.data.dtype.kind == "c":  # a complex output of real values (rfft(x))
+        raise real_only_error("check")
     if not names:  # nothing to differentiate: nothing can disagree (as grad gives {})
         return CheckResult(
             value=_host(ev.output),

@@ -52,7 +52,7 @@ from .ops import (
     split_advanced,
     sum_to,
 )
-from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _unit, host_unrecorded
+from .ops.rules import CHAIN_LOCAL_MIN, _finite_factor, _tangent, _unit, host_unrecorded, is_complex
 from .ops.shape import transpose_axes
 from .program import Expr, Program, variables
 from .recording import parse_value
@@ -154,7 +154,10 @@ def _elementwise(op, ctx, ts, batch):
         d = op.deriv[i](*args)
         mine = owned_here.get(id(t)) is t
         t = _pad(t, out.ndim)
-        if isinstance(d, (int, float)):
+        if op.on_complex == "real" and (is_complex(t) or is_complex(d)):
+            # a real function of a complex argument: real(conj(d) t), as its jvp
+            term, made = _tangent(op.on_complex, t, d), True
+        elif isinstance(d, (int, float)):
             term, made = (t, mine) if d == 1 else ((-t if d == -1 else t * d), True)
         elif _by_ones(t, d):
             term, made = t, mine  # t * 1 is t, bit for bit: no pass over the tangents
@@ -432,7 +435,12 @@ def batched_rule(op, ctx, tangents: Sequence, batch: int):
     rule = _BATCHED.get(op)
     if rule is not None:
         return rule(op, ctx, ts, batch)
-    if op.deriv is not None and op.kind == "elementwise" and len(op.deriv) == len(ts):
+    if (
+        op.deriv is not None
+        and op.kind == "elementwise"
+        and len(op.deriv) == len(ts)
+        and op.on_complex != "real_linear"  # conj: its tangent is conj(t), no product
+    ):
         return _elementwise(op, ctx, ts, batch)
     return _loop(op, ctx, ts, batch)
 

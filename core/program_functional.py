@@ -96,6 +96,14 @@ def program_jacobian(
     out = ev.output
     if strategy == "auto":
         strategy = "forward" if sum(x.size for x in xs) <= out.size else "reverse"
+    if out.data.dtype.kind == "c":
+        # a complex output: d f / d (Re x) by forward mode (f'(z) where f is holomorphic,
+        # as JAX's jacfwd), where reverse mode's rows would keep only real parts
+        strategy = "forward"
+    elif any(x.data.dtype.kind == "c" for x in xs):
+        # a real output of complex inputs: each row PyTorch's gradient, dL/dRe z + i dL/dIm z
+        # (forward mode would give dL/dRe z alone)
+        strategy = "reverse"
     _check_blocks([out], xs, "the Jacobian")
     if strategy == "reverse":
         with enable_grad():
@@ -108,11 +116,16 @@ def program_jacobian(
         env = dict(values)
         env.update({n: Tensor._wrap(x.data) for n, x in zip(names, xs)})
         step = _chunk_size(total, Tape([out], xs).max_size, None)
+        # the directions in the inputs' own type: real unit tangents of real inputs (rfft
+        # takes real arrays), and of complex ones along the real axis
+        dtype = backend.host.result_type(*[x.data.dtype for x in xs]) if xs else out.data.dtype
+        if dtype.kind not in "fc":
+            dtype = out.data.dtype
         chunks = []
         with no_grad():
             for start in range(0, total, step):
                 stop = min(total, start + step)
-                ts = basis(sizes, shapes, start, stop, out.data.dtype)
+                ts = basis(sizes, shapes, start, stop, dtype)
                 _, t = jvp_program(program, env, dict(zip(names, ts)), batch=stop - start)
                 chunks.append(zeros_tangent(out, stop - start) if t is None else t)
             # no chunks when every input is empty: zero rows

@@ -522,3 +522,40 @@ def test_polar_is_r_exp_i_theta_with_pytorchs_gradient(torch):
     assert float(got.grad["r"]) == pytest.approx(r.grad.item(), rel=1e-13)
     assert float(got.grad["t"]) == pytest.approx(t.grad.item(), rel=1e-13)
     assert complex(api.eval_of(parse("polar(2, pi/2)"), {}).value) == pytest.approx(2j)
+
+
+# -- complex steps between real values ---------------------------------------------------------
+
+
+def test_jacobian_of_a_complex_output_is_forward_modes(cli):
+    doc = json.loads(cli("jacobian", "rfft(x)", "--x", "[1, 2, 3]", "--json").out)
+    got = np.array(
+        [[complex(e["re"], e["im"]) for e in row] for row in doc["jacobian"]["x"]], dtype=complex
+    )
+    want = np.fft.fft(np.eye(3), axis=0)[:2]  # the DFT matrix's first two rows
+    np.testing.assert_allclose(got, want, atol=1e-15)
+    doc = json.loads(cli("jacobian", "z**2", "--z", "[1+1j, 2]", "--json").out)
+    assert doc["jacobian"]["z"][0][0] == {"re": 2.0, "im": 2.0}  # f'(z), holomorphic
+
+
+def test_check_passes_through_complex_steps_and_refuses_a_complex_output(cli):
+    argv = ("X = rfft(a*sin(2*pi*f*t/8) + b); abs(X[3])**2", "--t", "[0,1,2,3,4,5,6,7]")
+    out = cli("check", *argv, "--a", "2", "--b", "0.5", "--f", "2.8", "--json")
+    assert out.code == 0 and json.loads(out.out)["passed"], out.out
+    out = cli("check", "rfft(x)", "--x", "[1, 2, 3]", "--json")
+    assert out.code == 1 and json.loads(out.out)["error"]["kind"] == "unsupported"
+
+
+def test_hessian_through_a_spectrum_equals_pytorchs(torch):
+    x = np.array([1.0, 2.0, 3.0, -0.5])
+    t = torch.tensor(x, requires_grad=True)
+    want = torch.autograd.functional.hessian(
+        lambda v: (torch.fft.rfft(v).abs() ** 2 * torch.tensor([1.0, 2.0, 3.0])).sum(), t
+    )
+    got = api.hessian_of(parse("sum(abs(rfft(x))**2 * [1, 2, 3])"), {"x": x}).hessian["x"]["x"]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_explain_writes_complex_steps(cli):
+    out = cli("explain", "sum(abs(rfft(x))**2)", "--x", "[1, 2, 3]")
+    assert out.code == 0 and "(-1.5+0.866025j)" in out.out

@@ -103,6 +103,16 @@ def _flat(x, out):
 # (latex= alone: a call of the name printed as that LaTeX function; aliases= more names)
 # ---------------------------------------------------------------------------
 
+
+def _abs_direction(x, out):
+    # sign(x) on the real line (abs'(0) = 0, PyTorch's); on complex numbers sgn(z) = z/|z|,
+    # 0 at 0 (torch's abs_backward), written with differentiable ops: sign's derivative is 0,
+    # but sgn(z)'s is not (a second derivative of abs(z) needs it)
+    if not is_complex(x):
+        return sign(x)
+    return where(eq(out, 0), 0.0, x / where(eq(out, 0), 1.0, out))
+
+
 # fmt: off
 #      name         grad_fn                  forward               d/dx (x, out)                                     printing                                                                       facts
 _unary("exp",       "ExpBackward0",          _np("exp"),           lambda x, out: out,                               printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),             total=True, nonneg=True, on_complex="holomorphic")
@@ -124,7 +134,7 @@ _unary("tanh",      "TanhBackward0",         _np("tanh"),          lambda x, out
 _unary("asinh",     "AsinhBackward0",        _np("arcsinh", c="asinh({0})"),   lambda x, out: 1 / sqrt(x * x + 1),  latex="\\operatorname{arsinh}", aliases=("arcsinh",),                                total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
 _unary("acosh",     "AcoshBackward0",        _np("arccosh", c="acosh({0})"),   lambda x, out: 1 / (sqrt(x - 1) * sqrt(x + 1)), latex="\\operatorname{arcosh}", aliases=("arccosh",),                                nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
 _unary("atanh",     "AtanhBackward0",        _np("arctanh", c="atanh({0})"),   lambda x, out: 1 / (1 - x * x),      latex="\\operatorname{artanh}", aliases=("arctanh",),                                spreads_nonfinite=(0,), on_complex="holomorphic")
-_unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         lambda x, out: sign(x),                           printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,), on_complex="real")
+_unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         _abs_direction,                                   printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,), on_complex="real")
 def _angle_direction(x, out):
     # d angle = Im(conj(z) dz)/|z|**2: the gradient direction 1j*z/|z|**2, 0 at z = 0; on the
     # real line (diff's variables too) 0: angle is 0 or pi there
