@@ -204,9 +204,9 @@ def bilinear_jvp(name: str):
     return jvp
 
 
-def _bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spelling) -> None:
-    """Register a product of two arrays (kron, inner, cross): its jvp is the op on each
-    tangent with the other input."""
+def bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spelling, **facts):
+    """Register a product of two arrays (kron, inner, cross, convolve): its jvp is the op on
+    each tangent with the other input; ``facts`` are the :class:`Op`'s others (params)."""
     register(
         Op(
             name,
@@ -220,6 +220,7 @@ def _bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spellin
             size=size,
             batching=batching,
             code=spelling,
+            **facts,
         )
     )
 
@@ -260,7 +261,7 @@ def _sum_axes(x, axes: tuple):
     return call("sum", x, axis=axes, keepdims=False) if axes else x
 
 
-_bilinear(
+bilinear(
     "kron",
     "UnsafeViewBackward0",  # what torch.kron's reshape of the products records
     _kron_forward,
@@ -306,7 +307,7 @@ def _inner_vjp(n, g):
     return ga, gb
 
 
-_bilinear(
+bilinear(
     "inner",
     "ViewBackward0",  # torch.inner's reshape of a tensordot
     _inner_forward,
@@ -336,7 +337,7 @@ def _cross_vjp(n, g):
     )
 
 
-_bilinear(
+bilinear(
     "cross",
     "LinalgCrossBackward0",
     _cross_forward,

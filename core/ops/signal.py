@@ -12,10 +12,10 @@ second derivatives work.
 
 from __future__ import annotations
 
-from .products import bilinear_jvp
+from .products import bilinear
 from .reductions import Word
 from .rules import _xp, call
-from .table import Op, Param, code, function, register
+from .table import Param, code
 
 _VALID = Word("valid")  # a string attribute prints quoted, as the language writes it
 
@@ -111,21 +111,15 @@ for _name, _node, _forward, _vjp, _default in (
     ("convolve", "ConvolutionBackward0", _convolve_forward, _convolve_vjp, Word("full")),
     ("correlate", "ConvolutionBackward0", _correlate_forward, _correlate_vjp, _VALID),
 ):
-    register(
-        Op(
-            _name,
-            _node,  # torch.nn.functional.conv1d's node
-            _forward,
-            _vjp,
-            bilinear_jvp(_name),
-            arity=2,
-            kind="product",
-            printing=function(_name, latex=f"\\operatorname{{{_name}}}"),
-            params=(Param("mode", "mode", _default),),
-            batching=("rows",),
-            code=code(
-                f"{{xp}}.{_name}({{0}}, {{1}}, mode={{mode}})",
-                torch=_torch_code(_name == "correlate"),
-            ),
-        )
+    bilinear(
+        _name,
+        _node,  # torch.nn.functional.conv1d's node
+        _forward,
+        _vjp,
+        None,
+        ("rows",),
+        code(
+            f"{{xp}}.{_name}({{0}}, {{1}}, mode={{mode}})", torch=_torch_code(_name == "correlate")
+        ),
+        params=(Param("mode", "mode", _default),),
     )
