@@ -139,7 +139,7 @@ def compute(
 
 
 #: the computations that do not take complex numbers yet
-_REAL_ONLY = ("hessian", "check", "explain")
+_REAL_ONLY = ("hessian", "explain")
 
 
 def refuse_complex(name: str, program: Program, values: dict) -> None:
@@ -503,6 +503,8 @@ def _check(
 ) -> CheckResult:
     from .program_functional import program_gradcheck
 
+    if names and _complex_program(program, values):
+        return _checked_complex(program, values, names, eps, atol, rtol)
     ev = evaluate(program, values, requires_grad=names)
     if ev.output.data.dtype.kind == "c":  # a complex output of real values (rfft(x))
         raise real_only_error("check")
@@ -542,6 +544,29 @@ def _check(
         passed=bool(r.passed),
         max_abs_error=float(r.max_abs_error),
         max_rel_error=float(r.max_rel_error),
+        worst=worst,
+        analytic=analytic,
+        numeric=numeric,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        warnings=ev.warnings + derivative_warnings(program.output, ev),
+    )
+
+
+def _checked_complex(program, values, names, eps, atol, rtol) -> CheckResult:
+    """check of complex values: PyTorch's gradient against central differences along the
+    real and imaginary directions (:mod:`.complex_check`)."""
+    from .complex_check import complex_check
+
+    ev, analytic, numeric, worst, max_abs, max_rel, passed = complex_check(
+        program, values, names, eps, atol, rtol
+    )
+    return CheckResult(
+        value=_host(ev.output),
+        passed=passed,
+        max_abs_error=max_abs,
+        max_rel_error=max_rel,
         worst=worst,
         analytic=analytic,
         numeric=numeric,

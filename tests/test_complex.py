@@ -296,7 +296,7 @@ def test_diff_refuses_what_is_not_holomorphic(op):
         diff(parse(f"{op}(1j*t)"), "t")
 
 
-@pytest.mark.parametrize("command", ["hessian", "check", "explain"])
+@pytest.mark.parametrize("command", ["hessian", "explain"])
 def test_what_takes_real_numbers_only_says_so(cli, command):
     out = cli(command, "abs(z)**2", "--z", "1+2j", "--json")
     assert out.code == 1
@@ -559,3 +559,25 @@ def test_hessian_through_a_spectrum_equals_pytorchs(torch):
 def test_explain_writes_complex_steps(cli):
     out = cli("explain", "sum(abs(rfft(x))**2)", "--x", "[1, 2, 3]")
     assert out.code == 0 and "(-1.5+0.866025j)" in out.out
+
+
+def test_check_of_complex_values_moves_each_part(cli):
+    out = cli("check", "sum(abs(exp(z)*w))", "--z", "[1+2j, 0.5]", "--w", "2", "--json")
+    doc = json.loads(out.out)
+    assert out.code == 0 and doc["passed"], doc
+    z = doc["numeric"]["z"][0]
+    assert z["re"] == pytest.approx(2 * np.e, rel=1e-6)  # |2 e^z| = 2 e^(Re z)
+    assert abs(z["im"]) < 1e-6  # |exp(z)| does not move along Im z
+    out = cli("check", "abs(z)**2 + imag(z)", "--z", "1+2j", "--json")
+    assert out.code == 0 and json.loads(out.out)["passed"]
+    out = cli("check", "z**2", "--z", "1+2j", "--json")
+    assert out.code == 1 and json.loads(out.out)["error"]["kind"] == "non_scalar_output"
+
+
+def test_complex_check_fails_a_wrong_rule(monkeypatch):
+    # sin's gradient without PyTorch's conjugate (g*cos(z)): right on the real line, wrong off
+    assert api.check_of(parse("abs(sin(z))**2"), {"z": 0.3 + 0.7j}).passed
+    from autograd_cli.core.ops import call
+
+    monkeypatch.setattr(OPS["sin"], "vjp", lambda n, g: (g * call("cos", n.inputs[0]),))
+    assert not api.check_of(parse("abs(sin(z))**2"), {"z": 0.3 + 0.7j}).passed

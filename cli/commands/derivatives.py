@@ -228,7 +228,6 @@ def check_command(
                 f"{name} must be a finite number, 0 or more, not {tolerance:g}"
             )
     names = options.split_names(wrt)
-    api.refuse_complex("check", inv.program(), inv.values)
     _check_step(inv.values, names or list(inv.program().inputs), eps, inv.dtype)
     result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
     if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)
@@ -256,20 +255,24 @@ def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
     for name in names:
         if name not in values:
             continue  # a missing value is reported by check_of, as by every command
-        parse_value(name, values[name])  # a ragged or deep value: its bad_value error first
+        parsed = parse_value(name, values[name])  # a ragged or deep value: its error first
+        # a complex value moves part by part (by eps along each axis): its parts' precision
+        kind = {"float64": "complex128", "float32": "complex64"}.get(dtype, dtype)
+        kind = kind if parsed.dtype.kind == "c" else dtype
         with numpy.errstate(all="ignore"):
-            x = numpy.asarray(values[name], dtype=dtype)
-            stuck = (x + numpy.asarray(eps, dtype=dtype)) - (x - numpy.asarray(eps, dtype=dtype))
+            x = numpy.asarray(values[name], dtype=kind)
+            step = numpy.asarray(eps, dtype=kind)
+            stuck = numpy.real((x + step) - (x - step))
         if not numpy.isfinite(x).all():
-            where = float(x[~numpy.isfinite(x)].flat[0])
+            where = x[~numpy.isfinite(x)].flat[0]
             raise options.UsageError(
                 f"--{name} = {where:g}: a gradient check needs finite values (no finite "
                 f"difference can be taken there)"
             )
         stuck = ~(stuck > 0)
         if stuck.any():
-            where = float(x[stuck].flat[0])
+            where = x[stuck].flat[0]
             raise options.UsageError(
-                f"--eps {eps:g} is too small to move --{name} = {where:g} in {dtype}; "
+                f"--eps {eps:g} is too small to move --{name} = {where:g} in {kind}; "
                 f"give a larger --eps"
             )
