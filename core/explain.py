@@ -356,7 +356,7 @@ def _numeric_vjp(node: Expr, tensors: dict, needs: tuple) -> list:
     ins = tuple(tensors[id(a)] for a in node.args)
     with no_grad():
         grads = op.vjp(RuleContext(op, ins, tensors[id(node)], node.attrs, needs), Tensor(1.0))
-    return [None if (g is None or not n) else float(g.item()) for g, n in zip(grads, needs)]
+    return [None if (g is None or not n) else g.item() for g, n in zip(grads, needs)]
 
 
 def _paths(output: Expr, leaf: Expr, users: dict, local_value: dict, names: dict):

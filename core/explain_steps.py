@@ -23,8 +23,12 @@ MAX_STEPS = 100  # steps of each kind listed (the rest counted in Explanation.el
 MAX_PATHS = 16  # paths are listed one by one up to this many per variable
 
 
-def format_value(v: float) -> str:
-    """A number for the explanation's text: ``5``, ``0.5``, ``-1.41421``, ``inf``."""
+def format_value(v: float | complex) -> str:
+    """A number for the explanation's text: ``5``, ``0.5``, ``-1.41421``, ``inf``; a complex
+    one part by part, ``(1+2j)``."""
+    if isinstance(v, complex):
+        sign = "-" if math.copysign(1.0, v.imag) < 0 else "+"
+        return f"({format_value(v.real)}{sign}{format_value(abs(v.imag))}j)"
     if v != v:
         return "nan"
     if math.isinf(v):

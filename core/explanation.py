@@ -41,9 +41,7 @@ def number_writer(scalar=None):
 
         def scalar(x) -> str:
             if isinstance(x, complex) or numpy.iscomplexobj(x):  # rfft's steps: 6 digits a part
-                z = complex(x)
-                sign = "-" if z.imag < 0 or (z.imag == 0 and str(z.imag)[0] == "-") else "+"
-                return f"({format_value(z.real)}{sign}{format_value(abs(z.imag))}j)"
+                return format_value(complex(x))
             return format_value(float(x))
 
     def number(value) -> str:

@@ -145,12 +145,14 @@ class Tensor:
     def numpy(self):
         return backend.to_numpy(self.data)
 
-    def item(self) -> float:
+    def item(self) -> float | complex:
+        """The one number (a Python float, or complex as torch's item of a complex tensor)."""
         if self.data.size != 1:
             raise ShapeError(
                 f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
             )
-        return float(backend.to_numpy(self.data).reshape(()))
+        a = backend.to_numpy(self.data).reshape(())
+        return complex(a) if a.dtype.kind == "c" else float(a)
 
     def tolist(self):
         return self.numpy().tolist()
