@@ -581,3 +581,10 @@ def test_complex_check_fails_a_wrong_rule(monkeypatch):
 
     monkeypatch.setattr(OPS["sin"], "vjp", lambda n, g: (g * call("cos", n.inputs[0]),))
     assert not api.check_of(parse("abs(sin(z))**2"), {"z": 0.3 + 0.7j}).passed
+
+
+def test_forward_mode_along_a_complex_direction(cli):
+    doc = json.loads(cli("grad", "z**2", "--z", "1+2j", "--tangent", "z=1j", "--json").out)
+    assert doc["jvp"] == {"re": -4.0, "im": 2.0}  # 2z * 1j
+    doc = json.loads(cli("grad", "abs(z)**2", "--z", "1+2j", "--tangent", "z=1j", "--json").out)
+    assert doc["jvp"] == pytest.approx(4.0)  # d|z|^2 / d(Im z) = 2 Im z

@@ -36,7 +36,7 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
     warning where the derivative is taken at a point where it is undefined.
 ``on_complex``
     what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
-    function of them, or rules of its own.
+    function of them, or rules of its own (complex-linear, or linear over the reals only).
 ``no_derivative``
     the arguments (not differentiable) whose derivative exists but is not implemented, as
     PyTorch and JAX leave it (gammainc's a): a derivative asked along one is an error
@@ -289,7 +289,7 @@ class Op:
         used (core/ops/rules.py, "Conventions at kinks").
     ``on_complex``
         what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
-        function of them, or rules of its own.
+        function of them, or rules of its own (complex-linear, or linear over the reals only).
     ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
         what the simplifier, Taylor mode and the non-finite checks know of the values (of an
         elementwise op; tests/test_op_table.py checks each against the op's values):
