@@ -12,7 +12,7 @@ variables' values and options, and returns a result object holding host
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -142,7 +142,7 @@ def compute(
 _REAL_ONLY = ("hessian", "explain")
 
 
-def refuse_complex(name: str, program: Program, values: dict) -> None:
+def refuse_complex(name: str, program: Program, values: Mapping) -> None:
     """The error of a computation that takes real numbers only, where a value, a constant or
     the dtype is complex."""
     if _complex_program(program, values):
@@ -157,7 +157,7 @@ def real_only_error(name: str) -> UnsupportedError:
     )
 
 
-def _complex_program(program: Program, values: dict) -> bool:
+def _complex_program(program: Program, values: Mapping) -> bool:
     """Whether a value, a constant of ``program`` or the dtype in force is complex."""
     if backend.is_complex(backend.default_dtype(0)):
         return True

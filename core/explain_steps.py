@@ -56,7 +56,7 @@ class Explanation:
     output: str  # the output's name
     wrt: list  # the variables differentiated against
     point: dict  # variable -> value
-    value: float  # the output's value
+    value: float | complex  # the output's value (complex between real values: rfft)
     steps: list = field(default_factory=list)  # dicts: define / local / accumulate
     gradient: dict = field(default_factory=dict)  # variable -> d(output)/d(variable)
     paths: dict = field(default_factory=dict)  # variable -> list of paths, or None

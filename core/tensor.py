@@ -172,7 +172,10 @@ class Tensor:
         return self
 
     def __float__(self) -> float:
-        return self.item()
+        value = self.item()
+        if isinstance(value, complex):  # as torch: float() of a complex tensor is an error
+            raise TypeError("can't convert a complex tensor to float (take .real or abs)")
+        return value
 
     def __bool__(self) -> bool:
         if self.data.size != 1:

@@ -151,7 +151,7 @@ class Algebra(TermFacts):
     def var(self, name: str) -> Term:
         return self._intern(("v", name), VAR, (), name, 1, name)
 
-    def named(self, name: str, value: float) -> Term:
+    def named(self, name: str, value: float | complex) -> Term:
         return self._intern(("c", name), NAMED, (), (name, value), 0, name)
 
     def const(self, value) -> Term:

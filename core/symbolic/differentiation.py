@@ -78,7 +78,7 @@ class Builder:
         if isinstance(x, (bool, int, float, np.floating, np.integer)):
             return self.const(float(x))
         if isinstance(x, (complex, np.complexfloating)):
-            return self.const(x)
+            return self.const(complex(x))
         raise TypeError(f"cannot use {type(x).__name__} in a symbolic rule")
 
     def call(self, name: str, args: tuple, attrs: dict) -> Sym:
