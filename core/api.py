@@ -139,7 +139,7 @@ def compute(
 
 
 #: the computations that do not take complex numbers yet
-_REAL_ONLY = ("hessian", "explain")
+_REAL_ONLY = ("hessian",)
 
 
 def refuse_complex(name: str, program: Program, values: Mapping) -> None:

@@ -136,7 +136,11 @@ def explain(
     # where the output does not reach them: their gradient is zero).
     with no_grad():
         ev = evaluate(program, values, requires_grad=wanted, check_domain=False)
-    if any(t.size != 1 for t in ev.leaves.values()):
+    if any(t.size != 1 or t.is_complex() for t in ev.leaves.values()) or any(
+        t.is_complex() for t in ev.by_node.values()
+    ):
+        # arrays, or complex numbers: the array walk traces each op's own vjp (PyTorch's
+        # conj(f'(z)) included), where the scalar one multiplies local derivatives
         return explain_arrays(program, values, wanted, max_steps, order)
     point: dict[str, float] = {name: t.item() for name, t in ev.leaves.items()}
 

@@ -34,9 +34,12 @@ MAX_RULE = 160  # a traced rule longer than this is written as "vjp of NAME appl
 
 
 def _host(t: Tensor):
-    """A tensor's value for the explanation: a float for a 0-d one, else a host array."""
+    """A tensor's value for the explanation: a float (complex) for a 0-d one, else a host
+    array."""
     a = backend.to_numpy(t.data)
-    return float(a) if a.ndim == 0 else a
+    if a.ndim:
+        return a
+    return complex(a) if a.dtype.kind == "c" else float(a)
 
 
 def explain_arrays(
@@ -116,8 +119,21 @@ def explain_arrays(
         {kind: n for kind, n in elided.items() if n},
         True,
         shapes,
-        ev.warnings + derivative_warnings(output, ev),
+        ev.warnings + derivative_warnings(output, ev) + _complex_note(ev),
     )
+
+
+#: how the rules shown read on complex numbers (the traced formulas are the derivatives)
+COMPLEX_NOTE = (
+    "complex values: the gradient is PyTorch's, dy/dRe z + i dy/dIm z: a holomorphic "
+    "function's local derivative d enters each product as conj(d); those of abs, angle, real "
+    "and imag are the gradient's direction (sign(z) = z/|z| for abs); a real variable keeps "
+    "the real part of its gradient (the numbers shown are so computed)"
+)
+
+
+def _complex_note(ev) -> list:
+    return [COMPLEX_NOTE] if any(t.is_complex() for t in ev.by_node.values()) else []
 
 
 def _non_scalar(shape: list) -> NonScalarOutputError:
@@ -240,7 +256,9 @@ def _gradient(wanted: list, order, ev, adjoint: dict) -> dict:
             a = backend.host.zeros(leaf.shape, dtype=backend.to_numpy(leaf.data).dtype)
         else:
             a = backend.to_numpy(g.data).reshape(leaf.shape)
-        gradient[name] = float(a) if a.ndim == 0 else a
+            if a.dtype.kind == "c" and leaf.data.dtype.kind != "c":
+                a = a.real  # a real variable's gradient is real (autograd._real_for)
+        gradient[name] = a if a.ndim else (complex(a) if a.dtype.kind == "c" else float(a))
     return gradient
 
 

@@ -296,11 +296,21 @@ def test_diff_refuses_what_is_not_holomorphic(op):
         diff(parse(f"{op}(1j*t)"), "t")
 
 
-@pytest.mark.parametrize("command", ["hessian", "explain"])
-def test_what_takes_real_numbers_only_says_so(cli, command):
-    out = cli(command, "abs(z)**2", "--z", "1+2j", "--json")
+def test_hessian_of_complex_values_is_refused_as_pytorch_does(cli):
+    # torch.autograd.functional.hessian and torch.func.hessian refuse complex inputs too
+    out = cli("hessian", "abs(z)**2", "--z", "1+2j", "--json")
     assert out.code == 1
     assert json.loads(out.out)["error"]["kind"] == "unsupported"
+
+
+def test_explain_walks_complex_values_with_pytorchs_gradient(cli):
+    out = cli("explain", "abs(sin(z)*w)", "--z", "1+2j", "--w", "0.5", "--json")
+    doc = json.loads(out.out)
+    want = api.grad_of(parse("abs(sin(z)*w)"), {"z": 1 + 2j, "w": 0.5}).grad
+    assert doc["gradient"]["z"]["re"] == pytest.approx(complex(want["z"]).real, rel=1e-12)
+    assert doc["gradient"]["z"]["im"] == pytest.approx(complex(want["z"]).imag, rel=1e-12)
+    assert doc["gradient"]["w"] == pytest.approx(float(want["w"]), rel=1e-12)  # real
+    assert any("conj(d)" in w for w in doc["warnings"])
 
 
 def test_jacobian_rows_are_pytorch_gradients(cli):

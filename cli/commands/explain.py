@@ -51,12 +51,10 @@ def explain_command(
 
 def _explain(program, values: dict, wrt: list, max_steps: int | None):
     """``api.explain_of`` with ``--max-steps`` (None: every step)."""
-    from ...core.api import refuse_complex
     from ...core.explain import explain
     from ...core.program import check_values, resolve_wrt
 
     check_values(program, values)
-    refuse_complex("explain", program, values)
     return explain(program, values, resolve_wrt(program, wrt), max_steps=max_steps)
 
 
