@@ -127,8 +127,6 @@ def compute(
         return _gradient(program, values, names, grad_output, **options)
     if name == "diff":
         return _derivative_expression(program, values, names, order, **options)
-    if name in _REAL_ONLY:
-        refuse_complex(name, program, values)
     run: dict[str, Callable] = {
         "hessian": _hessian,
         "jacobian": _jacobian,
@@ -136,10 +134,6 @@ def compute(
         "explain": _explain,
     }
     return run[name](program, values, names, **options)
-
-
-#: the computations that do not take complex numbers yet
-_REAL_ONLY = ("hessian",)
 
 
 def refuse_complex(name: str, program: Program, values: Mapping) -> None:
@@ -362,12 +356,13 @@ def _host(t):
     return backend.to_numpy(t.data)
 
 
-def hessian_of(program: Program, values: dict, wrt=None) -> Result:
-    """Value, gradient and every second partial of a scalar ``program`` (forward-over-reverse)."""
-    return compute("hessian", program, values, wrt=wrt)
+def hessian_of(program: Program, values: dict, wrt=None, holomorphic: bool = False) -> Result:
+    """Value, gradient and every second partial of a scalar ``program`` (forward-over-reverse);
+    ``holomorphic``: f'(z) and f''(z) of a holomorphic f of complex variables (JAX's)."""
+    return compute("hessian", program, values, wrt=wrt, holomorphic=holomorphic)
 
 
-def _hessian(program: Program, values: dict, names: list) -> Result:
+def _hessian(program: Program, values: dict, names: list, holomorphic: bool = False) -> Result:
     from .program_functional import program_hessian
 
     def blocks(r) -> dict:
@@ -376,6 +371,29 @@ def _hessian(program: Program, values: dict, names: list) -> Result:
             "hessian": {a: {b: _host(h) for b, h in row.items()} for a, row in r.hessian.items()},
         }
 
+    if holomorphic:  # f''(z): the variables complex, every op on the way holomorphic
+        check_holomorphic(program, values, names)
+        values = {n: _as_complex(n, v) if n in names else v for n, v in values.items()}
+
+        def run(program, values, wrt):
+            return program_hessian(program, values, wrt=wrt, holomorphic=True)
+
+        def plus_zero(r) -> dict:  # the conjugates' -0.0 imaginary parts as +0.0, as grad's
+            made = blocks(r)
+            made["grad"] = {n: g + 0 for n, g in made["grad"].items()}
+            made["hessian"] = {
+                a: {b: h + 0 for b, h in row.items()} for a, row in made["hessian"].items()
+            }
+            return made
+
+        return _derivatives(program, values, names, run, plus_zero)
+    if _complex_program(program, values):
+        raise UnsupportedError.naming(
+            "the Hessian of complex values is f''(z) of a holomorphic f: give {holomorphic} "
+            "(PyTorch has no Hessian of complex inputs; JAX's takes holomorphic functions)",
+            {},
+            op="hessian",
+        )
     return _derivatives(program, values, names, program_hessian, blocks)
 
 

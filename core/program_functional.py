@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import backend
+from .autograd import grad
 from .forward import Tape, basis, jvp_program, program_function, zeros_tangent
 from .functional import (
     _as_tuple,
@@ -140,7 +141,11 @@ def program_jacobian(
 
 
 def program_hessian(
-    program: Program | Expr, values: dict, wrt=None, strategy: str = "forward"
+    program: Program | Expr,
+    values: dict,
+    wrt=None,
+    strategy: str = "forward",
+    holomorphic: bool = False,
 ) -> HessianResult:
     """Value, gradient and Hessian blocks of a program with a scalar output.
 
@@ -161,7 +166,7 @@ def program_hessian(
         shape = tuple(ev.output.shape)
         raise non_scalar_error(shape, "hessian")
     y = _scalar_output(ev.output, "hessian")
-    gs = _gradients(y, xs)
+    gs = _holomorphic_gradients(y, xs) if holomorphic else _gradients(y, xs)
     with enable_grad():
         if strategy == "reverse":
             blocks = _reverse_blocks(gs, xs, False, what="the Hessian")
@@ -170,6 +175,21 @@ def program_hessian(
     gradient = {n: g.detach() for n, g in zip(names, gs)}
     hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)} for i, a in enumerate(names)}
     return HessianResult(y.detach(), gradient, hess, _warnings(program, ev))
+
+
+def _holomorphic_gradients(y: Tensor, xs: tuple) -> list:
+    """f'(z) of a holomorphic scalar f, recorded (create_graph): the conjugate of PyTorch's
+    gradient for the seed 1, so that forward mode over it along the real axis gives f''(z)
+    (the conjugations recorded too: conj's tangent is conj(t))."""
+    if not y.requires_grad:
+        return [Tensor._wrap(backend.xp.zeros_like(x.data)) for x in xs]
+    with enable_grad():
+        seed = Tensor._wrap(backend.xp.ones_like(y.data))
+        gs = grad(y, xs, grad_outputs=seed, create_graph=True, allow_unused=True)
+        return [
+            Tensor._wrap(backend.xp.zeros_like(x.data)) if g is None else g.conj()
+            for g, x in zip(gs, xs)
+        ]
 
 
 def program_jvp(program: Program | Expr, values: dict, tangents: dict) -> tuple:

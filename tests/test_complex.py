@@ -598,3 +598,45 @@ def test_forward_mode_along_a_complex_direction(cli):
     assert doc["jvp"] == {"re": -4.0, "im": 2.0}  # 2z * 1j
     doc = json.loads(cli("grad", "abs(z)**2", "--z", "1+2j", "--tangent", "z=1j", "--json").out)
     assert doc["jvp"] == pytest.approx(4.0)  # d|z|^2 / d(Im z) = 2 Im z
+
+
+@pytest.mark.parametrize(
+    "expr, values, want",
+    [
+        ("z**3", {"z": 1 + 2j}, {("z", "z"): 6 * (1 + 2j)}),
+        (
+            "exp(z*w)",
+            {"z": 1 + 2j, "w": 0.5j},
+            {
+                ("z", "z"): (0.5j) ** 2 * np.exp((1 + 2j) * 0.5j),
+                ("z", "w"): np.exp((1 + 2j) * 0.5j) * (1 + (1 + 2j) * 0.5j),
+                ("w", "w"): (1 + 2j) ** 2 * np.exp((1 + 2j) * 0.5j),
+            },
+        ),
+        ("sin(z)*log(z)", {"z": 0.3 + 0.2j}, None),
+    ],
+)
+def test_hessian_holomorphic_gives_f_second(expr, values, want):
+    got = api.hessian_of(parse(expr), values, holomorphic=True)
+    names = list(values)
+    if want is None:  # f'' by central differences of f' (grad --holomorphic) along Re z
+        (name,) = names
+        h, z = 1e-6, values[name]
+
+        def fp(u):
+            return complex(api.grad_of(parse(expr), {name: u}, holomorphic=True).grad[name])
+
+        want = {(name, name): (fp(z + h) - fp(z - h)) / (2 * h)}
+        assert complex(got.hessian[name][name]) == pytest.approx(want[name, name], rel=1e-7)
+        return
+    for (a, b), w in want.items():
+        assert complex(got.hessian[a][b]) == pytest.approx(w, rel=1e-13)
+        assert complex(got.hessian[b][a]) == pytest.approx(w, rel=1e-13)  # symmetric
+
+
+def test_hessian_holomorphic_from_the_command_line(cli):
+    doc = json.loads(cli("hessian", "z**3", "--z", "1+2j", "--holomorphic", "--json").out)
+    assert doc["grad"]["z"] == {"re": -9.0, "im": 12.0}  # 3z^2
+    assert doc["hessian"]["z"]["z"] == {"re": 6.0, "im": 12.0}  # 6z
+    out = cli("hessian", "abs(z)**2", "--z", "1+2j", "--holomorphic", "--json")
+    assert out.code == 1 and "abs" in json.loads(out.out)["error"]["message"]

@@ -138,6 +138,7 @@ def hessian_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
+    holomorphic: Holomorphic = False,
     output_format: OutputFormat = "table",
 ):
     """Compute the value, the gradient and the Hessian.
@@ -149,7 +150,7 @@ def hessian_command(
 
     inv = Invocation(ctx, expr)
     names = options.split_names(wrt)
-    result = api.hessian_of(inv.program(), inv.values, wrt=names)
+    result = api.hessian_of(inv.program(), inv.values, wrt=names, holomorphic=holomorphic)
     show_result(inv, result, output_format)
     hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
     if hint and output_format == "table":
