@@ -864,3 +864,107 @@ def test_a_fact_left_out_or_wrong_fails_by_name(monkeypatch, name, changes, name
         setattr(op, fact, value)
     monkeypatch.setitem(OPS, name, op)
     assert named in fact_gaps(name)
+
+
+# ---------------------------------------------------------------------------
+# Complex arguments (issue 27): every elementwise op whose on_complex fact says it takes them,
+# found by that fact, against central differences along the real and imaginary directions
+# (reverse and forward mode) and against PyTorch
+# ---------------------------------------------------------------------------
+
+ON_COMPLEX = sorted(
+    name
+    for name, op in OPS.items()
+    if op.kind == "elementwise" and op.on_complex is not None and op.arity in (1, 2)
+)
+Z = np.array([0.7 - 0.4j, -0.3 + 1.1j, 1.5 + 0.2j])
+W = np.array([0.4 + 0.9j, 1.2 - 0.5j, -0.6 - 0.8j])
+
+
+def _args(op):
+    if op.name == "where":  # a real condition, complex branches
+        return [np.array([1.0, 0.0, 1.0]), Z, W]
+    return [Z, W][: op.arity]
+
+
+def _f(op, args):
+    with no_grad():
+        return apply(op, *[tensor(a) for a in args]).numpy().copy()  # real(z) is a view
+
+
+def test_the_complex_list_is_the_issues():
+    # every function NumPy defines on complex numbers, with its derivative, and the parts
+    for name in ("exp", "log", "sqrt", "sin", "tanh", "pow", "abs", "real", "imag", "conj"):
+        assert name in ON_COMPLEX
+    for name in ("relu", "floor", "maximum", "erf", "lgamma"):
+        assert OPS[name].on_complex is None
+
+
+@pytest.mark.parametrize("name", ON_COMPLEX)
+def test_every_complex_op_meets_central_differences_in_both_directions(name):
+    op = OPS[name]
+    args = _args(op)
+    u = np.array([0.3 - 0.7j, 1.1 + 0.2j, -0.5 + 0.4j])  # the cotangent: L = Re<u, f>
+    flags = op.flags(len(args))
+    for i, arg in enumerate(args):
+        if not flags[i] or not np.iscomplexobj(arg):
+            continue
+        inputs = [tensor(a, requires_grad=(k == i)) for k, a in enumerate(args)]
+        out = apply(op, *inputs)
+        u_out = u if out.is_complex() else u.real
+        (g,) = grad(out, [inputs[i]], grad_outputs=tensor(u_out))
+        want = np.zeros(arg.shape, dtype=complex)
+        for j in range(arg.size):
+            for unit in (1.0, 1j):
+                moved = [a.copy() for a in args]
+                moved[i][j] += H * unit
+                hi = _f(op, moved)
+                moved[i][j] -= 2 * H * unit
+                lo = _f(op, moved)
+                want[j] += unit * np.real(np.sum(np.conj(u_out) * (hi - lo))) / (2 * H)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-6, atol=1e-8, err_msg=name)
+        # forward mode: J t along a complex direction t
+        t = np.array([0.2 + 0.5j, -0.4 + 0.1j, 0.3 - 0.3j])
+        from autograd_cli.core.ops import RuleContext
+
+        with no_grad():
+            tins = [tensor(a) for a in args]
+            o = apply(op, *tins)
+            ts = tuple(tensor(t) if k == i else None for k in range(len(args)))
+            needs = tuple(k == i for k in range(len(args)))
+            jt = op.jvp(RuleContext(op, tins, o, {}, needs), ts)
+        moved_hi = [a + (H * t if k == i else 0) for k, a in enumerate(args)]
+        moved_lo = [a - (H * t if k == i else 0) for k, a in enumerate(args)]
+        fd = (_f(op, moved_hi) - _f(op, moved_lo)) / (2 * H)
+        np.testing.assert_allclose(jt.numpy(), fd, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+TORCH_NAMES = {"log1p": "log1p", "expm1": "expm1", "angle": "angle", "conj": "conj"}
+
+
+# where: a real condition; polar: real arguments in PyTorch (its own test below)
+@pytest.mark.parametrize("name", [n for n in ON_COMPLEX if n not in ("where", "polar")])
+def test_every_complex_op_equals_pytorch(name, torch):
+    op = OPS[name]
+    args = _args(op)
+    fn = {
+        "add": torch.add,
+        "sub": torch.sub,
+        "mul": torch.mul,
+        "div": torch.div,
+        "pow": torch.pow,
+        "neg": torch.neg,
+        "log2": torch.log2,
+        "log10": torch.log10,
+    }.get(name) or getattr(torch, TORCH_NAMES.get(name, name))
+    ts = [torch.tensor(a, requires_grad=True) for a in args]
+    out_t = fn(*ts)
+    inputs = [tensor(a, requires_grad=True) for a in args]
+    out = apply(op, *inputs)
+    np.testing.assert_allclose(out.numpy(), out_t.detach().resolve_conj().numpy(), rtol=1e-13)
+    u = np.array([0.3 - 0.7j, 1.1 + 0.2j, -0.5 + 0.4j])
+    u = u if out.is_complex() else u.real
+    out_t.backward(torch.tensor(u))
+    got = grad(out, inputs, grad_outputs=tensor(u))
+    for g, t in zip(got, ts):
+        np.testing.assert_allclose(g.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-12)
