@@ -519,30 +519,26 @@ def check_of(
 def _check(
     program: Program, values: dict, names: list, eps: float, atol: float, rtol: float
 ) -> CheckResult:
-    from .program_functional import program_gradcheck
-
+    settings = {"eps": eps, "atol": atol, "rtol": rtol}
     if names and _complex_program(program, values):
-        return _checked_complex(program, values, names, eps, atol, rtol)
+        # PyTorch's gradient against central differences along real and imaginary parts
+        from .complex_check import complex_check
+
+        ev, *found = complex_check(program, values, names, eps, atol, rtol)
+        return _check_result(program, ev, *found, **settings)
     ev = evaluate(program, values, requires_grad=names)
     if ev.output.data.dtype.kind == "c":  # a complex output of real values (rfft(x))
         raise real_only_error("check")
     if not names:  # nothing to differentiate: nothing can disagree (as grad gives {})
-        return CheckResult(
-            value=_host(ev.output),
-            passed=True,
-            max_abs_error=0.0,
-            max_rel_error=0.0,
-            worst=None,
-            analytic={},
-            numeric={},
-            eps=eps,
-            atol=atol,
-            rtol=rtol,
-            warnings=ev.warnings,
-        )
-    r = program_gradcheck(
-        program, values, wrt=names, eps=eps, atol=atol, rtol=rtol, check_forward_ad=True
-    )
+        return _check_result(program, ev, {}, {}, None, 0.0, 0.0, True, **settings)
+    return _checked_real(program, values, names, ev, settings)
+
+
+def _checked_real(program, values: dict, names: list, ev, settings: dict) -> CheckResult:
+    """gradcheck's comparison, reverse and forward mode (:func:`program_gradcheck`)."""
+    from .program_functional import program_gradcheck
+
+    r = program_gradcheck(program, values, wrt=names, check_forward_ad=True, **settings)
     out_shape = tuple(ev.output.shape)
     analytic, numeric = {}, {}
     for name, a, n in zip(names, r.analytic, r.numeric):
@@ -557,29 +553,14 @@ def _check(
         worst["input_index"] = list(worst["input_index"])
         worst["output_index"] = list(worst["output_index"])
         worst.pop("output", None)
-    return CheckResult(
-        value=_host(ev.output),
-        passed=bool(r.passed),
-        max_abs_error=float(r.max_abs_error),
-        max_rel_error=float(r.max_rel_error),
-        worst=worst,
-        analytic=analytic,
-        numeric=numeric,
-        eps=eps,
-        atol=atol,
-        rtol=rtol,
-        warnings=ev.warnings + derivative_warnings(program.output, ev),
-    )
+    found = (analytic, numeric, worst, float(r.max_abs_error), float(r.max_rel_error))
+    return _check_result(program, ev, *found, bool(r.passed), **settings)
 
 
-def _checked_complex(program, values, names, eps, atol, rtol) -> CheckResult:
-    """check of complex values: PyTorch's gradient against central differences along the
-    real and imaginary directions (:mod:`.complex_check`)."""
-    from .complex_check import complex_check
-
-    ev, analytic, numeric, worst, max_abs, max_rel, passed = complex_check(
-        program, values, names, eps, atol, rtol
-    )
+def _check_result(
+    program, ev, analytic, numeric, worst, max_abs, max_rel, passed, eps, atol, rtol
+) -> CheckResult:
+    warnings = ev.warnings + (derivative_warnings(program.output, ev) if analytic else [])
     return CheckResult(
         value=_host(ev.output),
         passed=passed,
@@ -591,7 +572,7 @@ def _checked_complex(program, values, names, eps, atol, rtol) -> CheckResult:
         eps=eps,
         atol=atol,
         rtol=rtol,
-        warnings=ev.warnings + derivative_warnings(program.output, ev),
+        warnings=warnings,
     )
 
 

@@ -16,7 +16,7 @@ from .recording import evaluate, parse_value
 
 
 def complex_check(program, values: dict, names: list, eps: float, atol: float, rtol: float):
-    """(value, analytic, numeric, worst, max_abs, max_rel, passed) of a real scalar
+    """(evaluation, analytic, numeric, worst, max_abs, max_rel, passed) of a real scalar
     ``program`` of complex values; analytic and numeric are name -> array of the variable's
     shape (complex where the variable is)."""
     np = backend.host
