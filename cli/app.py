@@ -24,6 +24,7 @@ from .commands import (  # noqa: F401
     explain,
     plot,
     shell,
+    sparse,
 )
 from .commands.common import app
 from .commands.shared import attach

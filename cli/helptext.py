@@ -81,6 +81,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write the value and gradient as NumPy, torch, JAX or C code.",
         'autograd-cli codegen "3*a**3 - b**2" --target numpy',
     ),
+    "sparsity": (
+        "Show the sparsity pattern of the Jacobian or Hessian.",
+        'autograd-cli sparsity "sum((x[1:] - x[:-1]**2)**2)" --x "[0, 0, 0, 0]"',
+    ),
     "batch": (
         "Evaluate many lines of a JSONL or CSV file.",
         """echo '{"expr": "x**2", "vars": {"x": 3}}' | autograd-cli batch -""",

@@ -297,7 +297,7 @@ def test_the_shared_options_are_declared_once_and_given_to_each_command(group):
     from autograd_cli.cli.commands import shared
 
     with_expression = [n for n, sub in group.commands.items() if sub.params[0].name == "expr"]
-    assert len(with_expression) == 15
+    assert len(with_expression) == 16
     for name in with_expression:
         names = [p.name for p in group.commands[name].params]
         taken = [n for n in shared.ALL if n in names]

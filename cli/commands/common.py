@@ -267,7 +267,7 @@ OPTION_NAMES = frozenset(
     """at atol check chunk-size corr device dot dtype engine eps expr fail-fast format
     grad-output gtol help hessian holomorphic json latex max-depth max-iter max-memory max-nodes max-steps
     mc method name no-progress no-prompt op order output partition-size plain png points
-    precision progress rtol scheduler seed shape strict svg tangent tangent-at target taylor
+    precision progress rtol scheduler seed shape sparse strict svg tangent tangent-at target taylor
     timeout tol trace var vars workers wrt""".split()
 )
 

@@ -139,6 +139,7 @@ def hessian_command(
     expr: Expr,
     wrt: Wrt = None,
     holomorphic: Holomorphic = False,
+    sparse: Sparse = False,
     output_format: OutputFormat = "table",
 ):
     """Compute the value, the gradient and the Hessian.
@@ -150,6 +151,11 @@ def hessian_command(
 
     inv = Invocation(ctx, expr)
     names = options.split_names(wrt)
+    if sparse:
+        from .sparse import sparse_derivatives
+
+        sparse_derivatives(inv, names, "hessian")
+        return
     result = api.hessian_of(inv.program(), inv.values, wrt=names, holomorphic=holomorphic)
     show_result(inv, result, output_format)
     hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
@@ -178,11 +184,22 @@ def _wrt_hint(result) -> str | None:
     )
 
 
+Sparse = Annotated[
+    bool,
+    typer.Option(
+        "--sparse",
+        help="Structural sparsity: the pattern, colored columns, one forward sweep per color; "
+        "JSON blocks as COO (shape, rows, cols, values, colors).",
+    ),
+]
+
+
 @command("jacobian")
 def jacobian_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
+    sparse: Sparse = False,
     output_format: OutputFormat = "table",
 ):
     """Compute the value and the Jacobian.
@@ -193,6 +210,11 @@ def jacobian_command(
     from ...core import api
 
     inv = Invocation(ctx, expr)
+    if sparse:
+        from .sparse import sparse_derivatives
+
+        sparse_derivatives(inv, options.split_names(wrt), "jacobian")
+        return
     show_result(
         inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format
     )

@@ -138,6 +138,7 @@ register(
         batching=("axes",),
         code=code(_flip_code),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -228,6 +229,7 @@ register(
         batching=("axes",),
         code=_join_code("concatenate", "cat"),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -468,6 +470,7 @@ register(
         batching=("axes",),
         code=code(_roll_code),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -579,6 +582,7 @@ register(
             torch="torch.repeat_interleave({0}, {repeats}, dim={axis})",
         ),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -653,6 +657,7 @@ register(
         # it works on the trailing axes alone: a leading batch axis passes through
         batching=("trailing", _tile_rank),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -699,6 +704,7 @@ register(
         batching=("axes",),
         code=_join_code("stack", "stack"),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -776,5 +782,6 @@ register(
         batching=("axes",),
         code=code(_split_code),
         on_complex="rules",
+        copies=True,
     )
 )

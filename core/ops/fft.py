@@ -380,6 +380,7 @@ for _name, _other in (("fftshift", "ifftshift"), ("ifftshift", "fftshift")):
             spreads_nonfinite=(0,),
             code=_shift_code(_name),
             on_complex="rules",
+            copies=True,
         )
     )
 

@@ -579,6 +579,7 @@ register(
         batching=("rows",),
         code=code("{xp}.diag({0}, {k})"),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -660,6 +661,7 @@ def _triangle(name):
             batching=("trailing", 2),
             code=code(f"{{xp}}.{name}({{0}}, {{k}})"),
             on_complex="rules",
+            copies=True,
         )
     )
 

@@ -63,6 +63,7 @@ def _broadcast_pair(name, node, forward, itself, adjoint, spelling) -> None:
             internal=True,
             code=spelling,
             on_complex="rules",
+            copies=name == "broadcast_to",  # sum_to adds
         )
     )
 
@@ -84,6 +85,7 @@ register(
         code=code("{0}.reshape({shape})"),
         spreads_nonfinite=(0,),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -148,6 +150,7 @@ register(
         spreads_nonfinite=(0,),
         code=code(_transpose_code),
         on_complex="rules",
+        copies=True,
     )
 )
 register(
@@ -162,6 +165,7 @@ register(
         internal=True,
         code=code("{xp}.swapaxes({0}, -1, -2)"),
         on_complex="rules",
+        copies=True,
     )
 )
 
@@ -322,6 +326,7 @@ register(
         size=_getitem_size,
         code=code(getitem_code),
         on_complex="rules",
+        copies=True,
     )
 )
 register(
@@ -419,5 +424,6 @@ register(
         size=_stack_size,
         code=code(_stack_code),
         on_complex="rules",
+        copies=True,
     )
 )

@@ -37,6 +37,10 @@ Format of an entry (an :class:`Op`), in the spirit of PyTorch's derivatives.yaml
 ``on_complex``
     what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
     function of them, or rules of its own (complex-linear, or linear over the reals only).
+``copies``
+    each element of its result is a copy of one element of its arguments or 0 (indexing,
+    reshape, transpose, concatenate, tile, triu...): the sparsity pattern follows the copies
+    (core/sparsity.py probes the forward with element numbers).
 ``no_derivative``
     the arguments (not differentiable) whose derivative exists but is not implemented, as
     PyTorch and JAX leave it (gammainc's a): a derivative asked along one is an error
@@ -340,6 +344,7 @@ class Op:
         "arrays",
         "code",
         "no_derivative",
+        "copies",
     )
 
     def __init__(
@@ -371,6 +376,7 @@ class Op:
         code: Code | None = None,
         on_complex: str | None = None,
         no_derivative: tuple[int, ...] = (),
+        copies: bool = False,
     ):
         self.name = name
         self.code = code
@@ -406,6 +412,7 @@ class Op:
         self.internal = internal
         self.size = size
         self.no_derivative = tuple(no_derivative)
+        self.copies = copies
 
     def flags(self, n: int) -> tuple:
         """Which of ``n`` arguments are differentiated (all of a variadic op's)."""

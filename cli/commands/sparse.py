@@ -1,0 +1,100 @@
+"""Sparse derivatives (issue 28): ``jacobian --sparse``, ``hessian --sparse`` and the
+``sparsity`` command, on core/sparsity.py (the structural pattern, its coloring, one forward
+sweep per color).  JSON as SPEC writes a sparse matrix: ``{"shape", "rows", "cols",
+"values", "colors"}`` (COO, 0-based, sorted row-major) in place of each dense block."""
+
+from __future__ import annotations
+
+import typer
+
+from .common import Expr, Invocation, Wrt, command
+
+SHOWN = 20  # the entries a table lists before it says how many more there are
+
+
+def sparse_derivatives(inv: Invocation, wrt, which: str) -> None:
+    """``jacobian --sparse`` (which="jacobian") or ``hessian --sparse``."""
+    from ...core import sparsity
+    from ...core.program import check_values, resolve_wrt
+    from .. import render
+
+    program = inv.program()
+    check_values(program, inv.values)
+    names = resolve_wrt(program, wrt)
+    if which == "jacobian":
+        value, blocks, k, _ = sparsity.sparse_jacobian(program, inv.values, names)
+        doc = {"jacobian": {n: blocks[n].document() for n in names}}
+        shown = [(f"∂out/∂{n}", blocks[n]) for n in names]
+    else:
+        value, blocks, k, _, gradient = sparsity.sparse_hessian(program, inv.values, names)
+        doc = {
+            "grad": gradient,
+            "hessian": {a: {b: blocks[a][b].document() for b in names} for a in names},
+        }
+        shown = [(f"∂²/∂{a}∂{b}", blocks[a][b]) for a in names for b in names]
+    if inv.json:
+        render.emit_json({"expr": inv.source, "value": value, "shape": list(value.shape), **doc})
+        return
+    print(inv.source)
+    print(
+        f"value {render.format_scalar(value.reshape(()), inv.precision) if value.size == 1 else value.shape}"
+    )
+    print(f"{k} color(s): {k} forward sweep(s)")
+    for label, m in shown:
+        print(f"{label}: shape {list(m.shape)}, {m.values.size} nonzero(s)")
+        for r, c, v in list(zip(m.rows.tolist(), m.cols.tolist(), m.values.tolist()))[:SHOWN]:
+            print(f"  [{r}, {c}] {v!r}")
+        if m.values.size > SHOWN:
+            print(f"  ... {m.values.size - SHOWN} more (--json writes them all)")
+
+
+@command("sparsity")
+def sparsity_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None):
+    """Show the sparsity pattern of the Jacobian or Hessian.
+
+    The Hessian's for a scalar output, the Jacobian's otherwise: which input elements each
+    output element depends on (structurally, from the program), and its coloring.
+    """
+    from ...core import sparsity
+    from ...core.program import check_values, resolve_wrt
+    from .. import render
+
+    inv = Invocation(ctx, expr)
+    program = inv.program()
+    check_values(program, inv.values)
+    names = resolve_wrt(program, wrt)
+    pattern, ev, _ = sparsity.jacobian_pattern(program, inv.values, names)
+    kind = "jacobian"
+    if ev.output.data.size == 1:
+        pattern, ev, _ = sparsity.hessian_pattern(program, inv.values, names)
+        kind = "hessian"
+    colors, k = sparsity.color_columns(pattern)
+    coo = pattern.tocoo()
+    import numpy as np
+
+    order = np.lexsort((coo.col, coo.row))
+    rows, cols = coo.row[order].tolist(), coo.col[order].tolist()
+    band = max((abs(r - c) for r, c in zip(rows, cols)), default=0)
+    if inv.json:
+        render.emit_json(
+            {
+                "expr": inv.source,
+                "of": kind,
+                "shape": list(pattern.shape),
+                "nnz": int(pattern.nnz),
+                "rows": rows,
+                "cols": cols,
+                "colors": k,
+                "bandwidth": band,
+            }
+        )
+        return
+    m, n = pattern.shape
+    print(inv.source)
+    print(
+        f"{kind} pattern: shape [{m}, {n}], {pattern.nnz} nonzero(s), bandwidth {band}, {k} color(s)"
+    )
+    if m <= 40 and n <= 80:
+        dense = pattern.toarray()
+        for row in dense:
+            print("  " + "".join("■" if v else "·" for v in row))

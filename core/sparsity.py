@@ -1,0 +1,439 @@
+"""Structural sparsity (issue 28): which input elements each output element depends on, and
+the column coloring that compresses a sparse Jacobian into a few forward sweeps.
+
+:class:`Pattern` is an interpretation of the one interpreter whose values are boolean sparse
+matrices (SciPy's CSR): row r of a node's pattern holds the input elements (columns, every
+variable differentiated, concatenated in order) that element r of the node depends on along a
+differentiable path.  The rules follow the op table's facts, never an op's name:
+
+* elementwise ops and comparisons: each argument's rows broadcast to the result, unioned
+  (an argument the op does not differentiate, and a ``zero_grad`` op, add nothing);
+* reductions: the rows of each reduced group unioned (the group of each element from its
+  ``axis``/``keepdims``);
+* ``copies`` ops (indexing, reshape, transpose, concatenate, tile, triu...): the forward run
+  on element numbers says which argument element each result element copies (0: none);
+* ``A @ x`` with a constant matrix: its nonzeros route the rows;
+* anything else: every result element depends on every input element its arguments depend on
+  (conservative: a pattern may hold more than the derivative's nonzeros, never fewer).
+
+The coloring (:func:`color_columns`) gives structurally orthogonal columns one color: a
+Jacobian is then J = decompress(J S) for the seed S of the colors, one forward sweep each.
+"""
+
+from __future__ import annotations
+
+from . import backend, limits
+from .errors import InputError
+from .interpret import Interpretation, interpret
+from .recording import evaluate
+
+
+def _sparse():
+    import scipy.sparse  # noqa: PLC0415 - SciPy only for --sparse and sparsity
+
+    return scipy.sparse
+
+
+class Pattern(Interpretation):
+    """Values: CSR boolean matrices, rows = the node's elements, columns = the input elements
+    of the variables ``wanted`` (in order, each flattened)."""
+
+    def __init__(self, values_by_node: dict, wanted: list, sizes: dict):
+        self.by_node = values_by_node
+        self.offsets = {}
+        total = 0
+        for name in wanted:
+            self.offsets[name] = total
+            total += sizes[name]
+        self.n = total
+
+    def _empty(self, rows: int):
+        return _sparse().csr_matrix((rows, self.n), dtype=bool)
+
+    def const(self, node):
+        return self._empty(self._size(node))
+
+    def var(self, name: str, value):
+        size = int(backend.host.size(value))
+        if name not in self.offsets:
+            return self._empty(size)
+        sp = _sparse()
+        start = self.offsets[name]
+        eye = sp.eye(size, self.n, k=start, dtype=bool, format="csr")
+        return eye
+
+    def _size(self, node) -> int:
+        return int(self.by_node[id(node)].data.size)
+
+    def _shape(self, node) -> tuple:
+        return tuple(self.by_node[id(node)].data.shape)
+
+    def apply(self, node, op, args: list):
+        rows = self._size(node)
+        flags = op.flags(len(args)) or (True,) * len(args)  # () for a variadic op: all
+        live = [(a, p) for a, p, f in zip(node.args, args, flags) if f and p.nnz]
+        if not live or op.zero_grad:
+            return self._empty(rows)
+        if op.kind in ("elementwise", "comparison"):
+            return _union([self._broadcast(a, p, node) for a, p in live], rows, self.n)
+        if op.kind == "reduction" and "axis" in node.attrs:
+            return self._grouped(live[0][0], live[0][1], node)
+        if op.copies:
+            return self._copies(node, op, args)
+        if op.name == "matmul" and len(live) == 1:
+            routed = self._routed(node, live[0][0])
+            if routed is not None:
+                return routed
+        return self._dense(rows, [p for _, p in live])
+
+    def _broadcast(self, arg, pattern, node):
+        """``arg``'s rows taken for each element of ``node`` (NumPy broadcasting)."""
+        np = backend.host
+        shape_a, shape = self._shape(arg), self._shape(node)
+        if shape_a == shape:
+            return pattern
+        index = np.broadcast_to(np.arange(pattern.shape[0]).reshape(shape_a), shape).ravel()
+        return pattern[index]
+
+    def _grouped(self, arg, pattern, node):
+        """A reduction: each result element unions the rows of its group."""
+        np = backend.host
+        shape_a = self._shape(arg)
+        axis, keepdims = node.attrs.get("axis"), node.attrs.get("keepdims", False)
+        axes = tuple(range(len(shape_a))) if axis is None else axis
+        axes = tuple(
+            a % max(len(shape_a), 1) for a in (axes if isinstance(axes, tuple) else (axes,))
+        )
+        kept = [d for d in range(len(shape_a)) if d not in axes]
+        coords = np.indices(shape_a).reshape(len(shape_a), -1) if shape_a else np.zeros((0, 1), int)
+        out_shape = tuple(shape_a[d] for d in kept)
+        target = (
+            np.ravel_multi_index(tuple(coords[d] for d in kept), out_shape)
+            if kept
+            else np.zeros(coords.shape[1], dtype=int)
+        )
+        size = int(np.prod(out_shape)) if kept else 1
+        group = _sparse().csr_matrix(
+            (np.ones(target.size, dtype=bool), (target, np.arange(target.size))),
+            shape=(size, pattern.shape[0]),
+        )
+        del keepdims  # the same elements, in the same order, either way
+        return _boolean(group @ pattern)
+
+    def _copies(self, node, op, args):
+        """Each result element copies one argument element (or is 0): the forward on element
+        numbers (1-based, the arguments' numbers apart) says which."""
+        np = backend.host
+        numbered, offset, stacked = [], 0, []
+        for a, p in zip(node.args, args):
+            size = p.shape[0]
+            numbered.append(
+                np.arange(offset + 1, offset + size + 1, dtype=np.float64).reshape(self._shape(a))
+            )
+            stacked.append(p)
+            offset += size
+        xp_values = [backend.asarray(v) for v in numbered]
+        out = backend.to_numpy(op.forward(*xp_values, **node.attrs)).ravel()
+        source = np.rint(np.real(out)).astype(np.int64)
+        every = _sparse().vstack(stacked + [self._empty(1)], format="csr")  # row offset: none
+        picked = np.where(source > 0, source - 1, offset)
+        return every[picked]
+
+    def _routed(self, node, variable_arg):
+        """``A @ x`` or ``x @ A`` with a constant matrix A and a vector x: A's nonzeros route
+        x's rows (None: another layout, left to the dense rule)."""
+        np = backend.host
+        a, b = node.args
+        if variable_arg is b and len(self._shape(a)) == 2 and len(self._shape(b)) == 1:
+            matrix = backend.to_numpy(self.by_node[id(a)].data) != 0
+            return _boolean(_sparse().csr_matrix(matrix) @ self._pattern_of(b))
+        if variable_arg is a and len(self._shape(a)) == 1 and len(self._shape(b)) == 2:
+            matrix = backend.to_numpy(self.by_node[id(b)].data) != 0
+            return _boolean(
+                _sparse().csr_matrix(np.ascontiguousarray(matrix.T)) @ self._pattern_of(a)
+            )
+        return None
+
+    def _pattern_of(self, node):
+        return self.patterns[id(node)]
+
+    def _dense(self, rows: int, patterns: list):
+        """Every element on every input element the arguments depend on (conservative)."""
+        np = backend.host
+        cols = np.unique(np.concatenate([p.indices for p in patterns]))
+        limits.check(rows * cols.size, 1, "the sparsity pattern")
+        indptr = np.arange(rows + 1, dtype=np.int64) * cols.size
+        return _sparse().csr_matrix(
+            (np.ones(rows * cols.size, dtype=bool), np.tile(cols, rows), indptr),
+            shape=(rows, self.n),
+        )
+
+
+def _union(patterns: list, rows: int, n: int):
+    total = patterns[0]
+    for p in patterns[1:]:
+        total = total + p
+    return _boolean(total)
+
+
+def _boolean(m):
+    m = m.tocsr()
+    m.data = m.data.astype(bool)
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
+
+
+class _Walked(Pattern):
+    """:class:`Pattern` remembering each node's pattern (the routed matmul reads its
+    argument's)."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.patterns: dict = {}
+
+    def apply(self, node, op, args: list):
+        for arg, p in zip(node.args, args):
+            self.patterns[id(arg)] = p
+        return super().apply(node, op, args)
+
+
+def jacobian_pattern(program, values: dict, wanted: list):
+    """(pattern, output value, {name: size}): the Jacobian's structural pattern, rows = the
+    output's elements, columns = ``wanted``'s elements in order."""
+    ev = evaluate(program, values)
+    sizes = {name: int(ev.leaves[name].data.size) for name in wanted if name in ev.leaves}
+    missing = [n for n in wanted if n not in sizes]
+    if missing:
+        raise InputError(f"no value for {missing[0]!r}", variable=missing[0])
+    walk = interpret(program, _Walked(ev.by_node, wanted, sizes), values)
+    return _boolean(walk.result), ev, sizes
+
+
+def color_columns(pattern) -> tuple:
+    """(colors, k): a color per column such that columns of one color share no row
+    (structurally orthogonal), k colors; the fewer of a greedy coloring (largest degree first,
+    for up to 20,000 columns) and the band coloring j mod w (w = the widest row's span)."""
+    np = backend.host
+    n = pattern.shape[1]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    band = _band_colors(pattern)
+    if n > 20_000:
+        return band, int(band.max()) + 1 if band.size else 0
+    greedy = _greedy_colors(pattern)
+    best = greedy if greedy.max() < band.max() else band
+    return best, int(best.max()) + 1
+
+
+def _band_colors(pattern):
+    np = backend.host
+    csr = pattern.tocsr()
+    counts = np.diff(csr.indptr)
+    width = 1
+    if csr.nnz:
+        rows = np.repeat(np.arange(csr.shape[0]), counts)
+        first = np.full(csr.shape[0], np.iinfo(np.int64).max)
+        last = np.full(csr.shape[0], -1)
+        np.minimum.at(first, rows, csr.indices)
+        np.maximum.at(last, rows, csr.indices)
+        spans = (last - first + 1)[counts > 0]
+        width = int(spans.max()) if spans.size else 1
+    return np.arange(csr.shape[1], dtype=np.int64) % width
+
+
+def _greedy_colors(pattern):
+    np = backend.host
+    csc = pattern.tocsc()
+    csr = pattern.tocsr()
+    n = csc.shape[1]
+    conflict = _boolean(csc.T @ csr).tocsr()  # columns sharing a row
+    degree = np.diff(conflict.indptr)
+    colors = np.full(n, -1, dtype=np.int64)
+    for v in np.argsort(-degree, kind="stable"):
+        taken = colors[conflict.indices[conflict.indptr[v] : conflict.indptr[v + 1]]]
+        taken = taken[taken >= 0]
+        if taken.size == 0:
+            colors[v] = 0
+            continue
+        used = np.zeros(taken.max() + 2, dtype=bool)
+        used[taken] = True
+        colors[v] = int(np.argmin(used))
+    return colors
+
+
+def structurally_orthogonal(pattern, colors) -> bool:
+    """No row holds two columns of one color (what decompression needs)."""
+    np = backend.host
+    csr = pattern.tocsr()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    pairs = rows * (int(colors.max()) + 1 if colors.size else 1) + colors[csr.indices]
+    return np.unique(pairs).size == pairs.size
+
+
+# ---------------------------------------------------------------------------
+# The Hessian's pattern: every nonlinear op makes the inputs of each of its elements interact
+# ---------------------------------------------------------------------------
+
+
+class _Interactions(_Walked):
+    """:class:`_Walked`, summing the Hessian's pattern as it goes: an op that is not linear
+    in its arguments (Taylor mode's ``linear`` rules: add, sum, reshape, where, the piecewise
+    linear ones; the ``copies`` ops; the ``zero_grad`` ones) makes the input elements of each
+    of its result's elements interact: H |= P^T P (conservative: a product with a constant
+    counts as nonlinear)."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        from .taylor_mode import LINEAR  # noqa: PLC0415 - the declared linear rules
+
+        self.linear = LINEAR
+        self.hessian = _sparse().csr_matrix((self.n, self.n), dtype=bool)  # none yet
+
+    def apply(self, node, op, args: list):
+        out = super().apply(node, op, args)
+        if out.nnz and not (op.zero_grad or op.copies or op.name in self.linear):
+            limits.check(_pairs(out), 1, "the Hessian's sparsity pattern")
+            self.hessian = _boolean(self.hessian + out.T @ out)
+        return out
+
+
+def _pairs(p) -> int:
+    """At most how many nonzeros P^T P can have (each row's count squared, summed)."""
+    counts = backend.host.diff(p.indptr).astype(backend.host.int64)
+    return int((counts * counts).sum())
+
+
+def hessian_pattern(program, values: dict, wanted: list):
+    """(pattern, evaluation, sizes): the Hessian's structural pattern of a scalar program."""
+    ev = evaluate(program, values)
+    sizes = {name: int(ev.leaves[name].data.size) for name in wanted}
+    interactions = _Interactions(ev.by_node, wanted, sizes)
+    interpret(program, interactions, values)
+    return interactions.hessian, ev, sizes
+
+
+# ---------------------------------------------------------------------------
+# Compressed evaluation: one forward sweep per color, then decompression
+# ---------------------------------------------------------------------------
+
+
+class SparseMatrix:
+    """One block of a sparse Jacobian or Hessian: COO, 0-based, sorted row-major (SPEC's
+    ``{"shape", "rows", "cols", "values", "colors"}``)."""
+
+    def __init__(self, shape, rows, cols, values, colors: int):
+        self.shape = tuple(int(s) for s in shape)
+        self.rows, self.cols, self.values, self.colors = rows, cols, values, colors
+
+    def document(self) -> dict:
+        return {
+            "shape": list(self.shape),
+            "rows": self.rows.tolist(),
+            "cols": self.cols.tolist(),
+            "values": self.values,
+            "colors": self.colors,
+        }
+
+    def dense(self):
+        np = backend.host
+        out = np.zeros(self.shape, dtype=np.asarray(self.values).dtype)
+        out[self.rows, self.cols] = self.values
+        return out
+
+
+def _seeds(colors, k: int, sizes: dict, shapes: dict, dtype) -> list:
+    """The seed of each variable: (k, *shape), S[c, j] = 1 where column j has color c."""
+    from .tensor import Tensor  # noqa: PLC0415 - core's tensors (the sweep's tangents)
+
+    np, seeds, offset = backend.host, [], 0
+    for name, size in sizes.items():
+        block = np.zeros((k, size), dtype=dtype)
+        block[colors[offset : offset + size], np.arange(size)] = 1
+        seeds.append(Tensor._wrap(backend.asarray(block.reshape((k,) + shapes[name]))))
+        offset += size
+    return seeds
+
+
+def _decompressed(pattern, compressed, colors):
+    """Entry (i, j) of the pattern from the compressed rows: compressed[colors[j], i]."""
+    coo = pattern.tocoo()
+    order = backend.host.lexsort((coo.col, coo.row))
+    rows, cols = coo.row[order], coo.col[order]
+    return rows, cols, compressed[colors[cols], rows]
+
+
+def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -> dict:
+    """The matrix cut into its blocks by the variables along rows and columns."""
+    out: dict = {}
+    r0 = 0
+    for a, ra in row_sizes.items():
+        c0 = 0
+        for b, cb in col_sizes.items():
+            pick = (rows >= r0) & (rows < r0 + ra) & (cols >= c0) & (cols < c0 + cb)
+            out.setdefault(a, {})[b] = SparseMatrix(
+                (ra, cb), rows[pick] - r0, cols[pick] - c0, values[pick], colors
+            )
+            c0 += cb
+        r0 += ra
+    return out
+
+
+def sparse_jacobian(program, values: dict, wanted: list) -> tuple:
+    """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, pattern)."""
+    from .forward import Tape  # noqa: PLC0415
+    from .tensor import no_grad  # noqa: PLC0415
+
+    pattern, _, sizes = jacobian_pattern(program, values, wanted)
+    colors, k = color_columns(pattern)
+    ev = evaluate(program, values, requires_grad=wanted)
+    xs = [ev.leaves[n] for n in wanted]
+    out = ev.output
+    m = int(out.data.size)
+    shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
+    compressed = backend.host.zeros((max(k, 1), m), dtype=out.data.dtype)
+    if k and out.requires_grad:
+        limits.check(k * m, out.data.dtype.itemsize, "the compressed Jacobian")
+        with no_grad():
+            (swept,) = Tape([out], xs).run(_seeds(colors, k, sizes, shapes, out.data.dtype), k)
+        if swept is not None:
+            compressed = backend.to_numpy(swept.data).reshape(k, m)
+    rows, cols, vals = _decompressed(pattern, compressed, colors)
+    blocks = _blocks(rows, cols, vals, {"out": m}, sizes, k)["out"]
+    return backend.to_numpy(out.data), blocks, k, pattern
+
+
+def sparse_hessian(program, values: dict, wanted: list) -> tuple:
+    """(value, {a: {b: SparseMatrix}}, colors, pattern, gradient) of a scalar program: the
+    Hessian's pattern colored, one forward sweep over the gradient's graph per color."""
+    from .forward import Tape  # noqa: PLC0415
+    from .functional import _gradients  # noqa: PLC0415
+    from .program import non_scalar_error  # noqa: PLC0415
+    from .tensor import no_grad  # noqa: PLC0415
+
+    pattern, _, sizes = hessian_pattern(program, values, wanted)
+    colors, k = color_columns(pattern)
+    ev = evaluate(program, values, requires_grad=wanted)
+    if ev.output.data.size != 1:
+        raise non_scalar_error(tuple(ev.output.shape), "hessian")
+    xs = tuple(ev.leaves[n] for n in wanted)
+    shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
+    n = sum(sizes.values())
+    dtype = ev.output.data.dtype
+    compressed = backend.host.zeros((max(k, 1), n), dtype=dtype)
+    gs = _gradients(ev.output, xs)
+    gradient = {name: backend.to_numpy(g.data) for name, g in zip(wanted, gs)}
+    if k:
+        limits.check(k * n, dtype.itemsize, "the compressed Hessian")
+        with no_grad():
+            swept = Tape(gs, xs).run(_seeds(colors, k, sizes, shapes, dtype), k)
+        parts = [
+            backend.host.zeros((k, sizes[name]), dtype=dtype)
+            if s is None
+            else backend.to_numpy(s.data).reshape(k, sizes[name])
+            for name, s in zip(wanted, swept)
+        ]
+        compressed = backend.host.concatenate(parts, axis=1)
+    rows, cols, vals = _decompressed(pattern, compressed, colors)
+    blocks = _blocks(rows, cols, vals, sizes, sizes, k)
+    return backend.to_numpy(ev.output.data), blocks, k, pattern, gradient

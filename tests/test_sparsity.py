@@ -1,0 +1,154 @@
+"""Structural sparsity (issue 28, first part): the pattern never misses a nonzero of the dense
+Jacobian or Hessian, the coloring is structurally orthogonal, and the compressed sweeps give
+the dense values; the commands' JSON as SPEC writes a sparse matrix."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_batch_property import VARIABLES, _row_values, _shape_of, batch_cases
+
+from autograd_cli.core import api
+from autograd_cli.core.errors import AutogradCliError
+from autograd_cli.core.sparsity import (
+    color_columns,
+    hessian_pattern,
+    jacobian_pattern,
+    sparse_hessian,
+    sparse_jacobian,
+    structurally_orthogonal,
+)
+from autograd_cli.grammar import parse
+
+pytest.importorskip("scipy")
+
+
+def _dense_jacobian(program, values, names, rows):
+    jac = api.jacobian_of(program, values, wrt=names).jacobian
+    return np.concatenate([np.asarray(jac[n]).reshape(rows, -1) for n in names], axis=1)
+
+
+def _dense_hessian(program, values, names, sizes):
+    h = api.hessian_of(program, values, wrt=names).hessian
+    return np.block(
+        [[np.asarray(h[a][b]).reshape(sizes[a], sizes[b]) for b in names] for a in names]
+    )
+
+
+PROGRAMS = [
+    ("x[:-2] - 2*x[1:-1] + x[2:] + 0.01*exp(x[1:-1])", {"x": np.linspace(0.1, 0.9, 7)}),
+    ("sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)", {"x": np.linspace(-1, 1, 6)}),
+    ("A @ x", {"A": [[1, 0, 0], [0, 0, 2], [0, 3, 0]], "x": [1.0, 2, 3]}),
+    ("cumsum(x)*y", {"x": [1.0, 2, 3], "y": 2.0}),
+    ("concatenate([x, y*x])", {"x": [1.0, 2], "y": 3.0}),
+    ("reshape(x, [2, 2]).T * sin(x[0])", {"x": [1.0, 2, 3, 4]}),
+    ("sum(x, axis=0) * prod(x)", {"x": [[1.0, 2], [3, 4]]}),
+    ("sum(x*y) + x[0]**3", {"x": [1.0, 2, 3], "y": [3.0, 4, 5]}),
+    ("sum(exp(A @ x))", {"A": [[1, 0, 0], [0, 0, 2], [0, 3, 0]], "x": [1.0, 2, 3]}),
+    ("triu(reshape(x, [2, 2])) @ [1, 2]", {"x": [1.0, 2, 3, 4]}),
+]
+
+
+@pytest.mark.parametrize("text, values", PROGRAMS)
+def test_the_pattern_holds_every_nonzero_and_the_sparse_values_are_the_dense(text, values):
+    program = parse(text)
+    names = [n for n in program.inputs if n != "A"]
+    pattern, ev, sizes = jacobian_pattern(program, values, names)
+    rows = int(ev.output.data.size)
+    dense = _dense_jacobian(program, values, names, rows)
+    assert not ((dense != 0) & ~pattern.toarray()).any()
+    colors, k = color_columns(pattern)
+    assert structurally_orthogonal(pattern, colors)
+    _, blocks, _, _ = sparse_jacobian(program, values, names)
+    got = np.concatenate([blocks[n].dense() for n in names], axis=1)
+    np.testing.assert_allclose(got, dense, rtol=1e-13, atol=1e-13)
+    if rows == 1:
+        h_pattern, _, _ = hessian_pattern(program, values, names)
+        h_dense = _dense_hessian(program, values, names, sizes)
+        assert not ((h_dense != 0) & ~h_pattern.toarray()).any()
+        _, h_blocks, _, _, _ = sparse_hessian(program, values, names)
+        got = np.block([[h_blocks[a][b].dense() for b in names] for a in names])
+        np.testing.assert_allclose(got, h_dense, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch_cases(), st.integers(0, 2**32 - 1))
+def test_random_programs_never_miss_a_nonzero(case, seed):
+    n, m, k, grad_expr, eval_expr, _, _, _, _ = case
+    rng = np.random.default_rng(seed)
+    shapes = {name: _shape_of(dims, n, m, k) for name, dims in VARIABLES.items()}
+    point = _row_values(rng, shapes)
+    for text in (grad_expr, eval_expr):
+        program = parse(text)
+        names = list(program.inputs)
+        values = {v: point[v] for v in names}
+        if not names:
+            continue
+        try:
+            pattern, ev, sizes = jacobian_pattern(program, values, names)
+            dense = _dense_jacobian(program, values, names, int(ev.output.data.size))
+        except AutogradCliError:
+            continue  # a shape error of the random program: nothing to compare
+        dense = np.nan_to_num(dense, nan=1.0, posinf=1.0, neginf=1.0)
+        assert not ((dense != 0) & ~pattern.toarray()).any(), text
+        if ev.output.data.size == 1:
+            h_pattern, _, _ = hessian_pattern(program, values, names)
+            h = np.nan_to_num(_dense_hessian(program, values, names, sizes), nan=1.0)
+            assert not ((h != 0) & ~h_pattern.toarray()).any(), text
+
+
+def test_the_coloring_is_near_the_optimum_on_bands_and_arrowheads():
+    import scipy.sparse as sp
+
+    for width in (1, 2, 3):  # a band of half-width w: 2w + 1 colors, the optimum
+        band = sp.diags([np.ones(50)] * (2 * width + 1), range(-width, width + 1), (50, 50))
+        colors, k = color_columns(band.tocsr().astype(bool))
+        assert structurally_orthogonal(band.tocsr(), colors) and k == 2 * width + 1
+    # an arrowhead: the dense row makes every column conflict: n colors are needed
+    arrow = np.eye(8, dtype=bool)
+    arrow[0, :] = True
+    arrow[:, 0] = True
+    colors, k = color_columns(sp.csr_matrix(arrow))
+    assert structurally_orthogonal(sp.csr_matrix(arrow), colors) and k == 8
+    # a wrong coloring is caught
+    assert not structurally_orthogonal(sp.csr_matrix(arrow), np.zeros(8, dtype=np.int64))
+
+
+def test_a_million_variable_chain_takes_three_colors():
+    x = np.zeros(10**5)
+    program = parse("sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)")
+    _, blocks, k, _, _ = sparse_hessian(program, {"x": x}, ["x"])
+    h = blocks["x"]["x"]
+    assert k == 3 and h.values.size == 3 * 10**5 - 2
+    diagonal = h.values[h.rows == h.cols]
+    assert diagonal[0] == 2.0 and diagonal[1] == 202.0 and diagonal[-1] == 200.0
+
+
+def test_the_commands_json(cli):
+    out = cli(
+        "hessian",
+        "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)",
+        "--x",
+        "[0,0,0,0]",
+        "--sparse",
+        "--json",
+    )
+    doc = json.loads(out.out)
+    block = doc["hessian"]["x"]["x"]
+    assert set(block) == {"shape", "rows", "cols", "values", "colors"}
+    assert block["shape"] == [4, 4] and block["colors"] == 3
+    assert block["rows"] == sorted(block["rows"])  # row-major
+    assert doc["grad"]["x"] == [-2.0, -2.0, -2.0, 0.0]
+    out = cli("jacobian", "x[:-2] - 2*x[1:-1] + x[2:]", "--x", "[1,2,3,4,5]", "--sparse", "--json")
+    block = json.loads(out.out)["jacobian"]["x"]
+    assert block["shape"] == [3, 5] and block["values"] == [1.0, -2.0, 1.0] * 3
+    out = cli("sparsity", "x[:-2] - 2*x[1:-1] + x[2:]", "--x", "[0,0,0,0,0]", "--json")
+    doc = json.loads(out.out)
+    assert {"shape", "nnz", "rows", "cols"} <= set(doc) and doc["nnz"] == 9
+    assert doc["of"] == "jacobian"
+    out = cli("sparsity", "sum(x**2)", "--x", "[1, 2]", "--json")
+    assert json.loads(out.out)["of"] == "hessian" and json.loads(out.out)["nnz"] == 2
