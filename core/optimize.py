@@ -27,6 +27,7 @@ Each returns an :class:`OptimizeResult`; one that did not converge says so
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -166,9 +167,50 @@ def _non_scalar(what: str, shape) -> NonScalarOutputError:
     )
 
 
+#: from how many variables minimize's Newton steps take the sparse Hessian (its pattern,
+#: colored sweeps, a sparse solve: issue 28) where SciPy is installed
+SPARSE_NEWTON_FROM = 500
+
+
+def _sparse_newton(n: int) -> bool:
+    if n < SPARSE_NEWTON_FROM:
+        return False
+    try:
+        import scipy.sparse.linalg  # noqa: F401, PLC0415 - optional: the dense path without it
+    except ImportError:
+        return False
+    return True
+
+
+def _sparse_value_grad_hess(flat: _Flat, theta, what: str):
+    """The value, gradient and sparse Hessian (SciPy CSR, the variables in order)."""
+    from .sparsity import sparse_hessian  # noqa: PLC0415
+
+    try:
+        value, blocks, _, pattern, gradient = sparse_hessian(
+            flat.program, flat.env(theta), flat.names
+        )
+    except NonScalarOutputError as e:
+        raise _non_scalar(what, e.details["shape"]) from None
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    rows = [sp.hstack([_csr(blocks[a][b]) for b in flat.names]) for a in flat.names]
+    H = sp.vstack(rows, format="csr")
+    g = flat.flatten(gradient)
+    return float(backend.host.asarray(value).reshape(())), g, H
+
+
+def _csr(block):
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    return sp.csr_matrix((block.values, (block.rows, block.cols)), shape=block.shape)
+
+
 def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
     np = backend.host
     env = flat.env(theta)
+    if need_hessian and _sparse_newton(theta.size):
+        return _sparse_value_grad_hess(flat, theta, what)
     if need_hessian:
         try:
             r = program_hessian(flat.program, env, wrt=flat.names)
@@ -243,7 +285,7 @@ def minimize(
     theta = _project(flat.theta0.copy(), box)
     f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
     n = theta.size
-    B = np.eye(n)  # bfgs: the inverse-Hessian estimate
+    B = np.eye(n) if method == "bfgs" else None  # bfgs: the inverse-Hessian estimate
     trace = [_trace_row(0, flat, theta, f, g)]
     converged, message = False, ""
     it = 0
@@ -365,10 +407,13 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
     free = np.ones(theta.shape, bool) if box is None else (theta > box[0]) & (theta < box[1])
     if not free.any():
         return None
-    if H is None:
+    if H is None or not isinstance(H, np.ndarray):  # none, or sparse (many variables)
         if free.sum() > SECOND_ORDER_MAX:
             return None
-        _, _, H = _scalar_value_grad_hess(flat, theta, True)
+        if H is None:
+            _, _, H = _scalar_value_grad_hess(flat, theta, True)
+        if not isinstance(H, np.ndarray):
+            H = H.toarray()
     s = _kind(flat, theta, g, H, free, gtol)
     if s.kind == "saddle":
         return "the gradient is zero here, but the Hessian has eigenvalues of both signs (a saddle)"
@@ -499,6 +544,8 @@ def _projected_gradient(theta, g, box):
 def _newton_direction(H, g):
     """The Newton step where H is positive definite, else the steepest-descent step."""
     np = backend.host
+    if not isinstance(H, np.ndarray):  # a sparse Hessian: a sparse solve, damped if needed
+        return _sparse_newton_direction(H, g)
     try:
         L = np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
@@ -506,6 +553,24 @@ def _newton_direction(H, g):
     y = np.linalg.solve(L, -g)
     step = np.linalg.solve(L.T, y)
     return step if np.isfinite(step).all() else -g
+
+
+def _sparse_newton_direction(H, g):
+    """The Newton step of a sparse Hessian (SciPy's sparse LU), shifted toward steepest
+    descent (H + t I, t growing) until it descends; -g when nothing does."""
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse.linalg import MatrixRankWarning, spsolve  # noqa: PLC0415
+
+    np = backend.host
+    scale = float(np.max(np.abs(H.diagonal()), initial=1.0)) or 1.0
+    for shift in (0.0, 1e-8, 1e-4, 1e-2, 1.0):
+        M = H if shift == 0 else H + shift * scale * sp.identity(H.shape[0], format="csr")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MatrixRankWarning)
+            step = spsolve(M.tocsc(), -g)
+        if np.isfinite(step).all() and g @ step < 0:
+            return step
+    return -g
 
 
 def _line_search(flat, theta, f, g, step, box, c1=1e-4, shrink=0.5, tries=60):

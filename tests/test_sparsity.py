@@ -152,3 +152,19 @@ def test_the_commands_json(cli):
     assert doc["of"] == "jacobian"
     out = cli("sparsity", "sum(x**2)", "--x", "[1, 2]", "--json")
     assert json.loads(out.out)["of"] == "hessian" and json.loads(out.out)["nnz"] == 2
+
+
+def test_minimize_takes_sparse_newton_steps_for_many_variables(monkeypatch):
+    from autograd_cli.core import optimize, sparsity
+
+    calls = []
+    real = sparsity.sparse_hessian
+    monkeypatch.setattr(sparsity, "sparse_hessian", lambda *a: calls.append(1) or real(*a))
+    program = parse("sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)")
+    start = {"x": np.full(optimize.SPARSE_NEWTON_FROM + 100, 0.8)}
+    r = optimize.minimize(program, start)
+    assert r.converged and np.allclose(np.asarray(r.x["x"]), 1.0)
+    assert calls  # the sparse path
+    monkeypatch.setattr(optimize, "SPARSE_NEWTON_FROM", 10**9)  # the dense path agrees
+    dense = optimize.minimize(program, start)  # (its indefinite steps go downhill instead)
+    assert dense.converged and np.allclose(np.asarray(dense.x["x"]), np.asarray(r.x["x"]))
