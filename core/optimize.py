@@ -660,7 +660,7 @@ def solve(
         if norm <= tol * (1 + float(np.max(np.abs(theta), initial=0.0))) or norm == 0:
             converged, message, it = True, "the residual is zero (to --tol)", it - 1
             break
-        step, *_ = np.linalg.lstsq(J, -F, rcond=None)
+        step = _least_squares_step(J, F)
 
         def smaller(trial, norm=norm):
             F_trial = _residual(system, flat, trial)
@@ -675,10 +675,14 @@ def solve(
         trace.append(_solve_row(it, flat, theta, F))
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
-    grad = {
-        name: _plain(col)
-        for name, col in zip(flat.names, _columns(J, flat, F.shape, program_shape(F)))
-    }
+    grad = (
+        {
+            name: _plain(col)
+            for name, col in zip(flat.names, _columns(J, flat, F.shape, program_shape(F)))
+        }
+        if isinstance(J, np.ndarray)
+        else _sparse_columns(J, flat)  # SPEC's sparse form: the dense one would not fit
+    )
     return OptimizeResult(
         x=flat.split(theta),
         value=_plain(F.reshape(program_shape(F))),
@@ -705,6 +709,23 @@ def _columns(J, flat: _Flat, fshape, out_shape):
         i += n
 
 
+def _sparse_columns(J, flat: _Flat) -> dict:
+    """A sparse Jacobian's columns by variable, each as SPEC's COO document."""
+    out, i = {}, 0
+    for name, shape in zip(flat.names, flat.shapes):
+        n = math.prod(shape)
+        block = J[:, i : i + n].tocoo()
+        order = backend.host.lexsort((block.col, block.row))
+        out[name] = {
+            "shape": [int(J.shape[0]), n],
+            "rows": block.row[order].tolist(),
+            "cols": block.col[order].tolist(),
+            "values": block.data[order].tolist(),
+        }
+        i += n
+    return out
+
+
 def _stacked(eqs: list[Expr]) -> Expr:
     """One output holding every equation's residual: a single equation as it is (a scalar or
     a vector equation), several (each a scalar) stacked into a vector."""
@@ -720,12 +741,43 @@ def _residual(system: Program, flat: _Flat, theta):
 
 
 def _residual_jacobian(system: Program, flat: _Flat, theta):
+    if _sparse_newton(theta.size):  # many unknowns: the sparse Jacobian (issue 28)
+        return _sparse_residual_jacobian(system, flat, theta)
     r = program_jacobian(system, flat.env(theta), wrt=flat.names)
     F = backend.to_numpy(r.value.data).astype(float).ravel()
     J = backend.host.concatenate(
         [backend.to_numpy(r.jacobian[n].data).reshape(F.size, -1) for n in flat.names], axis=1
     )
     return F, J
+
+
+def _sparse_residual_jacobian(system: Program, flat: _Flat, theta):
+    """The residual and its Jacobian as SciPy CSR (the pattern, colored forward sweeps)."""
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    from .sparsity import sparse_jacobian  # noqa: PLC0415
+
+    value, blocks, _, _ = sparse_jacobian(system, flat.env(theta), flat.names)
+    F = backend.host.asarray(value).astype(float).ravel()
+    return F, sp.hstack([_csr(blocks[n]) for n in flat.names], format="csr")
+
+
+def _least_squares_step(J, F):
+    """The Gauss-Newton step: J's solve where it is square (sparse LU for a sparse J), else
+    least squares (LSQR for a sparse J)."""
+    np = backend.host
+    if isinstance(J, np.ndarray):
+        step, *_ = np.linalg.lstsq(J, -F, rcond=None)
+        return step
+    from scipy.sparse.linalg import MatrixRankWarning, lsqr, spsolve  # noqa: PLC0415
+
+    if J.shape[0] == J.shape[1]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MatrixRankWarning)
+            step = spsolve(J.tocsc(), -F)
+        if np.isfinite(step).all():
+            return step
+    return lsqr(J, -F, atol=1e-14, btol=1e-14)[0]
 
 
 def _solve_row(it, flat, theta, F) -> dict:

@@ -168,3 +168,21 @@ def test_minimize_takes_sparse_newton_steps_for_many_variables(monkeypatch):
     monkeypatch.setattr(optimize, "SPARSE_NEWTON_FROM", 10**9)  # the dense path agrees
     dense = optimize.minimize(program, start)  # (its indefinite steps go downhill instead)
     assert dense.converged and np.allclose(np.asarray(dense.x["x"]), np.asarray(r.x["x"]))
+
+
+def test_solve_takes_sparse_newton_steps_for_many_unknowns(monkeypatch):
+    from autograd_cli.core import optimize
+
+    n = optimize.SPARSE_NEWTON_FROM + 50
+    h2 = 1.0 / (n + 1) ** 2
+    bratu = parse(
+        f"u = concatenate([[0], x, [0]]); u[:-2] - 2*u[1:-1] + u[2:] + {h2!r}*exp(u[1:-1])"
+    )
+    r = optimize.solve(bratu, {"x": np.zeros(n)})
+    assert r.converged and r.iterations <= 5
+    assert abs(max(np.asarray(r.x["x"])) - 0.1405) < 1e-3  # Bratu's u(1/2) for lambda = 1
+    assert set(r.grad["x"]) == {"shape", "rows", "cols", "values"}  # the sparse form
+    assert len(r.grad["x"]["values"]) == 3 * n - 2
+    monkeypatch.setattr(optimize, "SPARSE_NEWTON_FROM", 10**9)
+    dense = optimize.solve(bratu, {"x": np.zeros(n)})
+    np.testing.assert_allclose(np.asarray(dense.x["x"]), np.asarray(r.x["x"]), rtol=1e-10)
