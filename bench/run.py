@@ -179,6 +179,7 @@ MIN_SAMPLE = 0.05
 
 TARGETS = {1: 1.0, 2: 1.0, 3: 1.1, 4: 1.0, 5: 1.5, 6: 1.0, 7: 1.1, 8: 1.0, 9: None, 10: 0.4}
 TARGETS.update({11: 1.05, 12: 0.05, 13: None})  # issue 26 (bench/codegen_rows.py)
+TARGETS.update({14: None, 15: 1.0, 16: None, 17: None})  # issue 28 (bench/sparse_rows.py)
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.0x Polars by hand, and ≤ 1.0x numpy.loadtxt",
@@ -193,6 +194,10 @@ TARGET_TEXT = {
     11: "≤ 1.05x hand NumPy (each expression)",
     12: "≥ 20x faster than in-process grad (≤ 0.05x)",
     13: "none set (issue 26 asks for the sizes, vs SymPy's)",
+    14: "<= 5 s, <= 3 colors (issue 28)",
+    15: "equal to 1e-12 and faster: <= 1.0x",
+    16: "<= 3 s, 3 colors",
+    17: "side by side (issue 28)",
 }
 
 
@@ -1323,6 +1328,20 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
+def sparse_row(number: int):
+    """Rows 14-17 (issue 28): bench/sparse_rows.py, imported when the row runs."""
+
+    def run(cfg, peers: Peers, work: str) -> Row:
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import sparse_rows
+
+        return sparse_rows.ROWS[number](sys.modules[__name__], cfg, peers, work)
+
+    run.__name__ = f"row_sparse_{number}"
+    return run
+
+
 def codegen_row(number: int):
     """Rows 11-13 (issue 26): bench/codegen_rows.py, imported when the row runs."""
 
@@ -1351,6 +1370,10 @@ ROWS = {
     11: codegen_row(11),
     12: codegen_row(12),
     13: codegen_row(13),
+    14: sparse_row(14),
+    15: sparse_row(15),
+    16: sparse_row(16),
+    17: sparse_row(17),
 }
 
 
