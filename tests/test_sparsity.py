@@ -186,3 +186,24 @@ def test_solve_takes_sparse_newton_steps_for_many_unknowns(monkeypatch):
     monkeypatch.setattr(optimize, "SPARSE_NEWTON_FROM", 10**9)
     dense = optimize.solve(bratu, {"x": np.zeros(n)})
     np.testing.assert_allclose(np.asarray(dense.x["x"]), np.asarray(r.x["x"]), rtol=1e-10)
+
+
+def test_the_matrix_to_npz_and_matrix_market(cli, tmp_path):
+    import scipy.io
+    import scipy.sparse as sp
+
+    chain = "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)"
+    npz, mtx = tmp_path / "h.npz", tmp_path / "j.mtx"
+    out = cli("hessian", chain, "--x", "[1, 2, 3]", "--sparse", "-o", str(npz), "--json")
+    assert out.code == 0
+    dense = np.asarray(api.hessian_of(parse(chain), {"x": [1.0, 2, 3]}).hessian["x"]["x"])
+    np.testing.assert_allclose(sp.load_npz(npz).toarray(), dense, rtol=1e-13)
+    out = cli(
+        "jacobian", "x[:-2] - 2*x[1:-1] + x[2:]", "--x", "[1,2,3,4]", "--sparse", "-o", str(mtx)
+    )
+    assert out.code == 0
+    np.testing.assert_array_equal(
+        scipy.io.mmread(str(mtx)).toarray(), [[1, -2, 1, 0], [0, 1, -2, 1]]
+    )
+    out = cli("jacobian", "x*2", "--x", "[1, 2]", "--sparse", "-o", str(tmp_path / "j.txt"))
+    assert out.code == 2 and not (tmp_path / "j.txt").exists()

@@ -140,6 +140,7 @@ def hessian_command(
     wrt: Wrt = None,
     holomorphic: Holomorphic = False,
     sparse: Sparse = False,
+    output: SparseOutput = None,
     output_format: OutputFormat = "table",
 ):
     """Compute the value, the gradient and the Hessian.
@@ -154,7 +155,7 @@ def hessian_command(
     if sparse:
         from .sparse import sparse_derivatives
 
-        sparse_derivatives(inv, names, "hessian")
+        sparse_derivatives(inv, names, "hessian", output)
         return
     result = api.hessian_of(inv.program(), inv.values, wrt=names, holomorphic=holomorphic)
     show_result(inv, result, output_format)
@@ -184,6 +185,12 @@ def _wrt_hint(result) -> str | None:
     )
 
 
+SparseOutput = option(
+    "-o",
+    str,
+    "With --sparse: the whole matrix to FILE.npz (scipy.sparse) or FILE.mtx (Matrix Market).",
+    metavar="FILE",
+)
 Sparse = Annotated[
     bool,
     typer.Option(
@@ -200,6 +207,7 @@ def jacobian_command(
     expr: Expr,
     wrt: Wrt = None,
     sparse: Sparse = False,
+    output: SparseOutput = None,
     output_format: OutputFormat = "table",
 ):
     """Compute the value and the Jacobian.
@@ -213,7 +221,7 @@ def jacobian_command(
     if sparse:
         from .sparse import sparse_derivatives
 
-        sparse_derivatives(inv, options.split_names(wrt), "jacobian")
+        sparse_derivatives(inv, options.split_names(wrt), "jacobian", output)
         return
     show_result(
         inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format

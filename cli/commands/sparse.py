@@ -12,8 +12,38 @@ from .common import Expr, Invocation, Wrt, command
 SHOWN = 20  # the entries a table lists before it says how many more there are
 
 
-def sparse_derivatives(inv: Invocation, wrt, which: str) -> None:
-    """``jacobian --sparse`` (which="jacobian") or ``hessian --sparse``."""
+def write_matrix(path: str, pattern, blocks: dict, names: list, which: str) -> None:
+    """The whole matrix (the variables in order along rows and columns) to ``path``:
+    ``.npz`` SciPy's ``save_npz`` (CSR), ``.mtx`` Matrix Market; written whole or not at all."""
+    import io
+
+    import scipy.io
+    import scipy.sparse as sp
+
+    from ...core.errors import InputError
+    from .. import files
+
+    def csr(b):
+        return sp.csr_matrix((b.values, (b.rows, b.cols)), shape=b.shape)
+
+    if which == "jacobian":
+        matrix = sp.hstack([csr(blocks[n]) for n in names], format="csr")
+    else:
+        matrix = sp.vstack([sp.hstack([csr(blocks[a][b]) for b in names]) for a in names])
+    buffer = io.BytesIO()
+    if path.endswith(".npz"):
+        sp.save_npz(buffer, matrix.tocsr())
+    elif path.endswith(".mtx"):
+        scipy.io.mmwrite(buffer, matrix.tocoo())
+    else:
+        raise InputError(f"-o {path!r}: a sparse matrix is written as FILE.npz or FILE.mtx")
+    files.write_atomically(path, buffer.getvalue(), "-o")
+    del pattern
+
+
+def sparse_derivatives(inv: Invocation, wrt, which: str, output: str | None = None) -> None:
+    """``jacobian --sparse`` (which="jacobian") or ``hessian --sparse``; ``output``: the
+    whole matrix to FILE.npz or FILE.mtx too."""
     from ...core import sparsity
     from ...core.program import check_values, resolve_wrt
     from .. import render
@@ -22,16 +52,18 @@ def sparse_derivatives(inv: Invocation, wrt, which: str) -> None:
     check_values(program, inv.values)
     names = resolve_wrt(program, wrt)
     if which == "jacobian":
-        value, blocks, k, _ = sparsity.sparse_jacobian(program, inv.values, names)
+        value, blocks, k, pattern = sparsity.sparse_jacobian(program, inv.values, names)
         doc = {"jacobian": {n: blocks[n].document() for n in names}}
         shown = [(f"∂out/∂{n}", blocks[n]) for n in names]
     else:
-        value, blocks, k, _, gradient = sparsity.sparse_hessian(program, inv.values, names)
+        value, blocks, k, pattern, gradient = sparsity.sparse_hessian(program, inv.values, names)
         doc = {
             "grad": gradient,
             "hessian": {a: {b: blocks[a][b].document() for b in names} for a in names},
         }
         shown = [(f"∂²/∂{a}∂{b}", blocks[a][b]) for a in names for b in names]
+    if output is not None:
+        write_matrix(output, pattern, blocks, names, which)
     if inv.json:
         render.emit_json({"expr": inv.source, "value": value, "shape": list(value.shape), **doc})
         return
