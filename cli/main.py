@@ -64,7 +64,7 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
     it as an option (the command strips it again).
     """
     from . import options
-    from .commands.common import OPTIONAL_VALUES, looks_numeric
+    from .commands.common import OPTIONAL_VALUES, OPTIONAL_WORDS, looks_numeric
 
     if not argv or not hasattr(command, "commands") or argv[0] not in command.commands:
         return argv
@@ -91,7 +91,8 @@ def normalize_argv(command, argv: list[str]) -> list[str]:
         optional = OPTIONAL_VALUES.get((argv[0], name))
         if optional is not None and "=" not in token:
             # an option whose value may be left out (``--check`` or ``--check 50``)
-            given = i + 1 < len(rest) and rest[i + 1].isdigit()
+            words = OPTIONAL_WORDS.get((argv[0], name))
+            given = i + 1 < len(rest) and (rest[i + 1] in words if words else rest[i + 1].isdigit())
             others.extend([token, rest[i + 1] if given else optional])
             i += 2 if given else 1
             continue

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_batch_property import VARIABLES, _row_values, _shape_of, batch_cases
 
-from autograd_cli.core import api
+from autograd_cli.core import OPS, api
 from autograd_cli.core.errors import AutogradCliError
 from autograd_cli.core.sparsity import (
     color_columns,
@@ -207,3 +207,39 @@ def test_the_matrix_to_npz_and_matrix_market(cli, tmp_path):
     )
     out = cli("jacobian", "x*2", "--x", "[1, 2]", "--sparse", "-o", str(tmp_path / "j.txt"))
     assert out.code == 2 and not (tmp_path / "j.txt").exists()
+
+
+def test_sparse_auto_takes_the_sparse_path_only_where_it_pays(cli):
+    chain = "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)"
+    out = cli("hessian", chain, "--x", json.dumps([0.0] * 12), "--sparse", "auto", "--json")
+    doc = json.loads(out.out)
+    assert "colors" in doc["hessian"]["x"]["x"] and "sparse result" in doc["notes"][0]
+    out = cli("hessian", "sum(x)**3", "--x", "[1, 2, 3, 4]", "--sparse", "auto", "--json")
+    doc = json.loads(out.out)
+    assert isinstance(doc["hessian"]["x"]["x"], list) and "not sparse enough" in out.err
+    out = cli("jacobian", "x*2", "--x", "[1, 2]", "--sparse", "--json")  # bare: always
+    assert json.loads(out.out)["jacobian"]["x"]["colors"] == 1
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, op in OPS.items() if op.copies and not op.internal)
+)
+def test_every_copies_op_copies(name):
+    """The ``copies`` fact checked against the op's values: each result element is one
+    argument element (the forward of element numbers names it) or 0."""
+    import test_op_table
+
+    s = test_op_table.sample(name)
+    rng = np.random.default_rng(0)
+    numbered, values, offset = [], [], 0
+    for a in s.args:
+        a = np.asarray(a, dtype=float)
+        numbered.append(np.arange(offset + 1, offset + a.size + 1, dtype=float).reshape(a.shape))
+        values.append(rng.normal(size=a.shape))
+        offset += a.size
+    op = OPS[name]
+    source = np.asarray(op.forward(*numbered, **s.attrs)).ravel()
+    assert np.array_equal(source, np.rint(source)) and (source >= 0).all()
+    flat = np.concatenate([v.ravel() for v in values] + [np.zeros(1)])
+    got = np.asarray(op.forward(*values, **s.attrs)).ravel()
+    np.testing.assert_array_equal(got, flat[np.where(source > 0, source - 1, offset).astype(int)])

@@ -73,7 +73,16 @@ Wrt = Annotated[
 #: (command, option) -> the value an option takes when it is given without one
 #: (``codegen --check`` is ``--check 100``): main.normalize_argv fills it in, as Typer has
 #: no options with an optional value
-OPTIONAL_VALUES: dict[tuple[str, str], str] = {("codegen", "--check"): "100"}
+OPTIONAL_VALUES: dict[tuple[str, str], str] = {
+    ("codegen", "--check"): "100",
+    ("jacobian", "--sparse"): "on",
+    ("hessian", "--sparse"): "on",
+}
+#: the words such an option takes as its value (else a number: ``--check 50``)
+OPTIONAL_WORDS: dict[tuple[str, str], tuple] = {
+    ("jacobian", "--sparse"): ("on", "auto", "off"),
+    ("hessian", "--sparse"): ("on", "auto", "off"),
+}
 
 
 def option(flag: str, kind, help: str, **settings):

@@ -139,7 +139,7 @@ def hessian_command(
     expr: Expr,
     wrt: Wrt = None,
     holomorphic: Holomorphic = False,
-    sparse: Sparse = False,
+    sparse: Sparse = None,
     output: SparseOutput = None,
     output_format: OutputFormat = "table",
 ):
@@ -152,11 +152,11 @@ def hessian_command(
 
     inv = Invocation(ctx, expr)
     names = options.split_names(wrt)
-    if sparse:
+    if sparse not in (None, "off"):
         from .sparse import sparse_derivatives
 
-        sparse_derivatives(inv, names, "hessian", output)
-        return
+        if sparse_derivatives(inv, names, "hessian", output, sparse):
+            return
     result = api.hessian_of(inv.program(), inv.values, wrt=names, holomorphic=holomorphic)
     show_result(inv, result, output_format)
     hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
@@ -191,14 +191,14 @@ SparseOutput = option(
     "With --sparse: the whole matrix to FILE.npz (scipy.sparse) or FILE.mtx (Matrix Market).",
     metavar="FILE",
 )
-Sparse = Annotated[
-    bool,
-    typer.Option(
-        "--sparse",
-        help="Structural sparsity: the pattern, colored columns, one forward sweep per color; "
-        "JSON blocks as COO (shape, rows, cols, values, colors).",
-    ),
-]
+Sparse = option(
+    "--sparse",
+    str,
+    "Structural sparsity: the pattern, colored columns, one forward sweep per color; JSON "
+    "blocks as COO (shape, rows, cols, values, colors).  --sparse auto: sparse where the "
+    "colors are at most a quarter of the variables (with a note), else dense.",
+    metavar="[auto]",
+)
 
 
 @command("jacobian")
@@ -206,7 +206,7 @@ def jacobian_command(
     ctx: typer.Context,
     expr: Expr,
     wrt: Wrt = None,
-    sparse: Sparse = False,
+    sparse: Sparse = None,
     output: SparseOutput = None,
     output_format: OutputFormat = "table",
 ):
@@ -218,11 +218,11 @@ def jacobian_command(
     from ...core import api
 
     inv = Invocation(ctx, expr)
-    if sparse:
+    if sparse not in (None, "off"):
         from .sparse import sparse_derivatives
 
-        sparse_derivatives(inv, options.split_names(wrt), "jacobian", output)
-        return
+        if sparse_derivatives(inv, options.split_names(wrt), "jacobian", output, sparse):
+            return
     show_result(
         inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format
     )

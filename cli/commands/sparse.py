@@ -5,6 +5,8 @@ sweep per color).  JSON as SPEC writes a sparse matrix: ``{"shape", "rows", "col
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from .common import Expr, Invocation, Wrt, command
@@ -41,16 +43,38 @@ def write_matrix(path: str, pattern, blocks: dict, names: list, which: str) -> N
     del pattern
 
 
-def sparse_derivatives(inv: Invocation, wrt, which: str, output: str | None = None) -> None:
+#: --sparse auto takes the sparse path where the colors are at most this share of the columns
+AUTO_SHARE = 0.25
+
+
+def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str = "on") -> bool:
     """``jacobian --sparse`` (which="jacobian") or ``hessian --sparse``; ``output``: the
-    whole matrix to FILE.npz or FILE.mtx too."""
+    whole matrix to FILE.npz or FILE.mtx too.  ``mode`` "auto": False (nothing written: the
+    caller takes the dense path) where the pattern is not sparse enough; "on": always."""
     from ...core import sparsity
     from ...core.program import check_values, resolve_wrt
-    from .. import render
+    from .. import options, render
 
+    if mode not in ("on", "auto"):
+        raise options.UsageError(f"--sparse takes no value or auto, not {mode!r}")
     program = inv.program()
     check_values(program, inv.values)
     names = resolve_wrt(program, wrt)
+    note = None
+    if mode == "auto":
+        find = sparsity.jacobian_pattern if which == "jacobian" else sparsity.hessian_pattern
+        pattern, _, _ = find(program, inv.values, names)
+        _, k = sparsity.color_columns(pattern)
+        n = pattern.shape[1]
+        if k > AUTO_SHARE * n:
+            if output is not None:
+                raise options.UsageError("-o writes a sparse matrix: give --sparse, not auto")
+            sys.stderr.write(
+                f"autograd-cli: note: --sparse auto: {k} colors for {n} columns is not sparse "
+                "enough; the dense result\n"
+            )
+            return False
+        note = f"--sparse auto: {k} colors for {n} columns: the sparse result"
     if which == "jacobian":
         value, blocks, k, pattern = sparsity.sparse_jacobian(program, inv.values, names)
         doc = {"jacobian": {n: blocks[n].document() for n in names}}
@@ -64,9 +88,12 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output: str | None = No
         shown = [(f"∂²/∂{a}∂{b}", blocks[a][b]) for a in names for b in names]
     if output is not None:
         write_matrix(output, pattern, blocks, names, which)
+    if note is not None:
+        doc["notes"] = [note]
+        sys.stderr.write(f"autograd-cli: note: {note}\n")
     if inv.json:
         render.emit_json({"expr": inv.source, "value": value, "shape": list(value.shape), **doc})
-        return
+        return True
     print(inv.source)
     print(
         f"value {render.format_scalar(value.reshape(()), inv.precision) if value.size == 1 else value.shape}"
@@ -78,6 +105,7 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output: str | None = No
             print(f"  [{r}, {c}] {v!r}")
         if m.values.size > SHOWN:
             print(f"  ... {m.values.size - SHOWN} more (--json writes them all)")
+    return True
 
 
 @command("sparsity")
