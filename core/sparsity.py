@@ -93,7 +93,7 @@ class Pattern(Interpretation):
         if shape_a == shape:
             return pattern
         index = np.broadcast_to(np.arange(pattern.shape[0]).reshape(shape_a), shape).ravel()
-        return pattern[index]
+        return _rows(pattern, index)
 
     def _grouped(self, arg, pattern, node):
         """A reduction: each result element unions the rows of its group."""
@@ -137,7 +137,7 @@ class Pattern(Interpretation):
         source = np.rint(np.real(out)).astype(np.int64)
         every = _sparse().vstack(stacked + [self._empty(1)], format="csr")  # row offset: none
         picked = np.where(source > 0, source - 1, offset)
-        return every[picked]
+        return _rows(every, picked)
 
     def _routed(self, node, variable_arg):
         """``A @ x`` or ``x @ A`` with a constant matrix A and a vector x: A's nonzeros route
@@ -161,12 +161,20 @@ class Pattern(Interpretation):
         """Every element on every input element the arguments depend on (conservative)."""
         np = backend.host
         cols = np.unique(np.concatenate([p.indices for p in patterns]))
-        limits.check(rows * cols.size, 1, "the sparsity pattern")
+        limits.check(rows * cols.size, 12, "the sparsity pattern")
         indptr = np.arange(rows + 1, dtype=np.int64) * cols.size
         return _sparse().csr_matrix(
             (np.ones(rows * cols.size, dtype=bool), np.tile(cols, rows), indptr),
             shape=(rows, self.n),
         )
+
+
+def _rows(pattern, index):
+    """``pattern[index]``, its size asked of the memory limit first (a row that many
+    elements repeat: sum(x) * y)."""
+    counts = backend.host.diff(pattern.indptr)
+    limits.check(int(counts[index].sum()), 12, "the sparsity pattern")  # an index and a flag
+    return pattern[index]
 
 
 def _union(patterns: list, rows: int, n: int):
@@ -293,7 +301,7 @@ class _Interactions(_Walked):
     def apply(self, node, op, args: list):
         out = super().apply(node, op, args)
         if out.nnz and not (op.zero_grad or op.copies or op.name in self.linear):
-            limits.check(_pairs(out), 1, "the Hessian's sparsity pattern")
+            limits.check(_pairs(out), 12, "the Hessian's sparsity pattern")
             self.hessian = _boolean(self.hessian + out.T @ out)
         return out
 

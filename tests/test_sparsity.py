@@ -243,3 +243,10 @@ def test_every_copies_op_copies(name):
     flat = np.concatenate([v.ravel() for v in values] + [np.zeros(1)])
     got = np.asarray(op.forward(*values, **s.attrs)).ravel()
     np.testing.assert_array_equal(got, flat[np.where(source > 0, source - 1, offset).astype(int)])
+
+
+def test_the_pattern_asks_the_memory_limit_before_it_grows(cli, tmp_path):
+    values = tmp_path / "v.json"
+    values.write_text(json.dumps({"x": [1.0] * 20000, "y": [1.0] * 20000}))
+    out = cli("sparsity", "sum(x)*y", "--vars", f"@{values}", "--max-memory", "1GB", "--json")
+    assert out.code != 0 and json.loads(out.out)["error"]["kind"] == "limit"
