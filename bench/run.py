@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import importlib
 import importlib.metadata
 import importlib.util
 import json
@@ -1328,31 +1329,17 @@ def row_version_help(cfg, peers: Peers, work: str) -> Row:
     return row
 
 
-def sparse_row(number: int):
-    """Rows 14-17 (issue 28): bench/sparse_rows.py, imported when the row runs."""
+def module_row(module: str, number: int):
+    """Row ``number`` of the module bench/``module``.py (rows 11-13 of issue 26 in
+    codegen_rows, 14-17 of issue 28 in sparse_rows), imported when the row runs."""
 
     def run(cfg, peers: Peers, work: str) -> Row:
         if HERE not in sys.path:
             sys.path.insert(0, HERE)
-        import sparse_rows
+        rows = importlib.import_module(module).ROWS
+        return rows[number](sys.modules[__name__], cfg, peers, work)
 
-        return sparse_rows.ROWS[number](sys.modules[__name__], cfg, peers, work)
-
-    run.__name__ = f"row_sparse_{number}"
-    return run
-
-
-def codegen_row(number: int):
-    """Rows 11-13 (issue 26): bench/codegen_rows.py, imported when the row runs."""
-
-    def run(cfg, peers: Peers, work: str) -> Row:
-        if HERE not in sys.path:
-            sys.path.insert(0, HERE)
-        import codegen_rows
-
-        return codegen_rows.ROWS[number](sys.modules[__name__], cfg, peers, work)
-
-    run.__name__ = f"row_codegen_{number}"
+    run.__name__ = f"row_{module}_{number}"
     return run
 
 
@@ -1367,13 +1354,13 @@ ROWS = {
     8: row_memory,
     9: row_dask,
     10: row_version_help,
-    11: codegen_row(11),
-    12: codegen_row(12),
-    13: codegen_row(13),
-    14: sparse_row(14),
-    15: sparse_row(15),
-    16: sparse_row(16),
-    17: sparse_row(17),
+    11: module_row("codegen_rows", 11),
+    12: module_row("codegen_rows", 12),
+    13: module_row("codegen_rows", 13),
+    14: module_row("sparse_rows", 14),
+    15: module_row("sparse_rows", 15),
+    16: module_row("sparse_rows", 16),
+    17: module_row("sparse_rows", 17),
 }
 
 
