@@ -158,7 +158,7 @@ def _complex_program(program: Program, values: Mapping) -> bool:
     if any(backend.is_complex(parse_value(n, v)) for n, v in values.items()):
         return True
     return any(
-        n.op == "const" and n.value.__class__ is complex for n in topological([program.output])
+        n.op == "const" and backend.is_complex(n.value) for n in topological([program.output])
     )
 
 

@@ -183,7 +183,7 @@ def asarray(value, dtype=None, xp=None):
     module = now.xp if xp is None else xp
     if dtype is None:
         dtype = now.dtype
-        if value.__class__ is complex or is_complex(value):
+        if is_complex(value):
             dtype = COMPLEX_OF[dtype]
         elif isinstance(value, (list, tuple)):
             array = module.asarray(value)

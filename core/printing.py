@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Callable
 
+from .backend import is_complex
 from .ops import ATOM, BOTTOM, CALL, OPS, UNARY, Printing
 from .program import Expr, topological
 
@@ -58,7 +59,7 @@ def format_number(value) -> str:
     >>> format_number(2.0), format_number(-0.25), format_number(float("nan")), format_number(math.pi)
     ('2', '-0.25', 'nan', 'pi')
     """
-    if value.__class__ is complex or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+    if is_complex(value):
         return _format_complex(complex(value))
     v = float(value)
     if v != v:
@@ -400,7 +401,7 @@ def latex_name(name: str) -> str:
 def latex_number(value) -> str:
     """A number in LaTeX: ``2``, ``0.5``, ``1.5 \\cdot 10^{-5}``, ``\\pi``, ``\\infty``;
     an imaginary one with ``i``: ``2i``, ``\\left(3 + 4i\\right)``."""
-    if value.__class__ is complex or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+    if is_complex(value):
         z = complex(value)
         imaginary = ("-" if math.copysign(1.0, z.imag) < 0 else "") + latex_number(abs(z.imag))
         imaginary += "i"

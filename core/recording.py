@@ -177,7 +177,7 @@ class Recording(Interpretation):
 
     def const(self, node: Expr) -> Tensor:
         value = node.value
-        if value.__class__ is complex or backend.is_complex(value):
+        if backend.is_complex(value):
             self.complex = True
         if type(value) is float and backend.xp is backend.host:
             # a NumPy scalar, as tensor.as_tensor makes of a number: the same number as a

@@ -26,6 +26,7 @@ from . import backend, limits
 from .errors import InputError
 from .interpret import Interpretation, interpret
 from .recording import evaluate
+from .tensor import OPS
 
 
 def _sparse():
@@ -46,6 +47,7 @@ class Pattern(Interpretation):
             self.offsets[name] = total
             total += sizes[name]
         self.n = total
+        self.patterns: dict = {}  # id(Expr) -> its pattern (the routed matmul reads them)
 
     def _empty(self, rows: int):
         return _sparse().csr_matrix((rows, self.n), dtype=bool)
@@ -69,6 +71,8 @@ class Pattern(Interpretation):
         return tuple(self.by_node[id(node)].data.shape)
 
     def apply(self, node, op, args: list):
+        for arg, p in zip(node.args, args):
+            self.patterns[id(arg)] = p
         rows = self._size(node)
         flags = op.flags(len(args)) or (True,) * len(args)  # () for a variadic op: all
         live = [(a, p) for a, p, f in zip(node.args, args, flags) if f and p.nnz]
@@ -80,8 +84,9 @@ class Pattern(Interpretation):
             return self._grouped(live[0][0], live[0][1], node)
         if op.copies:
             return self._copies(node, op, args)
-        if op.name == "matmul" and len(live) == 1:
-            routed = self._routed(node, live[0][0])
+        rule = _RULES.get(op)  # this interpretation's rules, keyed by the Op (as core/batch.py's)
+        if rule is not None and len(live) == 1:
+            routed = rule(self, node, live[0][0])
             if routed is not None:
                 return routed
         return self._dense(rows, [p for _, p in live])
@@ -192,18 +197,8 @@ def _boolean(m):
     return m
 
 
-class _Walked(Pattern):
-    """:class:`Pattern` remembering each node's pattern (the routed matmul reads its
-    argument's)."""
-
-    def __init__(self, *a):
-        super().__init__(*a)
-        self.patterns: dict = {}
-
-    def apply(self, node, op, args: list):
-        for arg, p in zip(node.args, args):
-            self.patterns[id(arg)] = p
-        return super().apply(node, op, args)
+#: the rules of ops whose pattern their kind and facts do not give: A @ x routes x's rows
+_RULES = {OPS["matmul"]: Pattern._routed}
 
 
 def jacobian_pattern(program, values: dict, wanted: list):
@@ -214,7 +209,7 @@ def jacobian_pattern(program, values: dict, wanted: list):
     missing = [n for n in wanted if n not in sizes]
     if missing:
         raise InputError(f"no value for {missing[0]!r}", variable=missing[0])
-    walk = interpret(program, _Walked(ev.by_node, wanted, sizes), values)
+    walk = interpret(program, Pattern(ev.by_node, wanted, sizes), values)
     return _boolean(walk.result), ev, sizes
 
 
@@ -284,8 +279,8 @@ def structurally_orthogonal(pattern, colors) -> bool:
 # ---------------------------------------------------------------------------
 
 
-class _Interactions(_Walked):
-    """:class:`_Walked`, summing the Hessian's pattern as it goes: an op that is not linear
+class _Interactions(Pattern):
+    """:class:`Pattern`, summing the Hessian's pattern as it goes: an op that is not linear
     in its arguments (Taylor mode's ``linear`` rules: add, sum, reshape, where, the piecewise
     linear ones; the ``copies`` ops; the ``zero_grad`` ones) makes the input elements of each
     of its result's elements interact: H |= P^T P (conservative: a product with a constant

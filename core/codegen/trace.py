@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..autograd import gc_paused
+from ..backend import is_complex
 from ..errors import LimitError, ShapeError, UnsupportedError
 from ..interpret import Interpretation, interpret
 from ..ops import RuleContext, chain
@@ -118,7 +119,7 @@ class Graph:
     def _add(self, op, args, attrs, value, name=None) -> Node:
         if len(self.nodes) >= self.max_nodes:
             raise LimitError(f"the generated code grew past {self.max_nodes} statements")
-        if op == "input" and getattr(getattr(value, "dtype", None), "kind", "") == "c":
+        if op == "input" and is_complex(value):
             # complex steps between real inputs and real outputs are written (rfft, abs(x*1j));
             # a complex input or output is not, yet
             raise UnsupportedError(
@@ -153,7 +154,7 @@ class Graph:
         if isinstance(x, (bool, int, float, np.number, np.bool_)):
             dtype = like.value.dtype if like is not None and like.value.dtype.kind == "f" else None
             return self.const(np.asarray(x, dtype=dtype or np.float64))
-        if isinstance(x, (complex, np.complexfloating)):
+        if is_complex(x):
             return self.const(np.asarray(x, dtype=np.complex128))
         if isinstance(x, np.ndarray):
             return self.const(x)

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from .. import backend
 from ..errors import EvaluationError
-from .eigen import _eps, _finite_or_zero
+from .eigen import _column, _eps, _finite_or_zero, _gaps  # E_ij = L_j - L_i, as eigh
 from .linalg import _matrix_op, _square
 from .rules import _xp as xp
-from .rules import call, conj, is_complex, real_part, reshape
+from .rules import call, conj, is_complex, real_part
 from .table import Code, Param
 
 _REFUSED = Code(
@@ -66,11 +66,6 @@ def _eig_forward(a, part=None):
     return _eig_run(a)[part]
 
 
-def _column(s):
-    """(..., k) -> (..., 1, k): s_j along each row."""
-    return reshape(s, tuple(s.shape[:-1]) + (1, s.shape[-1]))
-
-
 def _eye(n: int):
     return backend.host.eye(n)
 
@@ -78,12 +73,6 @@ def _eye(n: int):
 def _diagonal(m):
     """The diagonal of each matrix of the stack ``m`` (..., n)."""
     return call("sum", m * _eye(m.shape[-1]), axis=-1, keepdims=False)
-
-
-def _gaps(L):
-    """E with E_ij = L_j - L_i, 1 on the diagonal (PyTorch's, for 0 / E there)."""
-    col = _column(L)
-    return col - call("mT", col) + _eye(L.shape[-1])
 
 
 def _mm(a, b):

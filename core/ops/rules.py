@@ -375,8 +375,8 @@ def _xp():
 
 
 def is_complex(d) -> bool:
-    data = d.data if isinstance(d, Tensor) else d
-    return data.__class__ is complex or getattr(getattr(data, "dtype", None), "kind", "") == "c"
+    """Whether ``d`` (a Tensor, an array or a number) holds complex numbers."""
+    return backend.is_complex(d.data if isinstance(d, Tensor) else d)
 
 
 def conj(d):
@@ -393,12 +393,12 @@ def real_part(d):
     return call("real", d) if is_complex(d) else d
 
 
-def _reverse_factor(on_complex):
-    """What reverse mode multiplies a cotangent by, from the local derivative ``d``
-    (PyTorch's convention, grad = dL/dRe z + i dL/dIm z): ``conj(d)`` for a holomorphic op
-    (grad_in = g * conj(f'(z))), ``d`` itself for a real-valued one, whose derivative is
-    declared as that gradient's direction (abs: sgn(z))."""
-    return conj if on_complex == "holomorphic" else (lambda d: d)
+def _local(d, conjugate: bool):
+    """The local derivative ``d`` as reverse mode multiplies a cotangent by it (PyTorch's
+    convention, grad = dL/dRe z + i dL/dIm z): ``conj(d)`` for a holomorphic op (grad_in =
+    g * conj(f'(z))), ``d`` itself for the others (a real-valued function's derivative is
+    declared as that gradient's direction: abs's sgn(z))."""
+    return conj(d) if conjugate else d
 
 
 def _tangent(on_complex, t, d):
@@ -415,14 +415,15 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     unless ``printing`` says otherwise; ``facts`` are the :class:`Op`'s (``kink``,
     ``total``, ``nonneg``, ``zero_grad``, ``on_complex``...)."""
     on_complex = facts.get("on_complex")
-    factor = _reverse_factor(on_complex)
+    conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
 
     def vjp(n, g):
         form = _form(g)
         if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
             return _quietly(vjp, n, g)
         saved = _saved(n, form)
-        gi = chain_local(g.data if form == _WRAPPED else g, factor(deriv(*saved)), saved)
+        d = deriv(*saved)
+        gi = chain_local(g.data if form == _WRAPPED else g, conj(d) if conjugate else d, saved)
         return _handed(form, (gi,))
 
     def jvp(n, tangents):
@@ -497,7 +498,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     out)``, written with engine ops (the n-ary :func:`_binary`)."""
 
     on_complex = facts.get("on_complex")
-    factor = _reverse_factor(on_complex)
+    conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
 
     def vjp(n, g):
         form = _form(g)
@@ -507,7 +508,9 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
         gv = g.data if form == _WRAPPED else g
         needs, shapes = n.needs, n.shapes
         grads = [
-            sum_to(chain_local(gv, factor(d(*args)), args), shapes[i]) if needs[i] else None
+            sum_to(chain_local(gv, _local(d(*args), conjugate), args), shapes[i])
+            if needs[i]
+            else None
             for i, d in enumerate(derivs)
         ]
         return _handed(form, tuple(grads))

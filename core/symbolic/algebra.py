@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from ..autograd import gc_paused
+from ..backend import is_complex
 from ..printing import format_number
 from ..program import Expr, topological
 from ..tensor import OPS
@@ -161,7 +162,7 @@ class Algebra(TermFacts):
                 "diff supports elementwise scalar expressions; use grad for array literals",
                 op="const",
             )
-        if isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c":
+        if is_complex(value):
             # an imaginary constant is a named number (as pi): never folded, printed as written
             z = complex(value)
             if z.real != 0:

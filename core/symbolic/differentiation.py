@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..autograd import gc_paused
+from ..backend import is_complex
 from ..errors import LimitError
 from ..interpret import Dependence, interpret
 from ..ops import RuleContext
@@ -77,7 +78,7 @@ class Builder:
             return x
         if isinstance(x, (bool, int, float, np.floating, np.integer)):
             return self.const(float(x))
-        if isinstance(x, (complex, np.complexfloating)):
+        if is_complex(x):
             return self.const(complex(x))
         raise TypeError(f"cannot use {type(x).__name__} in a symbolic rule")
 
@@ -268,10 +269,7 @@ class _Differentiable(Dependence):
 
 
 def _has_complex_constant(output: Expr) -> bool:
-    return any(
-        n.op == "const" and isinstance(n.value, (complex, np.complexfloating))
-        for n in topological([output])
-    )
+    return any(n.op == "const" and is_complex(n.value) for n in topological([output]))
 
 
 def _grad_exprs(output: Expr, wrt: Sequence[str], builder: Builder) -> dict[str, Expr]:

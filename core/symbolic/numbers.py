@@ -96,7 +96,7 @@ def _num_label(v) -> str:
 def _fold_float(op: str, values: list):
     """The op's forward at these numbers, as a float; None when the forward refuses them
     (or a number is complex: an imaginary constant is never folded)."""
-    if any(isinstance(v, (complex, np.complexfloating)) for v in values):
+    if any(backend.is_complex(v) for v in values):
         return None
     arrays = [backend.asarray(float(v)) for v in values]
     with backend.errstate():
