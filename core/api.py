@@ -214,9 +214,8 @@ def grad_of(
 def _gradient(
     program: Program, values: dict, names: list, grad_output, holomorphic: bool = False
 ) -> Result:
-    if holomorphic:  # f'(z): the variables complex, every op on the way holomorphic
-        check_holomorphic(program, values, names)
-        values = {n: _as_complex(n, v) if n in names else v for n, v in values.items()}
+    if holomorphic:
+        values = _holomorphic_values(program, values, names)
     ev = evaluate(program, values, requires_grad=names)
     out = ev.output
     if grad_output is None:
@@ -245,6 +244,13 @@ def _gradient(
             result[name] = backend.to_numpy(g.data)
     warnings = ev.warnings + derivative_warnings(program.output, ev)
     return Result(value=backend.to_numpy(out.data), warnings=warnings, grad=result)
+
+
+def _holomorphic_values(program: Program, values: dict, names: list) -> dict:
+    """The values of a holomorphic derivative (grad's f', hessian's f''): every op on the
+    way from ``names`` holomorphic (:func:`check_holomorphic`), those variables complex."""
+    check_holomorphic(program, values, names)
+    return {n: _as_complex(n, v) if n in names else v for n, v in values.items()}
 
 
 def _as_complex(name: str, value):
@@ -371,9 +377,8 @@ def _hessian(program: Program, values: dict, names: list, holomorphic: bool = Fa
             "hessian": {a: {b: _host(h) for b, h in row.items()} for a, row in r.hessian.items()},
         }
 
-    if holomorphic:  # f''(z): the variables complex, every op on the way holomorphic
-        check_holomorphic(program, values, names)
-        values = {n: _as_complex(n, v) if n in names else v for n, v in values.items()}
+    if holomorphic:
+        values = _holomorphic_values(program, values, names)
 
         def run(program, values, wrt):
             return program_hessian(program, values, wrt=wrt, holomorphic=True)

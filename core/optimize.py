@@ -187,23 +187,10 @@ def _sparse_value_grad_hess(flat: _Flat, theta, what: str):
     from .sparsity import sparse_hessian  # noqa: PLC0415
 
     try:
-        value, blocks, _, pattern, gradient = sparse_hessian(
-            flat.program, flat.env(theta), flat.names
-        )
+        value, _, _, H, gradient = sparse_hessian(flat.program, flat.env(theta), flat.names)
     except NonScalarOutputError as e:
         raise _non_scalar(what, e.details["shape"]) from None
-    import scipy.sparse as sp  # noqa: PLC0415
-
-    rows = [sp.hstack([_csr(blocks[a][b]) for b in flat.names]) for a in flat.names]
-    H = sp.vstack(rows, format="csr")
-    g = flat.flatten(gradient)
-    return float(backend.host.asarray(value).reshape(())), g, H
-
-
-def _csr(block):
-    import scipy.sparse as sp  # noqa: PLC0415
-
-    return sp.csr_matrix((block.values, (block.rows, block.cols)), shape=block.shape)
+    return float(backend.host.asarray(value).reshape(())), flat.flatten(gradient), H
 
 
 def _scalar_value_grad_hess(flat: _Flat, theta, need_hessian: bool, what: str = "minimize"):
@@ -753,13 +740,10 @@ def _residual_jacobian(system: Program, flat: _Flat, theta):
 
 def _sparse_residual_jacobian(system: Program, flat: _Flat, theta):
     """The residual and its Jacobian as SciPy CSR (the pattern, colored forward sweeps)."""
-    import scipy.sparse as sp  # noqa: PLC0415
-
     from .sparsity import sparse_jacobian  # noqa: PLC0415
 
-    value, blocks, _, _ = sparse_jacobian(system, flat.env(theta), flat.names)
-    F = backend.host.asarray(value).astype(float).ravel()
-    return F, sp.hstack([_csr(blocks[n]) for n in flat.names], format="csr")
+    value, _, _, J = sparse_jacobian(system, flat.env(theta), flat.names)
+    return backend.host.asarray(value).astype(float).ravel(), J
 
 
 def _least_squares_step(J, F):

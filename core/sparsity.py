@@ -201,16 +201,23 @@ def _boolean(m):
 _RULES = {OPS["matmul"]: Pattern._routed}
 
 
-def jacobian_pattern(program, values: dict, wanted: list):
-    """(pattern, output value, {name: size}): the Jacobian's structural pattern, rows = the
-    output's elements, columns = ``wanted``'s elements in order."""
-    ev = evaluate(program, values)
+def jacobian_pattern(program, values: dict, wanted: list, ev=None):
+    """(pattern, evaluation, {name: size}): the Jacobian's structural pattern, rows = the
+    output's elements, columns = ``wanted``'s elements in order (``ev``: the program's
+    evaluation at ``values`` where the caller has one)."""
+    ev, sizes = _evaluated(program, values, wanted, ev)
+    walk = interpret(program, Pattern(ev.by_node, wanted, sizes), values)
+    return _boolean(walk.result), ev, sizes
+
+
+def _evaluated(program, values: dict, wanted: list, ev) -> tuple:
+    """The evaluation (made here where none is given) and each wanted variable's size."""
+    ev = evaluate(program, values) if ev is None else ev
     sizes = {name: int(ev.leaves[name].data.size) for name in wanted if name in ev.leaves}
     missing = [n for n in wanted if n not in sizes]
     if missing:
         raise InputError(f"no value for {missing[0]!r}", variable=missing[0])
-    walk = interpret(program, Pattern(ev.by_node, wanted, sizes), values)
-    return _boolean(walk.result), ev, sizes
+    return ev, sizes
 
 
 def color_columns(pattern) -> tuple:
@@ -307,10 +314,9 @@ def _pairs(p) -> int:
     return int((counts * counts).sum())
 
 
-def hessian_pattern(program, values: dict, wanted: list):
+def hessian_pattern(program, values: dict, wanted: list, ev=None):
     """(pattern, evaluation, sizes): the Hessian's structural pattern of a scalar program."""
-    ev = evaluate(program, values)
-    sizes = {name: int(ev.leaves[name].data.size) for name in wanted}
+    ev, sizes = _evaluated(program, values, wanted, ev)
     interactions = _Interactions(ev.by_node, wanted, sizes)
     interpret(program, interactions, values)
     return interactions.hessian, ev, sizes
@@ -359,11 +365,14 @@ def _seeds(colors, k: int, sizes: dict, shapes: dict, dtype) -> list:
 
 
 def _decompressed(pattern, compressed, colors):
-    """Entry (i, j) of the pattern from the compressed rows: compressed[colors[j], i]."""
+    """(rows, cols, values, the whole matrix as CSR): entry (i, j) of the pattern from the
+    compressed rows, compressed[colors[j], i]."""
     coo = pattern.tocoo()
     order = backend.host.lexsort((coo.col, coo.row))
     rows, cols = coo.row[order], coo.col[order]
-    return rows, cols, compressed[colors[cols], rows]
+    values = compressed[colors[cols], rows]
+    whole = _sparse().csr_matrix((values, (rows, cols)), shape=pattern.shape)
+    return rows, cols, values, whole
 
 
 def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -> dict:
@@ -382,14 +391,18 @@ def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -
     return out
 
 
-def sparse_jacobian(program, values: dict, wanted: list) -> tuple:
-    """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, pattern)."""
+def sparse_jacobian(program, values: dict, wanted: list, pattern=None) -> tuple:
+    """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, the whole
+    matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it."""
     from .forward import Tape  # noqa: PLC0415
     from .tensor import no_grad  # noqa: PLC0415
 
-    pattern, _, sizes = jacobian_pattern(program, values, wanted)
+    ev = evaluate(program, values, requires_grad=wanted)  # the pattern's and the sweeps'
+    if pattern is None:
+        pattern, _, sizes = jacobian_pattern(program, values, wanted, ev)
+    else:
+        _, sizes = _evaluated(program, values, wanted, ev)
     colors, k = color_columns(pattern)
-    ev = evaluate(program, values, requires_grad=wanted)
     xs = [ev.leaves[n] for n in wanted]
     out = ev.output
     m = int(out.data.size)
@@ -401,22 +414,26 @@ def sparse_jacobian(program, values: dict, wanted: list) -> tuple:
             (swept,) = Tape([out], xs).run(_seeds(colors, k, sizes, shapes, out.data.dtype), k)
         if swept is not None:
             compressed = backend.to_numpy(swept.data).reshape(k, m)
-    rows, cols, vals = _decompressed(pattern, compressed, colors)
+    rows, cols, vals, whole = _decompressed(pattern, compressed, colors)
     blocks = _blocks(rows, cols, vals, {"out": m}, sizes, k)["out"]
-    return backend.to_numpy(out.data), blocks, k, pattern
+    return backend.to_numpy(out.data), blocks, k, whole
 
 
-def sparse_hessian(program, values: dict, wanted: list) -> tuple:
-    """(value, {a: {b: SparseMatrix}}, colors, pattern, gradient) of a scalar program: the
-    Hessian's pattern colored, one forward sweep over the gradient's graph per color."""
+def sparse_hessian(program, values: dict, wanted: list, pattern=None) -> tuple:
+    """(value, {a: {b: SparseMatrix}}, colors, the whole matrix as CSR, gradient) of a
+    scalar program: the Hessian's pattern (``pattern`` where the caller has found it)
+    colored, one forward sweep over the gradient's graph per color."""
     from .forward import Tape  # noqa: PLC0415
     from .functional import _gradients  # noqa: PLC0415
     from .program import non_scalar_error  # noqa: PLC0415
     from .tensor import no_grad  # noqa: PLC0415
 
-    pattern, _, sizes = hessian_pattern(program, values, wanted)
+    ev = evaluate(program, values, requires_grad=wanted)  # the pattern's and the sweeps'
+    if pattern is None:
+        pattern, _, sizes = hessian_pattern(program, values, wanted, ev)
+    else:
+        _, sizes = _evaluated(program, values, wanted, ev)
     colors, k = color_columns(pattern)
-    ev = evaluate(program, values, requires_grad=wanted)
     if ev.output.data.size != 1:
         raise non_scalar_error(tuple(ev.output.shape), "hessian")
     xs = tuple(ev.leaves[n] for n in wanted)
@@ -437,6 +454,6 @@ def sparse_hessian(program, values: dict, wanted: list) -> tuple:
             for name, s in zip(wanted, swept)
         ]
         compressed = backend.host.concatenate(parts, axis=1)
-    rows, cols, vals = _decompressed(pattern, compressed, colors)
+    rows, cols, vals, whole = _decompressed(pattern, compressed, colors)
     blocks = _blocks(rows, cols, vals, sizes, sizes, k)
-    return backend.to_numpy(ev.output.data), blocks, k, pattern, gradient
+    return backend.to_numpy(ev.output.data), blocks, k, whole, gradient

@@ -14,9 +14,9 @@ from .common import Expr, Invocation, Wrt, command
 SHOWN = 20  # the entries a table lists before it says how many more there are
 
 
-def write_matrix(path: str, pattern, blocks: dict, names: list, which: str) -> None:
-    """The whole matrix (the variables in order along rows and columns) to ``path``:
-    ``.npz`` SciPy's ``save_npz`` (CSR), ``.mtx`` Matrix Market; written whole or not at all."""
+def write_matrix(path: str, matrix) -> None:
+    """The whole matrix (the variables in order along rows and columns, SciPy CSR) to
+    ``path``: ``.npz`` SciPy's ``save_npz``, ``.mtx`` Matrix Market; whole or not at all."""
     import io
 
     import scipy.io
@@ -25,22 +25,14 @@ def write_matrix(path: str, pattern, blocks: dict, names: list, which: str) -> N
     from ...core.errors import InputError
     from .. import files
 
-    def csr(b):
-        return sp.csr_matrix((b.values, (b.rows, b.cols)), shape=b.shape)
-
-    if which == "jacobian":
-        matrix = sp.hstack([csr(blocks[n]) for n in names], format="csr")
-    else:
-        matrix = sp.vstack([sp.hstack([csr(blocks[a][b]) for b in names]) for a in names])
     buffer = io.BytesIO()
     if path.endswith(".npz"):
-        sp.save_npz(buffer, matrix.tocsr())
+        sp.save_npz(buffer, matrix)
     elif path.endswith(".mtx"):
         scipy.io.mmwrite(buffer, matrix.tocoo())
     else:
         raise InputError(f"-o {path!r}: a sparse matrix is written as FILE.npz or FILE.mtx")
     files.write_atomically(path, buffer.getvalue(), "-o")
-    del pattern
 
 
 #: --sparse auto takes the sparse path where the colors are at most this share of the columns
@@ -60,7 +52,7 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
     program = inv.program()
     check_values(program, inv.values)
     names = resolve_wrt(program, wrt)
-    note = None
+    note, pattern = None, None
     if mode == "auto":
         find = sparsity.jacobian_pattern if which == "jacobian" else sparsity.hessian_pattern
         pattern, _, _ = find(program, inv.values, names)
@@ -76,18 +68,20 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
             return False
         note = f"--sparse auto: {k} colors for {n} columns: the sparse result"
     if which == "jacobian":
-        value, blocks, k, pattern = sparsity.sparse_jacobian(program, inv.values, names)
+        value, blocks, k, matrix = sparsity.sparse_jacobian(program, inv.values, names, pattern)
         doc = {"jacobian": {n: blocks[n].document() for n in names}}
         shown = [(f"∂out/∂{n}", blocks[n]) for n in names]
     else:
-        value, blocks, k, pattern, gradient = sparsity.sparse_hessian(program, inv.values, names)
+        value, blocks, k, matrix, gradient = sparsity.sparse_hessian(
+            program, inv.values, names, pattern
+        )
         doc = {
             "grad": gradient,
             "hessian": {a: {b: blocks[a][b].document() for b in names} for a in names},
         }
         shown = [(f"∂²/∂{a}∂{b}", blocks[a][b]) for a in names for b in names]
     if output is not None:
-        write_matrix(output, pattern, blocks, names, which)
+        write_matrix(output, matrix)
     if note is not None:
         doc["notes"] = [note]
         sys.stderr.write(f"autograd-cli: note: {note}\n")
