@@ -167,6 +167,11 @@ def _dtype(name: str) -> type[numpy.floating[Any]]:
         ) from None
 
 
+def complex_name(name: str) -> str:
+    """The complex dtype of the precision of the dtype ``name``: float64 -> complex128."""
+    return numpy.dtype(COMPLEX_OF[numpy.dtype(name).type]).name
+
+
 def is_complex(data) -> bool:
     """True when ``data`` (an array, a NumPy or Python number) holds complex numbers."""
     if data.__class__ is complex:

@@ -281,6 +281,7 @@ def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
     1.0 in float32): else a usage error naming the variable."""
     import numpy
 
+    from ...core import backend
     from ...core.recording import parse_value
 
     for name in names:
@@ -288,8 +289,7 @@ def _check_step(values: dict, names: list, eps: float, dtype: str) -> None:
             continue  # a missing value is reported by check_of, as by every command
         parsed = parse_value(name, values[name])  # a ragged or deep value: its error first
         # a complex value moves part by part (by eps along each axis): its parts' precision
-        kind = {"float64": "complex128", "float32": "complex64"}.get(dtype, dtype)
-        kind = kind if parsed.dtype.kind == "c" else dtype
+        kind = backend.complex_name(dtype) if parsed.dtype.kind == "c" else dtype
         with numpy.errstate(all="ignore"):
             x = numpy.asarray(values[name], dtype=kind)
             step = numpy.asarray(eps, dtype=kind)

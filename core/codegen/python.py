@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import backend
 from ..errors import UnsupportedError
 from ..tensor import OPS
 from .trace import Node
@@ -193,7 +194,7 @@ class _Writer:
         self.params = params
         self.dt = self.lang.xp + "." + dtype
         # a complex constant's dtype (of the same precision): rfft's steps
-        self.cdt = self.lang.xp + "." + {"float64": "complex128", "float32": "complex64"}[dtype]
+        self.cdt = self.lang.xp + "." + backend.complex_name(dtype)
         self.words = {"xp": self.lang.xp, "sp": self.lang.sp, "dtype": self.dt}
         self.code: dict[int, str] = {}
         self.body: list[str] = []
