@@ -106,8 +106,10 @@ def interpret(
     >>> walk.result
     True
     """
-    output = program.output if isinstance(program, Program) else program
-    order = topological([output])
+    if isinstance(program, Program):
+        output, order = program.output, program.order()  # found once per program
+    else:
+        output, order = program, topological([program])
     computed: dict[int, object] = {}
     inputs: dict[str, object] = {}
     const, var, apply = interpretation.const, interpretation.var, interpretation.apply

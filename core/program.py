@@ -102,10 +102,18 @@ class Program:
     statements: list = field(default_factory=list)  # (name or None, Expr)
     bindings: dict = field(default_factory=dict)  # name -> Expr (the last binding)
     inputs: list = field(default_factory=list)  # input variable names, first use first
+    _order: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def output_name(self) -> str | None:
         return self.output.label
+
+    def order(self) -> list:
+        """Every node, each after its arguments (:func:`topological` of the output), found
+        once: the interpreter and the checks before it walk the same graph."""
+        if self._order is None:
+            self._order = topological([self.output])
+        return self._order
 
 
 # ---------------------------------------------------------------------------
@@ -333,7 +341,7 @@ def _check_derivatives_exist(program: Program | Expr, names: Sequence[str]) -> N
     naming it, as PyTorch's and JAX's, where a zero would be a wrong number."""
     from .tensor import OPS  # noqa: PLC0415 - the op table, filled by core.ops once imported
 
-    order = topological([program.output if isinstance(program, Program) else program])
+    order = program.order() if isinstance(program, Program) else topological([program])
     if not any(node.op in OPS and OPS[node.op].no_derivative for node in order):
         return
     depends: dict[int, bool] = {}

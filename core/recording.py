@@ -196,7 +196,7 @@ class Recording(Interpretation):
 
     def apply(self, node: Expr, op, args: list) -> Tensor:
         attrs = node.attrs
-        if op.on_complex is None and self.complex:
+        if self.complex and op.on_complex is None:
             _real_only(op, args)
         t = apply(op, *args, **attrs) if attrs else apply(op, *args)
         if node.label is not None and t.name is None:
