@@ -430,7 +430,9 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
             return _quietly(vjp, n, g)
         saved = _saved(n, form)
         d = deriv(*saved)
-        gi = chain_local(g.data if form == _WRAPPED else g, conj(d) if conjugate else d, saved)
+        if conjugate and d.__class__ not in _REAL_CLASSES:  # a real number: no call at all
+            d = conj(d)
+        gi = chain_local(g.data if form == _WRAPPED else g, d, saved)
         return _handed(form, (gi,))
 
     def jvp(n, tangents):
