@@ -172,6 +172,11 @@ def _non_scalar(what: str, shape) -> NonScalarOutputError:
 SPARSE_NEWTON_FROM = 500
 
 
+#: the most entries solve's result writes its Jacobian (``grad``) densely, as SPEC's arrays;
+#: a larger one (the sparse steps' 10^5 unknowns: 10^10 entries) in SPEC's COO form
+DENSE_JACOBIAN_MAX = 10**6
+
+
 def _sparse_newton(n: int) -> bool:
     if n < SPARSE_NEWTON_FROM:
         return False
@@ -662,6 +667,8 @@ def solve(
         trace.append(_solve_row(it, flat, theta, F))
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
+    if not isinstance(J, np.ndarray) and J.shape[0] * J.shape[1] <= DENSE_JACOBIAN_MAX:
+        J = J.toarray()  # SPEC's dense grad where it fits, as without the sparse steps
     grad = (
         {
             name: _plain(col)
