@@ -80,6 +80,8 @@ _SETTINGS = {
     "solve": ("tol", "max_iter"),
     "critical": ("gtol", "max_iter"),
 }
+#: the analyses that iterate (a trace of every iterate, kept where asked)
+_ITERATIVE = ("minimize", "solve", "critical")
 
 #: --max-iter at most (a slip like 10**9 is an error at once, not hours of work)
 MAX_ITER = 1_000_000
@@ -320,7 +322,8 @@ def analyse(
     ``settings`` (:func:`settings` makes them from a batch line): taylor ``at``; propagate
     ``uncertainties`` (name -> u), ``correlations``, ``mc``, ``seed``; minimize ``method``,
     ``gtol``, ``max_iter``, ``bounds`` (name -> (low, high)); solve ``tol``, ``max_iter``;
-    critical ``gtol``, ``max_iter``; and ``trace`` (for :func:`document`, ignored here).
+    critical ``gtol``, ``max_iter``; and ``trace`` (minimize, solve and critical keep
+    every iterate only with it: see :func:`document`).
     A setting left None takes the library's default.
     """
     if op not in OPS:
@@ -329,6 +332,8 @@ def analyse(
     unknown = sorted(set(given) - set(_SETTINGS[op]))
     if unknown:
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
+    if op in _ITERATIVE:
+        given["trace"] = bool((settings or {}).get("trace"))
     from .api import refuse_complex
 
     refuse_complex(op, program, values)

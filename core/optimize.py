@@ -90,6 +90,9 @@ class _Flat:
             self.shapes.append(a.shape)
             parts.append(a.ravel())
         self.theta0 = np.concatenate(parts) if parts else np.zeros(0)
+        #: the sparse steps' last pattern and its coloring (sparsity.colored), kept from
+        #: one iterate to the next
+        self.coloring: dict = {}
 
     def env(self, theta) -> dict:
         out = dict(self.values)
@@ -192,7 +195,9 @@ def _sparse_value_grad_hess(flat: _Flat, theta, what: str):
     from .sparsity import sparse_hessian  # noqa: PLC0415
 
     try:
-        value, _, _, H, gradient = sparse_hessian(flat.program, flat.env(theta), flat.names)
+        value, _, _, H, gradient = sparse_hessian(
+            flat.program, flat.env(theta), flat.names, memo=flat.coloring
+        )
     except NonScalarOutputError as e:
         raise _non_scalar(what, e.details["shape"]) from None
     return float(backend.host.asarray(value).reshape(())), flat.flatten(gradient), H
@@ -257,6 +262,7 @@ def minimize(
     xtol: float = 1e-12,
     max_iter: int | None = None,
     bounds: Mapping | None = None,
+    trace: bool = True,
 ) -> OptimizeResult:
     """A local minimum of a scalar ``program`` from the start point ``values``.
 
@@ -278,7 +284,8 @@ def minimize(
     f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
     n = theta.size
     B = np.eye(n) if method == "bfgs" else None  # bfgs: the inverse-Hessian estimate
-    trace = [_trace_row(0, flat, theta, f, g)]
+    rows, record = _recorder(trace, _trace_row)
+    record(0, flat, theta, f, g)
     converged, message = False, ""
     it = 0
     for it in range(1, max_iter + 1):
@@ -302,7 +309,7 @@ def minimize(
         f_old, g_old, theta_old = f, g, theta
         theta = theta_new
         f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
-        trace.append(_trace_row(it, flat, theta, f, g))
+        record(it, flat, theta, f, g)
         if method == "bfgs":
             B = _bfgs_update(B, theta - theta_old, g - g_old)
         if _negligible(theta, theta_old, f, f_old, xtol):
@@ -324,7 +331,7 @@ def minimize(
         converged=converged,
         method=method,
         message=message,
-        trace=trace,
+        trace=rows,
     )
 
 
@@ -598,6 +605,16 @@ def _value(flat: _Flat, theta) -> float:
     return float(backend.to_numpy(out.data).reshape(()))
 
 
+def _recorder(keep: bool, row):
+    """(rows, record): ``record(*args)`` appends ``row(*args)`` to ``rows`` where ``keep``
+    (``trace=True``), else does nothing: every iterate's x kept at 10^5 variables and
+    thousands of iterations would grow by gigabytes."""
+    rows: list = []
+    if not keep:
+        return rows, lambda *args: None
+    return rows, lambda *args: rows.append(row(*args))
+
+
 def _trace_row(it, flat, theta, f, g) -> dict:
     np = backend.host
     return {
@@ -629,6 +646,7 @@ def solve(
     *,
     tol: float = 1e-12,
     max_iter: int = 100,
+    trace: bool = True,
 ) -> OptimizeResult:
     """A root of F(θ) = 0: one equation, or a system (one per statement), by Newton's method.
 
@@ -642,7 +660,8 @@ def solve(
     system = Program(program.source, _stacked(equations(program)), [], {}, list(program.inputs))
     theta = flat.theta0.copy()
     F, J = _residual_jacobian(system, flat, theta)
-    trace = [_solve_row(0, flat, theta, F)]
+    rows, record = _recorder(trace, _solve_row)
+    record(0, flat, theta, F)
     converged, message, it = False, "", 0
     for it in range(1, max_iter + 1):
         norm = float(np.linalg.norm(F))
@@ -664,7 +683,7 @@ def solve(
             break
         theta = trial
         F, J = _residual_jacobian(system, flat, theta)
-        trace.append(_solve_row(it, flat, theta, F))
+        record(it, flat, theta, F)
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
     if not isinstance(J, np.ndarray) and J.shape[0] * J.shape[1] <= DENSE_JACOBIAN_MAX:
@@ -686,7 +705,7 @@ def solve(
         method="newton",
         message=message,
         residual=float(np.linalg.norm(F)),
-        trace=trace,
+        trace=rows,
     )
 
 
@@ -749,7 +768,7 @@ def _sparse_residual_jacobian(system: Program, flat: _Flat, theta):
     """The residual and its Jacobian as SciPy CSR (the pattern, colored forward sweeps)."""
     from .sparsity import sparse_jacobian  # noqa: PLC0415
 
-    value, _, _, J = sparse_jacobian(system, flat.env(theta), flat.names)
+    value, _, _, J = sparse_jacobian(system, flat.env(theta), flat.names, memo=flat.coloring)
     return backend.host.asarray(value).astype(float).ravel(), J
 
 
@@ -788,6 +807,7 @@ def critical(
     *,
     gtol: float = 1e-10,
     max_iter: int = 100,
+    trace: bool = True,
 ) -> OptimizeResult:
     """A stationary point (∇f = 0) near the start, by Newton's method, and its kind.
 
@@ -800,7 +820,8 @@ def critical(
     np = backend.host
     theta = flat.theta0.copy()
     f, g, H = _scalar_value_grad_hess(flat, theta, True, "critical")
-    trace = [_trace_row(0, flat, theta, f, g)]
+    rows, record = _recorder(trace, _trace_row)
+    record(0, flat, theta, f, g)
     converged, message, it = False, "", 0
     for it in range(1, max_iter + 1):
         if not (math.isfinite(f) and np.isfinite(g).all() and np.isfinite(H).all()):
@@ -822,7 +843,7 @@ def critical(
             message, it = "no step makes the gradient smaller: stopped", it - 1
             break
         theta, (f, g, H) = trial, state
-        trace.append(_trace_row(it, flat, theta, f, g))
+        record(it, flat, theta, f, g)
     else:
         message = f"no convergence in {max_iter} iterations (--max-iter)"
     second = _kind(flat, theta, g, H, np.ones(theta.shape, bool), gtol)
@@ -836,7 +857,7 @@ def critical(
         message=message,
         kind=second.kind,
         eigenvalues=[float(v) for v in second.eigenvalues],
-        trace=trace,
+        trace=rows,
     )
 
 

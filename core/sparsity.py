@@ -236,6 +236,30 @@ def color_columns(pattern) -> tuple:
     return best, int(best.max()) + 1
 
 
+def colored(pattern, memo: dict | None = None) -> tuple:
+    """:func:`color_columns` of ``pattern``, taken from ``memo`` where it colored the same
+    pattern last: a dict the caller keeps between calls (minimize's and solve's Newton
+    steps: the pattern is found again at each point, as a matrix's nonzeros may depend on
+    it, but its coloring, the greedy loop, only when it changed)."""
+    if memo is not None and _same(memo.get("pattern"), pattern):
+        return memo["colors"]
+    result = color_columns(pattern)
+    if memo is not None:
+        memo["pattern"], memo["colors"] = pattern, result
+    return result
+
+
+def _same(a, b) -> bool:
+    """Two canonical patterns (see :func:`_boolean`) with the same nonzeros."""
+    np = backend.host
+    return (
+        a is not None
+        and a.shape == b.shape
+        and np.array_equal(a.indptr, b.indptr)
+        and np.array_equal(a.indices, b.indices)
+    )
+
+
 def _band_colors(pattern):
     np = backend.host
     csr = pattern.tocsr()
@@ -391,9 +415,12 @@ def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -
     return out
 
 
-def sparse_jacobian(program, values: dict, wanted: list, pattern=None) -> tuple:
+def sparse_jacobian(
+    program, values: dict, wanted: list, pattern=None, memo: dict | None = None
+) -> tuple:
     """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, the whole
-    matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it."""
+    matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it; ``memo``:
+    see :func:`colored`."""
     from .forward import Tape  # noqa: PLC0415
     from .tensor import no_grad  # noqa: PLC0415
 
@@ -402,7 +429,7 @@ def sparse_jacobian(program, values: dict, wanted: list, pattern=None) -> tuple:
         pattern, _, sizes = jacobian_pattern(program, values, wanted, ev)
     else:
         _, sizes = _evaluated(program, values, wanted, ev)
-    colors, k = color_columns(pattern)
+    colors, k = colored(pattern, memo)
     xs = [ev.leaves[n] for n in wanted]
     out = ev.output
     m = int(out.data.size)
@@ -419,10 +446,13 @@ def sparse_jacobian(program, values: dict, wanted: list, pattern=None) -> tuple:
     return backend.to_numpy(out.data), blocks, k, whole
 
 
-def sparse_hessian(program, values: dict, wanted: list, pattern=None) -> tuple:
+def sparse_hessian(
+    program, values: dict, wanted: list, pattern=None, memo: dict | None = None
+) -> tuple:
     """(value, {a: {b: SparseMatrix}}, colors, the whole matrix as CSR, gradient) of a
     scalar program: the Hessian's pattern (``pattern`` where the caller has found it)
-    colored, one forward sweep over the gradient's graph per color."""
+    colored (``memo``: see :func:`colored`), one forward sweep over the gradient's graph
+    per color."""
     from .forward import Tape  # noqa: PLC0415
     from .functional import _gradients  # noqa: PLC0415
     from .program import non_scalar_error  # noqa: PLC0415
@@ -433,7 +463,7 @@ def sparse_hessian(program, values: dict, wanted: list, pattern=None) -> tuple:
         pattern, _, sizes = hessian_pattern(program, values, wanted, ev)
     else:
         _, sizes = _evaluated(program, values, wanted, ev)
-    colors, k = color_columns(pattern)
+    colors, k = colored(pattern, memo)
     if ev.output.data.size != 1:
         raise non_scalar_error(tuple(ev.output.shape), "hessian")
     xs = tuple(ev.leaves[n] for n in wanted)

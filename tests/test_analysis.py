@@ -426,3 +426,25 @@ def test_global_limits_reach_the_analysis_commands(cli):
     for command in ("taylor", "propagate", "minimize", "solve", "critical", "plot", "repl"):
         r = cli(command, "--help")
         assert "--max-memory" in r.out and "--timeout" in r.out, command
+
+
+@pytest.mark.parametrize(
+    "op, expr, start",
+    [
+        ("minimize", "(x-1)**2 + (y+2)**4", {"x": 0.0, "y": 0.0}),
+        ("solve", "x**2 - 2", {"x": 1.0}),
+        ("critical", "x**2 - y**2", {"x": 0.3, "y": -0.2}),
+    ],
+)
+def test_iterates_are_kept_only_where_a_trace_is_asked(op, expr, start):
+    # every iterate's x kept by default (the library) and with --trace; without it none,
+    # which at 10^5 variables and thousands of iterations would be gigabytes
+    from autograd_cli.core import analysis_docs, optimize
+
+    kept = getattr(optimize, op)(parse(expr), start)
+    assert kept.iterations >= 1 and len(kept.trace) == kept.iterations + 1
+    assert getattr(optimize, op)(parse(expr), start, trace=False).trace == []
+    bare = analysis_docs.analyse(op, parse(expr), start)
+    assert bare.trace == [] and bare.x == kept.x
+    asked = analysis_docs.analyse(op, parse(expr), start, settings={"trace": True})
+    assert [row["iteration"] for row in asked.trace] == list(range(kept.iterations + 1))

@@ -157,17 +157,36 @@ def test_the_commands_json(cli):
 def test_minimize_takes_sparse_newton_steps_for_many_variables(monkeypatch):
     from autograd_cli.core import optimize, sparsity
 
-    calls = []
-    real = sparsity.sparse_hessian
-    monkeypatch.setattr(sparsity, "sparse_hessian", lambda *a: calls.append(1) or real(*a))
+    calls, colorings = [], []
+    real, color = sparsity.sparse_hessian, sparsity.color_columns
+    monkeypatch.setattr(
+        sparsity, "sparse_hessian", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    monkeypatch.setattr(sparsity, "color_columns", lambda p: colorings.append(1) or color(p))
     program = parse("sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)")
     start = {"x": np.full(optimize.SPARSE_NEWTON_FROM + 100, 0.8)}
     r = optimize.minimize(program, start)
     assert r.converged and np.allclose(np.asarray(r.x["x"]), 1.0)
-    assert calls  # the sparse path
+    assert len(calls) == r.iterations + 1 > 2  # the sparse path, at every iterate
+    assert colorings == [1]  # the one pattern colored once, not at every iterate
     monkeypatch.setattr(optimize, "SPARSE_NEWTON_FROM", 10**9)  # the dense path agrees
     dense = optimize.minimize(program, start)  # (its indefinite steps go downhill instead)
     assert dense.converged and np.allclose(np.asarray(dense.x["x"]), np.asarray(r.x["x"]))
+
+
+def test_the_coloring_is_found_again_where_the_pattern_changes():
+    from autograd_cli.core import sparsity
+
+    memo: dict = {}
+    program = parse("x[:-1] * x[1:]")
+    band = sparsity.jacobian_pattern(program, {"x": np.ones(6)}, ["x"])[0]
+    first = sparsity.colored(band, memo)
+    assert sparsity.colored(band.copy(), memo) is first  # the same nonzeros: kept
+    wide = sparsity.jacobian_pattern(parse("x[:-2] * x[2:]"), {"x": np.ones(6)}, ["x"])[0]
+    again = sparsity.colored(wide, memo)
+    assert again is not first and sparsity.structurally_orthogonal(wide, again[0])
+    colors, k = sparsity.colored(band, None)  # no memo: colored afresh
+    assert k == first[1] and np.array_equal(colors, first[0])
 
 
 def test_solve_takes_sparse_newton_steps_for_many_unknowns(monkeypatch):

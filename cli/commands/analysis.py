@@ -175,7 +175,13 @@ def _bounds_from_args(ctx) -> dict:
 
 def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
     """Run minimize, solve or critical and print the result; exit 1 when not converged."""
-    r = docs.analyse(op, inv.program(), inv.values, wrt=options.split_names(wrt), settings=settings)
+    r = docs.analyse(
+        op,
+        inv.program(),
+        inv.values,
+        wrt=options.split_names(wrt),
+        settings={**settings, "trace": trace},
+    )
     if inv.json:
         from ..render import emit_json
 
