@@ -155,7 +155,11 @@ class Shared:
 #: what a command's help lists before its own options: the expression, then --wrt
 LEADING = ("expr", "wrt")
 #: every global option (SPEC), by its parameter's name, in help order
-ALL = tuple(field.name for field in dataclasses.fields(Shared))[3:]
+ALL = tuple(
+    field.name
+    for field in dataclasses.fields(Shared)
+    if field.name not in (*LEADING, "output_format")
+)
 #: what a command of one expression takes (most do): EXPR, --wrt and every global option
 EXPRESSION = (*LEADING, *ALL)
 #: eval, grad, hessian and jacobian: their result as --format asks too
