@@ -95,6 +95,7 @@ class Invocation:
 
         given = shared(ctx)
         expr, dtype, device, vars_json = given.expr, given.dtype, given.device, given.vars_json
+        assert expr is not None, f"{ctx.command.name} takes no EXPR (shared.EXPRESSION)"
         check_backend(device, dtype)
         enter_limits(ctx, given.max_memory, given.timeout)
         self.precision = parse_precision(given.precision, given.plain)  # tables' digits
