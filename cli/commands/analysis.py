@@ -18,7 +18,8 @@ import typer
 from ...core import analysis_docs as docs
 from ...core.analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
 from .. import options, render_analysis
-from .common import Expr, Invocation, Wrt, command, option
+from .common import Invocation, command, option
+from .shared import ALL
 
 MaxIter = Annotated[
     int | None,
@@ -55,8 +56,6 @@ _TaylorAtOption = option(
 @command("taylor")
 def taylor_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     order_text: _TaylorOrderOption = None,
     at: _TaylorAtOption = None,
 ):
@@ -66,14 +65,14 @@ def taylor_command(
     gradient, the Hessian / 2 and so on.  --at NAME=VALUE compares the polynomial with the
     function there.
     """
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
     where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
     r = docs.analyse(
         "taylor",
         inv.program(),
         inv.values,
-        wrt=options.split_names(wrt),
+        wrt=inv.wrt,
         order=order,
         settings={"at": where},
     )
@@ -113,10 +112,9 @@ _PropagateMcOption = option("--mc", int, "Monte Carlo check with N draws (JCGM 1
 _PropagateSeedOption = option("--seed", int, "Seed of the Monte Carlo draws.")
 
 
-@command("propagate")
+@command("propagate", shared=("expr", *ALL))
 def propagate_command(
     ctx: typer.Context,
-    expr: Expr,
     corr: _PropagateCorrOption = None,
     mc: _PropagateMcOption = None,
     seed: _PropagateSeedOption = None,
@@ -128,7 +126,7 @@ def propagate_command(
     --mc N checks it by Monte Carlo.
     """
     uncertainties = _take_uncertainties(ctx)
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     correlations = docs.parse_corr(corr or [])
     r = docs.analyse(
         "propagate",
@@ -173,14 +171,10 @@ def _bounds_from_args(ctx) -> dict:
     return bounds
 
 
-def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
+def _optimize(op: str, inv, trace: bool, **settings) -> None:
     """Run minimize, solve or critical and print the result; exit 1 when not converged."""
     r = docs.analyse(
-        op,
-        inv.program(),
-        inv.values,
-        wrt=options.split_names(wrt),
-        settings={**settings, "trace": trace},
+        op, inv.program(), inv.values, wrt=inv.wrt, settings={**settings, "trace": trace}
     )
     if inv.json:
         from ..render import emit_json
@@ -195,8 +189,6 @@ def _optimize(op: str, inv, wrt, trace: bool, **settings) -> None:
 @command("minimize")
 def minimize_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     method: Annotated[
         str, typer.Option("--method", help="newton (exact Hessian), bfgs or gd.")
     ] = "newton",
@@ -212,12 +204,11 @@ def minimize_command(
     inflection); the last iterate is still printed.
     """
     bounds = _bounds_from_args(ctx)
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     docs.check_positive(gtol, "--gtol")
     _optimize(
         "minimize",
         inv,
-        wrt,
         trace,
         method=method,
         gtol=gtol,
@@ -229,8 +220,6 @@ def minimize_command(
 @command("solve")
 def solve_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     tol: Annotated[
         float, typer.Option("--tol", help="Converged when ||F|| is below this.")
     ] = 1e-12,
@@ -243,16 +232,14 @@ def solve_command(
     the start point the values give.  Exit 1 when it does not converge (the last iterate
     is still printed).
     """
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     docs.check_positive(tol, "--tol")
-    _optimize("solve", inv, wrt, trace, tol=tol, max_iter=docs.check_max_iter(max_iter))
+    _optimize("solve", inv, trace, tol=tol, max_iter=docs.check_max_iter(max_iter))
 
 
 @command("critical")
 def critical_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     gtol: Gtol = 1e-10,
     max_iter: MaxIter = None,
     trace: Trace = False,
@@ -262,6 +249,6 @@ def critical_command(
     Newton's method on gradient = 0 from a start point; the Hessian's eigenvalues tell a
     minimum, maximum, saddle or degenerate point.  Exit 1 when it does not converge.
     """
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     docs.check_positive(gtol, "--gtol")
-    _optimize("critical", inv, wrt, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))
+    _optimize("critical", inv, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))

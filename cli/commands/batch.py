@@ -14,8 +14,8 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Wrt, check_backend, command
-from .shared import shared
+from .common import check_backend, command
+from .shared import Wrt, shared
 
 #: the shared options batch takes (its lines have their own values and output)
 SHARED = ("device", "dtype", "max_memory", "timeout")

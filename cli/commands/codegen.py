@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Expr, Invocation, Wrt, command, option
+from .common import Invocation, command, option
 
 Target = Annotated[
     str,
@@ -43,8 +43,6 @@ Shape = option(
 @command("codegen")
 def codegen_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     target: Target = "numpy",
     hessian: Annotated[
         bool,
@@ -67,14 +65,14 @@ def codegen_command(
     from ...core.codegen import check as checking
     from .. import files, render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     points = None if check_text is None else _points(check_text)
     shapes = _shapes(shape or [])
     program = inv.program()
     generated = codegen.generate(
         program,
         inv.values,
-        wrt=options.split_names(wrt) or None,
+        wrt=inv.wrt or None,
         target=target,
         hessian=hessian,
         name=name,

@@ -16,7 +16,7 @@ import typer
 
 from ...core.safetext import visible
 from .. import helptext, options
-from .shared import ALL, attach, shared
+from .shared import EXPRESSION, attach, shared
 
 app = typer.Typer(
     name="autograd-cli",
@@ -31,9 +31,10 @@ app = typer.Typer(
 VARIABLE_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def command(name: str, shared: tuple = ALL, variables: bool = True):
+def command(name: str, shared: tuple = EXPRESSION, variables: bool = True):
     """Register the decorated function as the command ``name``, taking the shared options
-    ``shared`` (see :mod:`.shared`) and, with ``variables``, ``--NAME VALUE`` pairs."""
+    ``shared`` (see :mod:`.shared`: by default the expression, --wrt and the global options)
+    and, with ``variables``, ``--NAME VALUE`` pairs."""
 
     def register(function):
         function.shared_options = shared
@@ -41,33 +42,6 @@ def command(name: str, shared: tuple = ALL, variables: bool = True):
         return app.command(name, context_settings=settings)(function)
 
     return register
-
-
-Expr = Annotated[
-    str,
-    typer.Argument(
-        metavar="EXPR",
-        help="The expression or program ('-' reads stdin). One starting with '-' goes after '--'.",
-        show_default=False,
-    ),
-]
-OutputFormat = Annotated[
-    str,
-    typer.Option(
-        "--format",
-        metavar="FORMAT",
-        help="table (default, for people), json, plain (numbers one per line: the "
-        "value, then each gradient) or csv (quantity,index,value).",
-    ),
-]
-Wrt = Annotated[
-    str | None,
-    typer.Option(
-        "--wrt",
-        metavar="NAMES",
-        help="Differentiate only with respect to these variables (comma-separated).",
-    ),
-]
 
 
 #: (command, option) -> the value an option takes when it is given without one
@@ -114,13 +88,14 @@ def check_backend(device: str, dtype: str) -> None:
 
 
 class Invocation:
-    """What every command shares: the expression, the values and the global options."""
+    """What every command shares: the expression, the values and the shared options."""
 
-    def __init__(self, ctx: typer.Context, expr: str):
+    def __init__(self, ctx: typer.Context):
         from ...core import backend
 
         given = shared(ctx)
-        dtype, device, vars_json = given.dtype, given.device, given.vars_json
+        expr, dtype, device, vars_json = given.expr, given.dtype, given.device, given.vars_json
+        assert expr is not None, f"{ctx.command.name} takes no EXPR (shared.EXPRESSION)"
         check_backend(device, dtype)
         enter_limits(ctx, given.max_memory, given.timeout)
         self.precision = parse_precision(given.precision, given.plain)  # tables' digits
@@ -132,6 +107,7 @@ class Invocation:
             raise options.UsageError("the expression and --vars cannot both come from stdin")
         self.source = options.read_expression(expr)
         self.json = given.json_out
+        self.output_format = given.output_format  # checked where the result is shown
         self._check_option_names()
         from_vars: set = set()
         self.values, leftovers = options.collect_variables(
@@ -144,6 +120,12 @@ class Invocation:
         # For the command's run only: Click closes the context, and so the block, when the
         # command returns or raises, and the previous device and dtype come back.
         ctx.with_resource(backend.using(device=device, dtype=dtype))
+
+    @property
+    def wrt(self) -> list[str]:
+        """``--wrt``'s names, read when the command asks (a bad name is reported there,
+        after the checks the command makes first)."""
+        return options.split_names(self.shared.wrt)
 
     def program(self):
         if self._program is None:
@@ -331,10 +313,11 @@ def looks_numeric(token: str) -> bool:
 FORMATS = ("table", "json", "plain", "csv")
 
 
-def show_result(inv: Invocation, result, output_format: str = "table") -> None:
+def show_result(inv: Invocation, result) -> None:
     """A result of eval, grad, hessian or jacobian, as --json and --format ask."""
     from .. import render
 
+    output_format = inv.output_format
     if output_format not in FORMATS:
         raise options.UsageError(
             f"--format must be one of {', '.join(FORMATS)}, not {output_format!r}"

@@ -14,16 +14,8 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import (
-    Expr,
-    Invocation,
-    OutputFormat,
-    Wrt,
-    command,
-    option,
-    order_option,
-    show_result,
-)
+from .common import Invocation, command, option, order_option, show_result
+from .shared import ALL, RESULT
 
 GradOrder = order_option(
     "The N-th derivative of a scalar expression of one "
@@ -72,29 +64,22 @@ Rtol = option(
 )
 
 
-@command("eval")
-def eval_command(
-    ctx: typer.Context,
-    expr: Expr,
-    output_format: OutputFormat = "table",
-):
+@command("eval", shared=("expr", "output_format", *ALL))
+def eval_command(ctx: typer.Context):
     """Evaluate the expression: its value and shape."""
     from ...core import api
 
-    inv = Invocation(ctx, expr)
-    show_result(inv, api.eval_of(inv.program(), inv.values), output_format)
+    inv = Invocation(ctx)
+    show_result(inv, api.eval_of(inv.program(), inv.values))
 
 
-@command("grad")
+@command("grad", shared=RESULT)
 def grad_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     grad_output: GradOutput = None,
     order_text: GradOrder = None,
     tangent: Tangent = None,
     holomorphic: Holomorphic = False,
-    output_format: OutputFormat = "table",
 ):
     """Compute the value and the gradient.
 
@@ -105,8 +90,8 @@ def grad_command(
     """
     from ...core import api
 
-    inv = Invocation(ctx, expr)
-    names = options.split_names(wrt)
+    inv = Invocation(ctx)
+    names = inv.wrt
     order = 1 if order_text is None else options.parse_order(order_text, minimum=1)
     if holomorphic and (tangent or order != 1 or grad_output is not None):
         raise options.UsageError(
@@ -130,18 +115,15 @@ def grad_command(
         result = api.grad_of(
             inv.program(), inv.values, wrt=names, grad_output=seed, holomorphic=holomorphic
         )
-    show_result(inv, result, output_format)
+    show_result(inv, result)
 
 
-@command("hessian")
+@command("hessian", shared=RESULT)
 def hessian_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     holomorphic: Holomorphic = False,
     sparse: Sparse = None,
     output: SparseOutput = None,
-    output_format: OutputFormat = "table",
 ):
     """Compute the value, the gradient and the Hessian.
 
@@ -150,17 +132,17 @@ def hessian_command(
     """
     from ...core import api
 
-    inv = Invocation(ctx, expr)
-    names = options.split_names(wrt)
+    inv = Invocation(ctx)
+    names = inv.wrt
     if sparse not in (None, "off"):
         from .sparse import sparse_derivatives
 
         if sparse_derivatives(inv, names, "hessian", output, sparse):
             return
     result = api.hessian_of(inv.program(), inv.values, wrt=names, holomorphic=holomorphic)
-    show_result(inv, result, output_format)
-    hint = None if names or inv.json or output_format == "json" else _wrt_hint(result)
-    if hint and output_format == "table":
+    show_result(inv, result)
+    hint = None if names or inv.json or inv.output_format == "json" else _wrt_hint(result)
+    if hint and inv.output_format == "table":
         from .. import render
 
         render.make_console().print(f"[dim]note: {render.user_text(hint)}[/dim]")
@@ -201,14 +183,11 @@ Sparse = option(
 )
 
 
-@command("jacobian")
+@command("jacobian", shared=RESULT)
 def jacobian_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     sparse: Sparse = None,
     output: SparseOutput = None,
-    output_format: OutputFormat = "table",
 ):
     """Compute the value and the Jacobian.
 
@@ -217,22 +196,18 @@ def jacobian_command(
     """
     from ...core import api
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     if sparse not in (None, "off"):
         from .sparse import sparse_derivatives
 
-        if sparse_derivatives(inv, options.split_names(wrt), "jacobian", output, sparse):
+        if sparse_derivatives(inv, inv.wrt, "jacobian", output, sparse):
             return
-    show_result(
-        inv, api.jacobian_of(inv.program(), inv.values, wrt=options.split_names(wrt)), output_format
-    )
+    show_result(inv, api.jacobian_of(inv.program(), inv.values, wrt=inv.wrt))
 
 
 @command("check")
 def check_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     eps: Eps = None,
     atol: Atol = None,
     rtol: Rtol = None,
@@ -246,7 +221,7 @@ def check_command(
     from ...core.gradcheck import gradcheck_defaults
     from .. import render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     defaults = gradcheck_defaults(inv.dtype)
     eps = defaults["eps"] if eps is None else eps
     atol = defaults["atol"] if atol is None else atol
@@ -258,7 +233,7 @@ def check_command(
             raise options.UsageError(
                 f"{name} must be a finite number, 0 or more, not {tolerance:g}"
             )
-    names = options.split_names(wrt)
+    names = inv.wrt
     _check_step(inv.values, names or list(inv.program().inputs), eps, inv.dtype)
     result = api.check_of(inv.program(), inv.values, wrt=names, eps=eps, atol=atol, rtol=rtol)
     if not result.analytic:  # no variables: nothing can disagree, so it passes (exit 0)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .. import options
-from .common import Expr, Invocation, Wrt, command, order_option
+from .common import Invocation, command, order_option
 
 DiffOrder = order_option(
     f"Differentiate N times (0 to {options.MAX_ORDER}; 0 gives the expression itself).  "
@@ -19,8 +19,6 @@ DiffOrder = order_option(
 @command("diff")
 def diff_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     order_text: DiffOrder = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
     max_nodes: Annotated[
@@ -50,7 +48,7 @@ def diff_command(
     from ...core import api
     from .. import render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
     if hessian:
         if order_text is not None and order != 2:
@@ -59,7 +57,7 @@ def diff_command(
                 f"not --order {order}"
             )
         order = 2
-    names = options.split_names(wrt)
+    names = inv.wrt
     limit = options.parse_count(max_nodes, "--max-nodes")
     result = api.diff_of(
         inv.program(), inv.values, wrt=names, order=order, max_nodes=limit, mixed=hessian

@@ -10,14 +10,13 @@ import typer
 
 from ...core.safetext import visible
 from .. import options
-from .common import Expr, Invocation, Wrt, command, option
+from .common import Invocation, command, option
+from .shared import ALL
 
 
 @command("explain")
 def explain_command(
     ctx: typer.Context,
-    expr: Expr,
-    wrt: Wrt = None,
     max_steps: Annotated[
         int,
         typer.Option(
@@ -35,9 +34,9 @@ def explain_command(
     """
     from .. import render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     steps = options.parse_count(max_steps, "--max-steps")
-    result = _explain(inv.program(), inv.values, options.split_names(wrt), steps)
+    result = _explain(inv.program(), inv.values, inv.wrt, steps)
     if inv.json:
         render.emit_json(render.explain_json(result))
     else:
@@ -68,10 +67,9 @@ _GraphGradOutputOption = option(
 )
 
 
-@command("graph")
+@command("graph", shared=("expr", *ALL))
 def graph_command(
     ctx: typer.Context,
-    expr: Expr,
     dot: Annotated[bool, typer.Option("--dot", help="Print Graphviz DOT.")] = False,
     svg: _GraphSvgOption = None,
     png: _GraphPngOption = None,
@@ -86,7 +84,7 @@ def graph_command(
     from ...core import api
     from .. import graph, render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     seed = None if grad_output is None else options.parse_literal(grad_output, "--grad-output")
     result = api.graph_of(inv.program(), inv.values, grad_output=seed)
     images = [(path, fmt) for path, fmt in ((svg, "svg"), (png, "png")) if path is not None]

@@ -14,11 +14,11 @@ from typing import Annotated
 import typer
 
 from .. import options, plot
-from .common import Expr, Invocation, command, option
+from .common import Invocation, command, option
 from .shared import ALL
 
 #: plot draws: no table, so no --precision or --plain
-SHARED = tuple(name for name in ALL if name not in ("precision", "plain"))
+SHARED = ("expr", *(name for name in ALL if name not in ("precision", "plain")))
 
 _RANGE = re.compile(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*")
 
@@ -72,7 +72,6 @@ _PlotSvgOption = option("--svg", str, "Save an SVG (matplotlib).", metavar="FILE
 @command("plot", shared=SHARED)
 def plot_command(
     ctx: typer.Context,
-    expr: Expr,
     order_text: _PlotOrderOption = None,
     points: Annotated[int, typer.Option("--points", help="How many sample points.")] = 200,
     tangent_at: _PlotTangentAtOption = None,
@@ -89,7 +88,7 @@ def plot_command(
     from ...core.sample import sample
 
     name, lo, hi = _take_range(ctx)
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     order = 1 if order_text is None else options.parse_order(order_text, minimum=0)
     program = inv.program()
     s = sample(program, inv.values, name, lo, hi, points, order)

@@ -1,11 +1,13 @@
 """The options the commands share (SPEC: "Global options on every command"), declared once.
 
 A command declares only its own options; it names the shared ones it takes when it
-registers (``common.command(..., shared=ALL)``).  When a run builds the Click command
-(:func:`autograd_cli.cli.app.click_command`), :func:`attach` adds the shared options to it
-after its own, as Typer would have built them from a signature (the same help, values and
-errors: they are built by Typer, from :func:`_declarations`' signature), and the values
-given reach the command body as one :class:`Shared` (``shared(ctx)``), not as arguments.
+registers (``common.command(..., shared=EXPRESSION)``): the expression (EXPR), ``--wrt``,
+``--format`` and the global options.  When a run builds the Click command
+(:func:`autograd_cli.cli.app.click_command`), :func:`attach` adds the shared options to it,
+EXPR and ``--wrt`` before its own and the others after, as Typer would have built them from
+a signature (the same help, values and errors: they are built by Typer, from
+:func:`_declarations`' signature), and the values given reach the command body as one
+:class:`Shared` (``shared(ctx)``), not as arguments.
 """
 
 from __future__ import annotations
@@ -25,8 +27,37 @@ _PRECISION = (
 _KEEP = "--json keeps"
 _KEEP_FORMAT = "--json and --format json, plain or csv keep"
 
+Expr = Annotated[
+    str,
+    typer.Argument(
+        metavar="EXPR",
+        help="The expression or program ('-' reads stdin). One starting with '-' goes after '--'.",
+        show_default=False,
+    ),
+]
+Wrt = Annotated[
+    str | None,
+    typer.Option(
+        "--wrt",
+        metavar="NAMES",
+        help="Differentiate only with respect to these variables (comma-separated).",
+    ),
+]
+OutputFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="FORMAT",
+        help="table (default, for people), json, plain (numbers one per line: the "
+        "value, then each gradient) or csv (quantity,index,value).",
+    ),
+]
+
 
 def _declarations(
+    expr: Expr,
+    wrt: Wrt = None,
+    output_format: OutputFormat = "table",
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document (for programs).")
     ] = False,
@@ -95,8 +126,9 @@ def _declarations(
         ),
     ] = False,
 ):
-    """The shared options, in the order every command's help lists them (never called:
-    Typer builds the options from this signature)."""
+    """The shared options, in the order every command's help lists them (EXPR and --wrt
+    before the command's own, the others after: see :data:`LEADING`); never called: Typer
+    builds the options from this signature."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +137,9 @@ class Shared:
     them: see ``common.Invocation``); an option the command does not take keeps its
     default."""
 
+    expr: str | None = None
+    wrt: str | None = None
+    output_format: str = "table"
     json_out: bool = False
     device: str = "cpu"
     dtype: str = "float64"
@@ -117,8 +152,18 @@ class Shared:
     strict: bool = False
 
 
-#: every shared option, by its parameter's name, in help order
-ALL = tuple(field.name for field in dataclasses.fields(Shared))
+#: what a command's help lists before its own options: the expression, then --wrt
+LEADING = ("expr", "wrt")
+#: every global option (SPEC), by its parameter's name, in help order
+ALL = tuple(
+    field.name
+    for field in dataclasses.fields(Shared)
+    if field.name not in (*LEADING, "output_format")
+)
+#: what a command of one expression takes (most do): EXPR, --wrt and every global option
+EXPRESSION = (*LEADING, *ALL)
+#: eval, grad, hessian and jacobian: their result as --format asks too
+RESULT = (*EXPRESSION, "output_format")
 #: what the interactive session takes (each line is a command line of its own)
 SESSION = ("json_out", "device", "dtype", "max_memory", "timeout")
 #: where the values are kept for the command body (Click shares ``meta`` with every
@@ -146,21 +191,23 @@ def _built() -> dict:
 
 def attach(command) -> None:
     """Give ``command`` (a group: each of its commands) the shared options its callback
-    declares (``shared_options``), after its own, and a callback that hands their values
-    to the body as :class:`Shared` (see :func:`shared`).  Idempotent: a command given twice
-    (a caller that keeps the Click command and runs on it again) is left as it is."""
+    declares (``shared_options``), :data:`LEADING` ones before its own and the others after,
+    in :func:`_declarations`' order, and a callback that hands their values to the body as
+    :class:`Shared` (see :func:`shared`).  Idempotent: a command given twice (a caller that
+    keeps the Click command and runs on it again) is left as it is."""
     built: dict | None = None
     for sub in [command, *getattr(command, "commands", {}).values()]:
         names = getattr(sub.callback, "shared_options", ())
         if not names or getattr(sub, "shared_attached", False):
             continue
         built = built or _built()
-        has_format = any("--format" in getattr(p, "opts", ()) for p in sub.params)
-        for name in names:
-            param = copy.copy(built[name])
-            if name == "precision" and has_format:
+        taken = [copy.copy(param) for name, param in built.items() if name in names]
+        for param in taken:
+            if param.name == "precision" and "output_format" in names:
                 param.help = _PRECISION.format(keep=_KEEP_FORMAT)
-            sub.params.append(param)
+        leading = [param for param in taken if param.name in LEADING]
+        rest = [param for param in taken if param.name not in LEADING]
+        sub.params[:] = [*leading, *sub.params, *rest]
         sub.callback = _collecting(sub.callback, names)
         sub.shared_attached = True
 

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from .common import Expr, Invocation, Wrt, command
+from .common import Invocation, command
 
 SHOWN = 20  # the entries a table lists before it says how many more there are
 
@@ -51,7 +51,7 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
         raise options.UsageError(f"--sparse takes no value or auto, not {mode!r}")
     program = inv.program()
     check_values(program, inv.values)
-    names = resolve_wrt(program, wrt)
+    names = resolve_wrt(program, inv.shared.wrt)
     note, pattern = None, None
     if mode == "auto":
         find = sparsity.jacobian_pattern if which == "jacobian" else sparsity.hessian_pattern
@@ -103,7 +103,7 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
 
 
 @command("sparsity")
-def sparsity_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None):
+def sparsity_command(ctx: typer.Context):
     """Show the sparsity pattern of the Jacobian or Hessian.
 
     The Hessian's for a scalar output, the Jacobian's otherwise: which input elements each
@@ -113,10 +113,10 @@ def sparsity_command(ctx: typer.Context, expr: Expr, wrt: Wrt = None):
     from ...core.program import check_values, resolve_wrt
     from .. import render
 
-    inv = Invocation(ctx, expr)
+    inv = Invocation(ctx)
     program = inv.program()
     check_values(program, inv.values)
-    names = resolve_wrt(program, wrt)
+    names = resolve_wrt(program, inv.shared.wrt)
     pattern, ev, _ = sparsity.jacobian_pattern(program, inv.values, names)
     kind = "jacobian"
     if ev.output.data.size == 1:
