@@ -335,14 +335,12 @@ _DOT = Op("batch_dot", "DotBackward0", _dot_forward, _dot_vjp, None, arity=2, ki
 # ---------------------------------------------------------------------------
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class _V:
     """A value of the batched graph: a tensor, and whether its axis 0 is the batch axis."""
 
-    __slots__ = ("t", "batched")
-
-    def __init__(self, t: Tensor, batched: bool):
-        self.t = t
-        self.batched = batched
+    t: Tensor
+    batched: bool
 
     @property
     def rowshape(self) -> tuple:

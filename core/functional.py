@@ -251,6 +251,21 @@ def _reverse_blocks(outs, xs, create_graph, what="the Jacobian"):
     return blocks
 
 
+def _blocks(outs, xs, sweeps: tuple, strict: bool, name: str, what: str) -> list:
+    """blocks[i][j] = d outs[i] / d xs[j], finished, for ``name``'s ``what`` (the Hessian is
+    the Jacobian of the gradients): ``sweeps`` is (reverse, create_graph, vectorize,
+    chunk_size), one backward pass per output element or forward sweeps; ``strict`` refuses
+    a block of an output that does not depend on its input."""
+    reverse, create_graph, vectorize, chunk_size = sweeps
+    if reverse:
+        blocks = _reverse_blocks(outs, xs, create_graph, what=what)
+    else:
+        blocks = _forward_blocks(outs, xs, create_graph, vectorize, chunk_size, what=what)
+    if strict:
+        _check_strict(blocks, outs, xs, name)
+    return [[_finish(b, create_graph) for b in row] for row in blocks]
+
+
 def _check_strict(blocks, outs, xs, what):
     for i, row in enumerate(blocks):
         for j, b in enumerate(row):
@@ -307,13 +322,8 @@ def jacobian(
         n_in = sum(x.size for x in xs)
         n_out = sum(o.size for o in outs)
         strategy = "forward" if n_in <= n_out else "reverse"
-    if strategy == "forward":
-        blocks = _forward_blocks(outs, xs, create_graph, vectorize, chunk_size)
-    else:
-        blocks = _reverse_blocks(outs, xs, create_graph)
-    if strict:
-        _check_strict(blocks, outs, xs, "jacobian")
-    blocks = [[_finish(b, create_graph) for b in row] for row in blocks]
+    sweeps = (strategy == "reverse", create_graph, vectorize, chunk_size)
+    blocks = _blocks(outs, xs, sweeps, strict, "jacobian", "the Jacobian")
     return _nest(blocks, inputs_tuple, outputs_tuple)
 
 
@@ -381,13 +391,8 @@ def hessian(
     with enable_grad():
         y = _scalar_output(func(*xs), "hessian")
     gs = _gradients(y, xs)
-    if strategy == "reverse":
-        blocks = _reverse_blocks(gs, xs, create_graph, what="the Hessian")
-    else:
-        blocks = _forward_blocks(gs, xs, create_graph, vectorize, chunk_size, what="the Hessian")
-    if strict:
-        _check_strict(blocks, gs, xs, "hessian")
-    blocks = [[_finish(b, create_graph) for b in row] for row in blocks]
+    sweeps = (strategy == "reverse", create_graph, vectorize, chunk_size)
+    blocks = _blocks(gs, xs, sweeps, strict, "hessian", "the Hessian")
     if inputs_tuple:
         return tuple(tuple(row) for row in blocks)
     return blocks[0][0]

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from operator import mul
 
 import numpy
@@ -96,24 +97,16 @@ class _Poisoned(Exception):
         self.hard = hard
 
 
+@dataclass(eq=False, slots=True)
 class Jet:
     """A node's value: the engine's ``value`` (a Tensor), and, for a live node, either its
     Taylor coefficients ``c`` (K + 1 floats) or the reason it has none (``poison``; ``hard``:
     see :class:`_Poisoned`)."""
 
-    __slots__ = ("value", "c", "poison", "hard")
-
-    def __init__(
-        self,
-        value: Tensor,
-        c: list[float] | None = None,
-        poison: str | None = None,
-        hard: bool = False,
-    ):
-        self.value = value
-        self.c = c
-        self.poison = poison
-        self.hard = hard
+    value: Tensor
+    c: list[float] | None = None
+    poison: str | None = None
+    hard: bool = False
 
     @property
     def live(self) -> bool:

@@ -60,6 +60,19 @@ def _not_a_number(data) -> str | None:
     return None
 
 
+def _op_method(name: str, op: str | None = None):
+    """Tensor's method ``name`` applying the op ``op`` (by default ``name``) to the tensor
+    alone: ``t.sin()``, ``t.conj()``; as a property, ``t.T``."""
+    key = op or name
+
+    def method(self):
+        return apply(OPS[key], self)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
 def _reduction(name: str, op: str):
     """Tensor's method ``name`` for the reduction ``op``: ``t.sum(axis=None, keepdims=False)``."""
 
@@ -263,85 +276,35 @@ class Tensor:
     def __getitem__(self, index):
         return apply(OPS["getitem"], self, index=_normalize_index(index))
 
-    @property
-    def T(self):
-        return apply(OPS["transpose"], self)
-
-    @property
-    def mT(self):
-        return apply(OPS["mT"], self)
-
-    @property
-    def real(self):
-        return apply(OPS["real"], self)
-
-    @property
-    def imag(self):
-        return apply(OPS["imag"], self)
-
-    def conj(self):
-        return apply(OPS["conj"], self)
+    T = property(_op_method("T", "transpose"))
+    mT = property(_op_method("mT"))
+    real = property(_op_method("real"))
+    imag = property(_op_method("imag"))
+    conj = _op_method("conj")
 
     def is_complex(self) -> bool:
         return self.data.dtype.kind == "c"
 
     # Elementwise functions as methods (torch style).
-    def sin(self):
-        return apply(OPS["sin"], self)  # noqa: E704
-
-    def cos(self):
-        return apply(OPS["cos"], self)  # noqa: E704
-
-    def tan(self):
-        return apply(OPS["tan"], self)  # noqa: E704
-
-    def asin(self):
-        return apply(OPS["asin"], self)  # noqa: E704
-
-    def acos(self):
-        return apply(OPS["acos"], self)  # noqa: E704
-
-    def atan(self):
-        return apply(OPS["atan"], self)  # noqa: E704
-
-    def sinh(self):
-        return apply(OPS["sinh"], self)  # noqa: E704
-
-    def cosh(self):
-        return apply(OPS["cosh"], self)  # noqa: E704
-
-    def tanh(self):
-        return apply(OPS["tanh"], self)  # noqa: E704
-
-    def exp(self):
-        return apply(OPS["exp"], self)  # noqa: E704
-
-    def log(self):
-        return apply(OPS["log"], self)  # noqa: E704
-
-    def log2(self):
-        return apply(OPS["log2"], self)  # noqa: E704
-
-    def log10(self):
-        return apply(OPS["log10"], self)  # noqa: E704
-
-    def sqrt(self):
-        return apply(OPS["sqrt"], self)  # noqa: E704
-
-    def abs(self):
-        return apply(OPS["abs"], self)  # noqa: E704
-
-    def sign(self):
-        return apply(OPS["sign"], self)  # noqa: E704
-
-    def sigmoid(self):
-        return apply(OPS["sigmoid"], self)  # noqa: E704
-
-    def relu(self):
-        return apply(OPS["relu"], self)  # noqa: E704
-
-    def softplus(self):
-        return apply(OPS["softplus"], self)  # noqa: E704
+    sin = _op_method("sin")
+    cos = _op_method("cos")
+    tan = _op_method("tan")
+    asin = _op_method("asin")
+    acos = _op_method("acos")
+    atan = _op_method("atan")
+    sinh = _op_method("sinh")
+    cosh = _op_method("cosh")
+    tanh = _op_method("tanh")
+    exp = _op_method("exp")
+    log = _op_method("log")
+    log2 = _op_method("log2")
+    log10 = _op_method("log10")
+    sqrt = _op_method("sqrt")
+    abs = _op_method("abs")
+    sign = _op_method("sign")
+    sigmoid = _op_method("sigmoid")
+    relu = _op_method("relu")
+    softplus = _op_method("softplus")
 
     def __abs__(self):
         return self.abs()
@@ -370,8 +333,7 @@ class Tensor:
             shape = shape[0]
         return apply(OPS["reshape"], self, shape=tuple(int(s) for s in shape))
 
-    def transpose(self):
-        return apply(OPS["transpose"], self)
+    transpose = _op_method("transpose")
 
     def dot(self, other):
         return apply(OPS["dot"], self, other)

@@ -19,6 +19,8 @@ its derivative's mend (:meth:`Graph.mend`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,20 +57,18 @@ class Untraceable(UnsupportedError):
     degenerate case): its derivative is not one formula for every point."""
 
 
+@dataclass(eq=False, slots=True)
 class Node:
     """One statement of the generated code: ``op`` applied to ``args`` with ``attrs``, or an
     ``input`` (``name``), or a ``const`` (its ``value``).  ``value`` is its value at the
     traced point: its shape and dtype are the generated code's."""
 
-    __slots__ = ("op", "args", "attrs", "value", "name", "index")
-
-    def __init__(self, op: str, args: tuple, attrs: dict, value, name: str | None, index: int):
-        self.op = op
-        self.args = args
-        self.attrs = attrs
-        self.value = value
-        self.name = name
-        self.index = index
+    op: str
+    args: tuple
+    attrs: dict
+    value: Any
+    name: str | None
+    index: int
 
     @property
     def shape(self) -> tuple:
@@ -255,16 +255,14 @@ def _binary(op: str, reflected: bool = False):
     return method
 
 
+@dataclass(eq=False, slots=True)
 class Traced:
     """A value of the generated code: its node and its value at the traced point.  It has
     what the op table's rules use of a tensor (operators, ``_call``, ``shape``, ``ndim``,
     ``dtype``, ``maybe_zero``, ``finite``); reading its data raises :class:`Untraceable`."""
 
-    __slots__ = ("node", "graph")
-
-    def __init__(self, node: Node, graph: Graph):
-        self.node = node
-        self.graph = graph
+    node: Node
+    graph: Graph
 
     @property
     def shape(self) -> tuple:

@@ -15,17 +15,8 @@ import math
 from .. import limits
 from .rules import _any_zero, call, eq, reshape, where, zeros_like
 from .rules import _xp as xp
-from .shape import getitem_code, join_parts
+from .shape import axis_of, getitem_code, join_parts
 from .table import Code, Op, Param, code, function, register
-
-
-def axis_of(axis: int, ndim: int, name: str) -> int:
-    """``axis`` of an ndim-dimensional argument of ``name()``, from 0; out of range is a
-    ValueError in the tool's words (the engine reports it as a shape error)."""
-    if not -ndim <= axis < ndim:
-        have = "a number, which has no axes" if ndim == 0 else f"{ndim} dimension(s)"
-        raise ValueError(f"axis {axis} of {name}() is out of range for an array of {have}")
-    return axis + ndim if axis < 0 else axis
 
 
 def axes_of(axis, ndim: int, name: str):

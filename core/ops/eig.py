@@ -25,7 +25,14 @@ from __future__ import annotations
 
 from .. import backend
 from ..errors import EvaluationError
-from .eigen import _column, _eps, _finite_or_zero, _gaps  # E_ij = L_j - L_i, as eigh
+from .eigen import (
+    _column,
+    _eps,
+    _finite_or_zero,
+    _gaps,  # E_ij = L_j - L_i, as eigh
+    _part_vjp,
+    _repeated_kinks,
+)
 from .linalg import _matrix_op, _square
 from .rules import _xp as xp
 from .rules import call, conj, is_complex, real_part
@@ -100,12 +107,6 @@ def _eig_backward(A, gL, gV):
     return gA if is_complex(A) else real_part(gA)
 
 
-def _eig_vjp(n, g):
-    if n.attrs["part"] == 0:
-        return (_eig_backward(n.inputs[0], g, None),)
-    return (_eig_backward(n.inputs[0], None, g),)
-
-
 def _eig_jvp(n, ts):
     """PyTorch's linalg_eig_jvp: the tangent of the part asked for."""
     dA = ts[0]
@@ -132,29 +133,9 @@ def _repeated(w):
     return (gaps <= scale[..., None, None]).any(axis=(-2, -1))
 
 
-def _degenerate(which: str):
-    """The kink of eigvals and eig: eigenvalues that repeat."""
-
-    def kink(inputs, out, attrs):
-        a = inputs[0]
-        if a.shape[-1] < 2:
-            return None
-        values = out if which == "eigvals" or attrs.get("part") == 0 else _eig_run(a)[0]
-        if not backend.any_nonzero(_repeated(values)):
-            return None
-        if which == "eigvals" or attrs.get("part") == 0:
-            return (
-                "eigvals(A) has repeated eigenvalues, where each one is not differentiable "
-                "(a function that treats them alike, their sum, is); used PyTorch's gradient "
-                "V^-H diag(g) V^H with LAPACK's eigenvectors"
-            )
-        return (
-            "eig(A) has repeated eigenvalues, where its eigenvectors are not unique and have "
-            "no derivative; used PyTorch's formula, which divides by their differences "
-            "(inf or nan, as PyTorch)"
-        )
-
-    return kink
+_degenerate = _repeated_kinks(
+    "eigvals", "eig", lambda a: _eig_run(a)[0], _repeated, "V^-H diag(g) V^H"
+)
 
 
 _matrix_op(
@@ -172,7 +153,7 @@ _matrix_op(
     "eig",
     "LinalgEigBackward0",
     _eig_forward,
-    _eig_vjp,
+    _part_vjp(_eig_backward),
     _eig_jvp,
     params=(Param("part", "part", None),),
     kink=_degenerate("eig"),

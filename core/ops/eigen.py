@@ -127,10 +127,16 @@ def _eigh_backward(A, gL, gV):
     return mm(V, mm(inner, mT(V)))
 
 
-def _eigh_vjp(n, g):
-    if n.attrs["part"] == 0:
-        return (_eigh_backward(n.inputs[0], g, None),)
-    return (_eigh_backward(n.inputs[0], None, g),)
+def _part_vjp(backward):
+    """The vjp of a decomposition's part (0: the eigenvalues L, 1: the eigenvectors V) from
+    its ``backward(A, gL, gV)`` (eigh's and eig's)."""
+
+    def vjp(n, g):
+        if n.attrs["part"] == 0:
+            return (backward(n.inputs[0], g, None),)
+        return (backward(n.inputs[0], None, g),)
+
+    return vjp
 
 
 def _eigenvalue_tangent(A, dA):
@@ -165,29 +171,40 @@ def _repeated(w):
     return ((w[..., 1:] - w[..., :-1]) <= scale[..., None]).any(axis=-1)
 
 
-def _degenerate(which: str):
-    """The kink of eigvalsh and eigh: eigenvalues that repeat."""
+def _repeated_kinks(values: str, vectors: str, eigenvalues, repeated, gradient: str):
+    """The kinks of the eigenvalues' op ``values`` and of the decomposition ``vectors`` (part
+    0 the eigenvalues, 1 the eigenvectors): eigenvalues that repeat, as ``repeated`` finds
+    them among ``eigenvalues(A)``; ``gradient`` is the eigenvalues' formula used there.
+    Gives ``kink(which)``, the kink of the op named ``which``."""
+    on_values = (
+        f"{values}(A) has repeated eigenvalues, where each one is not differentiable "
+        "(a function that treats them alike, their sum, is); used PyTorch's gradient "
+        f"{gradient} with LAPACK's eigenvectors"
+    )
+    on_vectors = (
+        f"{vectors}(A) has repeated eigenvalues, where its eigenvectors are not unique and "
+        "have no derivative; used PyTorch's formula, which divides by their differences "
+        "(inf or nan, as PyTorch)"
+    )
 
-    def kink(inputs, out, attrs):
-        a = inputs[0]
-        if a.shape[-1] < 2:
-            return None
-        w = out if which == "eigvalsh" or attrs.get("part") == 0 else _eigh_run(a, False)
-        if not backend.any_nonzero(_repeated(w)):
-            return None
-        if which == "eigvalsh" or attrs.get("part") == 0:
-            return (
-                "eigvalsh(A) has repeated eigenvalues, where each one is not differentiable "
-                "(a function that treats them alike, their sum, is); used PyTorch's gradient "
-                "V diag(g) Vᵀ with LAPACK's eigenvectors"
-            )
-        return (
-            "eigh(A) has repeated eigenvalues, where its eigenvectors are not unique and have "
-            "no derivative; used PyTorch's formula, which divides by their differences "
-            "(inf or nan, as PyTorch)"
-        )
+    def kink_of(which: str):
+        def kink(inputs, out, attrs):
+            a = inputs[0]
+            if a.shape[-1] < 2:
+                return None
+            of_values = which == values or attrs.get("part") == 0
+            if not backend.any_nonzero(repeated(out if of_values else eigenvalues(a))):
+                return None
+            return on_values if of_values else on_vectors
 
-    return kink
+        return kink
+
+    return kink_of
+
+
+_degenerate = _repeated_kinks(
+    "eigvalsh", "eigh", lambda a: _eigh_run(a, False), _repeated, "V diag(g) Vᵀ"
+)
 
 
 _matrix_op(
@@ -204,7 +221,7 @@ _matrix_op(
     "eigh",
     "LinalgEighBackward0",
     _eigh_forward,
-    _eigh_vjp,
+    _part_vjp(_eigh_backward),
     _eigh_jvp,
     params=(Param("part", "part", None),),
     kink=_degenerate("eigh"),

@@ -29,6 +29,7 @@ from .rules import (
     where,
     zeros_like,
 )
+from .shape import axis_of
 from .table import Code, Op, Param, code, function, register
 
 # ---------------------------------------------------------------------------
@@ -355,11 +356,7 @@ def norm_axes(ndim: int, axis, ord) -> tuple:
             f"norm(x, ord={shown}) reduces one axis (a vector norm) or two (a matrix norm), "
             f"not {len(axes)}"
         )
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} of norm() is out of range for {_have(ndim)}")
-        out.append(a + ndim if a < 0 else a)
+    out = [axis_of(a, ndim, "norm", _have(ndim)) for a in axes]
     if len(out) == 2 and out[0] == out[1]:
         raise ValueError(f"norm(x, ord={shown}): the two axes of a matrix norm must differ")
     if len(out) == 1 and isinstance(ord, str):

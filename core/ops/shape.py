@@ -90,6 +90,18 @@ register(
 )
 
 
+def axis_of(axis: int, ndim: int, name: str, have: str | None = None) -> int:
+    """``axis`` of an ndim-dimensional argument of ``name()``, from 0; out of range is a
+    ValueError in the tool's words (the engine reports it as a shape error), saying what the
+    argument has: ``have``, by default "an array of n dimension(s)"."""
+    if not -ndim <= axis < ndim:
+        if have is None:
+            shown = "a number, which has no axes" if ndim == 0 else f"{ndim} dimension(s)"
+            have = f"an array of {shown}"
+        raise ValueError(f"axis {axis} of {name}() is out of range for {have}")
+    return axis + ndim if axis < 0 else axis
+
+
 def transpose_axes(axes, ndim: int):
     """transpose's ``axes`` for an ndim-dimensional array: None (every axis reversed, NumPy's
     a.T) or a permutation of the axes, each from 0 (NumPy's and torch.permute's check)."""
@@ -101,11 +113,7 @@ def transpose_axes(axes, ndim: int):
             f"transpose() needs one axis per dimension: {len(given)} given for an array of "
             f"{ndim} dimension(s)"
         )
-    out = []
-    for a in given:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} of transpose() is out of range for {ndim} dimension(s)")
-        out.append(a % ndim)
+    out = [axis_of(a, ndim, "transpose", f"{ndim} dimension(s)") for a in given]
     if len(set(out)) != ndim:
         raise ValueError(f"the axes of transpose() repeat an axis: {list(given)}")
     return tuple(out)

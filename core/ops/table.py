@@ -56,7 +56,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
 
 from .. import backend
 from ..tensor import OPS
@@ -268,6 +269,7 @@ class ParsedParam(Param):
     strings: bool = False
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class Op:
     """An entry of the table: one op and every fact about it (the module's docstring lists
     the rules; these are the facts the evaluators and the checks read).
@@ -316,103 +318,54 @@ class Op:
         arguments get the broadcast's size from :func:`op_table`).
     """
 
-    __slots__ = (
-        "name",
-        "node",
-        "forward",
-        "vjp",
-        "jvp",
-        "arity",
-        "saves",
-        "differentiable",
-        "differentiable_any",
-        "kind",
-        "deriv",
-        "zero_grad",
-        "kink",
-        "on_complex",
-        "total",
-        "nonneg",
-        "piecewise",
-        "piecewise_linear",
-        "spreads_nonfinite",
-        "printing",
-        "internal",
-        "size",
-        "params",
-        "batching",
-        "arrays",
-        "code",
-        "no_derivative",
-        "copies",
-    )
+    name: str
+    node: Any  # the grad_fn name, a function of the Node choosing it, or None
+    forward: Callable
+    vjp: Callable | None = None
+    jvp: Callable | None = None
+    _: KW_ONLY
+    arity: int | None = 1
+    saves: bool = True
+    differentiable: tuple | None = None
+    kind: str = "elementwise"
+    deriv: tuple | None = None
+    zero_grad: bool = False
+    kink: Callable | None = None
+    total: bool = False
+    nonneg: bool = False
+    piecewise: bool = False
+    piecewise_linear: bool = False
+    spreads_nonfinite: tuple[int, ...] = ()
+    printing: Printing = CALL
+    internal: bool = False
+    size: Callable | None = None
+    params: tuple = ()
+    batching: tuple | None = None
+    arrays: bool = False
+    code: Code | None = None
+    on_complex: str | None = None
+    no_derivative: tuple[int, ...] = ()
+    copies: bool = False
+    #: any argument takes a gradient (made from ``vjp`` and ``differentiable``)
+    differentiable_any: bool = field(init=False)
 
-    def __init__(
-        self,
-        name: str,
-        node,
-        forward: Callable,
-        vjp=None,
-        jvp=None,
-        *,
-        arity=1,
-        saves=True,
-        differentiable=None,
-        kind="elementwise",
-        deriv=None,
-        zero_grad=False,
-        kink=None,
-        total=False,
-        nonneg=False,
-        piecewise=False,
-        piecewise_linear=False,
-        spreads_nonfinite: tuple[int, ...] = (),
-        printing: Printing = CALL,
-        internal=False,
-        size=None,
-        params: tuple = (),
-        batching: tuple | None = None,
-        arrays: bool = False,
-        code: Code | None = None,
-        on_complex: str | None = None,
-        no_derivative: tuple[int, ...] = (),
-        copies: bool = False,
-    ):
-        self.name = name
-        self.code = code
-        if on_complex not in ON_COMPLEX:
-            raise ValueError(f"{name}: on_complex={on_complex!r} is not one of {ON_COMPLEX}")
-        self.on_complex = on_complex
-        self.arrays = arrays
-        self.batching = batching
-        self.params = tuple(params)
+    def __post_init__(self):
+        name, arity = self.name, self.arity
+        if self.on_complex not in ON_COMPLEX:
+            raise ValueError(f"{name}: on_complex={self.on_complex!r} is not one of {ON_COMPLEX}")
+        self.params = tuple(self.params)
         if any(a.required > b.required for a, b in zip(self.params[1:], self.params)):
             raise ValueError(f"{name}: a required param follows an optional one")
-        self.node = node
-        self.forward = forward
-        self.vjp = vjp
-        self.jvp = jvp
-        self.arity = arity
-        self.saves = saves
-        if differentiable is None:
-            differentiable = (True,) * (arity or 0)
-        self.differentiable = tuple(differentiable)
+        if self.differentiable is None:
+            self.differentiable = (True,) * (arity or 0)
+        self.differentiable = tuple(self.differentiable)
         # Variadic ops (arity None) have differentiable == (): every input is differentiable.
-        self.differentiable_any = vjp is not None and (any(self.differentiable) or arity is None)
-        self.kind = kind
-        self.deriv = deriv
-        self.zero_grad = zero_grad
-        self.kink = kink
-        self.total = total
-        self.nonneg = nonneg
-        self.piecewise = piecewise or piecewise_linear
-        self.piecewise_linear = piecewise_linear
-        self.spreads_nonfinite = tuple(spreads_nonfinite)
-        self.printing = printing
-        self.internal = internal
-        self.size = size
-        self.no_derivative = tuple(no_derivative)
-        self.copies = copies
+        self.differentiable_any = self.vjp is not None and (
+            any(self.differentiable) or arity is None
+        )
+        self.piecewise = self.piecewise or self.piecewise_linear
+        self.spreads_nonfinite = tuple(self.spreads_nonfinite)
+        self.no_derivative = tuple(self.no_derivative)
 
     def flags(self, n: int) -> tuple:
         """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
@@ -491,38 +444,17 @@ def broadcast_size(shapes, attrs) -> int:
 # ---------------------------------------------------------------------------
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class Function:
-    __slots__ = (
-        "name",
-        "unary",
-        "binary",
-        "ternary",
-        "reduce",
-        "with_params",
-        "positional_axis",
-        "doc",
-    )
-
-    def __init__(
-        self,
-        name,
-        *,
-        unary=None,
-        binary=None,
-        ternary=None,
-        reduce=None,
-        with_params=None,
-        positional_axis=True,
-        doc="",
-    ):
-        self.name = name
-        self.unary = unary
-        self.binary = binary
-        self.ternary = ternary
-        self.reduce = reduce
-        self.with_params = with_params  # an op with Params: parsed by them alone
-        self.positional_axis = positional_axis
-        self.doc = doc
+    name: str
+    _: KW_ONLY
+    unary: str | None = None
+    binary: str | None = None
+    ternary: str | None = None
+    reduce: str | None = None
+    with_params: str | None = None  # an op with Params: parsed by them alone
+    positional_axis: bool = True
+    doc: str = ""
 
     def arities(self) -> str:
         if self.with_params:
