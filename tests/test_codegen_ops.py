@@ -308,3 +308,23 @@ def test_float32_code_computes_in_float32(name, target):
     for label, g, w in zip(generated.outputs, got, engine):
         assert str(g.dtype).endswith("float32"), (label, g.dtype)
         assert np.allclose(_host(g), w, rtol=1e-4, atol=1e-6, equal_nan=True), (label, g, w)
+
+
+@pytest.mark.parametrize(("target", "dtype"), [("numpy", "float32"), ("torch", "float64")])
+def test_a_where_of_two_numbers_takes_the_codes_dtype(target, dtype):
+    # where(c, 2.0, 3.0): NumPy makes float64 of two numbers, PyTorch its default float32;
+    # the gradient's where(c, 0.0, 1.0) of a where in a derivative rule (sinc's) as well
+    _module(target)
+    program = parse("sum(where(x > 0, 2.0, 3.0) * x**2 + sinc(x))")
+    values = {"x": np.array([0.5, -1.5, 0.01])}
+    generated = codegen.generate(
+        program, values, wrt=["x"], target=target, hessian=True, dtype=dtype
+    )
+    namespace: dict = {}
+    exec(compile(generated.code, "<codegen where>", "exec"), namespace)
+    got = namespace["f"](values["x"].astype(dtype))
+    for label, g in zip(generated.outputs, got):
+        assert str(g.dtype).endswith(dtype), (label, g.dtype)
+    want = np.where(values["x"] > 0, 4.0, 6.0) * values["x"]
+    want = want + np.array([-1.2732395447351628, -0.14147106052612918, -0.0328954344817124])
+    np.testing.assert_allclose(_host(got[1]), want, rtol=1e-5 if dtype == "float32" else 1e-12)

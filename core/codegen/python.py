@@ -251,10 +251,16 @@ class _Writer:
 
     def _operand(self, arg: Node, node: Node, position: int) -> str:
         """``arg``'s code as ``node`` reads it: a number inline, except in a PyTorch function
-        that takes tensors only (torch.maximum(x, 0.0) fails): there a tensor made once
-        (on the inputs' device) stands for it."""
+        that takes tensors only (torch.maximum(x, 0.0) fails), or where every value of the
+        op would be a number (where(c, 0.0, 1.0): float64 in NumPy, float32 in PyTorch,
+        whatever the code's dtype): there a tensor made once (on the inputs' device, of the
+        code's dtype) stands for it."""
         text = self.code[arg.index]
-        if self.target != "torch" or arg.op != "const" or _takes_numbers(node, position):
+        if arg.op != "const":
+            return text
+        if not _only_numbers(node, position) and (
+            self.target != "torch" or _takes_numbers(node, position)
+        ):
             return text
         key = -1 - arg.index  # the tensor of a number, kept apart from the number's code
         if key not in self.code:
@@ -314,6 +320,18 @@ class _Writer:
             "    return " + (", ".join(results) if len(results) > 1 else f"({results[0]},)")
         )
         return "\n".join(lines) + "\n"
+
+
+def _only_numbers(node: Node, position: int) -> bool:
+    """``position`` is the first of the op's values that may be numbers (``Code.numbers``:
+    where's two), and all of them are: the result's dtype would be the library's default."""
+    op = OPS.get(node.op)
+    numbers = () if op is None or op.code is None else op.code.numbers
+    return (
+        len(numbers) > 1
+        and position == numbers[0]
+        and all(node.args[i].op == "const" for i in numbers)
+    )
 
 
 def _takes_numbers(node: Node, position: int) -> bool:

@@ -167,16 +167,23 @@ def _sinc_d(x, out):
     < 0.1, x = 0 included) its series: the quotient loses all its digits there (at x = 1e-8
     a third of them, its derivative sinc'' -5.66 for -3.29), the series none, and its own
     derivatives are right too: 0 at 0 as PyTorch has it, sinc''(0) = -pi^2/3 (PyTorch's
-    double backward is nan there)."""
+    double backward is nan there).  The quotient is taken at 1 where the series is used:
+    its derivatives at 0 (0/0) would make the higher ones nan through where's zeros."""
+    if not _any_small(x * PI, 0.1):
+        return _sinc_quotient(x)
     px = x * PI
-    d = (px * call("cos", px) - call("sin", px)) / (x * x * PI)
-    if _any_small(px, 0.1):
-        u2 = px * px
-        poly = _SINC_D_SERIES[0]
-        for c in _SINC_D_SERIES[1:]:
-            poly = poly * u2 + c
-        d = where(call("lt", call("abs", px), 0.1), px * poly * PI + 0.0, d)  # + 0.0: no -0
-    return d
+    small = call("lt", call("abs", px), 0.1)
+    u2 = px * px
+    poly = _SINC_D_SERIES[0]
+    for c in _SINC_D_SERIES[1:]:
+        poly = poly * u2 + c
+    away = _sinc_quotient(where(small, 1.0, x))
+    return where(small, px * poly * PI + 0.0, away)  # + 0.0: no -0 at 0
+
+
+def _sinc_quotient(x):
+    px = x * PI
+    return (px * call("cos", px) - call("sin", px)) / (x * x * PI)
 
 
 def _tiny_limit(x, d, limit: float):
