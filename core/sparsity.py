@@ -22,6 +22,8 @@ Jacobian is then J = decompress(J S) for the seed S of the colors, one forward s
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import backend, limits
 from .errors import InputError
 from .interpret import Interpretation, interpret
@@ -223,29 +225,65 @@ def _evaluated(program, values: dict, wanted: list, ev) -> tuple:
 def color_columns(pattern) -> tuple:
     """(colors, k): a color per column such that columns of one color share no row
     (structurally orthogonal), k colors; the fewer of a greedy coloring (largest degree first,
-    for up to 20,000 columns) and the band coloring j mod w (w = the widest row's span)."""
+    for up to :data:`GREEDY_MAX` columns) and the band coloring j mod w (w = the widest
+    row's span)."""
     np = backend.host
     n = pattern.shape[1]
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
     band = _band_colors(pattern)
-    if n > 20_000:
+    if n > GREEDY_MAX:
         return band, int(band.max()) + 1 if band.size else 0
     greedy = _greedy_colors(pattern)
     best = greedy if greedy.max() < band.max() else band
     return best, int(best.max()) + 1
 
 
-def colored(pattern, memo: dict | None = None) -> tuple:
-    """:func:`color_columns` of ``pattern``, taken from ``memo`` where it colored the same
+class Coloring(NamedTuple):
+    """How a sparse derivative is compressed: ``k`` sweeps, one per color.  ``mode``
+    "columns": a color per column, forward sweeps J S; "rows": a color per row, reverse
+    sweeps S^T J; "star": a symmetric (Hessian) pattern's columns, forward sweeps, each
+    entry read from its row or, where two columns of its color share that row, from its
+    mirror (the star coloring guarantees one of them is alone)."""
+
+    colors: object  # an int64 array: a color per column (per row in mode "rows")
+    k: int
+    mode: str
+
+
+#: the most columns (or rows) the greedy colorings take on (a Python loop each): past it the
+#: band coloring j mod w, vectorized
+GREEDY_MAX = 20_000
+#: the most steps the star coloring may take (the sum of its vertices' squared degrees):
+#: an arrowhead of 20,000 takes 4 * 10^8 elementwise steps in NumPy, a second or so
+STAR_WORK_MAX = 5 * 10**8
+
+
+def coloring(pattern, of: str = "jacobian") -> Coloring:
+    """The cheaper compression of ``pattern`` (``of`` "jacobian", or "hessian": symmetric):
+    a Jacobian's columns (forward sweeps, batched) unless its rows need fewer than half as
+    many colors (reverse sweeps, one pass each: a dense row, a sum of every residual); a
+    Hessian's columns unless a star coloring needs fewer (an arrowhead: 2 for n)."""
+    columns = Coloring(*color_columns(pattern), "columns")
+    if columns.k <= 3:  # a band's 3 colors: the star and row colorings give no fewer
+        return columns
+    if of == "hessian":
+        star = _star_colors(pattern)
+        return columns if star is None or star.k >= columns.k else star
+    rows = Coloring(*color_columns(pattern.T.tocsr()), "rows")
+    return rows if 2 * rows.k < columns.k else columns
+
+
+def colored(pattern, memo: dict | None = None, of: str = "jacobian") -> Coloring:
+    """:func:`coloring` of ``pattern``, taken from ``memo`` where it colored the same
     pattern last: a dict the caller keeps between calls (minimize's and solve's Newton
     steps: the pattern is found again at each point, as a matrix's nonzeros may depend on
     it, but its coloring, the greedy loop, only when it changed)."""
-    if memo is not None and _same(memo.get("pattern"), pattern):
-        return memo["colors"]
-    result = color_columns(pattern)
+    if memo is not None and memo.get("of") == of and _same(memo.get("pattern"), pattern):
+        return memo["coloring"]
+    result = coloring(pattern, of)
     if memo is not None:
-        memo["pattern"], memo["colors"] = pattern, result
+        memo["of"], memo["pattern"], memo["coloring"] = of, pattern, result
     return result
 
 
@@ -305,31 +343,108 @@ def structurally_orthogonal(pattern, colors) -> bool:
     return np.unique(pairs).size == pairs.size
 
 
+def _star_colors(pattern) -> Coloring | None:
+    """A star coloring of a symmetric pattern's graph (columns adjacent where they share a
+    nonzero off the diagonal): adjacent columns differ, and no path of four columns takes
+    two colors (Gebremedhin, Manne and Pothen, "What color is your Jacobian?", SIAM Review
+    2005).  Greedy, largest degree first; v takes the least color that none of these has:
+    a colored neighbor w; a colored x beyond w where x has another neighbor of w's color
+    (v-w-x-y); every colored x beyond w where v has another neighbor of w's color
+    (u-v-w-x).  A path's last column colored checks it, so every path is checked once.
+    None past :data:`GREEDY_MAX` columns or :data:`STAR_WORK_MAX` steps."""
+    np = backend.host
+    graph = pattern.tocsr().astype(bool)
+    graph.setdiag(False)
+    graph = _boolean(graph)
+    n = graph.shape[0]
+    indptr, indices = graph.indptr, graph.indices
+    degree = np.diff(indptr).astype(np.int64)
+    if n > GREEDY_MAX or int((degree * degree).sum()) > STAR_WORK_MAX:
+        return None
+    colors = np.full(n, -1, dtype=np.int64)
+    near = np.zeros((n, 8), dtype=np.int64)  # near[x, c]: x's neighbors of color c
+    for v in np.argsort(-degree, kind="stable"):
+        around = indices[indptr[v] : indptr[v + 1]]
+        forbidden = [colors[around]]
+        for w in around[colors[around] >= 0]:
+            beyond = indices[indptr[w] : indptr[w + 1]]
+            beyond = beyond[(beyond != v) & (colors[beyond] >= 0)]
+            cw = colors[w]
+            if near[v, cw] < 2:  # only v-w-x-y paths: x with another neighbor of w's color
+                beyond = beyond[near[beyond, cw] >= 2]
+            forbidden.append(colors[beyond])
+        taken = np.concatenate(forbidden)
+        used = np.zeros(int(taken.max(initial=-1)) + 2, dtype=bool)
+        used[taken[taken >= 0]] = True
+        c = int(np.argmin(used))
+        colors[v] = c
+        if c >= near.shape[1]:
+            near = np.concatenate([near, np.zeros_like(near)], axis=1)
+        near[around, c] += 1
+    return Coloring(colors, int(colors.max()) + 1 if n else 0, "star")
+
+
+def star_colored(pattern, colors) -> bool:
+    """A star coloring of a symmetric pattern: adjacent columns differ, and every nonzero
+    (i, j) is alone in its row's color or its mirror (j, i) in its (what :func:`_decompressed`
+    reads)."""
+    np = backend.host
+    rows, cols = _entries(pattern)
+    off = rows != cols
+    if (colors[rows[off]] == colors[cols[off]]).any():
+        return False
+    direct, mirror = _alone(rows, cols, colors)
+    return bool(np.all(direct | mirror))
+
+
 # ---------------------------------------------------------------------------
 # The Hessian's pattern: every nonlinear op makes the inputs of each of its elements interact
 # ---------------------------------------------------------------------------
 
 
 class _Interactions(Pattern):
-    """:class:`Pattern`, summing the Hessian's pattern as it goes: an op that is not linear
-    in its arguments (Taylor mode's ``linear`` rules: add, sum, reshape, where, the piecewise
-    linear ones; the ``copies`` ops; the ``zero_grad`` ones) makes the input elements of each
-    of its result's elements interact: H |= P^T P (conservative: a product with a constant
-    counts as nonlinear)."""
+    """:class:`Pattern`, summing the Hessian's pattern as it goes: where an op's second
+    derivative along its live arguments is not zero (its entry's ``linear``:
+    :meth:`~.ops.table.Op.linear_in`), the input elements it reaches interact.  For an
+    elementwise op, per result element: those of two different arguments (P_a^T P_b: x*y
+    pairs x with y only), and those of one argument it is not linear in (P_a^T P_a: div's
+    denominator); for any other op, all of its result's (P^T P, conservative)."""
 
     def __init__(self, *a):
         super().__init__(*a)
-        from .taylor_mode import LINEAR  # noqa: PLC0415 - the declared linear rules
-
-        self.linear = LINEAR
         self.hessian = _sparse().csr_matrix((self.n, self.n), dtype=bool)  # none yet
 
     def apply(self, node, op, args: list):
         out = super().apply(node, op, args)
-        if out.nnz and not (op.zero_grad or op.copies or op.name in self.linear):
-            limits.check(_pairs(out), 12, "the Hessian's sparsity pattern")
-            self.hessian = _boolean(self.hessian + out.T @ out)
+        flags = op.flags(len(args)) or (True,) * len(args)
+        live = tuple(bool(f and p.nnz) for f, p in zip(flags, args))
+        if not out.nnz or op.linear_in(live):
+            return out
+        if op.kind != "elementwise":
+            self._interact(out, out)
+            return out
+        parts = [
+            (i, self._broadcast(a, p, node))
+            for i, (a, p, f) in enumerate(zip(node.args, args, live))
+            if f
+        ]
+        for i, p in parts:
+            alone = tuple(k == i for k in range(len(args)))
+            if not op.linear_in(alone):
+                self._interact(p, p)
+            for j, q in parts:
+                if j > i:
+                    self._interact(p, q)
         return out
+
+    def _interact(self, p, q):
+        """Each element's inputs in ``p`` interact with its inputs in ``q`` (both ways)."""
+        np = backend.host
+        counts_p = np.diff(p.indptr).astype(np.int64)
+        counts_q = np.diff(q.indptr).astype(np.int64)
+        limits.check(int((counts_p * counts_q).sum()), 24, "the Hessian's sparsity pattern")
+        product = p.T @ q
+        self.hessian = _boolean(self.hessian + product + product.T)
 
 
 def _pairs(p) -> int:
@@ -388,13 +503,42 @@ def _seeds(colors, k: int, sizes: dict, shapes: dict, dtype) -> list:
     return seeds
 
 
-def _decompressed(pattern, compressed, colors):
-    """(rows, cols, values, the whole matrix as CSR): entry (i, j) of the pattern from the
-    compressed rows, compressed[colors[j], i]."""
+def _entries(pattern) -> tuple:
+    """The pattern's nonzeros (rows, cols), sorted row-major (SPEC's COO order)."""
     coo = pattern.tocoo()
     order = backend.host.lexsort((coo.col, coo.row))
-    rows, cols = coo.row[order], coo.col[order]
-    values = compressed[colors[cols], rows]
+    return coo.row[order], coo.col[order]
+
+
+def _alone(rows, cols, colors) -> tuple:
+    """(direct, mirror) for each nonzero (i, j): j is the one column of its color in row i;
+    i is the one of its color in row j (the mirror (j, i) of a symmetric pattern)."""
+    np = backend.host
+    k = int(colors.max()) + 1 if colors.size else 1
+    keys, counts = np.unique(rows.astype(np.int64) * k + colors[cols], return_counts=True)
+    mirrored = cols.astype(np.int64) * k + colors[rows]
+    at = np.minimum(np.searchsorted(keys, mirrored), keys.size - 1)
+    mirror = (keys[at] == mirrored) & (counts[at] == 1)
+    direct = counts[np.searchsorted(keys, rows.astype(np.int64) * k + colors[cols])] == 1
+    return direct, mirror
+
+
+def _decompressed(pattern, compressed, coloring: Coloring):
+    """(rows, cols, values, the whole matrix as CSR): each nonzero (i, j) from the
+    compressed sweeps, ``compressed[c]`` the sweep of color c: J S's column (row i of
+    sweep colors[j]), S^T J's row (entry j of sweep colors[i]), or for a star coloring the
+    column where j is alone of its color in row i, else the mirror's, entry j of sweep
+    colors[i]."""
+    rows, cols = _entries(pattern)
+    colors = coloring.colors
+    if coloring.mode == "rows":
+        values = compressed[colors[rows], cols]
+    else:
+        values = compressed[colors[cols], rows]
+    if coloring.mode == "star":
+        direct, _ = _alone(rows, cols, colors)
+        far = ~direct
+        values[far] = compressed[colors[rows[far]], cols[far]]
     whole = _sparse().csr_matrix((values, (rows, cols)), shape=pattern.shape)
     return rows, cols, values, whole
 
@@ -415,35 +559,80 @@ def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -
     return out
 
 
+def _prepared(program, values: dict, wanted: list, pattern, memo, of: str) -> tuple:
+    """(evaluation, pattern, sizes, shapes, coloring) of a sparse Jacobian (``of``
+    "jacobian") or Hessian: one evaluation for the pattern (``pattern`` where the caller has
+    found it) and the sweeps; its coloring (``memo``: see :func:`colored`)."""
+    ev = evaluate(program, values, requires_grad=wanted)
+    if pattern is None:
+        find = jacobian_pattern if of == "jacobian" else hessian_pattern
+        pattern, _, sizes = find(program, values, wanted, ev)
+    else:
+        _, sizes = _evaluated(program, values, wanted, ev)
+    shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
+    return ev, pattern, sizes, shapes, colored(pattern, memo, of)
+
+
 def sparse_jacobian(
     program, values: dict, wanted: list, pattern=None, memo: dict | None = None
 ) -> tuple:
     """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, the whole
     matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it; ``memo``:
-    see :func:`colored`."""
+    see :func:`colored`.  One batched forward sweep per column color, or one reverse sweep
+    per row color where the rows need far fewer (see :func:`coloring`)."""
     from .forward import Tape  # noqa: PLC0415
     from .tensor import no_grad  # noqa: PLC0415
 
-    ev = evaluate(program, values, requires_grad=wanted)  # the pattern's and the sweeps'
-    if pattern is None:
-        pattern, _, sizes = jacobian_pattern(program, values, wanted, ev)
-    else:
-        _, sizes = _evaluated(program, values, wanted, ev)
-    colors, k = colored(pattern, memo)
+    ev, pattern, sizes, shapes, coloring = _prepared(
+        program, values, wanted, pattern, memo, "jacobian"
+    )
+    colors, k = coloring.colors, coloring.k
     xs = [ev.leaves[n] for n in wanted]
     out = ev.output
     m = int(out.data.size)
-    shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
-    compressed = backend.host.zeros((max(k, 1), m), dtype=out.data.dtype)
+    width = sum(sizes.values()) if coloring.mode == "rows" else m
+    compressed = backend.host.zeros((max(k, 1), width), dtype=out.data.dtype)
     if k and out.requires_grad:
-        limits.check(k * m, out.data.dtype.itemsize, "the compressed Jacobian")
-        with no_grad():
-            (swept,) = Tape([out], xs).run(_seeds(colors, k, sizes, shapes, out.data.dtype), k)
-        if swept is not None:
-            compressed = backend.to_numpy(swept.data).reshape(k, m)
-    rows, cols, vals, whole = _decompressed(pattern, compressed, colors)
+        limits.check(k * width, out.data.dtype.itemsize, "the compressed Jacobian")
+        if coloring.mode == "rows":
+            compressed = _reverse_sweeps(out, xs, coloring, sizes)
+        else:
+            with no_grad():
+                (swept,) = Tape([out], xs).run(_seeds(colors, k, sizes, shapes, out.data.dtype), k)
+            if swept is not None:
+                compressed = backend.to_numpy(swept.data).reshape(k, m)
+    rows, cols, vals, whole = _decompressed(pattern, compressed, coloring)
     blocks = _blocks(rows, cols, vals, {"out": m}, sizes, k)["out"]
     return backend.to_numpy(out.data), blocks, k, whole
+
+
+def _reverse_sweeps(out, xs, coloring: Coloring, sizes: dict):
+    """S^T J: for each row color c, the gradient of the output elements of color c summed
+    (one backward pass each), the variables' elements in order."""
+    from .autograd import grad  # noqa: PLC0415
+    from .tensor import Tensor  # noqa: PLC0415
+
+    np = backend.host
+    dtype = out.data.dtype
+    swept = []
+    for c in range(coloring.k):
+        seed = (coloring.colors == c).astype(dtype).reshape(out.data.shape)
+        gs = grad(
+            out,
+            xs,
+            grad_outputs=Tensor._wrap(backend.asarray(seed)),
+            retain_graph=True,
+            allow_unused=True,
+        )
+        swept.append(
+            np.concatenate(
+                [
+                    np.zeros(size, dtype=dtype) if g is None else backend.to_numpy(g.data).ravel()
+                    for g, size in zip(gs, sizes.values())
+                ]
+            )
+        )
+    return np.stack(swept)
 
 
 def sparse_hessian(
@@ -451,23 +640,20 @@ def sparse_hessian(
 ) -> tuple:
     """(value, {a: {b: SparseMatrix}}, colors, the whole matrix as CSR, gradient) of a
     scalar program: the Hessian's pattern (``pattern`` where the caller has found it)
-    colored (``memo``: see :func:`colored`), one forward sweep over the gradient's graph
-    per color."""
+    colored (``memo``: see :func:`colored`; its columns or a star coloring), one forward
+    sweep over the gradient's graph per color."""
     from .forward import Tape  # noqa: PLC0415
     from .functional import _gradients  # noqa: PLC0415
     from .program import non_scalar_error  # noqa: PLC0415
     from .tensor import no_grad  # noqa: PLC0415
 
-    ev = evaluate(program, values, requires_grad=wanted)  # the pattern's and the sweeps'
-    if pattern is None:
-        pattern, _, sizes = hessian_pattern(program, values, wanted, ev)
-    else:
-        _, sizes = _evaluated(program, values, wanted, ev)
-    colors, k = colored(pattern, memo)
+    ev, pattern, sizes, shapes, coloring = _prepared(
+        program, values, wanted, pattern, memo, "hessian"
+    )
+    colors, k = coloring.colors, coloring.k
     if ev.output.data.size != 1:
         raise non_scalar_error(tuple(ev.output.shape), "hessian")
     xs = tuple(ev.leaves[n] for n in wanted)
-    shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
     n = sum(sizes.values())
     dtype = ev.output.data.dtype
     compressed = backend.host.zeros((max(k, 1), n), dtype=dtype)
@@ -484,6 +670,6 @@ def sparse_hessian(
             for name, s in zip(wanted, swept)
         ]
         compressed = backend.host.concatenate(parts, axis=1)
-    rows, cols, vals, whole = _decompressed(pattern, compressed, colors)
+    rows, cols, vals, whole = _decompressed(pattern, compressed, coloring)
     blocks = _blocks(rows, cols, vals, sizes, sizes, k)
     return backend.to_numpy(ev.output.data), blocks, k, whole, gradient

@@ -155,24 +155,19 @@ class _Args:
 
 Rule = Callable[[_Args], list]
 RULES: dict[str, Rule] = {}
-#: the ops whose rule is linear in the live arguments' series (piecewise ones with the
-#: constant partials of their piece): no product of series that could overflow
-LINEAR: set[str] = set()
 #: the ops whose rule multiplies the result's own series by a series (tan: y' = (1 + y*y) u',
 #: gamma: y' = y digamma(u) u'): the result's products are checked too
 MULTIPLIES_OUT: set[str] = set()
 
 
-def _rule(*names: str, linear: bool = False, multiplies_out: bool = False):
+def _rule(*names: str, multiplies_out: bool = False):
     """Register the decorated function as the Taylor rule of the ops ``names`` (each an op of
     the table: tests/test_taylor_mode.py names any that is not), with what the overflow
-    guard needs to know of its arithmetic."""
+    guard needs to know of its arithmetic (that of the op's own: its entry's ``linear``)."""
 
     def register(fn: Rule) -> Rule:
         for name in names:
             RULES[name] = fn
-            if linear:
-                LINEAR.add(name)
             if multiplies_out:
                 MULTIPLIES_OUT.add(name)
         return fn
@@ -371,7 +366,7 @@ def _value(name: str, *xs: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@_rule("add", "sub", linear=True)
+@_rule("add", "sub")
 def _add(r: _Args) -> list:
     sign = 1.0 if r.op.name == "add" else -1.0
     if not r.live[1]:
@@ -382,12 +377,12 @@ def _add(r: _Args) -> list:
     return [x + sign * y for x, y in zip(a, b)]
 
 
-@_rule("neg", linear=True)
+@_rule("neg")
 def _neg(r: _Args) -> list:
     return [-x for x in r.s(0)]
 
 
-@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to", "real", "conj", linear=True)
+@_rule("sum", "mean", "reshape", "transpose", "broadcast_to", "sum_to", "real", "conj")
 def _identity(r: _Args) -> list:
     # linear ops, at a scalar: the identity (a scalar in, a scalar out)
     r.v(0)
@@ -834,7 +829,7 @@ def _incomplete(r: _Args) -> list:
     return _integral(_weighted(u, n), _times(e, -1.0 if name == "gammaincc" else 1.0), r.out0, n)
 
 
-@_rule("where", linear=True)
+@_rule("where")
 def _where(r: _Args) -> list:
     taken = 1 if bool(r.jets[0].value.data != 0) else 2
     return list(r.s(taken))
@@ -844,7 +839,7 @@ def _where(r: _Args) -> list:
 PIECEWISE_LINEAR = tuple(name for name, op in OPS.items() if op.piecewise_linear)
 
 
-@_rule(*PIECEWISE_LINEAR, linear=True)
+@_rule(*PIECEWISE_LINEAR)
 def _piecewise(r: _Args) -> list:
     """Locally linear: the result moves with each argument times the engine's own partial
     at the point, a constant there (built from comparisons, sign and round, whose derivative
@@ -869,16 +864,6 @@ def _piecewise(r: _Args) -> list:
 # ---------------------------------------------------------------------------
 # The interpretation and the entry point
 # ---------------------------------------------------------------------------
-
-
-def _nonlinear(name: str, live: tuple) -> bool:
-    if name in LINEAR:
-        return False
-    if name == "mul":
-        return all(live)
-    if name == "div":
-        return live[1]
-    return True
 
 
 def _log_factorials(n: int) -> list:
@@ -931,7 +916,7 @@ class TaylorJets(Interpretation):
             c = rule(r) if self.n > 1 else [r.out0]
             c[0] = r.out0
             self._check(c, op.name)
-            if _nonlinear(op.name, live):
+            if not op.linear_in(live):  # products of series: may they overflow?
                 for a, f in zip(args, live):
                     if f and a.c is not None:
                         _products_fit(a.c, op.name)

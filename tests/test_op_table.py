@@ -683,12 +683,6 @@ NOT_PIECEWISE = {  # flat along one argument, or with a kink, at a grid point
     "in r where cos(theta) = 0)",
 }
 NOT_PIECEWISE_LINEAR = {  # linear along the diagonal at half the grid points or more
-    "add": "linear: Taylor mode's own rule",
-    "sub": "linear: Taylor mode's own rule",
-    "neg": "linear: Taylor mode's own rule",
-    "real": "the identity on real numbers: Taylor mode's own rule",
-    "conj": "the identity on real numbers: Taylor mode's own rule",
-    "where": "linear in the branch it takes: Taylor mode's own rule",
     "logaddexp": "linear along the diagonal only (logaddexp(t, t) = t + log 2): off it, its "
     "curvature is sigmoid'(a - b) > 0, so it has no linear pieces",
 }
@@ -734,12 +728,19 @@ def _kinks_and_flat_pieces(op: Op, points, value) -> tuple[set, set]:
     return kinked, flat
 
 
-def _linear_share(op: Op, points, value) -> float:
+def _linear_share(op: Op, points, value, along=None) -> float:
     """The share of the grid's points (where the op is finite nearby) at which its second
-    difference along the diagonal (every argument moved) is 0 to rounding: 1/17 for sin
-    (at 0), over half for floor (all but its jumps)."""
-    lo = _on_grid(op, *[p - LINEAR_STEP for p in points])
-    hi = _on_grid(op, *[p + LINEAR_STEP for p in points])
+    difference along the diagonal of the arguments ``along`` (default: every argument
+    moved) is 0 to rounding: 1/17 for sin (at 0), over half for floor (all but its jumps),
+    all of them for mul along one argument."""
+    if along is None:
+        steps = [LINEAR_STEP] * len(points)
+    else:  # steps unlike one another: linear along (t, t) only is not linear (logaddexp)
+        steps = [
+            LINEAR_STEP * (1 + i) * (-1) ** i if i in along else 0.0 for i in range(len(points))
+        ]
+    lo = _on_grid(op, *[p - h for p, h in zip(points, steps)])
+    hi = _on_grid(op, *[p + h for p, h in zip(points, steps)])
     ok = np.isfinite(lo) & np.isfinite(value) & np.isfinite(hi)
     with np.errstate(all="ignore"):
         flat = np.abs(hi - 2 * value + lo) <= 1e-12 * (1 + np.abs(value))
@@ -757,6 +758,28 @@ def _spreads(op: Op, points, i: int) -> bool:
 
 def _differentiated(op: Op) -> list[int]:
     return [i for i, d in enumerate(op.flags(op.arity)) if d]
+
+
+def _linear_gap(op: Op, points, value) -> str | None:
+    """Why ``linear`` is wrong or left out (None: right): along each differentiated
+    argument alone, and along all of them together, the op is linear at every sample point
+    exactly where it says so (:meth:`Op.linear_in`); piecewise linear ones are left to
+    ``piecewise_linear``."""
+    if op.piecewise_linear or op.zero_grad:
+        return None
+    moved = _differentiated(op)
+    groups = [(i,) for i in moved] + ([tuple(moved)] if len(moved) > 1 else [])
+    for group in groups:
+        live = [i in group for i in range(op.arity)]
+        share = _linear_share(op, points, value, group)
+        if op.linear_in(live) and share < 1.0:
+            return f"declared linear along arguments {group}, but curved at {1 - share:.0%}"
+        if share == 1.0 and not op.linear_in(live):
+            return (
+                f"linear along arguments {group} at every sample point: declare linear= "
+                "(True, 'each' or the positions)"
+            )
+    return None
 
 
 def fact_gaps(name: str) -> dict[str, str]:
@@ -798,11 +821,18 @@ def fact_gaps(name: str) -> dict[str, str]:
         share = _linear_share(op, points, value)
         if op.piecewise_linear and share < 0.5:  # floor: its jumps at the whole numbers
             found["piecewise_linear"] = f"declared piecewise linear, but linear at {share:.0%}"
-        elif share >= 0.5 and not op.piecewise_linear and name not in NOT_PIECEWISE_LINEAR:
+        elif (
+            share >= 0.5
+            and not op.linear_in([True] * op.arity)
+            and name not in NOT_PIECEWISE_LINEAR
+        ):
             found["piecewise_linear"] = (
                 f"linear at {share:.0%} of the sample points: declare piecewise_linear=True "
                 "(or list it in NOT_PIECEWISE_LINEAR with the reason)"
             )
+        linear = _linear_gap(op, points, value)
+        if linear:
+            found["linear"] = linear
     spreading = tuple(i for i in range(op.arity) if _spreads(op, points, i))
     if set(op.spreads_nonfinite) - set(spreading):
         found["spreads_nonfinite"] = (
@@ -836,6 +866,55 @@ def test_other_ops_spread_inf_and_nan_as_declared(name):
             assert not np.isfinite(_value(name, args, s.attrs)).all(), (name, i, bad)
 
 
+def other_linear_gaps(name: str) -> list[str]:
+    """Where ``linear`` is wrong or left out on an op that is not elementwise: along each
+    differentiated argument of its sample, and along all of them, its second difference in a
+    random direction is zero exactly where :meth:`Op.linear_in` says so."""
+    op, s = OPS[name], sample(name)
+    rng = np.random.default_rng(sum(map(ord, name)))
+    moved = list(s.wrt)
+    groups = [(i,) for i in moved] + ([tuple(moved)] if len(moved) > 1 else [])
+    gaps = []
+    for group in groups:
+        steps = {i: rng.standard_normal(np.shape(s.args[i])) for i in group}
+
+        def at(t, steps=steps):
+            return _value(
+                name, [a + t * steps[i] if i in steps else a for i, a in enumerate(s.args)], s.attrs
+            )
+
+        middle = at(0.0)
+        second = np.abs(at(0.25) - 2 * middle + at(-0.25))
+        flat = bool(np.all(second <= 1e-9 * (1 + np.abs(middle).max(initial=0.0))))
+        declared = op.linear_in([i in group for i in range(len(s.args))])
+        if declared and not flat:
+            gaps.append(f"declared linear along arguments {group}, but curved")
+        elif flat and not declared and name not in NOT_LINEAR:
+            gaps.append(
+                f"linear along arguments {group}: declare linear= (or list it in NOT_LINEAR)"
+            )
+    return gaps
+
+
+#: ops linear in their sample that rightly do not say so, each with the reason
+NOT_LINEAR: dict[str, str] = {
+    "amax": "linear on each piece only (the largest element's): a kink where two tie",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        n
+        for n, op in OPS.items()
+        if op.kind not in ("elementwise", "comparison") and not op.internal and op.vjp is not None
+    ),
+)
+def test_other_ops_declare_where_they_are_linear(name):
+    # the Hessian's sparsity pattern (issue 28) and Taylor mode's guard read it
+    assert other_linear_gaps(name) == []
+
+
 # A fact left out, or declared wrongly, is named: (op, its facts changed to, the fact named).
 FACT_VARIANTS = [
     ("erfcx", {"total": False}, "total"),  # the example of ARCHITECTURE.md
@@ -846,6 +925,11 @@ FACT_VARIANTS = [
     ("erf", {"nonneg": True}, "nonneg"),
     ("relu", {"piecewise": False, "piecewise_linear": False}, "piecewise"),
     ("relu", {"piecewise_linear": False}, "piecewise_linear"),
+    ("add", {"linear": False}, "linear"),  # issue 28: the Hessian's pattern reads it
+    ("mul", {"linear": False}, "linear"),
+    ("mul", {"linear": True}, "linear"),
+    ("div", {"linear": "each"}, "linear"),
+    ("exp", {"linear": True}, "linear"),
     ("abs", {"kink": None}, "kink"),
     ("clip", {"kink": None}, "kink"),
     ("sign", {"kink": None}, "kink"),

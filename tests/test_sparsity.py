@@ -15,11 +15,14 @@ from test_batch_property import VARIABLES, _row_values, _shape_of, batch_cases
 from autograd_cli.core import OPS, api
 from autograd_cli.core.errors import AutogradCliError
 from autograd_cli.core.sparsity import (
+    _decompressed,
     color_columns,
+    coloring,
     hessian_pattern,
     jacobian_pattern,
     sparse_hessian,
     sparse_jacobian,
+    star_colored,
     structurally_orthogonal,
 )
 from autograd_cli.grammar import parse
@@ -50,6 +53,10 @@ PROGRAMS = [
     ("sum(x*y) + x[0]**3", {"x": [1.0, 2, 3], "y": [3.0, 4, 5]}),
     ("sum(exp(A @ x))", {"A": [[1, 0, 0], [0, 0, 2], [0, 3, 0]], "x": [1.0, 2, 3]}),
     ("triu(reshape(x, [2, 2])) @ [1, 2]", {"x": [1.0, 2, 3, 4]}),
+    # an arrowhead Hessian (a star coloring: 2 colors for 7) and a dense row (row colors)
+    ("x[0]*sum(x[1:]**2) + sum(x**4)", {"x": [1.0, -2, 3, 0.5, 5, 6, -7]}),
+    ("concatenate([x[1:]**2 - x[:-1], [sum(x**2)]])", {"x": [1.0, -2, 3, 0.5, 5, 6, -7]}),
+    ("sum(x / (1 + y**2)) + sum(x) / sum(y)", {"x": [1.0, 2, 3, 4, 5], "y": [0.5, -1, 2, 3, 1]}),
 ]
 
 
@@ -116,6 +123,49 @@ def test_the_coloring_is_near_the_optimum_on_bands_and_arrowheads():
     assert structurally_orthogonal(sp.csr_matrix(arrow), colors) and k == 8
     # a wrong coloring is caught
     assert not structurally_orthogonal(sp.csr_matrix(arrow), np.zeros(8, dtype=np.int64))
+
+
+def test_an_arrowhead_takes_two_star_colors_and_a_dense_row_two_row_colors():
+    import scipy.sparse as sp
+
+    arrow = np.eye(40, dtype=bool)
+    arrow[0, :] = arrow[:, 0] = True
+    star = coloring(sp.csr_matrix(arrow), "hessian")
+    assert (star.mode, star.k) == ("star", 2) and star_colored(sp.csr_matrix(arrow), star.colors)
+    # the same pattern as a Jacobian: its dense row and column leave nothing cheaper
+    assert coloring(sp.csr_matrix(arrow), "jacobian").k == 40
+    lower = np.eye(40, dtype=bool) | np.eye(40, k=1, dtype=bool)
+    lower[-1, :] = True  # residuals and one sum: the row colors, reverse sweeps
+    rows = coloring(sp.csr_matrix(lower), "jacobian")
+    assert rows.mode == "rows" and rows.k <= 3
+    assert structurally_orthogonal(sp.csr_matrix(lower.T), rows.colors)
+    # a band: its 3 columns colors kept (no star nor row coloring gives fewer)
+    band = sp.diags([np.ones(40)] * 3, [-1, 0, 1], (40, 40)).tocsr().astype(bool)
+    assert coloring(band, "hessian").mode == "columns" and coloring(band, "hessian").k == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.floats(0.02, 0.5), st.integers(0, 2**32 - 1))
+def test_a_star_coloring_is_valid_and_decompresses_any_symmetric_matrix(n, density, seed):
+    import scipy.sparse as sp
+
+    from autograd_cli.core.sparsity import _star_colors
+
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < density)
+    upper[0, :] = rng.random(n) < 0.8  # a hub, often: where star colorings pay
+    mask = upper | upper.T | np.eye(n, dtype=bool)
+    pattern = sp.csr_matrix(mask)
+    star = _star_colors(pattern)
+    assert star_colored(pattern, star.colors)
+    h = np.where(mask, rng.standard_normal((n, n)), 0.0)
+    h = h + h.T
+    seeds = np.eye(star.k)[star.colors]  # S: column j is in color colors[j]
+    compressed = (h @ seeds).T  # one forward sweep per color: H s_c
+    _, _, _, whole = _decompressed(pattern, compressed, star)
+    np.testing.assert_allclose(whole.toarray(), h, rtol=1e-14, atol=1e-14)
+    if mask[~np.eye(n, dtype=bool)].any():  # one color for all: not a star coloring
+        assert not star_colored(pattern, np.zeros(n, dtype=np.int64))
 
 
 def test_a_million_variable_chain_takes_three_colors():
@@ -185,8 +235,8 @@ def test_the_coloring_is_found_again_where_the_pattern_changes():
     wide = sparsity.jacobian_pattern(parse("x[:-2] * x[2:]"), {"x": np.ones(6)}, ["x"])[0]
     again = sparsity.colored(wide, memo)
     assert again is not first and sparsity.structurally_orthogonal(wide, again[0])
-    colors, k = sparsity.colored(band, None)  # no memo: colored afresh
-    assert k == first[1] and np.array_equal(colors, first[0])
+    fresh = sparsity.colored(band, None)  # no memo: colored afresh
+    assert fresh.k == first.k and np.array_equal(fresh.colors, first.colors)
 
 
 def test_solve_takes_sparse_newton_steps_for_many_unknowns(monkeypatch):

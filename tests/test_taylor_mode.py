@@ -199,26 +199,25 @@ def test_every_elementwise_op_has_a_rule():
 
 
 def test_every_rule_is_of_an_op_of_the_table_and_says_how_it_grows():
-    # Taylor mode's rules are its own table, keyed by the op's name: each names an op, and
-    # what the overflow guard needs (linear, or multiplying the result's series) is declared
-    # on the rule (@_rule(..., linear=True)), not kept in a list of names apart
+    # Taylor mode's rules are its own table, keyed by the op's name: each names an op; what
+    # the overflow guard needs is the op's own fact (its entry's ``linear``, checked against
+    # its values by tests/test_op_table.py) or declared on the rule (multiplying the result's
+    # series), never a list of names apart
     from autograd_cli.core import OPS, taylor_mode
 
     assert set(RULES) <= set(OPS), sorted(set(RULES) - set(OPS))
-    assert not hasattr(taylor_mode, "_LINEAR") and not hasattr(taylor_mode, "_NONLINEAR_IN_OUT")
-    assert taylor_mode.LINEAR and taylor_mode.MULTIPLIES_OUT
-    assert taylor_mode.LINEAR | taylor_mode.MULTIPLIES_OUT <= set(RULES)
-    assert not taylor_mode.LINEAR & taylor_mode.MULTIPLIES_OUT
-    assert {name for name, op in OPS.items() if op.piecewise_linear} <= taylor_mode.LINEAR
+    assert not hasattr(taylor_mode, "LINEAR") and not hasattr(taylor_mode, "_nonlinear")
+    assert taylor_mode.MULTIPLIES_OUT and taylor_mode.MULTIPLIES_OUT <= set(RULES)
+    assert not any(OPS[n].linear is True for n in taylor_mode.MULTIPLIES_OUT)
 
 
 @pytest.mark.parametrize("name", ["add", "sub", "neg", "sum", "mean", "where"])
-def test_a_rule_declared_linear_is_of_a_linear_op(name):
+def test_a_rule_of_a_linear_op_is_linear(name):
     # the op's values along its differentiated arguments: no second difference
-    from autograd_cli.core import OPS, apply, taylor_mode, tensor
+    from autograd_cli.core import OPS, apply, tensor
 
-    assert name in taylor_mode.LINEAR
     op = OPS[name]
+    assert op.linear is True and name in RULES
     rng = np.random.default_rng(3)
     flags = op.flags(op.arity)
     base = [tensor(rng.uniform(0.5, 2.0, 3)) if d else tensor([1.0, 0.0, 1.0]) for d in flags]
@@ -228,6 +227,15 @@ def test_a_rule_declared_linear_is_of_a_linear_op(name):
         return apply(op, *[tensor(b.data + t * s) for b, s in zip(base, step)]).data
 
     np.testing.assert_allclose(at(1.0) - 2 * at(0.0) + at(-1.0), 0.0, atol=1e-12)
+
+
+def test_the_overflow_guard_reads_the_ops_linear_fact():
+    # x*y multiplies two series (guarded); x*2 is linear in its one live argument (not)
+    from autograd_cli.core import OPS
+
+    mul, div = OPS["mul"], OPS["div"]
+    assert not mul.linear_in((True, True)) and mul.linear_in((True, False))
+    assert div.linear_in((True, False)) and not div.linear_in((False, True))
 
 
 def test_high_orders_and_order_zero():

@@ -52,11 +52,11 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
     program = inv.program()
     check_values(program, inv.values)
     names = resolve_wrt(program, inv.shared.wrt)
-    note, pattern = None, None
+    note, pattern, memo = None, None, {}  # memo: the coloring, found once
     if mode == "auto":
         find = sparsity.jacobian_pattern if which == "jacobian" else sparsity.hessian_pattern
         pattern, _, _ = find(program, inv.values, names)
-        _, k = sparsity.color_columns(pattern)
+        k = sparsity.colored(pattern, memo, which).k
         n = pattern.shape[1]
         if k > AUTO_SHARE * n:
             if output is not None:
@@ -68,12 +68,14 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
             return False
         note = f"--sparse auto: {k} colors for {n} columns: the sparse result"
     if which == "jacobian":
-        value, blocks, k, matrix = sparsity.sparse_jacobian(program, inv.values, names, pattern)
+        value, blocks, k, matrix = sparsity.sparse_jacobian(
+            program, inv.values, names, pattern, memo
+        )
         doc = {"jacobian": {n: blocks[n].document() for n in names}}
         shown = [(f"∂out/∂{n}", blocks[n]) for n in names]
     else:
         value, blocks, k, matrix, gradient = sparsity.sparse_hessian(
-            program, inv.values, names, pattern
+            program, inv.values, names, pattern, memo
         )
         doc = {
             "grad": gradient,
@@ -92,7 +94,8 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
     print(
         f"value {render.format_scalar(value.reshape(()), inv.precision) if value.size == 1 else value.shape}"
     )
-    print(f"{k} color(s): {k} forward sweep(s)")
+    sweeps = "reverse" if memo["coloring"].mode == "rows" else "forward"
+    print(f"{k} color(s){_HOW[memo['coloring'].mode]}: {k} {sweeps} sweep(s)")
     for label, m in shown:
         print(f"{label}: shape {list(m.shape)}, {m.values.size} nonzero(s)")
         for r, c, v in list(zip(m.rows.tolist(), m.cols.tolist(), m.values.tolist()))[:SHOWN]:
@@ -100,6 +103,10 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
         if m.values.size > SHOWN:
             print(f"  ... {m.values.size - SHOWN} more (--json writes them all)")
     return True
+
+
+#: how the colors compress, said after their count (columns: the plain case)
+_HOW = {"columns": "", "rows": " of the rows", "star": " (a star coloring)"}
 
 
 @command("sparsity")
@@ -122,7 +129,8 @@ def sparsity_command(ctx: typer.Context):
     if ev.output.data.size == 1:
         pattern, ev, _ = sparsity.hessian_pattern(program, inv.values, names)
         kind = "hessian"
-    colors, k = sparsity.color_columns(pattern)
+    coloring = sparsity.coloring(pattern, kind)
+    k = coloring.k
     coo = pattern.tocoo()
     import numpy as np
 
@@ -146,7 +154,8 @@ def sparsity_command(ctx: typer.Context):
     m, n = pattern.shape
     print(inv.source)
     print(
-        f"{kind} pattern: shape [{m}, {n}], {pattern.nnz} nonzero(s), bandwidth {band}, {k} color(s)"
+        f"{kind} pattern: shape [{m}, {n}], {pattern.nnz} nonzero(s), bandwidth {band}, "
+        f"{k} color(s){_HOW[coloring.mode]}"
     )
     if m <= 40 and n <= 80:
         dense = pattern.toarray()

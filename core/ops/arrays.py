@@ -167,6 +167,7 @@ register(
         batching=("axes",),
         code=_axis_code("cumsum"),
         on_complex="rules",
+        linear=True,
     )
 )
 
@@ -221,6 +222,7 @@ register(
         code=_join_code("concatenate", "cat"),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )
 

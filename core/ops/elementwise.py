@@ -149,7 +149,7 @@ def _angle_direction(x, out):
 # real functions of a complex z, each derivative PyTorch's gradient direction (grad = g*d: 1, 1j,
 # 1j*z/|z|**2, 0 at z = 0 as torch's angle_backward); on a real x, real is x, imag 0 and angle
 # 0 or pi (atan2(0, x): pi at -0.0), neither of the last two passing a gradient
-_unary("real",      "RealBackward0",         _np("real", c="{0}"),      lambda x, out: 1.0,                               latex="\\operatorname{Re}",                                                    total=True, spreads_nonfinite=(0,), on_complex="real")
+_unary("real",      "RealBackward0",         _np("real", c="{0}"),      lambda x, out: 1.0,                               latex="\\operatorname{Re}",                                                    total=True, spreads_nonfinite=(0,), on_complex="real", linear=True)
 _unary("imag",      "ImagBackward0",         _np("imag", c="0.0"),      lambda x, out: 1j if is_complex(x) else 0.0,       latex="\\operatorname{Im}",                                                    total=True, nonneg=True, piecewise_linear=True, on_complex="real", code=code("{xp}.imag({0})", torch="(torch.imag({0}) if torch.is_complex({0}) else torch.zeros_like({0}))", c="0.0"))
 _unary("angle",     "AngleBackward0",        _np("angle", c="atan2(0.0, {0})"), _angle_direction,                     latex="\\arg",                                                                 total=True, nonneg=True, piecewise_linear=True, on_complex="real", kink=_at_zero("angle is not differentiable at 0 (on the real line it jumps from 0 to pi there); used angle'(0) = 0 (PyTorch)"), code=code("{xp}.angle({0})", jax="{xp}.angle({0}).astype({0}.real.dtype)", c="atan2(0.0, {0})"))
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
@@ -249,6 +249,7 @@ register(
         spreads_nonfinite=(0,),
         on_complex="real_linear",
         printing=function("conj", "conjugate", latex=("\\overline{", 0, "}"), latex_level=ATOM),
+        linear=True,
     )
 )
 
@@ -272,6 +273,7 @@ register(
         spreads_nonfinite=(0,),
         printing=Printing(form="prefix", symbol="-", level=UNARY, operands=(POWER,), latex="-"),
         on_complex="rules",
+        linear=True,
     )
 )
 
@@ -317,6 +319,7 @@ register(
         spreads_nonfinite=(0, 1),
         printing=infix("+", SUM, (SUM, PRODUCT), " + "),
         on_complex="rules",
+        linear=True,
     )
 )
 register(
@@ -335,6 +338,7 @@ register(
         spreads_nonfinite=(0, 1),
         printing=infix("-", SUM, (SUM, PRODUCT), " - "),
         on_complex="rules",
+        linear=True,
     )
 )
 
@@ -496,8 +500,8 @@ def _mod_node(n):
 
 # fmt: off
 #       name         grad_fn               forward                             d/da (a, b, out)                                   d/db (a, b, out)                                      printing and facts
-_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"), on_complex="holomorphic")
-_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"), on_complex="holomorphic")
+_binary("mul",       "MulBackward0",       lambda a, b: a * b,                 lambda a, b, out: b,                               lambda a, b, out: a,                                  printing=infix("*", PRODUCT, (PRODUCT, POWER), " ", spaced=False), total=True, spreads_nonfinite=(0, 1), code=code("{0} * {1}", c="{0} * {1}"), on_complex="holomorphic", linear="each")
+_binary("div",       "DivBackward0",       lambda a, b: a / b,                 lambda a, b, out: 1 / b,                           lambda a, b, out: -(out / b),                         printing=infix("/", PRODUCT, (PRODUCT, POWER), ("\\frac{", 0, "}{", 1, "}"), spaced=False, latex_level=POWER), spreads_nonfinite=(0,), code=code("{0} / {1}", c="{0} / {1}"), on_complex="holomorphic", linear=(0,))
 _binary("pow",       _pow_node,            _power,                             _pow_da,                                           _pow_db,                                              printing=infix("**", POWER, (ATOM, UNARY), ((0, ATOM), "^{", 1, "}"), spaced=False, names=("pow",)), kink=_where_kink(_pow_kinks, "x**p with p < 1 is not differentiable at x = 0; its derivative there is inf or nan"), code=Code(_pow_code("numpy"), _pow_code("torch"), _pow_code("jax"), _pow_code("c"), numbers=(0, 1)), on_complex="holomorphic")
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
@@ -527,7 +531,7 @@ _binary("logaddexp", "LogaddexpBackward0", lambda a, b: _xp().logaddexp(a, b), l
 # polar(r, theta) = r*exp(1j*theta) (torch.polar; complex from real r and theta): d/dr = exp(1j*theta),
 # d/dtheta = 1j*out (written x * 1j: complex's own product makes a NumPy scalar a Python complex),
 # each taken conjugate in reverse mode (a real argument keeps the real part)
-_binary("polar",     "PolarBackward0",     lambda a, b: a * _xp().exp(1j * b), lambda a, b, out: call("exp", b * 1j), lambda a, b, out: out * 1j, printing=function("polar", latex="\\operatorname{polar}"), total=True, spreads_nonfinite=(0, 1), on_complex="holomorphic", code=Code(refused="its values are complex, which generated code does not write yet"))
+_binary("polar",     "PolarBackward0",     lambda a, b: a * _xp().exp(1j * b), lambda a, b, out: call("exp", b * 1j), lambda a, b, out: out * 1j, printing=function("polar", latex="\\operatorname{polar}"), total=True, spreads_nonfinite=(0, 1), on_complex="holomorphic", linear=(0,), code=Code(refused="its values are complex, which generated code does not write yet"))
 # mod(a, b): NumPy's np.mod, Python's % (the result has b's sign: mod(-1, 3) = 2), which is
 # PyTorch's remainder, not C's fmod.  It jumps where a is a whole multiple of b;
 # x - mod(x, 1) is floor(x) (piecewise linear).
@@ -641,6 +645,7 @@ register(
         total=True,
         piecewise=True,
         on_complex="rules",
+        linear=True,
     )
 )
 

@@ -350,6 +350,7 @@ for _t in _TRANSFORMS:
             code=_code(_t),
             # complex-linear (c2c), real-linear (c2r: the Hermitian half read), real input (r2c)
             on_complex={"c2c": "rules", "c2r": "real_linear", "r2c": None}[_t.kind],
+            linear=True,
         )
     )
 

@@ -413,6 +413,7 @@ _matrix_op(
     size=_solve_size,
     code=code(solve_code),
     on_complex="rules",
+    linear=(1,),  # in b: A^-1 b
 )
 
 
@@ -520,6 +521,7 @@ _matrix_op(
     saves=False,
     code=code(trace_code),
     on_complex="rules",
+    linear=True,
 )
 
 
@@ -580,6 +582,7 @@ register(
         code=code("{xp}.diag({0}, {k})"),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )
 
@@ -628,6 +631,7 @@ register(
         size=_outer_size,
         batching=("rows",),
         code=code(outer_code),
+        linear="each",
     )
 )
 
@@ -744,6 +748,7 @@ register(
         size=_tensordot_size,
         batching=("rows",),
         code=code(tensordot_code),
+        linear="each",
     )
 )
 
@@ -970,5 +975,6 @@ register(
         params=(Param("subscripts", "subscripts"),),
         size=_einsum_size,
         code=code(einsum_code),
+        linear="each",
     )
 )

@@ -42,6 +42,7 @@ register(
         kind="product",
         printing=function("dot", latex="\\operatorname{dot}"),
         code=code("{xp}.dot({0}, {1})"),
+        linear="each",
     )
 )
 
@@ -179,6 +180,7 @@ register(
         size=_matmul_size,
         code=code("{xp}.matmul({0}, {1})"),
         on_complex="rules",
+        linear="each",
     )
 )
 
@@ -220,6 +222,7 @@ def bilinear(name: str, node: str, forward, vjp, size, batching: tuple, spelling
             size=size,
             batching=batching,
             code=spelling,
+            linear="each",
             **facts,
         )
     )

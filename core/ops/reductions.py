@@ -120,6 +120,7 @@ register(
         spreads_nonfinite=(0,),
         code=_reduction_code("sum"),
         on_complex="rules",
+        linear=True,
     )
 )
 
@@ -147,6 +148,7 @@ register(
         spreads_nonfinite=(0,),
         code=code(_mean_code),
         on_complex="rules",
+        linear=True,
     )
 )
 

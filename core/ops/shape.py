@@ -64,6 +64,7 @@ def _broadcast_pair(name, node, forward, itself, adjoint, spelling) -> None:
             code=spelling,
             on_complex="rules",
             copies=name == "broadcast_to",  # sum_to adds
+            linear=True,
         )
     )
 
@@ -86,6 +87,7 @@ register(
         spreads_nonfinite=(0,),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )
 
@@ -159,6 +161,7 @@ register(
         code=code(_transpose_code),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )
 register(
@@ -174,6 +177,7 @@ register(
         code=code("{xp}.swapaxes({0}, -1, -2)"),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )
 
@@ -353,6 +357,7 @@ register(
         internal=True,
         code=code(_scatter_code),
         on_complex="rules",
+        linear=True,
     )
 )
 
@@ -433,5 +438,6 @@ register(
         code=code(_stack_code),
         on_complex="rules",
         copies=True,
+        linear=True,
     )
 )

@@ -309,6 +309,13 @@ class Op:
           (abs, max, floor): Taylor mode takes the piece the point is on (implies piecewise);
         * ``spreads_nonfinite``: the argument positions whose inf or nan always makes some
           element of the result inf or nan (a finite result vouches for them).
+    ``linear``
+        where its second derivative is zero whatever the values (Taylor mode's overflow
+        guard, the Hessian's sparsity pattern: :meth:`linear_in`): True, linear in its
+        arguments together (add, sum, reshape, where); "each", in each argument alone, so
+        only products of two arguments are left (mul, matmul); a tuple, the argument
+        positions it is linear in (div: (0,)); False, none.  ``piecewise_linear``,
+        ``copies`` and ``zero_grad`` ops are linear too.
     ``code``
         how generated code writes it, per target (a :class:`Code`; core/codegen): the
         backward pass is the op table's own rules traced, so an op needs only this.
@@ -346,6 +353,7 @@ class Op:
     on_complex: str | None = None
     no_derivative: tuple[int, ...] = ()
     copies: bool = False
+    linear: bool | str | tuple = False
     #: any argument takes a gradient (made from ``vjp`` and ``differentiable``)
     differentiable_any: bool = field(init=False)
 
@@ -366,6 +374,19 @@ class Op:
         self.piecewise = self.piecewise or self.piecewise_linear
         self.spreads_nonfinite = tuple(self.spreads_nonfinite)
         self.no_derivative = tuple(self.no_derivative)
+        if not (isinstance(self.linear, (bool, tuple)) or self.linear == "each"):
+            raise ValueError(f"{name}: linear={self.linear!r} is not a bool, 'each' or a tuple")
+
+    def linear_in(self, live) -> bool:
+        """Linear in the arguments ``live`` says vary (the others held constant): its
+        second derivative along them is zero everywhere (see ``linear``)."""
+        if self.linear is True or self.piecewise_linear or self.copies or self.zero_grad:
+            return True
+        if self.linear == "each":
+            return sum(1 for f in live if f) <= 1
+        if self.linear:
+            return all(i in self.linear for i, f in enumerate(live) if f)
+        return False
 
     def flags(self, n: int) -> tuple:
         """Which of ``n`` arguments are differentiated (all of a variadic op's)."""
