@@ -12,6 +12,8 @@ differentiable path.  The rules follow the op table's facts, never an op's name:
   ``axis``/``keepdims``);
 * ``copies`` ops (indexing, reshape, transpose, concatenate, tile, triu...): the forward run
   on element numbers says which argument element each result element copies (0: none);
+* ``fiber`` ops along an axis (cumsum, sort, softmax): each element on its fiber's elements
+  (up to it, or all);
 * ``A @ x`` with a constant matrix: its nonzeros route the rows;
 * anything else: every result element depends on every input element its arguments depend on
   (conservative: a pattern may hold more than the derivative's nonzeros, never fewer).
@@ -86,6 +88,8 @@ class Pattern(Interpretation):
             return self._grouped(live[0][0], live[0][1], node)
         if op.copies:
             return self._copies(node, op, args)
+        if op.fiber and len(live) == 1:
+            return self._fiber(node, op.fiber == "prefix", live[0][0], live[0][1])
         rule = _RULES.get(op)  # this interpretation's rules, keyed by the Op (as core/batch.py's)
         if rule is not None and len(live) == 1:
             routed = rule(self, node, live[0][0])
@@ -145,6 +149,33 @@ class Pattern(Interpretation):
         every = _sparse().vstack(stacked + [self._empty(1)], format="csr")  # row offset: none
         picked = np.where(source > 0, source - 1, offset)
         return _rows(every, picked)
+
+    def _fiber(self, node, prefix: bool, arg, pattern):
+        """cumsum, sort, softmax...: each result element on the elements of its fiber along
+        ``axis`` (None: the flattened array, as NumPy), those up to it where ``prefix``."""
+        np = backend.host
+        shape = self._shape(arg)
+        axis = node.attrs.get("axis")
+        if axis is None or not shape:
+            shape, axis = (pattern.shape[0],), 0
+        axis %= len(shape)
+        length = shape[axis]
+        # each row: one fiber's element numbers, in order along the axis
+        fibers = np.moveaxis(np.arange(pattern.shape[0]).reshape(shape), axis, -1)
+        fibers = fibers.reshape(-1, length)
+        if prefix:
+            to, of = np.tril_indices(length)
+        else:
+            to, of = (g.ravel() for g in np.indices((length, length)))
+        limits.check(fibers.shape[0] * to.size, 12, "the sparsity pattern")
+        mixing = _sparse().csr_matrix(
+            (
+                np.ones(fibers.shape[0] * to.size, dtype=bool),
+                (fibers[:, to].ravel(), fibers[:, of].ravel()),
+            ),
+            shape=(pattern.shape[0], pattern.shape[0]),
+        )
+        return _boolean(mixing @ pattern)
 
     def _routed(self, node, variable_arg):
         """``A @ x`` or ``x @ A`` with a constant matrix A and a vector x: A's nonzeros route

@@ -57,7 +57,30 @@ PROGRAMS = [
     ("x[0]*sum(x[1:]**2) + sum(x**4)", {"x": [1.0, -2, 3, 0.5, 5, 6, -7]}),
     ("concatenate([x[1:]**2 - x[:-1], [sum(x**2)]])", {"x": [1.0, -2, 3, 0.5, 5, 6, -7]}),
     ("sum(x / (1 + y**2)) + sum(x) / sum(y)", {"x": [1.0, 2, 3, 4, 5], "y": [0.5, -1, 2, 3, 1]}),
+    # fiber ops: each element on its fiber along the axis (up to it: cumsum, cumprod)
+    ("cumsum(x, axis=0) * 2 + sort(x, axis=1)", {"x": [[1.0, -2, 3], [0.5, 5, 6], [6, -7, 2]]}),
+    (
+        "cumprod(x) + reshape(softmax(y, axis=0), [4])",
+        {"x": [[1.0, -2], [3, 0.5]], "y": [[1.0, 2], [0, 3]]},
+    ),
+    ("sum(log_softmax(x) * cumsum(x))", {"x": [1.0, -2, 3, 0.5]}),
 ]
+
+
+@pytest.mark.parametrize(
+    "text, nnz",
+    [
+        ("cumsum(x, axis=0)", 18),  # 3 columns of 3: 1 + 2 + 3 each
+        ("cumsum(x)", 45),  # the flattened 9: 9 * 10 / 2
+        ("sort(x)", 27),  # 3 rows of 3, each on its row
+        ("softmax(x, axis=0)", 27),
+        ("cumprod(x, axis=1)", 18),
+    ],
+)
+def test_a_fiber_op_depends_on_its_fiber_only(text, nnz):
+    x = np.arange(1.0, 10.0).reshape(3, 3) * [1, -1, 0.5]
+    pattern, _, _ = jacobian_pattern(parse(text), {"x": x}, ["x"])
+    assert pattern.nnz == nnz  # not the dense rule's 81
 
 
 @pytest.mark.parametrize("text, values", PROGRAMS)

@@ -168,6 +168,7 @@ register(
         code=_axis_code("cumsum"),
         on_complex="rules",
         linear=True,
+        fiber="prefix",
     )
 )
 
@@ -331,6 +332,7 @@ for _name, _node, _latex, _rules in (
             params=(Param("axis", "axis", -1),),
             batching=("axes",),
             code=_normalized_code(_name == "log_softmax"),
+            fiber="whole",
         )
     )
 
@@ -421,6 +423,7 @@ register(
         params=(Param("axis", "axis", None),),
         batching=("axes",),
         code=_axis_code("cumprod"),
+        fiber="prefix",
     )
 )
 
@@ -518,6 +521,7 @@ register(
             refused="sort's gradient follows the permutation that sorts the values at each point "
             "(its rule reads the values): no one formula of the table's ops for every point"
         ),
+        fiber="whole",  # which element lands where depends on the values
     )
 )
 

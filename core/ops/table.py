@@ -316,6 +316,10 @@ class Op:
         only products of two arguments are left (mul, matmul); a tuple, the argument
         positions it is linear in (div: (0,)); False, none.  ``piecewise_linear``,
         ``copies`` and ``zero_grad`` ops are linear too.
+    ``fiber``
+        an op along ``axis`` (None: the flattened array) whose result element depends on
+        its fiber's elements: "prefix", those up to it (cumsum, cumprod); "whole", all of
+        them (sort, softmax).  The sparsity pattern reads it (else: every input element).
     ``code``
         how generated code writes it, per target (a :class:`Code`; core/codegen): the
         backward pass is the op table's own rules traced, so an op needs only this.
@@ -354,6 +358,7 @@ class Op:
     no_derivative: tuple[int, ...] = ()
     copies: bool = False
     linear: bool | str | tuple = False
+    fiber: str | None = None
     #: any argument takes a gradient (made from ``vjp`` and ``differentiable``)
     differentiable_any: bool = field(init=False)
 
@@ -374,6 +379,8 @@ class Op:
         self.piecewise = self.piecewise or self.piecewise_linear
         self.spreads_nonfinite = tuple(self.spreads_nonfinite)
         self.no_derivative = tuple(self.no_derivative)
+        if self.fiber not in (None, "prefix", "whole"):
+            raise ValueError(f"{name}: fiber={self.fiber!r} is not None, 'prefix' or 'whole'")
         if not (isinstance(self.linear, (bool, tuple)) or self.linear == "each"):
             raise ValueError(f"{name}: linear={self.linear!r} is not a bool, 'each' or a tuple")
 
