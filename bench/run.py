@@ -180,7 +180,7 @@ MIN_SAMPLE = 0.05
 
 TARGETS = {1: 1.0, 2: 1.0, 3: 1.1, 4: 1.0, 5: 1.5, 6: 1.0, 7: 1.1, 8: 1.0, 9: None, 10: 0.4}
 TARGETS.update({11: 1.05, 12: 0.05, 13: None})  # issue 26 (bench/codegen_rows.py)
-TARGETS.update({14: None, 15: 1.0, 16: None, 17: None})  # issue 28 (bench/sparse_rows.py)
+TARGETS.update({14: None, 15: 1.0, 16: None, 17: None, 18: None})  # issue 28 (sparse_rows.py)
 TARGET_TEXT = {
     1: "≤ 1.0x F",
     2: "≤ 1.0x Polars by hand, and ≤ 1.0x numpy.loadtxt",
@@ -199,6 +199,7 @@ TARGET_TEXT = {
     15: "equal to 1e-12 and faster: <= 1.0x",
     16: "<= 3 s, 3 colors",
     17: "side by side (issue 28)",
+    18: "the chain at 10^5 in <= 30 s (issue 28): out of reach, see the note",
 }
 
 
@@ -1361,6 +1362,7 @@ ROWS = {
     15: module_row("sparse_rows", 15),
     16: module_row("sparse_rows", 16),
     17: module_row("sparse_rows", 17),
+    18: module_row("sparse_rows", 18),
 }
 
 
