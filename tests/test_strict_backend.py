@@ -247,6 +247,14 @@ COMMANDS = [
     ["check", "sin(x)*y", "--x", "1", "--y", "2"],
     ["check", "abs(x)", "--x", "0"],
     ["eval", "log(x) + 1/y", "--x", "-1", "--y", "0"],
+    # issue 28: the pattern on the host, the compressed sweeps on the device (columns, rows,
+    # a star coloring)
+    ["hessian", "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)", "--x", "[1,2,3,4,5,6]"]
+    + ["--sparse"],
+    ["hessian", "x[0]*sum(x[1:]**2) + sum(x**4)", "--x", "[1,2,3,4,5,6]", "--sparse"],
+    ["jacobian", "concatenate([x[1:]**2 - x[:-1], [sum(x**2)]])", "--x", "[1,2,3,4,5,6]"]
+    + ["--sparse"],
+    ["jacobian", "cumsum(x) * sin(x)", "--x", "[1,2,3,4,5,6]", "--sparse"],
 ]
 
 
