@@ -16,7 +16,7 @@ from .. import limits
 from .rules import _any_zero, call, eq, reshape, where, zeros_like
 from .rules import _xp as xp
 from .shape import axis_of, getitem_code, join_parts
-from .table import Code, Op, Param, code, function, register
+from .table import Code, Op, Param, code, copying, function, register
 
 
 def axes_of(axis, ndim: int, name: str):
@@ -116,20 +116,16 @@ def flip(x, axis=None):
 
 
 register(
-    Op(
+    copying(
         "flip",
         "FlipBackward0",
         lambda a, axis=None: xp().flip(a, axis=axes_of(axis, a.ndim, "flip")),
         lambda n, g: (flip(g, n.attrs["axis"]),),
         lambda n, ts: None if ts[0] is None else flip(ts[0], n.attrs["axis"]),
-        saves=False,
-        kind="shape",
         printing=function("flip", latex="\\operatorname{flip}"),
         params=(Param("axis", "axes", None),),
         batching=("axes",),
         code=code(_flip_code),
-        on_complex="rules",
-        copies=True,
     )
 )
 
@@ -153,23 +149,35 @@ def _cumsum_jvp(n, ts):
     return None if ts[0] is None else cumsum(ts[0], n.attrs["axis"])
 
 
-register(
-    Op(
-        "cumsum",
-        "CumsumBackward0",
-        lambda a, axis=None: xp().cumsum(a, axis=axes_of(axis, a.ndim, "cumsum")),
-        _cumsum_vjp,
-        _cumsum_jvp,
-        saves=False,
-        kind="shape",
-        printing=function("cumsum", latex="\\operatorname{cumsum}"),
-        params=(Param("axis", "axis", None),),
-        batching=("axes",),
-        code=_axis_code("cumsum"),
-        on_complex="rules",
-        linear=True,
-        fiber="prefix",
+def _running(name: str, node: str, vjp, jvp, **facts) -> None:
+    """Register cumsum or cumprod: NumPy's ``name`` along ``axis`` (None: the flattened
+    array), each element on those of its fiber up to it (``fiber="prefix"``)."""
+    register(
+        Op(
+            name,
+            node,
+            lambda a, axis=None: getattr(xp(), name)(a, axis=axes_of(axis, a.ndim, name)),
+            vjp,
+            jvp,
+            kind="shape",
+            printing=function(name, latex=f"\\operatorname{{{name}}}"),
+            params=(Param("axis", "axis", None),),
+            batching=("axes",),
+            code=_axis_code(name),
+            fiber="prefix",
+            **facts,
+        )
     )
+
+
+_running(
+    "cumsum",
+    "CumsumBackward0",
+    _cumsum_vjp,
+    _cumsum_jvp,
+    saves=False,
+    on_complex="rules",
+    linear=True,
 )
 
 
@@ -208,22 +216,17 @@ def _join_jvp(name: str):
 
 
 register(
-    Op(
+    copying(
         "concatenate",
         "CatBackward0",
         _concatenate_forward,
         _concatenate_vjp,
         _join_jvp("concatenate"),
         arity=None,
-        saves=False,
-        kind="shape",
         printing=function("concatenate", "cat", latex="\\operatorname{concatenate}"),
         params=(Param("axis", "axis", 0),),
         batching=("axes",),
         code=_join_code("concatenate", "cat"),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )
 
@@ -411,21 +414,7 @@ def _cumprod_jvp(n, ts):
     )
 
 
-register(
-    Op(
-        "cumprod",
-        "CumprodBackward0",
-        lambda a, axis=None: xp().cumprod(a, axis=axes_of(axis, a.ndim, "cumprod")),
-        _cumprod_vjp,
-        _cumprod_jvp,
-        kind="shape",
-        printing=function("cumprod", latex="\\operatorname{cumprod}"),
-        params=(Param("axis", "axis", None),),
-        batching=("axes",),
-        code=_axis_code("cumprod"),
-        fiber="prefix",
-    )
-)
+_running("cumprod", "CumprodBackward0", _cumprod_vjp, _cumprod_jvp)
 
 
 # ---- roll(x, shift, axis=None): NumPy's roll; without an axis over the flattened array ----
@@ -453,20 +442,16 @@ def _roll_forward(a, shift, axis=None):
 
 
 register(
-    Op(
+    copying(
         "roll",
         "RollBackward0",
         _roll_forward,
         lambda n, g: (roll(g, -n.attrs["shift"], n.attrs["axis"]),),
         lambda n, ts: None if ts[0] is None else roll(ts[0], n.attrs["shift"], n.attrs["axis"]),
-        saves=False,
-        kind="shape",
         printing=function("roll", latex="\\operatorname{roll}"),
         params=(Param("shift", "int"), Param("axis", "axes", None)),
         batching=("axes",),
         code=code(_roll_code),
-        on_complex="rules",
-        copies=True,
     )
 )
 
@@ -562,14 +547,12 @@ def _repeat_vjp(n, g):
 
 
 register(
-    Op(
+    copying(
         "repeat",
         "ViewBackward0",  # what torch.repeat_interleave records (a view of an expand)
         _repeat_forward,
         _repeat_vjp,
         lambda n, ts: None if ts[0] is None else repeat(ts[0], **n.attrs),
-        saves=False,
-        kind="shape",
         printing=function("repeat", latex="\\operatorname{repeat}"),
         params=(Param("repeats", "count"), Param("axis", "axis", None)),
         size=_repeat_size,
@@ -578,8 +561,6 @@ register(
             "{xp}.repeat({0}, {repeats}, axis={axis})",
             torch="torch.repeat_interleave({0}, {repeats}, dim={axis})",
         ),
-        on_complex="rules",
-        copies=True,
     )
 )
 
@@ -639,22 +620,18 @@ def _tile_rank(attrs) -> int:
 
 
 register(
-    Op(
+    copying(
         "tile",
         "RepeatBackward0",  # torch.tile records Tensor.repeat's node
         _tile_forward,
         _tile_vjp,
         lambda n, ts: None if ts[0] is None else tile(ts[0], n.attrs["reps"]),
-        saves=False,
-        kind="shape",
         printing=function("tile", latex="\\operatorname{tile}"),
         params=(Param("reps", "counts"),),
         size=_tile_size,
         code=code(_tile_code),
         # it works on the trailing axes alone: a leading batch axis passes through
         batching=("trailing", _tile_rank),
-        on_complex="rules",
-        copies=True,
     )
 )
 
@@ -762,14 +739,12 @@ def _split_vjp(n, g):
 
 
 register(
-    Op(
+    copying(
         "split",
         "SplitBackward0",
         _split_forward,
         _split_vjp,
         lambda n, ts: None if ts[0] is None else call("split", ts[0], **n.attrs),
-        saves=False,
-        kind="shape",
         printing=function("split", latex="\\operatorname{split}"),
         params=(
             Param("indices_or_sections", "sections"),
@@ -778,7 +753,5 @@ register(
         ),
         batching=("axes",),
         code=code(_split_code),
-        on_complex="rules",
-        copies=True,
     )
 )

@@ -303,44 +303,32 @@ def _sub_jvp(n, ts):
     return None if r is None else broadcast_to(r, n.out.shape)
 
 
-register(
-    Op(
-        "add",
-        "AddBackward0",
-        lambda a, b: a + b,
-        _add_vjp,
-        _add_jvp,
-        arity=2,
-        saves=False,
-        arrays=True,
-        deriv=(lambda a, b, out: 1.0, lambda a, b, out: 1.0),
-        code=code("{0} + {1}", c="{0} + {1}"),
-        total=True,
-        spreads_nonfinite=(0, 1),
-        printing=infix("+", SUM, (SUM, PRODUCT), " + "),
-        on_complex="rules",
-        linear=True,
+def _sum_of_two(name: str, node: str, forward, vjp, jvp, sign: float) -> None:
+    """Register add (``sign`` 1) or sub (-1): a + sign*b, linear, its partials 1 and sign."""
+    symbol = "+" if sign > 0 else "-"
+    register(
+        Op(
+            name,
+            node,
+            forward,
+            vjp,
+            jvp,
+            arity=2,
+            saves=False,
+            arrays=True,
+            deriv=(lambda a, b, out: 1.0, lambda a, b, out: sign),
+            code=code(f"{{0}} {symbol} {{1}}", c=f"{{0}} {symbol} {{1}}"),
+            total=True,
+            spreads_nonfinite=(0, 1),
+            printing=infix(symbol, SUM, (SUM, PRODUCT), f" {symbol} "),
+            on_complex="rules",
+            linear=True,
+        )
     )
-)
-register(
-    Op(
-        "sub",
-        "SubBackward0",
-        lambda a, b: a - b,
-        _sub_vjp,
-        _sub_jvp,
-        arity=2,
-        saves=False,
-        arrays=True,
-        deriv=(lambda a, b, out: 1.0, lambda a, b, out: -1.0),
-        code=code("{0} - {1}", c="{0} - {1}"),
-        total=True,
-        spreads_nonfinite=(0, 1),
-        printing=infix("-", SUM, (SUM, PRODUCT), " - "),
-        on_complex="rules",
-        linear=True,
-    )
-)
+
+
+_sum_of_two("add", "AddBackward0", lambda a, b: a + b, _add_vjp, _add_jvp, 1.0)
+_sum_of_two("sub", "SubBackward0", lambda a, b: a - b, _sub_vjp, _sub_jvp, -1.0)
 
 
 # ---------------------------------------------------------------------------

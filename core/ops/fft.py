@@ -31,7 +31,7 @@ import numpy as _host
 from .. import backend, limits
 from .reductions import Word
 from .rules import _xp, call
-from .table import REQUIRED, Code, Param, ParsedParam, Refused, function, register
+from .table import REQUIRED, Code, Param, ParsedParam, Refused, copying, function, register
 from .table import Op as _Op
 
 # ---------------------------------------------------------------------------
@@ -367,21 +367,17 @@ def _shift_code(name: str) -> Code:
 
 for _name, _other in (("fftshift", "ifftshift"), ("ifftshift", "fftshift")):
     register(
-        _Op(
+        copying(
             _name,
             "RollBackward0",
             (lambda name: lambda a, axes=None: getattr(_xp().fft, name)(a, axes=axes))(_name),
             (lambda other: lambda n, g: (call(other, g, axes=n.attrs.get("axes")),))(_other),
             _linear_jvp,
-            saves=False,
-            kind="shape",
             printing=function(_name, latex=f"\\operatorname{{{_name}}}"),
             params=(Param("axes", "axes", None),),
             batching=("axes",),
             spreads_nonfinite=(0,),
             code=_shift_code(_name),
-            on_complex="rules",
-            copies=True,
         )
     )
 

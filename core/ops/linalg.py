@@ -46,7 +46,7 @@ from .linalg_code import (
 )
 from .rules import _array, add_tangents, call, conj, reshape, sum_to, where
 from .rules import _xp as xp
-from .table import ATOM, POWER, Op, Param, code, function, register
+from .table import ATOM, POWER, Op, Param, code, copying, function, register
 
 # ---------------------------------------------------------------------------
 # Checks and helpers on arrays (forwards)
@@ -567,22 +567,17 @@ def _diag_vjp(n, g):
 
 
 register(
-    Op(
+    copying(
         "diag",
         lambda n: "DiagEmbedBackward0" if len(n.shapes[0]) == 1 else "DiagonalBackward0",
         _diag_forward,
         _diag_vjp,
         lambda n, ts: None if ts[0] is None else call("diag", ts[0], k=n.attrs["k"]),
-        saves=False,
-        kind="shape",
         printing=function("diag", latex="\\operatorname{diag}"),
         params=(Param("k", "int", 0),),
         size=_diag_size,
         batching=("rows",),
         code=code("{xp}.diag({0}, {k})"),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )
 
@@ -652,20 +647,16 @@ def _triangle(name):
         return call(name, t, k=n.attrs["k"])
 
     register(
-        Op(
+        copying(
             name,
             name.title() + "Backward0",
             forward,
             lambda n, g: (linear(n, g),),
             lambda n, ts: None if ts[0] is None else linear(n, ts[0]),
-            saves=False,
-            kind="shape",
             printing=function(name, latex=f"\\operatorname{{{name}}}"),
             params=(Param("k", "int", 0),),
             batching=("trailing", 2),
             code=code(f"{{xp}}.{name}({{0}}, {{k}})"),
-            on_complex="rules",
-            copies=True,
         )
     )
 

@@ -9,7 +9,7 @@ import math
 
 from .. import backend
 from .rules import _xp, broadcast_to, call, reshape, sum_to, zeros_like
-from .table import Op, Param, Printing, code, function, register
+from .table import Op, Param, Printing, code, copying, function, register
 
 # ---------------------------------------------------------------------------
 # Shape ops (linear: the jvp is the op applied to the tangent)
@@ -74,20 +74,15 @@ _broadcast_pair(
 )
 _broadcast_pair("sum_to", "SumToSizeBackward0", _sum_to_forward, sum_to, broadcast_to, _SUM_TO_CODE)
 register(
-    Op(
+    copying(
         "reshape",
         "ViewBackward0",
         lambda a, shape: a.reshape(shape),
         lambda n, g: (reshape(g, n.shapes[0]),),
         lambda n, ts: None if ts[0] is None else reshape(ts[0], n.attrs["shape"]),
-        saves=False,
-        kind="shape",
         printing=function("reshape", latex="\\operatorname{reshape}", attr_args=("shape",)),
         code=code("{0}.reshape({shape})"),
         spreads_nonfinite=(0,),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )
 
@@ -147,37 +142,27 @@ def _transpose_code(args, node, target):
 
 
 register(
-    Op(
+    copying(
         "transpose",
         "PermuteBackward0",
         _transpose_forward,
         lambda n, g: (call("transpose", g, axes=_transpose_inverse(n)),),
         lambda n, ts: None if ts[0] is None else call("transpose", ts[0], axes=n.attrs.get("axes")),
-        saves=False,
-        kind="shape",
         printing=function("transpose", latex="\\operatorname{transpose}"),
         params=(Param("axes", "axes", None),),
         spreads_nonfinite=(0,),
         code=code(_transpose_code),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )
 register(
-    Op(
+    copying(
         "mT",
         "TransposeBackward0",
         lambda a: _xp().swapaxes(a, -1, -2),
         lambda n, g: (call("mT", g),),
         lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
-        saves=False,
-        kind="shape",
         internal=True,
         code=code("{xp}.swapaxes({0}, -1, -2)"),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )
 
@@ -326,19 +311,15 @@ def _scatter_forward(g, index, shape):
 
 
 register(
-    Op(
+    copying(
         "getitem",
         _getitem_node,
         lambda a, index: a[index],
         lambda n, g: (call("scatter", g, index=n.attrs["index"], shape=n.shapes[0]),),
         lambda n, ts: None if ts[0] is None else call("getitem", ts[0], index=n.attrs["index"]),
-        saves=False,
-        kind="shape",
         printing=Printing(form="subscript", latex="\\operatorname{getitem}"),
         size=_getitem_size,
         code=code(getitem_code),
-        on_complex="rules",
-        copies=True,
     )
 )
 register(
@@ -425,19 +406,16 @@ def _stack_code(args, node, target):
 
 
 register(
-    Op(
+    copying(
         "stack",
         "StackBackward0",
         _stack_forward,
         _stack_vjp,
         _stack_jvp,
+        saves=True,
         arity=None,
-        kind="shape",
         printing=Printing(form="array", latex="\\operatorname{stack}"),
         size=_stack_size,
         code=code(_stack_code),
-        on_complex="rules",
-        copies=True,
-        linear=True,
     )
 )

@@ -448,6 +448,22 @@ HOLOMORPHIC = ("holomorphic", "rules")
 _DECLARED: list[Op] = []
 
 
+def copying(name: str, node, forward, vjp, jvp, **facts) -> Op:
+    """The entry of an op whose result's elements are copies of its arguments' (or zeros):
+    reshape, transpose, indexing, concatenate, tile, triu...  They share their facts: kind
+    "shape", nothing saved (``saves=True`` where the rules read the inputs), complex-linear
+    rules (``on_complex="rules"``), ``copies`` (the sparsity pattern probes the forward on
+    element numbers) and ``linear``."""
+    shared = {
+        "saves": False,
+        "kind": "shape",
+        "on_complex": "rules",
+        "copies": True,
+        "linear": True,
+    }
+    return Op(name, node, forward, vjp, jvp, **{**shared, **facts})
+
+
 def register(op: Op) -> Op:
     """Declare ``op``: an entry of the table :func:`op_table` makes of the declarations."""
     _DECLARED.append(op)
