@@ -24,7 +24,7 @@ Jacobian is then J = decompress(J S) for the seed S of the colors, one forward s
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import backend, limits
 from .errors import InputError
@@ -256,14 +256,14 @@ def _evaluated(program, values: dict, wanted: list, ev) -> tuple:
 def color_columns(pattern) -> tuple:
     """(colors, k): a color per column such that columns of one color share no row
     (structurally orthogonal), k colors; the fewer of a greedy coloring (largest degree first,
-    for up to :data:`GREEDY_MAX` columns) and the band coloring j mod w (w = the widest
-    row's span)."""
+    for up to :data:`GREEDY_MAX` columns and :data:`GREEDY_PAIRS_MAX` conflicts) and the
+    band coloring j mod w (w = the widest row's span)."""
     np = backend.host
     n = pattern.shape[1]
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
     band = _band_colors(pattern)
-    if n > GREEDY_MAX:
+    if n > GREEDY_MAX or _pairs(pattern) > GREEDY_PAIRS_MAX:  # the conflicts would not fit
         return band, int(band.max()) + 1 if band.size else 0
     greedy = _greedy_colors(pattern)
     best = greedy if greedy.max() < band.max() else band
@@ -277,7 +277,7 @@ class Coloring(NamedTuple):
     entry read from its row or, where two columns of its color share that row, from its
     mirror (the star coloring guarantees one of them is alone)."""
 
-    colors: object  # an int64 array: a color per column (per row in mode "rows")
+    colors: Any  # an int64 array: a color per column (per row in mode "rows")
     k: int
     mode: str
 
@@ -285,23 +285,29 @@ class Coloring(NamedTuple):
 #: the most columns (or rows) the greedy colorings take on (a Python loop each): past it the
 #: band coloring j mod w, vectorized
 GREEDY_MAX = 20_000
+#: the most pairs of columns sharing a row the greedy coloring lists (its conflict matrix: an
+#: arrowhead of n has n^2): past it the band coloring
+GREEDY_PAIRS_MAX = 2 * 10**7
 #: the most steps the star coloring may take (the sum of its vertices' squared degrees):
 #: an arrowhead of 20,000 takes 4 * 10^8 elementwise steps in NumPy, a second or so
 STAR_WORK_MAX = 5 * 10**8
 
 
 def coloring(pattern, of: str = "jacobian") -> Coloring:
-    """The cheaper compression of ``pattern`` (``of`` "jacobian", or "hessian": symmetric):
-    a Jacobian's columns (forward sweeps, batched) unless its rows need fewer than half as
-    many colors (reverse sweeps, one pass each: a dense row, a sum of every residual); a
-    Hessian's columns unless a star coloring needs fewer (an arrowhead: 2 for n)."""
-    columns = Coloring(*color_columns(pattern), "columns")
-    if columns.k <= 3:  # a band's 3 colors: the star and row colorings give no fewer
+    """The cheaper compression of ``pattern`` (``of`` "jacobian", "hessian": symmetric, or
+    "columns": forward sweeps only): a Jacobian's columns (forward sweeps, batched) unless
+    its rows need fewer than half as many colors (reverse sweeps, one pass each: a dense
+    row, a sum of every residual); a Hessian's columns unless a star coloring needs fewer
+    (an arrowhead: 2 for n)."""
+    colors, k = color_columns(pattern)
+    columns = Coloring(colors, k, "columns")
+    if columns.k <= 3 or of == "columns":  # a band's 3: no star or row coloring gives fewer
         return columns
     if of == "hessian":
         star = _star_colors(pattern)
         return columns if star is None or star.k >= columns.k else star
-    rows = Coloring(*color_columns(pattern.T.tocsr()), "rows")
+    colors, k = color_columns(pattern.T.tocsr())
+    rows = Coloring(colors, k, "rows")
     return rows if 2 * rows.k < columns.k else columns
 
 
@@ -601,6 +607,9 @@ def _prepared(program, values: dict, wanted: list, pattern, memo, of: str) -> tu
     else:
         _, sizes = _evaluated(program, values, wanted, ev)
     shapes = {n: tuple(ev.leaves[n].shape) for n in wanted}
+    values_in_play = [ev.output.data, *(ev.leaves[n].data for n in wanted)]
+    if of == "jacobian" and any(backend.is_complex(v) for v in values_in_play):
+        of = "columns"  # reverse sweeps give conj(J)'s rows (PyTorch's convention)
     return ev, pattern, sizes, shapes, colored(pattern, memo, of)
 
 

@@ -167,6 +167,18 @@ def test_an_arrowhead_takes_two_star_colors_and_a_dense_row_two_row_colors():
     assert coloring(band, "hessian").mode == "columns" and coloring(band, "hessian").k == 3
 
 
+def test_complex_values_take_forward_sweeps_not_conjugated_rows():
+    # row colors would sweep backwards, which gives conj(J)'s rows for complex values
+    z = np.array([1 + 1j, 2, 3, 4, 5, 6, 7, 8, 9, 10j])
+    program = parse("concatenate([z[1:]**2 - z[:-1], [sum(z**2)]])")
+    _, blocks, k, _ = sparse_jacobian(program, {"z": z}, ["z"])
+    real = sparse_jacobian(program, {"z": z.real}, ["z"])
+    assert k == 10 and real[2] == 3  # the real one takes the row colors
+    want = np.diag(-np.ones(10))[:9] + np.diag(2 * z[1:], 1)[:9]
+    want = np.vstack([want, 2 * z])
+    np.testing.assert_allclose(blocks["z"].dense(), want, rtol=1e-15)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 30), st.floats(0.02, 0.5), st.integers(0, 2**32 - 1))
 def test_a_star_coloring_is_valid_and_decompresses_any_symmetric_matrix(n, density, seed):

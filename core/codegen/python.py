@@ -326,7 +326,7 @@ def _only_numbers(node: Node, position: int) -> bool:
     """``position`` is the first of the op's values that may be numbers (``Code.numbers``:
     where's two), and all of them are: the result's dtype would be the library's default."""
     op = OPS.get(node.op)
-    numbers = () if op is None or op.code is None else op.code.numbers
+    numbers: tuple[int, ...] = () if op is None or op.code is None else op.code.numbers
     return (
         len(numbers) > 1
         and position == numbers[0]
