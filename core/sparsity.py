@@ -163,11 +163,12 @@ class Pattern(Interpretation):
         # each row: one fiber's element numbers, in order along the axis
         fibers = np.moveaxis(np.arange(pattern.shape[0]).reshape(shape), axis, -1)
         fibers = fibers.reshape(-1, length)
+        pairs = length * (length + 1) // 2 if prefix else length * length
+        limits.check(fibers.shape[0] * pairs, 12 + 16, "the sparsity pattern")  # and indices
         if prefix:
             to, of = np.tril_indices(length)
         else:
             to, of = (g.ravel() for g in np.indices((length, length)))
-        limits.check(fibers.shape[0] * to.size, 12, "the sparsity pattern")
         mixing = _sparse().csr_matrix(
             (
                 np.ones(fibers.shape[0] * to.size, dtype=bool),
@@ -631,9 +632,9 @@ def sparse_jacobian(
     out = ev.output
     m = int(out.data.size)
     width = sum(sizes.values()) if coloring.mode == "rows" else m
+    limits.check(k * width, out.data.dtype.itemsize, "the compressed Jacobian")
     compressed = backend.host.zeros((max(k, 1), width), dtype=out.data.dtype)
     if k and out.requires_grad:
-        limits.check(k * width, out.data.dtype.itemsize, "the compressed Jacobian")
         if coloring.mode == "rows":
             compressed = _reverse_sweeps(out, xs, coloring, sizes)
         else:
@@ -696,11 +697,11 @@ def sparse_hessian(
     xs = tuple(ev.leaves[n] for n in wanted)
     n = sum(sizes.values())
     dtype = ev.output.data.dtype
+    limits.check(k * n, dtype.itemsize, "the compressed Hessian")  # before any allocation
     compressed = backend.host.zeros((max(k, 1), n), dtype=dtype)
     gs = _gradients(ev.output, xs)
     gradient = {name: backend.to_numpy(g.data) for name, g in zip(wanted, gs)}
     if k:
-        limits.check(k * n, dtype.itemsize, "the compressed Hessian")
         with no_grad():
             swept = Tape(gs, xs).run(_seeds(colors, k, sizes, shapes, dtype), k)
         parts = [

@@ -358,3 +358,18 @@ def test_the_pattern_asks_the_memory_limit_before_it_grows(cli, tmp_path):
     values.write_text(json.dumps({"x": [1.0] * 20000, "y": [1.0] * 20000}))
     out = cli("sparsity", "sum(x)*y", "--vars", f"@{values}", "--max-memory", "1GB", "--json")
     assert out.code != 0 and json.loads(out.out)["error"]["kind"] == "limit"
+
+
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("x[0]*sum(x[1:]**2)", "the compressed Hessian"),  # 10^5 colors: 80 GB of sweeps
+        ("sum(cumsum(x))", "the sparsity pattern"),  # 5 * 10^9 pairs of a 10^5 fiber
+    ],
+)
+def test_a_pattern_or_sweep_too_large_is_a_limit_before_it_is_allocated(cli, tmp_path, text, what):
+    path = tmp_path / "x.npy"
+    np.save(path, np.zeros(10**5))
+    r = cli("hessian", text, "--x", f"@{path}", "--sparse", "--json")
+    assert r.code == 1 and r.json["error"]["kind"] == "limit", r.out
+    assert r.json["error"]["message"].startswith(what)
