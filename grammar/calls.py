@@ -273,15 +273,6 @@ def _list_items(expr: Expr, name: str, tok) -> list:
     return items
 
 
-_MODES = "'full', 'same' or 'valid'"  # NumPy's modes of convolve and correlate
-
-
-def _mode(what: str, text: str, token) -> Word:
-    if text not in ("full", "same", "valid"):
-        raise InputError(f"{what} must be {_MODES}, not {text!r}", **_position(token))
-    return Word(text)
-
-
 def _own_value(what: str, param, expr, token):
     """A Param's value read by its own ``parse`` (a number, a list or a string as written ->
     the attribute; None: a name where it takes a string; a ValueError says what it must be)."""
@@ -301,14 +292,10 @@ def _param_value(what: str, kind: str, expr: Expr, token):
     if kind in _STRING_KINDS and isinstance(expr, _String):
         if kind == "subscripts":
             return Word(expr.text)  # checked against the operands by the call (_einsum)
-        if kind == "mode":
-            return _mode(what, expr.text, expr.token)
         try:
             return norm_ord(expr.text)
         except ValueError as exc:
             raise InputError(str(exc), **_position(expr.token)) from None
-    if kind == "mode":  # a string only: a name or a number is no mode
-        raise InputError(f"{what} must be {_MODES}, a string in quotes", **_position(token))
     value = _const_value(expr, what, token)
     if kind == "ord":
         try:

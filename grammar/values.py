@@ -71,7 +71,7 @@ def _string_params() -> str:
 
 
 #: the Param kinds that take a string
-_STRING_KINDS = ("ord", "subscripts", "mode")
+_STRING_KINDS = ("ord", "subscripts")
 
 
 def _takes_string(param) -> bool:

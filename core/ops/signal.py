@@ -15,7 +15,7 @@ from __future__ import annotations
 from .products import bilinear
 from .reductions import Word
 from .rules import _xp, call
-from .table import Param, code
+from .table import ParsedParam, code
 
 _VALID = Word("valid")  # a string attribute prints quoted, as the language writes it
 
@@ -107,6 +107,19 @@ def _torch_code(flipped: bool):
     return spell
 
 
+_MODES = "'full', 'same' or 'valid'"  # NumPy's modes of convolve and correlate
+
+
+def _mode_param(value) -> Word:
+    """The ``mode`` as written: one of NumPy's, a string in quotes (None: a name was
+    written)."""
+    if isinstance(value, str) and value in ("full", "same", "valid"):
+        return Word(value)
+    if isinstance(value, str):
+        raise ValueError(f"must be {_MODES}, not {value!r}")
+    raise ValueError(f"must be {_MODES}, a string in quotes")
+
+
 for _name, _node, _forward, _vjp, _default in (
     ("convolve", "ConvolutionBackward0", _convolve_forward, _convolve_vjp, Word("full")),
     ("correlate", "ConvolutionBackward0", _correlate_forward, _correlate_vjp, _VALID),
@@ -121,5 +134,5 @@ for _name, _node, _forward, _vjp, _default in (
         code(
             f"{{xp}}.{_name}({{0}}, {{1}}, mode={{mode}})", torch=_torch_code(_name == "correlate")
         ),
-        params=(Param("mode", "mode", _default),),
+        params=(ParsedParam("mode", "mode", _default, parse=_mode_param, strings=True),),
     )

@@ -240,9 +240,9 @@ class Param:
     ``"axis"``  one axis, within an array's 64 dimensions (-64 to 63);
     ``"axes"``  an axis or a list of axes (a tuple);
     ``"flag"``  0 or 1, a bool;
-    ``"mode"``  the string ``'full'``, ``'same'`` or ``'valid'`` (convolve's and correlate's).
 
-    or a :class:`ParsedParam`, which reads its own value (the FFT's lengths and norm).
+    or a :class:`ParsedParam`, which reads its own value (the FFT's lengths and norm,
+    convolve's mode).
 
     A param with a default prints only where it differs from it, as a keyword
     (``cumsum(x, axis=1)``); a required one prints by position.
