@@ -255,6 +255,10 @@ COMMANDS = [
     ["jacobian", "concatenate([x[1:]**2 - x[:-1], [sum(x**2)]])", "--x", "[1,2,3,4,5,6]"]
     + ["--sparse"],
     ["jacobian", "cumsum(x) * sin(x)", "--x", "[1,2,3,4,5,6]", "--sparse"],
+    # sparse Newton steps from 500 variables: the sweeps on the device, the solve on the host
+    ["minimize", "sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2)", "--x", str([0.8] * 600)],
+    ["solve", "u = concatenate([[0], x, [0]]); u[:-2] - 2*u[1:-1] + u[2:] + 1e-6*exp(u[1:-1])"]
+    + ["--x", str([0.0] * 600)],
 ]
 
 
