@@ -298,12 +298,7 @@ def minimize(
         step, B = _direction(method, H, g, B)
         theta_new, f_new = _line_search(flat, theta, f, g, step, box)
         if theta_new is None:
-            converged = bool(np.max(np.abs(pg), initial=0.0) <= math.sqrt(gtol))
-            message = (
-                "no step lowers the value further (converged to rounding)"
-                if converged
-                else "the line search found no lower value: stopped"
-            )
+            converged, message = _no_lower_value(pg, gtol)
             it -= 1
             break
         f_old, g_old, theta_old = f, g, theta
@@ -333,6 +328,15 @@ def minimize(
         message=message,
         trace=rows,
     )
+
+
+def _no_lower_value(pg, gtol) -> tuple[bool, str]:
+    """(converged, message) where the line search finds no lower value: converged to
+    rounding where the projected gradient ``pg`` is below sqrt(gtol)."""
+    converged = bool(backend.host.max(backend.host.abs(pg), initial=0.0) <= math.sqrt(gtol))
+    if converged:
+        return True, "no step lowers the value further (converged to rounding)"
+    return False, "the line search found no lower value: stopped"
 
 
 def _stop_here(f, g, pg, gtol) -> tuple[bool, str] | None:
