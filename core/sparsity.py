@@ -258,17 +258,51 @@ def color_columns(pattern) -> tuple:
     """(colors, k): a color per column such that columns of one color share no row
     (structurally orthogonal), k colors; the fewer of a greedy coloring (largest degree first,
     for up to :data:`GREEDY_MAX` columns and :data:`GREEDY_PAIRS_MAX` conflicts) and the
-    band coloring j mod w (w = the widest row's span)."""
+    band coloring j mod w (w = the widest row's span).  A few dense columns (hubs: a
+    parameter every residual reads) take a color each, the others are colored without
+    them, so that their span does not make the band as wide as the matrix."""
     np = backend.host
     n = pattern.shape[1]
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
+    hub = _hubs(pattern)
+    if hub is not None:
+        kept = pattern.tocsc()[:, ~hub].tocsr()
+        colors, k = color_columns(kept)
+        return _with_hubs(colors, k, hub)
     band = _band_colors(pattern)
     if n > GREEDY_MAX or _pairs(pattern) > GREEDY_PAIRS_MAX:  # the conflicts would not fit
         return band, int(band.max()) + 1 if band.size else 0
     greedy = _greedy_colors(pattern)
     best = greedy if greedy.max() < band.max() else band
     return best, int(best.max()) + 1
+
+
+#: a column is a hub (colored apart) where it holds more than this many nonzeros and ten
+#: times its pattern's mean; and only while there are at most HUBS_MAX of them
+HUB_DEGREE = 64
+HUBS_MAX = 256
+
+
+def _hubs(pattern):
+    """The dense columns of ``pattern`` as a mask (see :data:`HUB_DEGREE`), or None where
+    there are none or too many to color apart."""
+    np = backend.host
+    n = pattern.shape[1]
+    degree = np.bincount(pattern.tocsr().indices, minlength=n)
+    hub = degree > max(HUB_DEGREE, 10 * pattern.nnz / max(n, 1))
+    count = int(hub.sum())
+    return hub if 0 < count <= HUBS_MAX and count < n else None
+
+
+def _with_hubs(colors, k: int, hub) -> tuple:
+    """The colors of the columns left (``colors``, ``k`` of them) with each hub a color of
+    its own after them."""
+    np = backend.host
+    out = np.empty(hub.size, dtype=np.int64)
+    out[~hub] = colors
+    out[hub] = k + np.arange(int(hub.sum()))
+    return out, k + int(hub.sum())
 
 
 class Coloring(NamedTuple):
@@ -305,8 +339,8 @@ def coloring(pattern, of: str = "jacobian") -> Coloring:
     if columns.k <= 3 or of == "columns":  # a band's 3: no star or row coloring gives fewer
         return columns
     if of == "hessian":
-        star = _star_colors(pattern)
-        return columns if star is None or star.k >= columns.k else star
+        stars = [c for c in (_star_colors(pattern), _star_hubs(pattern)) if c is not None]
+        return min([*stars, columns], key=lambda c: c.k)
     colors, k = color_columns(pattern.T.tocsr())
     rows = Coloring(colors, k, "rows")
     return rows if 2 * rows.k < columns.k else columns
@@ -420,6 +454,23 @@ def _star_colors(pattern) -> Coloring | None:
             near = np.concatenate([near, np.zeros_like(near)], axis=1)
         near[around, c] += 1
     return Coloring(colors, int(colors.max()) + 1 if n else 0, "star")
+
+
+def _star_hubs(pattern) -> Coloring | None:
+    """A star coloring of a symmetric pattern with a few dense rows and columns (an
+    arrowhead: one variable coupled to all), at any size: each hub a color of its own, the
+    other columns colored as columns of the pattern without the hubs' rows and columns.
+    Two columns of a color then share no row but a hub's, whose entries are read from the
+    hub's own column (its color alone), so no path of four takes two colors."""
+    hub = _hubs(pattern)
+    if hub is None:
+        return None
+    np = backend.host
+    keep = _sparse().diags((~hub).astype(np.float64), dtype=np.float64)
+    rest = _boolean(keep @ pattern @ keep)
+    colors, k = color_columns(rest)
+    colors, k = _with_hubs(colors[~hub], k, hub)
+    return Coloring(colors, k, "star")
 
 
 def star_colored(pattern, colors) -> bool:

@@ -167,6 +167,71 @@ def test_an_arrowhead_takes_two_star_colors_and_a_dense_row_two_row_colors():
     assert coloring(band, "hessian").mode == "columns" and coloring(band, "hessian").k == 3
 
 
+def test_hubs_take_a_color_each_at_any_size():
+    import scipy.sparse as sp
+
+    # an arrowhead of 10^5 (past the greedy colorings): the hub apart, the rest a diagonal
+    n = 10**5
+    arrow = sp.eye(n, format="lil", dtype=bool)
+    arrow[0, :] = arrow[:, 0] = True
+    arrow = arrow.tocsr()
+    star = coloring(arrow, "hessian")
+    assert (star.mode, star.k) == ("star", 2) and star_colored(arrow, star.colors)
+    # a band with a dense column (a parameter every residual reads): 3 + 1 column colors
+    band = sp.diags([np.ones(n)] * 3, [-1, 0, 1], (n, n), format="lil", dtype=bool)
+    band[:, 7] = True
+    band = band.tocsr()
+    columns = coloring(band, "jacobian")
+    assert (columns.mode, columns.k) == ("columns", 4)
+    assert structurally_orthogonal(band, columns.colors)
+
+
+@pytest.mark.parametrize(
+    "text, of, k",
+    [
+        ("sum((x - p)**2) + sum(x**4)", "hessian", 2),  # p couples with every x
+        ("sum(x * p) * p + sum(sin(x))", "hessian", 2),
+        ("x**2 - p", "jacobian", 2),  # p's column is dense
+    ],
+)
+def test_a_parameter_coupled_to_every_variable_is_a_hub(text, of, k):
+    x = np.linspace(0.1, 2.0, 300)
+    program = parse(text)
+    values = {"x": x, "p": 0.7}
+    if of == "hessian":
+        _, blocks, colors, _, _ = sparse_hessian(program, values, ["x", "p"])
+        got = np.block([[blocks[a][b].dense() for b in "xp"] for a in "xp"])
+        want = _dense_hessian(program, values, ["x", "p"], {"x": 300, "p": 1})
+    else:
+        _, blocks, colors, _ = sparse_jacobian(program, values, ["x", "p"])
+        got = np.concatenate([blocks[n].dense() for n in "xp"], axis=1)
+        want = _dense_jacobian(program, values, ["x", "p"], 300)
+    assert colors == k
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(150, 400), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_hubs_apart_are_a_star_coloring_that_decompresses(n, hubs, seed):
+    import scipy.sparse as sp
+
+    from autograd_cli.core.sparsity import _star_hubs
+
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < 3.0 / n)  # a few nonzeros a row
+    for h in rng.choice(n, hubs, replace=False):
+        upper[h, :] = rng.random(n) < 0.9  # a parameter coupled to nearly every variable
+    mask = upper | upper.T | np.eye(n, dtype=bool)
+    pattern = sp.csr_matrix(mask)
+    star = _star_hubs(pattern)
+    assert star is not None and star_colored(pattern, star.colors)
+    h = np.where(mask, rng.standard_normal((n, n)), 0.0)
+    h = h + h.T
+    compressed = (h @ np.eye(star.k)[star.colors]).T
+    _, _, _, whole = _decompressed(pattern, compressed, star)
+    np.testing.assert_allclose(whole.toarray(), h, rtol=1e-14, atol=1e-14)
+
+
 def test_complex_values_take_forward_sweeps_not_conjugated_rows():
     # row colors would sweep backwards, which gives conj(J)'s rows for complex values
     z = np.array([1 + 1j, 2, 3, 4, 5, 6, 7, 8, 9, 10j])
@@ -363,7 +428,8 @@ def test_the_pattern_asks_the_memory_limit_before_it_grows(cli, tmp_path):
 @pytest.mark.parametrize(
     "text, what",
     [
-        ("x[0]*sum(x[1:]**2)", "the compressed Hessian"),  # 10^5 colors: 80 GB of sweeps
+        # one long-range pair: past the greedy colorings, the band takes 10^5 colors
+        ("x[0]*x[-1] + sum(x**2)", "the compressed Hessian"),
         ("sum(cumsum(x))", "the sparsity pattern"),  # 5 * 10^9 pairs of a 10^5 fiber
     ],
 )
