@@ -371,19 +371,28 @@ def _same(a, b) -> bool:
 
 
 def _band_colors(pattern):
+    """j mod w, w the widest row's span; a few rows far wider than the rest (the corners of
+    a periodic band, roll(x, 1)) are left out of w, and their columns take a color each."""
     np = backend.host
     csr = pattern.tocsr()
+    n = csr.shape[1]
     counts = np.diff(csr.indptr)
-    width = 1
-    if csr.nnz:
-        rows = np.repeat(np.arange(csr.shape[0]), counts)
-        first = np.full(csr.shape[0], np.iinfo(np.int64).max)
-        last = np.full(csr.shape[0], -1)
-        np.minimum.at(first, rows, csr.indices)
-        np.maximum.at(last, rows, csr.indices)
-        spans = (last - first + 1)[counts > 0]
-        width = int(spans.max()) if spans.size else 1
-    return np.arange(csr.shape[1], dtype=np.int64) % width
+    if not csr.nnz:
+        return np.zeros(n, dtype=np.int64)
+    rows = np.repeat(np.arange(csr.shape[0]), counts)
+    first = np.full(csr.shape[0], np.iinfo(np.int64).max)
+    last = np.full(csr.shape[0], -1)
+    np.minimum.at(first, rows, csr.indices)
+    np.maximum.at(last, rows, csr.indices)
+    spans = np.where(counts > 0, last - first + 1, 0)
+    wide = spans > max(HUB_DEGREE, 8 * int(np.median(spans[counts > 0])))
+    apart = np.unique(csr.indices[wide[rows]]) if wide.any() else None
+    if apart is None or apart.size > HUBS_MAX:
+        return np.arange(n, dtype=np.int64) % max(int(spans.max()), 1)
+    width = max(int(spans[~wide].max(initial=1)), 1)
+    colors = np.arange(n, dtype=np.int64) % width
+    colors[apart] = width + np.arange(apart.size)
+    return colors
 
 
 def _greedy_colors(pattern):
