@@ -34,6 +34,7 @@ from .rules import (
     _binary,
     _constant_pieces,
     _data,
+    _declare,
     _elementwise_op,
     _np,
     _unary,
@@ -306,25 +307,17 @@ def _sub_jvp(n, ts):
 def _sum_of_two(name: str, node: str, forward, vjp, jvp, sign: float) -> None:
     """Register add (``sign`` 1) or sub (-1): a + sign*b, linear, its partials 1 and sign."""
     symbol = "+" if sign > 0 else "-"
-    register(
-        Op(
-            name,
-            node,
-            forward,
-            vjp,
-            jvp,
-            arity=2,
-            saves=False,
-            arrays=True,
-            deriv=(lambda a, b, out: 1.0, lambda a, b, out: sign),
-            code=code(f"{{0}} {symbol} {{1}}", c=f"{{0}} {symbol} {{1}}"),
-            total=True,
-            spreads_nonfinite=(0, 1),
-            printing=infix(symbol, SUM, (SUM, PRODUCT), f" {symbol} "),
-            on_complex="rules",
-            linear=True,
-        )
-    )
+    facts = {
+        "saves": False,
+        "code": code(f"{{0}} {symbol} {{1}}", c=f"{{0}} {symbol} {{1}}"),
+        "total": True,
+        "spreads_nonfinite": (0, 1),
+        "on_complex": "rules",
+        "linear": True,
+    }
+    partials = (lambda a, b, out: 1.0, lambda a, b, out: sign)
+    printing = infix(symbol, SUM, (SUM, PRODUCT), f" {symbol} ")
+    _declare(name, node, forward, vjp, jvp, partials, printing, facts)
 
 
 _sum_of_two("add", "AddBackward0", lambda a, b: a + b, _add_vjp, _add_jvp, 1.0)
