@@ -73,11 +73,11 @@ class Generated:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version  # noqa: PLC0415 - only for the header
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - the header
 
+    try:
         return version("autograd-cli")
-    except Exception:  # noqa: BLE001 - an uninstalled checkout: no version to name
+    except PackageNotFoundError:  # an uninstalled checkout: no version to name
         return "unknown"
 
 
