@@ -72,6 +72,9 @@ def det_code(args, node, target):
         bad = f"{{xp}}.isnan({a}).any(axis=(-2, -1))"
     det = f"{_linalg(target)}.det({a})"
     if target == "torch":
+        # 0 where the LU has a zero pivot, as NumPy's det and the inverse agree (on AVX-512
+        # MKL torch.linalg.det gives -7e-16 for a matrix whose inv raises "singular")
+        det = f"torch.where(torch.linalg.lu_factor_ex({a}).info != 0, 0.0, {det})"
         return f"torch.where({bad}, math.nan, {det})"
     return f"{{xp}}.where({bad}, {{xp}}.nan, {det})"
 
