@@ -76,5 +76,10 @@ def test_bash_sources_the_script_and_completes(tmp_path):
         "_autograd_cli_completion autograd-cli\n"
         'echo "${COMPREPLY[@]}"\n'
     )
-    r = subprocess.run(["bash", "--norc", "-c", body], capture_output=True, text=True, timeout=300)
+    # the script runs the tool by name through env: the venv's bin on PATH, as activated
+    bin_dir = os.path.dirname(sys.executable)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    r = subprocess.run(
+        ["bash", "--norc", "-c", body], capture_output=True, text=True, timeout=300, env=env
+    )
     assert r.stdout.split() == ["jacobian"], r.stderr
