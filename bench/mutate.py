@@ -251,6 +251,15 @@ TARGETS: dict[str, dict] = {
             "tests/test_batch_dask.py",
         ],
     },
+    "sparsity": {
+        "files": ["core/sparsity.py"],
+        # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
+        "tests": [
+            "tests/test_sparsity.py",
+            "tests/test_strict_backend.py",
+            "tests/test_analysis.py",
+        ],
+    },
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
