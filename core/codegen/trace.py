@@ -29,6 +29,7 @@ from ..backend import is_complex
 from ..errors import LimitError, ShapeError, UnsupportedError
 from ..interpret import Interpretation, interpret
 from ..ops import RuleContext, chain
+from ..ops.table import operators
 from ..program import Expr, Program, non_scalar_error
 from ..recording import parse_value
 from ..tensor import OPS, Tensor, check_size
@@ -247,14 +248,6 @@ def _identity(name: str, nodes: tuple, value) -> Node | None:
     return None
 
 
-def _binary(op: str, reflected: bool = False):
-    def method(self, other):
-        a, b = (other, self) if reflected else (self, other)
-        return self._apply(op, (a, b))
-
-    return method
-
-
 @dataclass(eq=False, slots=True)
 class Traced:
     """A value of the generated code: its node and its value at the traced point.  It has
@@ -304,22 +297,16 @@ class Traced:
         gn, dn = graph.as_node(g, self.node), graph.as_node(d, self.node)
         return Traced(graph.chain(gn, dn, self.node), graph)
 
-    __add__ = _binary("add")
-    __radd__ = _binary("add", True)
-    __sub__ = _binary("sub")
-    __rsub__ = _binary("sub", True)
-    __mul__ = _binary("mul")
-    __rmul__ = _binary("mul", True)
-    __truediv__ = _binary("div")
-    __rtruediv__ = _binary("div", True)
-    __pow__ = _binary("pow")
-    __rpow__ = _binary("pow", True)
-    __matmul__ = _binary("matmul")
-    __rmatmul__ = _binary("matmul", True)
-    __lt__ = _binary("lt")
-    __le__ = _binary("le")
-    __gt__ = _binary("gt")
-    __ge__ = _binary("ge")
+    def _binary(self, op: str, a, b) -> Traced:
+        return self._apply(op, (a, b))
+
+    __add__, __radd__ = operators("add")
+    __sub__, __rsub__ = operators("sub")
+    __mul__, __rmul__ = operators("mul")
+    __truediv__, __rtruediv__ = operators("div")
+    __pow__, __rpow__ = operators("pow")
+    __matmul__, __rmatmul__ = operators("matmul")
+    __lt__, __le__, __gt__, __ge__ = (operators(c)[0] for c in ("lt", "le", "gt", "ge"))
 
     def __neg__(self) -> Traced:
         return self._apply("neg", (self,))

@@ -27,16 +27,15 @@ from .. import backend
 from ..errors import EvaluationError
 from .eigen import (
     _column,
+    _eigen_pair,
     _eps,
     _finite_or_zero,
     _gaps,  # E_ij = L_j - L_i, as eigh
-    _part_vjp,
-    _repeated_kinks,
 )
-from .linalg import _matrix_op, _square
+from .linalg import _square
 from .rules import _xp as xp
 from .rules import call, conj, is_complex, real_part
-from .table import Code, Param
+from .table import Code
 
 _REFUSED = Code(
     refused="eig and eigvals have complex values, which generated code does not write yet"
@@ -133,30 +132,13 @@ def _repeated(w):
     return (gaps <= scale[..., None, None]).any(axis=(-2, -1))
 
 
-_degenerate = _repeated_kinks(
-    "eigvals", "eig", lambda a: _eig_run(a)[0], _repeated, "V^-H diag(g) V^H"
-)
-
-
-_matrix_op(
-    "eigvals",
+_eigen_pair(
+    ("eigvals", "eig"),
     "LinalgEigBackward0",
-    _eigvals_forward,
-    lambda n, g: (_eig_backward(n.inputs[0], g, None),),
-    lambda n, ts: None if ts[0] is None else _eig_jvp(n, ts),
-    kink=_degenerate("eigvals"),
-    code=_REFUSED,
-    on_complex="rules",
-)
-
-_matrix_op(
-    "eig",
-    "LinalgEigBackward0",
-    _eig_forward,
-    _part_vjp(_eig_backward),
-    _eig_jvp,
-    params=(Param("part", "part", None),),
-    kink=_degenerate("eig"),
-    code=_REFUSED,
+    (_eigvals_forward, _eig_forward),
+    (lambda n, ts: None if ts[0] is None else _eig_jvp(n, ts), _eig_jvp),
+    _eig_backward,
+    (lambda a: _eig_run(a)[0], _repeated, "V^-H diag(g) V^H"),
+    (_REFUSED, _REFUSED),
     on_complex="rules",
 )

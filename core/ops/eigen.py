@@ -202,30 +202,48 @@ def _repeated_kinks(values: str, vectors: str, eigenvalues, repeated, gradient: 
     return kink_of
 
 
-_degenerate = _repeated_kinks(
-    "eigvalsh", "eigh", lambda a: _eigh_run(a, False), _repeated, "V diag(g) Vᵀ"
-)
+def _eigen_pair(names, node, forwards, jvps, backward, degenerate, codes, **facts):
+    """An eigenvalue op and its decomposition (``names``, as ``("eigvalsh", "eigh")``), one
+    entry each: ``forwards``, ``jvps`` and ``codes`` are the two ops' own; one
+    ``backward(A, gL, gV)`` and one kink finder (``degenerate``: :func:`_repeated_kinks`'
+    arguments after the names) serve both. The decomposition's param ``part`` picks the
+    eigenvalues (0) or the eigenvectors (1)."""
+    values, vectors = names
+    kink = _repeated_kinks(values, vectors, *degenerate)
+    _matrix_op(
+        values,
+        node,
+        forwards[0],
+        lambda n, g: (backward(n.inputs[0], g, None),),
+        jvps[0],
+        kink=kink(values),
+        code=codes[0],
+        **facts,
+    )
+    _matrix_op(
+        vectors,
+        node,
+        forwards[1],
+        _part_vjp(backward),
+        jvps[1],
+        params=(Param("part", "part", None),),
+        kink=kink(vectors),
+        code=codes[1],
+        **facts,
+    )
 
 
-_matrix_op(
-    "eigvalsh",
+_eigen_pair(
+    ("eigvalsh", "eigh"),
     "LinalgEighBackward0",
-    _eigvalsh_forward,
-    lambda n, g: (_eigh_backward(n.inputs[0], g, None),),
-    lambda n, ts: None if ts[0] is None else _eigenvalue_tangent(n.inputs[0], ts[0]),
-    kink=_degenerate("eigvalsh"),
-    code=code(eigvalsh_code),
-)
-
-_matrix_op(
-    "eigh",
-    "LinalgEighBackward0",
-    _eigh_forward,
-    _part_vjp(_eigh_backward),
-    _eigh_jvp,
-    params=(Param("part", "part", None),),
-    kink=_degenerate("eigh"),
-    code=code(eigh_code),
+    (_eigvalsh_forward, _eigh_forward),
+    (
+        lambda n, ts: None if ts[0] is None else _eigenvalue_tangent(n.inputs[0], ts[0]),
+        _eigh_jvp,
+    ),
+    _eigh_backward,
+    (lambda a: _eigh_run(a, False), _repeated, "V diag(g) Vᵀ"),
+    (code(eigvalsh_code), code(eigh_code)),
 )
 
 

@@ -424,16 +424,11 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     on_complex = facts.get("on_complex")
     conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
 
-    def vjp(n, g):
-        form = _form(g)
-        if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
-            return _quietly(vjp, n, g)
-        saved = _saved(n, form)
+    def local(n, g, saved):
         d = deriv(*saved)
         if conjugate and d.__class__ not in _REAL_CLASSES:  # a real number: no call at all
             d = conj(d)
-        gi = chain_local(g.data if form == _WRAPPED else g, d, saved)
-        return _handed(form, (gi,))
+        return (chain_local(g, d, saved),)
 
     def jvp(n, tangents):
         t = tangents[0]
@@ -442,7 +437,7 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
         return _tangent(on_complex, t, deriv(n.inputs[0], n.out))
 
     printing = printing or function(name, *aliases, latex=latex)
-    return _declare(name, node, forward, vjp, jvp, (deriv,), printing, facts)
+    return _declare(name, node, forward, _vjp_of(local), jvp, (deriv,), printing, facts)
 
 
 def _binary(name, node, forward, deriv_a, deriv_b, *, printing, **facts):
@@ -509,20 +504,14 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     on_complex = facts.get("on_complex")
     conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
 
-    def vjp(n, g):
-        form = _form(g)
-        if form and not _quiet():  # on arrays outside every walk (explain's numeric vjp)
-            return _quietly(vjp, n, g)
-        args = _saved(n, form)
-        gv = g.data if form == _WRAPPED else g
+    def local(n, g, args):
         needs, shapes = n.needs, n.shapes
-        grads = [
-            sum_to(chain_local(gv, _local(d(*args), conjugate), args), shapes[i])
+        return tuple(
+            sum_to(chain_local(g, _local(d(*args), conjugate), args), shapes[i])
             if needs[i]
             else None
             for i, d in enumerate(derivs)
-        ]
-        return _handed(form, tuple(grads))
+        )
 
     def jvp(n, tangents):
         args = tuple(n.inputs) + (n.out,)
@@ -532,7 +521,21 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
                 r = add_tangents(r, _tangent(on_complex, t, d(*args)))
         return None if r is None else broadcast_to(r, n.out.shape)
 
-    return _declare(name, node, forward, vjp, jvp, derivs, printing, facts)
+    return _declare(name, node, forward, _vjp_of(local), jvp, derivs, printing, facts)
+
+
+def _vjp_of(local):
+    """An elementwise op's vjp from ``local(n, g, saved) -> its inputs' gradients`` (``saved``
+    its inputs and output): the same on the engine's walk and on arrays outside every walk
+    (explain's numeric vjp, run quietly and handed back in the cotangent's form)."""
+
+    def vjp(n, g):
+        form = _form(g)
+        if form and not _quiet():
+            return _quietly(vjp, n, g)
+        return _handed(form, local(n, g.data if form == _WRAPPED else g, _saved(n, form)))
+
+    return vjp
 
 
 def _declare(name, node, forward, vjp, jvp, derivs, printing, facts) -> Op:

@@ -430,6 +430,20 @@ class RuleContext:
         self.needs = needs
 
 
+def operators(op: str) -> tuple:
+    """A stand-in's ``__OP__`` and ``__rOP__`` (``self OP other``, ``other OP self``), each
+    made by the stand-in's ``_binary(op, a, b)``: the operators the op table's rules use,
+    on the symbolic differentiator's ``Sym`` and codegen's ``Traced``."""
+
+    def method(self, other):
+        return self._binary(op, self, other)
+
+    def reflected(self, other):
+        return self._binary(op, other, self)
+
+    return method, reflected
+
+
 #: what an op does with complex arguments (its ``on_complex`` fact): None, it takes real
 #: numbers only (relu, floor, maximum: a complex argument is an error); "holomorphic", it is
 #: complex-differentiable and its derivative is f'(z) (reverse mode multiplies by its

@@ -18,7 +18,7 @@ from ..backend import is_complex
 from ..errors import LimitError
 from ..interpret import Dependence, interpret
 from ..ops import RuleContext
-from ..ops.table import HOLOMORPHIC
+from ..ops.table import HOLOMORPHIC, operators
 from ..printing import to_text
 from ..program import Expr, topological
 from ..tensor import OPS
@@ -128,21 +128,6 @@ class Builder:
         return Sym(expr, self)
 
 
-def _operator(op: str, reflected: bool = False):
-    """Sym's ``__OP__`` (``self OP other``) or, ``reflected``, its ``__rOP__`` (``other OP self``)."""
-    if reflected:
-
-        def method(self, other):
-            return self._binary(op, other, self)
-
-    else:
-
-        def method(self, other):
-            return self._binary(op, self, other)
-
-    return method
-
-
 class Sym:
     """A scalar symbolic value: the op table's rules run on it to build derivative graphs.
 
@@ -178,16 +163,11 @@ class Sym:
         bl = self.builder
         return bl.wrap(bl.apply(op, (bl.as_expr(a), bl.as_expr(b))))
 
-    __add__ = _operator("add")
-    __radd__ = _operator("add", reflected=True)
-    __sub__ = _operator("sub")
-    __rsub__ = _operator("sub", reflected=True)
-    __mul__ = _operator("mul")
-    __rmul__ = _operator("mul", reflected=True)
-    __truediv__ = _operator("div")
-    __rtruediv__ = _operator("div", reflected=True)
-    __pow__ = _operator("pow")
-    __rpow__ = _operator("pow", reflected=True)
+    __add__, __radd__ = operators("add")
+    __sub__, __rsub__ = operators("sub")
+    __mul__, __rmul__ = operators("mul")
+    __truediv__, __rtruediv__ = operators("div")
+    __pow__, __rpow__ = operators("pow")
 
     def __neg__(self):
         bl = self.builder
