@@ -78,6 +78,20 @@ class OutputError(Exception):
     """Writing the output failed (a full disk, EIO, a short write): exit 1 with this message."""
 
 
+def _safe_point(attribute: str, stoppable):
+    """A property whose every assignment is a safe point: a --timeout that ran out between
+    safe points is raised there when ``stoppable(self, value)``."""
+
+    def get(self):
+        return getattr(self, attribute)
+
+    def put(self, value) -> None:
+        setattr(self, attribute, value)
+        self._time_out_if(stoppable(self, value))
+
+    return property(get, put)
+
+
 class Interrupt:
     """SIGINT, SIGTERM and SIGHUP (``status.STOP_SIGNALS``) set a flag checked at safe
     points; a second one (or one while waiting for input) stops at once, except in the
@@ -149,23 +163,11 @@ class Interrupt:
     def exit_code(self) -> int:
         return exit_code_for_signal(signal.SIGINT if self.signum is None else self.signum)
 
-    @property
-    def state(self) -> str:
-        return self._state
-
-    @state.setter
-    def state(self, value: str) -> None:
-        self._state = value
-        self._time_out_if(value == "reading" and self.blocking_input)
-
-    @property
-    def evaluating(self) -> bool:
-        return self._evaluating
-
-    @evaluating.setter
-    def evaluating(self, value: bool) -> None:
-        self._evaluating = value
-        self._time_out_if(value)
+    #: what the run is doing ("working", "reading", "writing"); reading input that may block
+    #: is a point where a --timeout that ran out stops it
+    state = _safe_point("_state", lambda self, value: value == "reading" and self.blocking_input)
+    #: a chunk is being evaluated (a point where a --timeout that ran out stops the run)
+    evaluating = _safe_point("_evaluating", lambda self, value: value)
 
     def _time_out_if(self, stoppable: bool) -> None:
         """The --timeout that ran out between safe points: raised now, at one."""
@@ -438,6 +440,17 @@ class Sink:
             )
         return OutputError(f"cannot write {where}: {reason}{kept}")
 
+    @contextlib.contextmanager
+    def _writing(self):
+        """A write of the output: an OSError is the OutputError that names the target (a
+        closed pipe stays a BrokenPipeError, which ends the run quietly)."""
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._failed(exc) from None
+
     def write_lines(self, lines: list) -> None:
         if not lines:
             return
@@ -446,7 +459,7 @@ class Sink:
     def write_data(self, data) -> None:
         """Whole lines as UTF-8 bytes (``write_lines``' encoding; any bytes-like object),
         written out."""
-        try:
+        with self._writing():
             if self.fd is not None:
                 if self.text is not None:
                     self.text.flush()
@@ -458,24 +471,16 @@ class Sink:
             else:
                 self.text.write(bytes(data).decode("utf-8"))
                 self.text.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._failed(exc) from None
 
     def commit(self) -> None:
         """The output is complete: flush it, or close the temporary file and rename it."""
-        try:
+        with self._writing():
             if self.file is None:
                 if self.text is not None:
                     self.text.flush()
                 return
             self.fd = None
             self.file.commit()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._failed(exc) from None
 
     def abort(self) -> None:
         """Something went wrong: close, and remove the temporary file (FILE stays as it was)."""
