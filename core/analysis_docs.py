@@ -4,7 +4,8 @@ One place for what the commands (``cli/analysis.py``) and the batch lines
 (:mod:`autograd_cli.core.rows`, ``cli/batch.py``) share, so that a batch line's output is the
 document the single command prints with ``--json``:
 
-* :func:`analyse`: one analysis of a program at a point, the library's result
+* :func:`run`: one analysis of a program at a point, the library's result, as the one
+  dispatcher (:func:`autograd_cli.core.api.compute`) asks for it
   (:mod:`~autograd_cli.core.taylor`, :mod:`~autograd_cli.core.uncertainty`,
   :mod:`~autograd_cli.core.optimize`);
 * :func:`document`: SPEC's JSON document of that result (what ``--json`` prints);
@@ -13,7 +14,7 @@ document the single command prints with ``--json``:
   usage error (:class:`~autograd_cli.core.values.UsageError`, the command line's), which a batch
   line reports as its ``bad_line`` record;
 * :data:`KEYS` and :func:`settings`: what a batch line may set for each op, the command's
-  options spelled as JSON keys, checked and converted to :func:`analyse`'s settings;
+  options spelled as JSON keys, checked and converted to :func:`run`'s settings;
   :func:`split_uncertain` and :func:`parse_bounds`: a variable's value that carries an
   uncertainty (``"9.81+-0.02"``, propagate) or bounds (``"-1:2"``, minimize).
 
@@ -21,8 +22,9 @@ It is library code beside :mod:`autograd_cli.core.rows`, which runs a row's anal
 through it: a document is a plain dict (SPEC's shape; writing it as JSON text is the command
 line's), and nothing here knows the grammar or the Typer commands.
 
+>>> from autograd_cli.core.api import compute
 >>> from autograd_cli.grammar import parse
->>> r = analyse("taylor", parse("exp(x)"), {"x": 0.0}, order=2)
+>>> r = compute("taylor", parse("exp(x)"), {"x": 0.0}, order=2)
 >>> document("taylor", "exp(x)", r)["coefficients"]
 [1.0, 1.0, 0.5]
 """
@@ -45,7 +47,6 @@ __all__ = [
     "KEYS",
     "MAX_ITER",
     "OPS",
-    "analyse",
     "check_max_iter",
     "check_mc",
     "check_positive",
@@ -72,7 +73,7 @@ KEYS = {
     "critical": ("wrt", "gtol", "max_iter", "trace"),
 }
 
-#: the settings :func:`analyse` passes on to the library function of each op
+#: the settings :func:`run` passes on to the library function of each op
 _SETTINGS = {
     "taylor": ("at",),
     "propagate": ("uncertainties", "correlations", "mc", "seed"),
@@ -248,7 +249,7 @@ def _shown(value) -> str:
 
 def settings(op: str, given: Mapping, spell=_json_key) -> dict:
     """A batch line's keys for ``op``, checked like the command's options, as
-    :func:`analyse`'s settings (``wrt`` and ``order`` are checked to be ``op``'s and left
+    :func:`run`'s settings (``wrt`` and ``order`` are checked to be ``op``'s and left
     out: they are the row's own).  ``spell(key)`` is how an error names a key (default
     ``"max_iter"``).  A key ``op`` does not take is a usage error naming those it takes.
 
@@ -307,17 +308,10 @@ def settings(op: str, given: Mapping, spell=_json_key) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def analyse(
-    op: str,
-    program: Program,
-    values: Mapping,
-    *,
-    wrt=None,
-    order: int | None = None,
-    settings: Mapping | None = None,
-):
+def run(op: str, program: Program, values: Mapping, wrt, order, settings: Mapping):
     """``op`` of ``program`` at ``values``: the library's result (TaylorResult,
-    PropagateResult or OptimizeResult).
+    PropagateResult or OptimizeResult), as :func:`autograd_cli.core.api.compute`, the one
+    dispatcher, asks for an analysis by name.
 
     ``settings`` (:func:`settings` makes them from a batch line): taylor ``at``; propagate
     ``uncertainties`` (name -> u), ``correlations``, ``mc``, ``seed``; minimize ``method``,
@@ -328,16 +322,13 @@ def analyse(
     """
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
-    given = {k: v for k, v in (settings or {}).items() if v is not None and k != "trace"}
+    given = {k: v for k, v in settings.items() if v is not None and k != "trace"}
     unknown = sorted(set(given) - set(_SETTINGS[op]))
     if unknown:
         raise TypeError(f"{op} takes no setting {', '.join(map(repr, unknown))}")
     if op in _ITERATIVE:
-        given["trace"] = bool((settings or {}).get("trace"))
-    from .api import refuse_complex
-
-    refuse_complex(op, program, values)
-    return _ANALYSES[op](program, values, list(wrt) if wrt else None, order, given)
+        given["trace"] = bool(settings.get("trace"))
+    return _ANALYSES[op](program, values, wrt, order, given)
 
 
 def _taylor(program, values, names, order, given):
@@ -378,7 +369,7 @@ def _critical(program, values, names, order, given):
 
 
 #: the analyses by name (:data:`OPS`), each run as ``(program, values, wrt, order,
-#: settings)``: the one place :func:`analyse` finds the library function of an op
+#: settings)``: the one place :func:`run` finds the library function of an op
 _ANALYSES = {
     "taylor": _taylor,
     "propagate": _propagate,
@@ -389,7 +380,7 @@ _ANALYSES = {
 
 
 def document(op: str, source: str, result, *, trace: bool = False) -> dict:
-    """SPEC's document of ``result`` (from :func:`analyse` for ``op``; ``source``: the
+    """SPEC's document of ``result`` (from :func:`run` for ``op``; ``source``: the
     expression's text): what the command prints with ``--json``, and a batch line holds
     (after its ``"line"``).  ``trace``: minimize, solve, critical add every iterate."""
     r = result

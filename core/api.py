@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import backend
+from . import analysis_docs, backend
 from .autograd import grad as _grad
 from .errors import (
     InputError,
@@ -67,8 +67,11 @@ class Result:
 
 #: The computations :func:`compute` runs, by name: eval, grad (order 1: the gradient or a
 #: vector-Jacobian product; order N: the N-th derivative in one variable), hessian,
-#: jacobian, diff (symbolic), check (gradcheck), explain.
-COMPUTATIONS = ("eval", "grad", "hessian", "jacobian", "diff", "check", "explain")
+#: jacobian, diff (symbolic), check (gradcheck), explain; and the analyses
+#: (:data:`ANALYSES`: taylor, propagate, minimize, solve, critical).
+DERIVATIVES = ("eval", "grad", "hessian", "jacobian", "diff", "check", "explain")
+ANALYSES = analysis_docs.OPS
+COMPUTATIONS = DERIVATIVES + ANALYSES
 
 
 class _Holomorphic(Dependence):
@@ -99,7 +102,9 @@ def compute(
 
     ``wrt``: a name, ``"a, b"`` or a list (None or blank: every input variable); ``order``:
     grad's N-th derivative, diff's order; ``grad_output``: the v of grad's v^T J;
-    ``options``: diff's ``max_nodes`` and ``mixed``, check's ``eps``, ``atol``, ``rtol``.
+    ``options``: diff's ``max_nodes`` and ``mixed``, check's ``eps``, ``atol``, ``rtol``;
+    an analysis's settings (:func:`~.analysis_docs.run`: taylor's ``at``, minimize's
+    ``method``, ``gtol``, ``max_iter``, ``bounds``, ``trace``...).
     Each is checked here, once, before anything is evaluated: the computation's name, the
     order (:class:`RequestError`), the values (:func:`~.program.check_values`), then
     ``wrt`` (:func:`~.program.resolve_wrt`).  What a computation does not take (eval's
@@ -116,6 +121,8 @@ def compute(
             "the {name!r} operation is not available in this version of autograd-cli",
             name=name,
         )
+    if name in ANALYSES:
+        return _analysis(name, program, values, wrt, order, options)
     order = _checked_order(name, order, grad_output)
     check_values(program, values)
     if name == "eval":
@@ -134,6 +141,17 @@ def compute(
         "explain": _explain,
     }
     return run[name](program, values, names, **options)
+
+
+def _analysis(name, program, values, wrt, order, settings) -> object:
+    """An analysis asked of :func:`compute`: the checks every computation has, then its
+    library function (:func:`~.analysis_docs.run`, which checks the settings)."""
+    if order is not None and name != "taylor":
+        raise RequestError("unsupported", "{name} does not take an order", name=name)
+    check_values(program, values)
+    refuse_complex(name, program, values)
+    names = resolve_wrt(program, wrt) if wrt else None
+    return analysis_docs.run(name, program, values, names, order, settings)
 
 
 def refuse_complex(name: str, program: Program, values: Mapping) -> None:

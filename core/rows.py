@@ -85,7 +85,7 @@ class Row:
 
     ``shapes`` (``((name, shape), ...)`` in the values' order) decides, with ``op`` and
     ``wrt``, which rows are evaluated together; it is computed when not given.
-    ``settings``: an analysis op's, as :func:`autograd_cli.core.analysis_docs.analyse` takes them
+    ``settings``: an analysis op's, as :func:`autograd_cli.core.analysis_docs.run` takes them
     (:func:`autograd_cli.core.analysis_docs.settings` makes them from a batch line's keys).
     """
 
@@ -145,12 +145,18 @@ def evaluate_row(program: Program, row: Row):
     """``row`` evaluated alone, as the single command does it: a Result (raises its error)."""
     wrt = list(row.wrt) if row.wrt else None
     if row.op in ANALYSIS_OPS:
-        return _analyse(program, row, wrt)
-    if row.settings:
+        _check_analysis(row, wrt)
+    elif row.settings:
         raise RowError("bad_line", f"{row.op} takes no settings (only an analysis does)")
     try:
         return api.compute(
-            row.op, program, row.values, wrt, order=row.order, grad_output=row.grad_output
+            row.op,
+            program,
+            row.values,
+            wrt,
+            order=row.order,
+            grad_output=row.grad_output,
+            **(row.settings or {}),
         )
     except api.RequestError as exc:
         if exc.reason not in _ROW_KINDS:
@@ -158,8 +164,8 @@ def evaluate_row(program: Program, row: Row):
         raise RowError(_ROW_KINDS[exc.reason], exc.spelled(line_spelling)) from None
 
 
-def _analyse(program: Program, row: Row, wrt):
-    """An analysis row: the library's result (:func:`analysis_docs.analyse`)."""
+def _check_analysis(row: Row, wrt) -> None:
+    """An analysis row's keys: what its op does not take is the line's error."""
     takes = analysis_docs.KEYS[row.op]
     if row.grad_output is not None:
         raise RowError("bad_line", f'{row.op} takes no "grad_output"')
@@ -167,9 +173,6 @@ def _analyse(program: Program, row: Row, wrt):
         raise RowError("bad_line", f'{row.op} takes no "order"')
     if wrt and "wrt" not in takes:
         raise RowError("bad_line", f'{row.op} takes no "wrt"')
-    return analysis_docs.analyse(
-        row.op, program, row.values, wrt=wrt, order=row.order, settings=row.settings
-    )
 
 
 def outcome(program: Program, row: Row):

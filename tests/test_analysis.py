@@ -439,12 +439,12 @@ def test_global_limits_reach_the_analysis_commands(cli):
 def test_iterates_are_kept_only_where_a_trace_is_asked(op, expr, start):
     # every iterate's x kept by default (the library) and with --trace; without it none,
     # which at 10^5 variables and thousands of iterations would be gigabytes
-    from autograd_cli.core import analysis_docs, optimize
+    from autograd_cli.core import api, optimize
 
     kept = getattr(optimize, op)(parse(expr), start)
     assert kept.iterations >= 1 and len(kept.trace) == kept.iterations + 1
     assert getattr(optimize, op)(parse(expr), start, trace=False).trace == []
-    bare = analysis_docs.analyse(op, parse(expr), start)
+    bare = api.compute(op, parse(expr), start)
     assert bare.trace == [] and bare.x == kept.x
-    asked = analysis_docs.analyse(op, parse(expr), start, settings={"trace": True})
+    asked = api.compute(op, parse(expr), start, trace=True)
     assert [row["iteration"] for row in asked.trace] == list(range(kept.iterations + 1))

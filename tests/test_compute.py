@@ -37,8 +37,8 @@ def test_wrt_is_a_name_a_comma_list_or_a_list():
 
 
 def test_the_checks_come_in_one_order_before_any_evaluation():
-    with pytest.raises(api.RequestError, match="'taylor' operation is not available"):
-        api.compute("taylor", P, {"nope": 1})
+    with pytest.raises(api.RequestError, match="'integrate' operation is not available"):
+        api.compute("integrate", P, {"nope": 1})
     with pytest.raises(api.RequestError, match="^hessian does not take an order$"):
         api.compute("hessian", P, {"nope": 1}, order=2)
     with pytest.raises(UnknownVariableError, match="unknown variable 'nope'"):
@@ -93,3 +93,17 @@ def test_the_librarys_own_wrt_check_names_no_flag():
         assert message.startswith(
             "wrt: 'z' is not a variable of the expression; the variables are x"
         )
+
+
+def test_the_analyses_are_asked_of_the_one_dispatcher():
+    # taylor, propagate, minimize, solve and critical by name, their settings as keywords
+    r = api.compute("taylor", parse("exp(x)"), {"x": 0.0}, order=2)
+    assert [float(c) for c in r.coefficients] == [1.0, 1.0, 0.5]
+    m = api.compute("minimize", parse("(x - 3)**2"), {"x": 0.0}, "x", method="newton")
+    assert m.converged and m.x == {"x": pytest.approx(3.0)}
+    with pytest.raises(api.RequestError, match="^minimize does not take an order$"):
+        api.compute("minimize", parse("x**2"), {"x": 1.0}, order=2)
+    with pytest.raises(UnknownVariableError, match="unknown variable 'nope'"):
+        api.compute("critical", parse("x**2"), {"nope": 1.0})  # the values checked first
+    with pytest.raises(TypeError, match="solve takes no setting 'method'"):
+        api.compute("solve", parse("x - 1"), {"x": 0.0}, method="bfgs")

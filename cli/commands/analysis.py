@@ -65,17 +65,12 @@ def taylor_command(
     gradient, the Hessian / 2 and so on.  --at NAME=VALUE compares the polynomial with the
     function there.
     """
+    from ...core import api
+
     inv = Invocation(ctx)
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
     where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
-    r = docs.analyse(
-        "taylor",
-        inv.program(),
-        inv.values,
-        wrt=inv.wrt,
-        order=order,
-        settings={"at": where},
-    )
+    r = api.compute("taylor", inv.program(), inv.values, inv.wrt, order=order, at=where)
     if inv.json:
         from ..render import emit_json
 
@@ -125,19 +120,19 @@ def propagate_command(
     standard uncertainty (GUM, with the second-order term) and each input's share;
     --mc N checks it by Monte Carlo.
     """
+    from ...core import api
+
     uncertainties = _take_uncertainties(ctx)
     inv = Invocation(ctx)
     correlations = docs.parse_corr(corr or [])
-    r = docs.analyse(
+    r = api.compute(
         "propagate",
         inv.program(),
         inv.values,
-        settings={
-            "uncertainties": uncertainties,
-            "correlations": correlations,
-            "mc": docs.check_mc(mc),
-            "seed": docs.check_seed(seed),
-        },
+        uncertainties=uncertainties,
+        correlations=correlations,
+        mc=docs.check_mc(mc),
+        seed=docs.check_seed(seed),
     )
     if inv.json:
         from ..render import emit_json
@@ -173,9 +168,9 @@ def _bounds_from_args(ctx) -> dict:
 
 def _optimize(op: str, inv, trace: bool, **settings) -> None:
     """Run minimize, solve or critical and print the result; exit 1 when not converged."""
-    r = docs.analyse(
-        op, inv.program(), inv.values, wrt=inv.wrt, settings={**settings, "trace": trace}
-    )
+    from ...core import api
+
+    r = api.compute(op, inv.program(), inv.values, inv.wrt, trace=trace, **settings)
     if inv.json:
         from ..render import emit_json
 
