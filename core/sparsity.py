@@ -78,7 +78,7 @@ class Pattern(Interpretation):
         for arg, p in zip(node.args, args):
             self.patterns[id(arg)] = p
         rows = self._size(node)
-        flags = op.flags(len(args)) or (True,) * len(args)  # () for a variadic op: all
+        flags = op.flags(len(args))  # every argument of a variadic op
         live = [(a, p) for a, p, f in zip(node.args, args, flags) if f and p.nnz]
         if not live or op.zero_grad:
             return self._empty(rows)
@@ -514,7 +514,7 @@ class _Interactions(Pattern):
 
     def apply(self, node, op, args: list):
         out = super().apply(node, op, args)
-        flags = op.flags(len(args)) or (True,) * len(args)
+        flags = op.flags(len(args))
         live = tuple(bool(f and p.nnz) for f, p in zip(flags, args))
         if not out.nnz or op.linear_in(live):
             return out

@@ -436,7 +436,32 @@ def test_the_pattern_asks_the_memory_limit_before_it_grows(cli, tmp_path):
     values = tmp_path / "v.json"
     values.write_text(json.dumps({"x": [1.0] * 20000, "y": [1.0] * 20000}))
     out = cli("sparsity", "sum(x)*y", "--vars", f"@{values}", "--max-memory", "1GB", "--json")
-    assert out.code != 0 and json.loads(out.out)["error"]["kind"] == "limit"
+    error = json.loads(out.out)["error"]
+    assert out.code != 0 and error["kind"] == "limit"
+    # each of y's 20,000 rows repeats sum(x)'s 20,000 entries: an index and a flag each
+    assert "(400,000,000 numbers)" in error["message"]
+    assert error["needed_bytes"] == 400_000_000 * 12
+
+
+def test_x_times_a_constant_matrix_depends_on_its_nonzeros_only(cli):
+    # (x @ A)[j] = sum_i x[i] A[i, j]: on x[i] where A[i, j] != 0, A's transpose routing x
+    text, point = "x @ [[1,0,0],[0,0,2],[3,0,0]]", ("--x", "[1,2,3]")
+    pattern = json.loads(cli("sparsity", text, *point, "--json").out)
+    assert list(zip(pattern["rows"], pattern["cols"])) == [(0, 0), (0, 2), (2, 1)]
+    block = json.loads(cli("jacobian", "--sparse", text, *point, "--json").out)["jacobian"]["x"]
+    assert list(zip(block["rows"], block["cols"], block["values"])) == [
+        (0, 0, 1.0),
+        (0, 2, 3.0),
+        (2, 1, 2.0),
+    ]
+
+
+def test_a_wanted_variable_without_a_value_is_an_input_error():
+    from autograd_cli.core.errors import InputError
+    from autograd_cli.core.sparsity import jacobian_pattern
+
+    with pytest.raises(InputError, match="no value for 'z'"):
+        jacobian_pattern(parse("x**2"), {"x": np.array([1.0, 2.0])}, ["x", "z"])
 
 
 @pytest.mark.parametrize(
