@@ -64,6 +64,9 @@ PROGRAMS = [
         {"x": [[1.0, -2], [3, 0.5]], "y": [[1.0, 2], [0, 3]]},
     ),
     ("sum(log_softmax(x) * cumsum(x))", {"x": [1.0, -2, 3, 0.5]}),
+    # x @ A routes x through A's nonzeros; A @ X with a matrix X is the dense rule's
+    ("x @ A", {"A": [[1, 0, 0], [0, 0, 2], [3, 0, 0]], "x": [1.0, 2, 3]}),
+    ("A @ X", {"A": [[1, 0], [0, 2]], "X": [[1.0, 2], [3, 4]]}),
 ]
 
 
@@ -165,6 +168,20 @@ def test_an_arrowhead_takes_two_star_colors_and_a_dense_row_two_row_colors():
     # a band: its 3 columns colors kept (no star nor row coloring gives fewer)
     band = sp.diags([np.ones(40)] * 3, [-1, 0, 1], (40, 40)).tocsr().astype(bool)
     assert coloring(band, "hessian").mode == "columns" and coloring(band, "hessian").k == 3
+
+
+def test_a_dense_row_takes_one_row_color_and_an_arrowhead_two_star_colors_from_four():
+    import scipy.sparse as sp
+
+    # four columns that all conflict: cheaper ways are tried past three column colors
+    one_row = coloring(sp.csr_matrix(np.ones((1, 4), dtype=bool)), "jacobian")
+    assert (one_row.mode, one_row.k) == ("rows", 1)
+    arrow = np.eye(4, dtype=bool)
+    arrow[0, :] = arrow[:, 0] = True
+    assert coloring(sp.csr_matrix(arrow), "hessian").k == 2
+    # no columns: no colors (the JSON's "colors": 0 of a jacobian of an empty x)
+    colors, k = color_columns(sp.csr_matrix((3, 0), dtype=bool))
+    assert colors.size == 0 and k == 0
 
 
 def test_hubs_take_a_color_each_at_any_size():
@@ -349,6 +366,13 @@ def test_the_coloring_is_found_again_where_the_pattern_changes():
     wide = sparsity.jacobian_pattern(parse("x[:-2] * x[2:]"), {"x": np.ones(6)}, ["x"])[0]
     again = sparsity.colored(wide, memo)
     assert again is not first and sparsity.structurally_orthogonal(wide, again[0])
+    # the same count in every row, other columns (i and i + 2): colored again, not kept
+    shifted = band.copy()
+    shifted.indices = np.column_stack([np.arange(5), (np.arange(5) + 2) % 6]).ravel()
+    shifted.sort_indices()
+    sparsity.colored(band, memo)
+    other = sparsity.colored(shifted, memo)
+    assert sparsity.structurally_orthogonal(shifted, other[0])
     fresh = sparsity.colored(band, None)  # no memo: colored afresh
     assert fresh.k == first.k and np.array_equal(fresh.colors, first.colors)
 
@@ -441,6 +465,19 @@ def test_the_pattern_asks_the_memory_limit_before_it_grows(cli, tmp_path):
     # each of y's 20,000 rows repeats sum(x)'s 20,000 entries: an index and a flag each
     assert "(400,000,000 numbers)" in error["message"]
     assert error["needed_bytes"] == 400_000_000 * 12
+
+
+def test_the_dense_rule_asks_the_memory_limit_for_an_index_and_a_flag_each(cli, tmp_path):
+    # inv mixes every element: 10^4 rows on 10^4 columns, 12 bytes each, over 1 GB
+    rng = np.random.default_rng(0)
+    x = (3 * np.eye(100) + rng.random((100, 100))).ravel()
+    values = tmp_path / "v.json"
+    values.write_text(json.dumps({"x": x.tolist()}))
+    text = "inv(reshape(x, [100, 100]))"
+    out = cli("sparsity", text, "--vars", f"@{values}", "--max-memory", "1GB", "--json")
+    error = json.loads(out.out)["error"]
+    assert error["kind"] == "limit" and "the sparsity pattern" in error["message"]
+    assert error["needed_bytes"] == 10**8 * 12
 
 
 def test_x_times_a_constant_matrix_depends_on_its_nonzeros_only(cli):
