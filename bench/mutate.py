@@ -243,13 +243,17 @@ TARGETS: dict[str, dict] = {
     },
     "uncertainty": {
         "files": ["core/uncertainty.py"],
-        "tests": [*ANALYSES, "tests/test_readme.py", "tests/test_mutants_rebuild.py"],
+        "tests": [
+            "tests/test_mutants_seed61.py",
+            *ANALYSES,
+            "tests/test_readme.py",
+            "tests/test_mutants_rebuild.py",
+        ],
     },
     "optimize": {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
-            "tests/test_mutants_seed61.py",
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_seed202.py",
             "tests/test_mutants_rebuild.py",
