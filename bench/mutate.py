@@ -245,6 +245,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/uncertainty.py"],
         "tests": [
             "tests/test_mutants_seed61.py",
+            "tests/test_mutants_seed67.py",
             *ANALYSES,
             "tests/test_readme.py",
             "tests/test_mutants_rebuild.py",
@@ -254,6 +255,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed67.py",
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_seed202.py",
             "tests/test_mutants_rebuild.py",
