@@ -507,10 +507,12 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
     def local(n, g, args):
         needs, shapes = n.needs, n.shapes
         return tuple(
-            sum_to(chain_local(g, _local(d(*args), conjugate), args), shapes[i])
-            if needs[i]
-            else None
-            for i, d in enumerate(derivs)
+            [
+                sum_to(chain_local(g, _local(d(*args), conjugate), args), shapes[i])
+                if needs[i]
+                else None
+                for i, d in enumerate(derivs)
+            ]
         )
 
     def jvp(n, tangents):
