@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -603,6 +603,37 @@ def _halving(theta, step, accept, tries=60):
     return None, None
 
 
+@dataclass(frozen=True)
+class _Root:
+    """What solve and critical drive to zero by Newton's method (the residual F, the gradient
+    g), as the one loop :func:`_newton` asks for it.  A state is what one point costs (F and
+    J; f, g and H)."""
+
+    size: Callable[[Any], float]  # a state's size to bring to zero (not finite: stop)
+    close: Callable[[Any, float], bool]  # (theta, size): zero to the tolerance
+    step: Callable[[Any], Any]  # the Newton step from a state
+    trial: Callable[[Any, float], Any]  # (point, size): the state there if smaller, else None
+    record: Callable[[int, Any, Any], None]  # (iteration, theta, state): the trace row
+    words: tuple[str, str, str]  # the messages: not finite, converged, no smaller point
+
+
+def _newton(root: _Root, theta, state, max_iter: int):
+    """Newton's method with step halving: (theta, state, converged, message, iterations)."""
+    not_finite, zero, stalled = root.words
+    for it in range(1, max_iter + 1):
+        size = root.size(state)
+        if not math.isfinite(size):
+            return theta, state, False, not_finite, it - 1
+        if root.close(theta, size):
+            return theta, state, True, zero, it - 1
+        trial, found = _halving(theta, root.step(state), lambda t, size=size: root.trial(t, size))
+        if trial is None:
+            return theta, state, False, stalled, it - 1
+        theta, state = trial, found
+        root.record(it, theta, state)
+    return theta, state, False, f"no convergence in {max_iter} iterations (--max-iter)", max_iter
+
+
 def _value(flat: _Flat, theta) -> float:
     with no_grad():
         out = evaluate(flat.program, flat.env(theta), check_domain=False).output
@@ -666,30 +697,28 @@ def solve(
     F, J = _residual_jacobian(system, flat, theta)
     rows, record = _recorder(trace, _solve_row)
     record(0, flat, theta, F)
-    converged, message, it = False, "", 0
-    for it in range(1, max_iter + 1):
-        norm = float(np.linalg.norm(F))
-        if not math.isfinite(norm):
-            message, it = "the equations are not finite here", it - 1
-            break
-        if norm <= tol * (1 + float(np.max(np.abs(theta), initial=0.0))) or norm == 0:
-            converged, message, it = True, "the residual is zero (to --tol)", it - 1
-            break
-        step = _least_squares_step(J, F)
 
-        def smaller(trial, norm=norm):
-            F_trial = _residual(system, flat, trial)
-            return np.isfinite(F_trial).all() and np.linalg.norm(F_trial) < norm or None
+    def smaller(trial, norm):
+        F_trial = _residual(system, flat, trial)
+        if np.isfinite(F_trial).all() and np.linalg.norm(F_trial) < norm:
+            return _residual_jacobian(system, flat, trial)
+        return None
 
-        trial, _ = _halving(theta, step, smaller)
-        if trial is None:
-            message, it = "no step reduces the residual: stopped (no root nearby?)", it - 1
-            break
-        theta = trial
-        F, J = _residual_jacobian(system, flat, theta)
-        record(it, flat, theta, F)
-    else:
-        message = f"no convergence in {max_iter} iterations (--max-iter)"
+    root = _Root(
+        size=lambda state: float(np.linalg.norm(state[0])),
+        close=lambda theta, norm: (
+            norm <= tol * (1 + float(np.max(np.abs(theta), initial=0.0))) or norm == 0
+        ),
+        step=lambda state: _least_squares_step(state[1], state[0]),
+        trial=smaller,
+        record=lambda it, theta, state: record(it, flat, theta, state[0]),
+        words=(
+            "the equations are not finite here",
+            "the residual is zero (to --tol)",
+            "no step reduces the residual: stopped (no root nearby?)",
+        ),
+    )
+    theta, (F, J), converged, message, it = _newton(root, theta, (F, J), max_iter)
     if not isinstance(J, np.ndarray) and J.shape[0] * J.shape[1] <= DENSE_JACOBIAN_MAX:
         J = J.toarray()  # SPEC's dense grad where it fits, as without the sparse steps
     grad = (
@@ -826,30 +855,31 @@ def critical(
     f, g, H = _scalar_value_grad_hess(flat, theta, True, "critical")
     rows, record = _recorder(trace, _trace_row)
     record(0, flat, theta, f, g)
-    converged, message, it = False, "", 0
-    for it in range(1, max_iter + 1):
+
+    def flatter(trial, gnorm):
+        f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True, "critical")
+        ok = np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm
+        return (f_t, g_t, H_t) if ok else None
+
+    def gradient_size(state) -> float:
+        f, g, H = state
         if not (math.isfinite(f) and np.isfinite(g).all() and np.isfinite(H).all()):
-            message, it = "the value or its derivatives are not finite here", it - 1
-            break
-        gnorm = float(np.max(np.abs(g), initial=0.0))
-        if gnorm <= gtol:
-            converged, message, it = True, "the gradient is zero (to --gtol)", it - 1
-            break
-        step, *_ = np.linalg.lstsq(H, -g, rcond=None)
+            return math.nan
+        return float(np.max(np.abs(g), initial=0.0))
 
-        def flatter(trial, gnorm=gnorm):
-            f_t, g_t, H_t = _scalar_value_grad_hess(flat, trial, True, "critical")
-            ok = np.isfinite(g_t).all() and float(np.max(np.abs(g_t), initial=0.0)) < gnorm
-            return (f_t, g_t, H_t) if ok else None
-
-        trial, state = _halving(theta, step, flatter)
-        if trial is None:
-            message, it = "no step makes the gradient smaller: stopped", it - 1
-            break
-        theta, (f, g, H) = trial, state
-        record(it, flat, theta, f, g)
-    else:
-        message = f"no convergence in {max_iter} iterations (--max-iter)"
+    root = _Root(
+        size=gradient_size,
+        close=lambda theta, gnorm: gnorm <= gtol,
+        step=lambda state: np.linalg.lstsq(state[2], -state[1], rcond=None)[0],
+        trial=flatter,
+        record=lambda it, theta, state: record(it, flat, theta, state[0], state[1]),
+        words=(
+            "the value or its derivatives are not finite here",
+            "the gradient is zero (to --gtol)",
+            "no step makes the gradient smaller: stopped",
+        ),
+    )
+    theta, (f, g, H), converged, message, it = _newton(root, theta, (f, g, H), max_iter)
     second = _kind(flat, theta, g, H, np.ones(theta.shape, bool), gtol)
     return OptimizeResult(
         x=flat.split(theta),
