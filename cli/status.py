@@ -2,14 +2,14 @@
 (SPEC.md, "Exit codes"): :func:`classify` maps an exception to its error kind, message and
 exit code for both the error boundary (cli/main.py) and a batch line's error record; a
 library message's parameters (``wrt``) come out spelled as the command line's flags
-(:func:`flag`: ``--wrt``)."""
+(:func:`flag`: ``--wrt``) or, in a batch line's record, as its keys (:func:`key`: ``"wrt"``)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntEnum
 
 
@@ -139,6 +139,19 @@ def flag(parameter: str) -> str:
     return "--" + parameter.replace("_", "-")
 
 
+def key(parameter: str) -> str:
+    """A batch line's spelling of the same parameter: its key, quoted (``"grad_output"``),
+    as the line's own messages name keys (``"max_iter" must be ...``)."""
+    return f'"{parameter}"'
+
+
+#: how a missing variable is given, after the error's message, in each spelling
+_GIVE = {
+    flag: " (give --{name} VALUE, --var {name}=VALUE or --vars JSON)",
+    key: ' (give it in the line\'s "vars")',
+}
+
+
 class Failure:
     """What an exception means to the user: SPEC's error ``kind``, the ``message``, the
     exit ``code``, the error document's extra ``details``; ``known`` is False for an
@@ -186,21 +199,22 @@ def _classes() -> tuple:
     return (typer.Abort, *click_errors, AutogradCliError, InputError, ParseError)
 
 
-def classify(exc: BaseException) -> Failure:
+def classify(exc: BaseException, spell: Callable[[str], str] = flag) -> Failure:
     """The one map from an exception to its :class:`Failure` (SystemExit is not an error:
     the boundary returns its code).  A parse error's details carry its ``context`` (the
-    caret text), which only JSON output shows."""
+    caret text), which only JSON output shows.  ``spell``: how the message names the
+    parameters a library message names (:func:`flag` on the command line, :func:`key` on a
+    batch line)."""
     Abort, ClickException, NoSuchOption, AutogradCliError, InputError, ParseError = _classes()
     # the errors of the input first (a batch line's usual case), then the run's endings
     if isinstance(exc, ParseError):
         details = {**exc.details, "context": exc.context}
         return Failure(exc.kind, exc.message, ExitCode.USAGE_ERROR, details)
-    if isinstance(exc, AutogradCliError):  # its message in the command line's words
+    if isinstance(exc, AutogradCliError):  # its message in the caller's words
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
-        message = exc.spelled(flag)
+        message = exc.spelled(spell)
         if exc.kind == "missing_value" and not getattr(exc, "hinted", True):
-            name = exc.details.get("variable")  # how to give it, in the command line's flags
-            message += f" (give --{name} VALUE, --var {name}=VALUE or --vars JSON)"
+            message += _GIVE[spell].format(name=exc.details.get("variable"))
         return Failure(exc.kind, message, code, exc.details)
     if isinstance(exc, (KeyboardInterrupt, Abort)):
         return Failure("interrupted", "interrupted", ExitCode.INTERRUPTED)

@@ -286,7 +286,7 @@ def check_holomorphic(program: Program, values: dict, names: list) -> None:
 def _seed(grad_output, out: Tensor, shapes: bool = True) -> Tensor:
     """``grad_output`` (the v of v^T J) parsed in the output's dtype and checked against its
     shape; ``shapes``: the error carries the expected and given shapes (grad's does)."""
-    seed = Tensor._wrap(parse_value("--grad-output", grad_output, dtype=out.data.dtype))
+    seed = Tensor._wrap(parse_value("grad_output", grad_output, dtype=out.data.dtype))
     if tuple(seed.shape) != tuple(out.shape):
         details = {"expected": list(out.shape), "got": list(seed.shape)} if shapes else {}
         raise ShapeError.naming(

@@ -290,7 +290,7 @@ BAD = [
         '"at" x: a number, not an array',
     ),
     ({"op": "taylor", "vars": {"x": 1}, "at": {"x": "near"}}, "bad_value", '"at" x'),
-    ({"op": "taylor", "vars": {"x": 1}, "at": {"y": 1}}, "input", "--at names 'y'"),
+    ({"op": "taylor", "vars": {"x": 1}, "at": {"y": 1}}, "input", "\"at\" names 'y'"),
     ({"op": "taylor", "vars": {"x": [1, 2]}}, "input", "taylor expands in scalar variables"),
     (
         {"op": "propagate", "vars": {"x": "1+-0.1"}, "mc": 1},
@@ -360,7 +360,7 @@ BAD = [
         "bad_line",
         '"max_iter" must be a whole number',
     ),
-    ({"op": "critical", "vars": {"x": 1}, "wrt": ["y"]}, "unknown_variable", "--wrt: 'y'"),
+    ({"op": "critical", "vars": {"x": 1}, "wrt": ["y"]}, "unknown_variable", "\"wrt\": 'y'"),
     ({"op": "minimize", "vars": {"x": 1, "z": 2}}, "unknown_variable", "'z'"),
     ({"expr": "x +", "op": "minimize", "vars": {"x": 1}}, "syntax", ""),
 ]

@@ -98,7 +98,7 @@ def test_the_command_line_spells_a_library_message_with_its_flags():
 
 def test_a_missing_value_names_no_flag_in_the_library_and_the_flags_on_the_command_line(cli):
     # the library's message says only what is missing (a Python caller has no --y); the
-    # command line adds its ways of giving the value, and a batch line gets them too
+    # command line adds its ways of giving the value (a batch line its own: the next test)
     import autograd_cli
     from autograd_cli.core.errors import MissingValueError
 
@@ -112,3 +112,38 @@ def test_a_missing_value_names_no_flag_in_the_library_and_the_flags_on_the_comma
         "message": "no value for variable 'y' (give --y VALUE, --var y=VALUE or --vars JSON)",
         "variable": "y",
     }
+
+
+def test_a_batch_line_spells_a_library_message_with_its_keys(cli, tmp_path):
+    # a batch line has no --wrt or --grad-output: its error records name the line's keys, as
+    # its own messages do ("max_iter" must be ...), and say where a missing value goes
+    lines = [
+        {"expr": "x * y", "vars": {"x": 1, "y": 2}, "wrt": "x,q"},
+        {"expr": "x * y", "vars": {"x": 1}},
+        {"expr": "x * y", "vars": {"x": 1, "y": 2}, "grad_output": [1, 2]},
+        {"expr": "x * y", "vars": {"x": [1, 2], "y": 2}},
+    ]
+    path = tmp_path / "lines.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = cli("batch", str(path))
+    assert r.code == 1
+    messages = [json.loads(line)["error"]["message"] for line in r.out.splitlines()]
+    assert messages[0] == (
+        "\"wrt\": 'q' is not a variable of the expression; the variables are x, y"
+    )
+    assert messages[1] == "no value for variable 'y' (give it in the line's \"vars\")"
+    assert messages[2] == '"grad_output" has shape (2,) but the output has shape ()'
+    assert 'Give "grad_output" ARRAY of shape (2,)' in messages[3]
+    assert not any(FLAG.search(m) for m in messages)
+    # the same errors on the command line name its flags
+    r = cli("grad", "x * y", "--x", "1", "--y", "2", "--wrt", "x,q", "--json")
+    assert r.json["error"]["message"].startswith("--wrt: 'q' is not a variable")
+
+
+def test_the_library_names_grad_output_as_its_parameter():
+    import autograd_cli
+    from autograd_cli.core.errors import BadValueError
+
+    with pytest.raises(BadValueError, match="'grad_output'") as info:
+        autograd_cli.grad("x * y", {"x": [1.0, 2.0], "y": 2.0}, grad_output="abc")
+    assert "--" not in str(info.value)

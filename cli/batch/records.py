@@ -35,7 +35,7 @@ from ...core.errors import BadValueError
 from ...core.program import NAME, RequestError, check_order, missing_value, split_names
 from ...core.rows import ANALYSIS_OPS, OPS, Row
 from .. import jsonout, options, render
-from ..status import classify
+from ..status import classify, key
 from .io import MAX_LINE_BYTES, Overlong
 
 __all__ = [
@@ -127,10 +127,10 @@ def error_doc(line_number: int, kind: str, message: str, details: dict | None = 
 
 def exception_doc(line_number: int, exc: BaseException) -> str:
     """A line's error record: its own ``LineError``, else ``status.classify``'s kind and
-    message (the error boundary's)."""
+    message (the error boundary's), naming parameters as the line's keys."""
     if isinstance(exc, LineError):
         return error_doc(line_number, exc.kind, exc.message, exc.details)
-    failure = classify(exc)
+    failure = classify(exc, key)
     message = failure.message if failure.known else f"{failure.message} (please report it)"
     return error_doc(line_number, failure.kind, message, failure.details)
 
