@@ -96,6 +96,8 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_core.py",
             "tests/test_mutants_ops.py",
             # survivors of seeds 101 and 202 (issue 24)
             "tests/test_mutants_seed101.py",
@@ -143,6 +145,8 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_batch.py",
             "tests/test_mutants_seed61.py",
             "tests/test_mutants_batch.py",
             "tests/test_batch_guards.py",
@@ -203,6 +207,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_core.py",
             "tests/test_mutants_symbolic.py",
             "tests/test_mutants_seed202.py",
             "tests/test_symbolic.py",
@@ -233,6 +239,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_core.py",
             "tests/test_taylor_mode.py",
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_rebuild.py",
@@ -244,6 +252,8 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_core.py",
             "tests/test_mutants_seed61.py",
             "tests/test_mutants_seed67.py",
             *ANALYSES,
@@ -255,6 +265,10 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # the stops of the Newton loop solve and critical share
+            "tests/test_newton_stops.py",
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_batch.py",
             "tests/test_mutants_seed67.py",
             "tests/test_mutants_seed101.py",
             "tests/test_mutants_seed202.py",
@@ -268,6 +282,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_batch.py",
             "tests/test_mutants_seed61.py",
             "tests/test_sparsity.py",
             "tests/test_strict_backend.py",
@@ -299,6 +315,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # the survivors of seeds 61 and 67 left open by their first tests
+            "tests/test_mutants_open_batch.py",
             "tests/test_batch_dask.py",
             "tests/test_batch_seam.py",
             "tests/test_mutants_seed_dask.py",

@@ -603,7 +603,7 @@ def _halving(theta, step, accept, tries=60):
     return None, None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Root:
     """What solve and critical drive to zero by Newton's method (the residual F, the gradient
     g), as the one loop :func:`_newton` asks for it.  A state is what one point costs (F and
