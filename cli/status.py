@@ -2,7 +2,7 @@
 (SPEC.md, "Exit codes"): :func:`classify` maps an exception to its error kind, message and
 exit code for both the error boundary (cli/main.py) and a batch line's error record; a
 library message's parameters (``wrt``) come out spelled as the command line's flags
-(:func:`flag`: ``--wrt``) or, in a batch line's record, as its keys (:func:`key`: ``"wrt"``)."""
+(:func:`flag`: ``--wrt``) or, in a batch line's record, as its keys (``"wrt"``)."""
 
 from __future__ import annotations
 
@@ -139,17 +139,8 @@ def flag(parameter: str) -> str:
     return "--" + parameter.replace("_", "-")
 
 
-def key(parameter: str) -> str:
-    """A batch line's spelling of the same parameter: its key, quoted (``"grad_output"``),
-    as the line's own messages name keys (``"max_iter" must be ...``)."""
-    return f'"{parameter}"'
-
-
-#: how a missing variable is given, after the error's message, in each spelling
-_GIVE = {
-    flag: " (give --{name} VALUE, --var {name}=VALUE or --vars JSON)",
-    key: ' (give it in the line\'s "vars")',
-}
+#: how the command line says a missing variable is given, after the error's message
+GIVE_FLAGS = " (give --{name} VALUE, --var {name}=VALUE or --vars JSON)"
 
 
 class Failure:
@@ -199,12 +190,14 @@ def _classes() -> tuple:
     return (typer.Abort, *click_errors, AutogradCliError, InputError, ParseError)
 
 
-def classify(exc: BaseException, spell: Callable[[str], str] = flag) -> Failure:
+def classify(
+    exc: BaseException, spell: Callable[[str], str] = flag, give: str = GIVE_FLAGS
+) -> Failure:
     """The one map from an exception to its :class:`Failure` (SystemExit is not an error:
     the boundary returns its code).  A parse error's details carry its ``context`` (the
     caret text), which only JSON output shows.  ``spell``: how the message names the
-    parameters a library message names (:func:`flag` on the command line, :func:`key` on a
-    batch line)."""
+    parameters a library message names, ``give`` how a missing value is given (the command
+    line's flags; a batch line's keys, ``records.exception_doc``)."""
     Abort, ClickException, NoSuchOption, AutogradCliError, InputError, ParseError = _classes()
     # the errors of the input first (a batch line's usual case), then the run's endings
     if isinstance(exc, ParseError):
@@ -214,7 +207,7 @@ def classify(exc: BaseException, spell: Callable[[str], str] = flag) -> Failure:
         code = ExitCode.USAGE_ERROR if isinstance(exc, InputError) else ExitCode.EVALUATION_ERROR
         message = exc.spelled(spell)
         if exc.kind == "missing_value" and not getattr(exc, "hinted", True):
-            message += _GIVE[spell].format(name=exc.details.get("variable"))
+            message += give.format(name=exc.details.get("variable"))
         return Failure(exc.kind, message, code, exc.details)
     if isinstance(exc, (KeyboardInterrupt, Abort)):
         return Failure("interrupted", "interrupted", ExitCode.INTERRUPTED)

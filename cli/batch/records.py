@@ -35,7 +35,7 @@ from ...core.errors import BadValueError
 from ...core.program import NAME, RequestError, check_order, missing_value, split_names
 from ...core.rows import ANALYSIS_OPS, OPS, Row
 from .. import jsonout, options, render
-from ..status import classify, key
+from ..status import classify, flag
 from .io import MAX_LINE_BYTES, Overlong
 
 __all__ = [
@@ -130,9 +130,16 @@ def exception_doc(line_number: int, exc: BaseException) -> str:
     message (the error boundary's), naming parameters as the line's keys."""
     if isinstance(exc, LineError):
         return error_doc(line_number, exc.kind, exc.message, exc.details)
-    failure = classify(exc, key)
+    failure = classify(exc, _key, ' (give it in the line\'s "vars")')
     message = failure.message if failure.known else f"{failure.message} (please report it)"
     return error_doc(line_number, failure.kind, message, failure.details)
+
+
+def _key(parameter: str) -> str:
+    """A parameter a library message names, as a line names it: its key, quoted (``"wrt"``,
+    as the line's own messages name keys), where it is one; else the command's flag
+    (``--max-memory``: a setting of the whole run, not of a line)."""
+    return f'"{parameter}"' if parameter in RECORD_KEYS else flag(parameter)
 
 
 def overlong_error(item: Overlong) -> LineError:
