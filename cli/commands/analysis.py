@@ -23,7 +23,12 @@ from .shared import ALL
 
 MaxIter = Annotated[
     int | None,
-    typer.Option("--max-iter", help="Stop after this many iterations.", show_default=False),
+    typer.Option(
+        "--max-iter",
+        help="Stop after this many iterations (default 100; minimize --method bfgs 1000, "
+        "gd 10000).",
+        show_default=False,
+    ),
 ]
 Trace = Annotated[
     bool, typer.Option("--trace", help="Also show every iterate (JSON: a 'trace' list).")
