@@ -172,7 +172,8 @@ def _budget(names: list[str], shapes: list, means: list, c, cov, var1: float) ->
             "uncertainty": _plain(unc),
             "sensitivity": _plain(ci.reshape(shapes[i])),
             "contribution": math.sqrt(max(part, 0.0)),
-            "share": 100.0 * part / var1 if var1 > 0 else 0.0,
+            # no variance: no share; a nan variance (a nan sensitivity): no share is known
+            "share": 100.0 * part / var1 if var1 > 0 else math.nan if math.isnan(var1) else 0.0,
         }
     return budget
 
