@@ -96,6 +96,7 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -178,6 +179,7 @@ TARGETS: dict[str, dict] = {
     "jsonout": {
         "files": ["cli/jsonout.py"],
         "tests": [
+            "tests/test_mutants_seed89.py",
             "tests/test_mutants_jsonout.py",
             "tests/test_mutants_seed101.py",
             "tests/test_jsonout.py",
@@ -209,6 +211,7 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -243,6 +246,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -258,6 +262,7 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -273,6 +278,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_optimize.py",
             # the stops of the Newton loop solve and critical share
             "tests/test_newton_stops.py",
@@ -325,6 +331,7 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_dask.py",
             # the survivors of seeds 61 and 67 left open by their first tests
             "tests/test_mutants_open_batch.py",
