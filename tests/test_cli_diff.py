@@ -94,3 +94,17 @@ def test_explain_seed_chain_rule(cli):
         "explain", "a = x + w; b = w + 1; a * b", "--x", "2", "--w", "1", "--wrt", "w", "--json"
     )
     assert r.json["gradient"] == {"w": 5.0} and r.json["value"] == 6.0
+
+
+def test_diff_folds_its_real_constants_under_a_complex_dtype(cli):
+    # --dtype complex128 made the constant folding (2*3 -> 6, the 3 of x**3's derivative)
+    # compute in complex numbers and then ask float() of one: an internal error.  The folding
+    # of real constants runs in the real dtype of the run's precision.
+    r = cli("diff", "x*2*3", "--dtype", "complex128", "--x", "1", "--json")
+    assert r.code == 0, r.out
+    assert r.json["derivative"] == "6" and r.json["derivative_value"] == 6.0
+    assert r.json["value"] == {"re": 6.0, "im": 0.0}
+    r = cli("diff", "x**3", "--dtype", "complex128", "--x", "1+1j", "--json")
+    assert r.code == 0, r.out
+    assert r.json["derivative"] == "3*x**2"
+    assert r.json["derivative_value"] == {"re": 0.0, "im": 6.0}  # 3*(1+1j)**2 = 6j

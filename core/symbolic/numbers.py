@@ -98,7 +98,9 @@ def _fold_float(op: str, values: list):
     (or a number is complex: an imaginary constant is never folded)."""
     if any(backend.is_complex(v) for v in values):
         return None
-    arrays = [backend.asarray(float(v)) for v in values]
+    # a real constant folds in the real dtype of the run's precision (complex128: float64)
+    real = backend.host.finfo(backend.default_dtype).dtype
+    arrays = [backend.asarray(float(v), dtype=real) for v in values]
     with backend.errstate():
         try:
             out = OPS[op].forward(*arrays)
