@@ -96,6 +96,7 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
@@ -246,6 +247,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
@@ -262,6 +264,7 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",

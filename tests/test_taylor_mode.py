@@ -148,6 +148,23 @@ SYMPY_CASES = [
         [R(3, 10), 2],
     ),
     ("betainc(2.5, 1.5, x)", sp.betainc_regularized(R(5, 2), R(3, 2), 0, X), [R(3, 10), R(9, 10)]),
+    # the rules no case above reached (mutation survivors of seed 97: logaddexp's Riccati
+    # recurrence); the piecewise-linear ops on the branch taken at each point
+    (
+        "logaddexp(x, 2*x - 1) + logaddexp(3, x)",
+        sp.log(sp.exp(X) + sp.exp(2 * X - 1)) + sp.log(sp.exp(3) + sp.exp(X)),
+        [0, R(3, 10), -2, 4],
+    ),
+    (
+        "asinh(x) + acosh(x + 2) + atanh(x/2)",
+        sp.asinh(X) + sp.acosh(X + 2) + sp.atanh(X / 2),
+        [0, R(3, 10), R(-7, 10), R(3, 2)],
+    ),
+    ("maximum(x, 1 - x) + minimum(x, 2) + relu(x) + clip(x, -1, 1)", 1 + X, [R(-1, 2)]),
+    ("maximum(x, 1 - x) + minimum(x, 2) + relu(x) + clip(x, -1, 1)", 3 * X + 1, [R(3, 2)]),
+    ("floor(x) + sign(x)*x + mod(3*x, 2) + round(x)*x + ceil(x)", 5 * X - 1, [R(7, 10)]),
+    ("real(sin(x)) + conj(exp(x))", sp.sin(X) + sp.exp(X), [0, R(1, 2)]),
+    ("sum(x) + mean(x*x) + transpose(x)", 2 * X + X**2, [0, R(1, 2)]),
 ]
 
 
