@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import pytest
@@ -125,3 +126,22 @@ def torch():
 
         return module
     return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A local Dask cluster of two threads in this process, for the module, joined with
+    ``--scheduler ADDRESS`` (skips where Dask is not installed)."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask")
+    cluster = distributed.LocalCluster(
+        processes=False,
+        n_workers=1,
+        threads_per_worker=2,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import logging
 import os
 import re
 import signal
@@ -38,21 +37,6 @@ class Out:
     @property
     def docs(self):
         return [json.loads(line) for line in self.out.splitlines()]
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    cluster = distributed.LocalCluster(
-        processes=False,
-        n_workers=1,
-        threads_per_worker=2,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import logging
 import time
 import types
 
@@ -193,25 +192,6 @@ def test_star_colored_of_a_pattern_without_the_mirrors_says_no():
 
 
 # ---- the Dask engine (cli/batch/dask.py, cli/batch/dask_parts.py) --------------------------------
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    """A local cluster of two threads in this process, for the module (as
-    tests/test_batch_dask.py's)."""
-    distributed = pytest.importorskip("distributed")
-    pytest.importorskip("dask")
-    cluster = distributed.LocalCluster(
-        processes=False,
-        n_workers=1,
-        threads_per_worker=2,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 def dask(cli, scheduler, *argv):

@@ -8,7 +8,6 @@ the docs, the local batch engine or working by hand, never from the code under t
 from __future__ import annotations
 
 import json
-import logging
 import threading
 
 import numpy as np
@@ -91,26 +90,6 @@ def _evaluate_after_the_deadline(part, *args):
         dask_parts.STOP.wait(10)
         _LATE.wait(10)
     return _REAL_EVALUATE(part, *args)
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    """A local Dask cluster of threads in this process (as test_batch_dask's), joined with
-    ``--scheduler ADDRESS``."""
-    _dask_modules()
-    import distributed  # noqa: PLC0415
-
-    cluster = distributed.LocalCluster(
-        processes=False,
-        n_workers=1,
-        threads_per_worker=2,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 def _docs(out: str) -> list:

@@ -21,7 +21,6 @@ from autograd_cli.cli.batch import dask_parts  # noqa: E402
 from autograd_cli.cli.batch import io as batch_io  # noqa: E402
 
 # the Dask engine's test fixtures (a local cluster for the module, the command's runner)
-scheduler = test_batch_dask.scheduler
 cli = test_batch_dask.cli
 dask = test_batch_dask.dask
 EXPR = test_batch_dask.EXPR
