@@ -458,7 +458,8 @@ def apply(op, *args, **attrs) -> Tensor:
             break
     n = len(args)
     if op.arity is not None and n != op.arity:
-        raise TypeError(f"{op.name}() takes {op.arity} arguments, got {n}")
+        noun = "argument" if op.arity == 1 else "arguments"
+        raise TypeError(f"{op.name}() takes {op.arity} {noun}, got {n}")
     if op.size is not None:
         if n == 2 and op.kind != "product":  # check_size's common case, inline
             sa = args[0].data.shape

@@ -103,7 +103,7 @@ def _arguments(name: str, args: list, op, tok) -> tuple[list, dict]:
 
 def _arity_error(name: str, fn, n: int, keywords: dict, tok) -> ArityError:
     return ArityError(
-        f"{name}() takes {fn.arities()} arguments, got {n}"
+        f"{name}() takes {fn.arities()} argument{'' if fn.arities() == '1' else 's'}, got {n}"
         + (f" and keyword(s) {', '.join(keywords)}" if keywords else ""),
         function=name,
         **_position(tok),

@@ -24,7 +24,7 @@ def _bits(cs) -> list[str]:
 
 @pytest.mark.parametrize(
     "expr, takes",
-    [("exp(x, x)", "exp() takes 1 arguments, got 2"), ("sum(x, 0, 1)", "sum() takes 1 or 2")],
+    [("exp(x, x)", "exp() takes 1 argument, got 2"), ("sum(x, 0, 1)", "sum() takes 1 or 2")],
 )
 def test_an_arity_error_says_a_unary_function_takes_one_argument(cli, expr, takes):
     # kills core/ops/table.py:525: 1 if self.name != "reshape" else 2 -> == "reshape"

@@ -912,7 +912,7 @@ def test_apply_checks_the_arity():
     x = tensor(1.0)
     with pytest.raises(TypeError, match=r"^add\(\) takes 2 arguments, got 1$"):
         apply(OPS["add"], x)
-    with pytest.raises(TypeError, match=r"^exp\(\) takes 1 arguments, got 2$"):
+    with pytest.raises(TypeError, match=r"^exp\(\) takes 1 argument, got 2$"):
         apply(OPS["exp"], x, x)
 
 
