@@ -130,8 +130,10 @@ def test_random_programs_never_miss_a_nonzero(case, seed):
         assert not ((dense != 0) & ~pattern.toarray()).any(), text
         if ev.output.data.size == 1:
             h_pattern, _, _ = hessian_pattern(program, values, names)
-            h = np.nan_to_num(_dense_hessian(program, values, names, sizes), nan=1.0)
-            assert not ((h != 0) & ~h_pattern.toarray()).any(), text
+            # nan is no evidence here: at a singular point (sin(x) = 0 under a division) the
+            # dense oracle's second sweep spreads 0 * inf into entries no path reaches
+            h = _dense_hessian(program, values, names, sizes)
+            assert not ((h != 0) & ~np.isnan(h) & ~h_pattern.toarray()).any(), text
 
 
 def test_the_coloring_is_near_the_optimum_on_bands_and_arrowheads():
