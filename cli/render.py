@@ -737,9 +737,11 @@ def render_diff(
 
 
 def _float_array(v):
+    """A value as a float array; a complex one stays complex (diff at a complex point)."""
     import numpy
 
-    return numpy.asarray(v, dtype=float)
+    array = numpy.asarray(v)
+    return array if array.dtype.kind == "c" else array.astype(float)
 
 
 def diff_latex(expr: str, result, precision: int | None = DEFAULT_PRECISION) -> list[str]:

@@ -108,3 +108,13 @@ def test_diff_folds_its_real_constants_under_a_complex_dtype(cli):
     assert r.code == 0, r.out
     assert r.json["derivative"] == "3*x**2"
     assert r.json["derivative_value"] == {"re": 0.0, "im": 6.0}  # 3*(1+1j)**2 = 6j
+
+
+def test_diff_at_a_complex_point_prints_its_table_and_latex(cli):
+    # the table and --latex wrote each value through float(): an internal error at 1+1j
+    r = cli("diff", "x**3", "--x", "1+1j")
+    assert r.code == 0, r.err
+    assert "6j" in r.out and "(-2+2j)" in r.out  # 3*(1+1j)**2 = 6j, (1+1j)**3 = -2+2j
+    r = cli("diff", "x**3", "--x", "1+1j", "--latex")
+    assert r.code == 0, r.err
+    assert "= 6j" in r.out
