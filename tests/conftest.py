@@ -89,6 +89,11 @@ class CliResult:
     def json(self):
         return json.loads(self.out)
 
+    @property
+    def docs(self):
+        """The output's JSON lines (batch)."""
+        return [json.loads(line) for line in self.out.splitlines()]
+
 
 @pytest.fixture
 def cli(capsys):
@@ -97,7 +102,7 @@ def cli(capsys):
     def invoke(*argv):
         capsys.readouterr()
         before = (backend.xp, backend.device, backend.default_dtype)
-        code = run(list(argv))
+        code = run([str(a) for a in argv])
         captured = capsys.readouterr()
         # A command chooses its device and dtype for its own run only (backend.using).
         assert (backend.xp, backend.device, backend.default_dtype) == before

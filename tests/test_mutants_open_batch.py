@@ -19,29 +19,7 @@ import types
 import numpy as np
 import pytest
 
-from autograd_cli.cli.main import run
 from autograd_cli.grammar import parse
-
-
-class Out:
-    def __init__(self, code, out, err):
-        self.code, self.out, self.err = code, out, err
-
-    @property
-    def docs(self):
-        return [json.loads(line) for line in self.out.splitlines()]
-
-
-@pytest.fixture
-def cli(capsys):
-    def invoke(*argv):
-        capsys.readouterr()
-        code = run([str(a) for a in argv])
-        captured = capsys.readouterr()
-        return Out(int(code), captured.out, captured.err)
-
-    return invoke
-
 
 # ---- core/batch.py ------------------------------------------------------------------------------
 
