@@ -161,11 +161,12 @@ def _elementwise(op, ctx, ts, batch):
             term, made = (t, mine) if d == 1 else ((-t if d == -1 else t * d), True)
         elif _by_ones(t, d):
             term, made = t, mine  # t * 1 is t, bit for bit: no pass over the tangents
-        elif mine and _addable(t, d) and _finite_factor(d):
-            backend.host.multiply(t.data, d.data, out=t.data)  # chain(t, d): d has no inf/nan
+        elif mine and _addable(t, d) and _finite_factor(t if op.selects else d):
+            # chain(t, d): d has no inf/nan (a selecting d never has; then t must not either)
+            backend.host.multiply(t.data, d.data, out=t.data)
             term, made = t, True
         else:
-            term, made = chain(t, d), True
+            term, made = chain(t, d, op.selects), True
         if total is None:
             total, owned = term, made
         elif owned and _addable(total, term):

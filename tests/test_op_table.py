@@ -782,9 +782,27 @@ def _linear_gap(op: Op, points, value) -> str | None:
     return None
 
 
+def _selector_gap(op: Op, points, value) -> str | None:
+    """Why ``selects`` is wrong or left out (None: right): an op declares it exactly where
+    its partials are selectors at every sample point (each 0, 1 or 0.5, both 0 and not 0
+    somewhere: relu, max, clip), so that a 0 partial passes no inf or nan cotangent (PyTorch's where)."""
+    if op.deriv is None or op.zero_grad:
+        return None
+    with np.errstate(all="ignore"):
+        partials = [d(*points, value) for d in op.deriv]
+    found = [np.broadcast_to(np.asarray(p), value.shape) for p in partials if p is not None]
+    selector = all(np.isin(p, (0.0, 0.5, 1.0)).all() for p in found)  # polar's 1j*out: no
+    if op.selects and not selector:
+        return "declared selects, but a partial other than 0, 1 or 0.5 at a sample point"
+    passes = {bool(v) for p in found for v in np.unique(p != 0)}
+    if selector and passes == {False, True} and not op.selects:  # angle's 0 alone: no need
+        return "its partials are 0, 1 or 0.5 at every sample point: declare selects=True"
+    return None
+
+
 def fact_gaps(name: str) -> dict[str, str]:
     """The value facts (``Op.total``, ``nonneg``, ``piecewise``, ``piecewise_linear``,
-    ``spreads_nonfinite``) that ``name`` declares wrongly or leaves out, and a ``kink`` it
+    ``selects``, ``spreads_nonfinite``) that ``name`` declares wrongly or leaves out, and a ``kink`` it
     leaves out, each with why."""
     op = OPS[name]
     points = _points(op.arity)
@@ -833,6 +851,9 @@ def fact_gaps(name: str) -> dict[str, str]:
         linear = _linear_gap(op, points, value)
         if linear:
             found["linear"] = linear
+    selects = _selector_gap(op, points, value)
+    if selects:
+        found["selects"] = selects
     spreading = tuple(i for i in range(op.arity) if _spreads(op, points, i))
     if set(op.spreads_nonfinite) - set(spreading):
         found["spreads_nonfinite"] = (
@@ -931,6 +952,9 @@ FACT_VARIANTS = [
     ("div", {"linear": "each"}, "linear"),
     ("exp", {"linear": True}, "linear"),
     ("abs", {"kink": None}, "kink"),
+    ("relu", {"selects": False}, "selects"),  # sqrt(relu(x)) at x < 0 would be nan, not 0
+    ("clip", {"selects": False}, "selects"),
+    ("abs", {"selects": True}, "selects"),  # abs'(x) is -1 for x < 0: it multiplies
     ("clip", {"kink": None}, "kink"),
     ("sign", {"kink": None}, "kink"),
     ("tanh", {"piecewise": True}, "piecewise"),

@@ -200,13 +200,15 @@ def test_smooth_bases_cancel_in_quotients(text, expected, sympy_src):
 @pytest.mark.parametrize(
     "text, expected, sympy_src, points, nan_points",
     [
-        # relu(x) is 0 for every x < 0: relu(x)**3/relu(x) is nan there, relu(x)**2 is not.
+        # relu(x) is 0 for every x < 0: relu(x)**3/relu(x) is nan there, relu(x)**2 is not
+        # (the engine's gradient there is 0, PyTorch's: relu's 0 partial passes no nan;
+        # test_relu_quotient_keeps_its_nan_in_print_and_value below)
         (
             "relu(x)**3/relu(x)",
             "3*(x > 0)*relu(x)**2/relu(x) - (x > 0)*relu(x)**3/relu(x)**2",
             "relu(x)**2",
             [{"x": 0.7}, {"x": 1.9}, {"x": 2.6}],
-            [{"x": -1.3}, {"x": -0.2}],
+            [],
         ),
         # x - abs(x) is 0 for every x > 0.
         (
@@ -224,6 +226,17 @@ def test_piecewise_bases_keep_their_quotients(text, expected, sympy_src, points,
     assert out == expected
     assert_means(text, "x", out, sympy_src, points)
     assert_nan_where_engine_is(text, "x", out, nan_points)
+
+
+@pytest.mark.parametrize("x", [-1.3, -0.2])
+def test_relu_quotient_keeps_its_nan_in_print_and_value(x):
+    # relu(x)**3/relu(x) is 0/0 for x < 0, and so is its printed derivative; the engine's
+    # gradient is 0 there, as PyTorch's (relu's backward is a where: its 0 partial passes
+    # no nan cotangent), where the printed product (x > 0)*... evaluates to nan
+    text = "relu(x)**3/relu(x)"
+    assert math.isnan(value(text, {"x": x}))
+    assert math.isnan(value(printed(text, "x"), {"x": x}))
+    assert engine_grad(text, "x", {"x": x}) == 0.0
 
 
 # ---------------------------------------------------------------------------

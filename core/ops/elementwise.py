@@ -156,7 +156,7 @@ _unary("angle",     "AngleBackward0",        _np("angle", c="atan2(0.0, {0})"), 
 # 1/(1+exp(-x)) is exact to rounding in float64 for every x once overflow is allowed (exp(-x)=inf -> 0).
 _unary("sigmoid",   "SigmoidBackward0",      lambda a: 1 / (1 + _xp().exp(-a)), lambda x, out: out * (1 - out),      latex="\\sigma",                                                                total=True, nonneg=True, code=code("1 / (1 + {xp}.exp(-{0}))", c="1.0 / (1.0 + exp(-{0}))"))
 # relu'(0) = 0, as in PyTorch: the mask is x > 0, not x >= 0.
-_unary("relu",      "ReluBackward0",         lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0),                 latex="\\operatorname{relu}",                                                   kink=_at_zero("relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, code=code("{xp}.maximum({0}, 0.0)", torch="torch.clamp_min({0}, 0.0)", c="({0} > 0.0 || {0} != {0} ? {0} : 0.0)"))
+_unary("relu",      "ReluBackward0",         lambda a: _xp().maximum(a, 0), lambda x, out: gt(x, 0),                 latex="\\operatorname{relu}",                                                   kink=_at_zero("relu is not differentiable at 0; used relu'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, selects=True, code=code("{xp}.maximum({0}, 0.0)", torch="torch.clamp_min({0}, 0.0)", c="({0} > 0.0 || {0} != {0} ? {0} : 0.0)"))
 # log(1 + exp(x)) computed without overflow.
 _unary("softplus",  "SoftplusBackward0",     lambda a: _xp().logaddexp(0, a), lambda x, out: call("sigmoid", x),     latex="\\operatorname{softplus}",                                               total=True, nonneg=True, code=code("{xp}.logaddexp(0.0, {0})", torch="torch.logaddexp(torch.zeros_like({0}), {0})", c="(fmax({0}, 0.0) + log1p(exp(-fabs({0}))))"))
 # Piecewise-constant functions: the derivative is 0 wherever it exists (PyTorch returns zeros).
@@ -487,13 +487,13 @@ _binary("pow",       _pow_node,            _power,                             _
 # max/min of two arguments: ties split the gradient evenly between them, and an argument
 # takes the whole gradient unless it lost: with a NaN (no order) both do, as in PyTorch's
 # maximum/minimum (grad.masked_fill_(self < other, 0) after halving the ties).
-_binary("maximum",   "MaximumBackward0",   lambda a, b: _xp().maximum(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),      printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"), kink=_at_tie("max(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, code=_MAXIMUM)
-_binary("minimum",   "MinimumBackward0",   lambda a, b: _xp().minimum(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),      printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"), kink=_at_tie("min(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, code=_MINIMUM)
+_binary("maximum",   "MaximumBackward0",   lambda a, b: _xp().maximum(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),      printing=function("max", "maximum", latex="\\max", with_constant="clamp_min"), kink=_at_tie("max(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, selects=True, code=_MAXIMUM)
+_binary("minimum",   "MinimumBackward0",   lambda a, b: _xp().minimum(a, b),   lambda a, b, out: 1 - gt(a, b) - 0.5 * eq(a, b),   lambda a, b, out: 1 - lt(a, b) - 0.5 * eq(a, b),      printing=function("min", "minimum", latex="\\min", with_constant="clamp_max"), kink=_at_tie("min(a, b) at a tie a == b is not differentiable; the gradient was split evenly"), total=True, piecewise_linear=True, selects=True, code=_MINIMUM)
 # max/min against a constant (max(x, 0), min(x, 1)): at a tie the constant takes the
 # gradient, so max(x, 0) has the same derivative at 0 as relu(x) and where(x > 0, x, 0);
 # c is a bound, as in torch.clamp: it takes no gradient.  They print as max(x, c), min(x, c).
-_binary("clamp_min", "ClampMinBackward0",  lambda a, b: _xp().maximum(a, b),   lambda a, b, out: gt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="max", latex="\\operatorname{max}"), differentiable=(True, False), kink=_at_tie("max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, code=_MAXIMUM)
-_binary("clamp_max", "ClampMaxBackward0",  lambda a, b: _xp().minimum(a, b),   lambda a, b, out: lt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="min", latex="\\operatorname{min}"), differentiable=(True, False), kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, code=_MINIMUM)
+_binary("clamp_min", "ClampMinBackward0",  lambda a, b: _xp().maximum(a, b),   lambda a, b, out: gt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="max", latex="\\operatorname{max}"), differentiable=(True, False), kink=_at_tie("max(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, selects=True, code=_MAXIMUM)
+_binary("clamp_max", "ClampMaxBackward0",  lambda a, b: _xp().minimum(a, b),   lambda a, b, out: lt(a, b),                        lambda a, b, out: None,                               printing=Printing(call="min", latex="\\operatorname{min}"), differentiable=(True, False), kink=_at_tie("min(x, c) at x == c is not differentiable; used 0 for x, as relu'(0) = 0"), total=True, piecewise_linear=True, selects=True, code=_MINIMUM)
 # polygamma(n, x): see .special; n is an order, not a variable: it takes no gradient, and
 # d/dx polygamma(n, x) = polygamma(n + 1, x).
 _binary("polygamma", "PolygammaBackward0", _polygamma_forward,                 lambda n, x, out: None,                            lambda n, x, out: call("polygamma", n + 1, x),        printing=function("polygamma", latex=("\\psi^{(", 0, ")}\\left(", 1, "\\right)"), latex_level=ATOM), differentiable=(False, True), spreads_nonfinite=(0,), code=code(_polygamma_code))
@@ -547,6 +547,7 @@ _elementwise_op(
     ),
     total=True,
     piecewise_linear=True,
+    selects=True,
 )
 
 

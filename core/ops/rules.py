@@ -12,7 +12,9 @@ conventions hold throughout:
 
 * An absent cotangent stays absent: ``chain(g, d)`` is ``g * d`` except that
   where ``g`` is exactly 0 the product is 0 even when ``d`` is inf or nan, so
-  the untaken branch of ``where`` never poisons a gradient with ``0 * inf``.
+  the untaken branch of ``where`` never poisons a gradient with ``0 * inf``; an op
+  whose partials select (``Op.selects``: relu, clip, max/min) passes nothing where its
+  partial is 0, an inf or nan cotangent included, as PyTorch's ``where`` does.
 * Kinks follow PyTorch: abs'(0) = 0, relu'(0) = 0, sqrt'(0) = inf, ties of
   max/min split the gradient evenly, sign/floor/comparisons pass no gradient.
 
@@ -187,11 +189,15 @@ def _any_zero(x) -> bool:
     return getattr(x, "maybe_zero", True)
 
 
-def chain(g, d):
-    """``g * d`` where an exactly-zero cotangent stays zero even if ``d`` is inf/nan."""
+def chain(g, d, selects: bool = False):
+    """``g * d`` where an exactly-zero cotangent stays zero even if ``d`` is inf/nan; with
+    ``selects`` (``d`` is a selecting partial, :attr:`~.table.Op.selects`) an exactly-zero
+    ``d`` gives zero even where ``g`` is inf/nan."""
     if g is None or d is None:
         return None
     r = g * d
+    if selects:
+        return _selected(r, d)
     # Only an entry where d is inf or nan can be a 0 * inf/nan: with a finite d (often
     # smaller than g, never larger than the product) the mended product has r's values, and
     # when nothing is recorded (no create_graph) it is r itself, bit for bit.
@@ -205,6 +211,15 @@ def chain(g, d):
         # so every other entry, a signed zero included, is what g * d gives, row by row
         r = where(eq(g, 0), where(eq(r - r, 0), r, 0.0), r)
     return r
+
+
+def _selected(r, d):
+    """The product ``r = g*d`` of a selecting partial ``d`` (0, 1 or 0.5, so finite: only
+    ``g`` can make ``r`` inf or nan): 0 where ``d`` is 0 and ``r`` is not finite, as
+    PyTorch's ``where`` in relu's and clamp's backward; every other entry is ``r``'s."""
+    if _all_finite(r):
+        return r
+    return where(eq(d, 0), where(eq(r - r, 0), r, 0.0), r)
 
 
 #: Elements below which :func:`chain_local` takes the generic path: its checks cost more
@@ -234,7 +249,7 @@ def host_unrecorded(*tensors) -> bool:
     )
 
 
-def chain_local(g, d, saved):
+def chain_local(g, d, saved, selects: bool = False):
     """:func:`chain` of a cotangent ``g`` and a local derivative ``d`` that a rule has just
     computed from ``saved`` (the node's inputs and output), the same bits with fewer passes
     when nothing is recorded and both are large NumPy arrays of one shape and dtype:
@@ -247,11 +262,12 @@ def chain_local(g, d, saved):
       holds (the Tensor API), and a gradient must not be a view of it, as in PyTorch;
     * otherwise, a fresh ``d`` takes the product in place (``out=``): one temporary less.
 
-    Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s.
+    Everything else, and every recorded (``create_graph``) product, is :func:`chain`'s
+    (``selects`` as there).
     """
     dd = d.data if isinstance(d, Tensor) else d
     if type(dd) is not _host.ndarray:
-        return chain(g, d)
+        return chain(g, d, selects)
     gd = g.data if isinstance(g, Tensor) else g
     if (
         type(gd) is not _host.ndarray
@@ -260,15 +276,15 @@ def chain_local(g, d, saved):
         or gd.dtype != dd.dtype
         or is_grad_enabled()
     ):
-        return chain(g, d)
+        return chain(g, d, selects)
     fresh = dd.flags.owndata and not any(_host.may_share_memory(dd, _data(s)) for s in saved)
     if _unit(gd):
         if fresh or LEAVES_COPIED_AT_EXIT.get():
             return d
         return _like(g, dd.copy())
-    if not fresh:
-        return chain(g, d)
-    finite = backend.all_finite(dd)  # chain's test, before d is overwritten
+    if not fresh or (selects and not backend.all_finite(gd)):
+        return chain(g, d, selects)  # a selecting d's mend reads d: not overwritten
+    finite = selects or backend.all_finite(dd)  # chain's test, before d is overwritten
     r = _like(g, _host.multiply(gd, dd, out=dd))
     if finite or backend.all_finite(dd):
         return r
@@ -408,12 +424,13 @@ def _local(d, conjugate: bool):
     return conj(d) if conjugate else d
 
 
-def _tangent(on_complex, t, d):
-    """Forward mode's ``t * d``; a real-valued function of a complex argument takes
-    ``real(conj(d) * t)`` (its derivative being the gradient's direction)."""
+def _tangent(on_complex, t, d, selects: bool = False):
+    """Forward mode's ``t * d`` (:func:`chain`, ``selects`` as there); a real-valued function
+    of a complex argument takes ``real(conj(d) * t)`` (its derivative being the gradient's
+    direction)."""
     if on_complex == "real" and (is_complex(t) or is_complex(d)):
         return real_part(chain(t, conj(d)))
-    return chain(t, d)
+    return chain(t, d, selects)
 
 
 def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None, **facts):
@@ -423,18 +440,19 @@ def _unary(name, node, forward, deriv, *, latex=None, aliases=(), printing=None,
     ``total``, ``nonneg``, ``zero_grad``, ``on_complex``...)."""
     on_complex = facts.get("on_complex")
     conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
+    selects = facts.get("selects", False)
 
     def local(n, g, saved):
         d = deriv(*saved)
         if conjugate and d.__class__ not in _REAL_CLASSES:  # a real number: no call at all
             d = conj(d)
-        return (chain_local(g, d, saved),)
+        return (chain_local(g, d, saved, selects),)
 
     def jvp(n, tangents):
         t = tangents[0]
         if t is None:
             return None
-        return _tangent(on_complex, t, deriv(n.inputs[0], n.out))
+        return _tangent(on_complex, t, deriv(n.inputs[0], n.out), selects)
 
     printing = printing or function(name, *aliases, latex=latex)
     return _declare(name, node, forward, _vjp_of(local), jvp, (deriv,), printing, facts)
@@ -503,12 +521,13 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
 
     on_complex = facts.get("on_complex")
     conjugate = on_complex == "holomorphic"  # else no call on the vjp's path
+    selects = facts.get("selects", False)
 
     def local(n, g, args):
         needs, shapes = n.needs, n.shapes
         return tuple(
             [
-                sum_to(chain_local(g, _local(d(*args), conjugate), args), shapes[i])
+                sum_to(chain_local(g, _local(d(*args), conjugate), args, selects), shapes[i])
                 if needs[i]
                 else None
                 for i, d in enumerate(derivs)
@@ -520,7 +539,7 @@ def _elementwise_op(name, node, forward, derivs, *, printing, **facts):
         r = None
         for t, d in zip(tangents, derivs):
             if t is not None:
-                r = add_tangents(r, _tangent(on_complex, t, d(*args)))
+                r = add_tangents(r, _tangent(on_complex, t, d(*args), selects))
         return None if r is None else broadcast_to(r, n.out.shape)
 
     return _declare(name, node, forward, _vjp_of(local), jvp, derivs, printing, facts)

@@ -296,6 +296,11 @@ class Op:
     ``on_complex``
         what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
         function of them, or rules of its own (complex-linear, or linear over the reals only).
+    ``selects``
+        its partials are selectors (each 0 or 1, 0.5 at a tie): where one is 0 the argument
+        takes no gradient at all, an inf or nan cotangent or tangent included, as PyTorch's
+        ``where``/``masked_fill`` in relu, clamp and maximum (``sqrt(relu(x))`` at x < 0 has
+        gradient 0, not 0 * inf = nan); :func:`~.rules.chain` reads it.
     ``total``, ``nonneg``, ``piecewise``, ``piecewise_linear``, ``spreads_nonfinite``
         what the simplifier, Taylor mode and the non-finite checks know of the values (of an
         elementwise op; tests/test_op_table.py checks each against the op's values):
@@ -342,6 +347,7 @@ class Op:
     deriv: tuple | None = None
     zero_grad: bool = False
     kink: Callable | None = None
+    selects: bool = False
     total: bool = False
     nonneg: bool = False
     piecewise: bool = False
