@@ -427,10 +427,13 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
     for k in np.flatnonzero(s.unsure).tolist():
         v = s.direction(k)
         step = max(100 * s.distance(k), 1e-6 * (1 + float(np.max(np.abs(theta)))))
+        noise = _rounding_noise(flat, theta, f, step / 1024 * v, box)
         for sign in (1.0, -1.0):
             there = _value(flat, _project(theta + sign * step * v, box))
-            slack = step * s.slope[k] + 64 * np.finfo(backend.default_dtype).eps * (
-                abs(f) + abs(there)
+            slack = (
+                step * s.slope[k]
+                + 64 * np.finfo(backend.default_dtype).eps * (abs(f) + abs(there))
+                + 4 * noise
             )
             # falling, and further on falling more: an inflection (x**3: -s**3, then -8 s**3),
             # not the rounding of a valley's floor (a fall of 1e-32 to an exact 0, then 0)
@@ -442,6 +445,17 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
                     "in which the value still falls (an inflection, as x**3 at 0)"
                 )
     return None
+
+
+def _rounding_noise(flat, theta, f, hop, box) -> float:
+    """How far rounding alone moves the value near ``theta``: the spread of f at 16 points
+    ``hop`` (a thousandth of the probe's step) apart, where the value's own change is a
+    billionth of the probe's (no slope or curvature along it).  A sum's terms can be much
+    larger than f: (x+1)**2 - x**2 - 2*x is 1, but wanders by 1e-12 near x = 753, which the
+    probes of :func:`_not_a_minimum` must not take for a fall."""
+    values = [f] + [_value(flat, _project(theta + j * hop, box)) for j in range(-8, 9) if j]
+    finite = [v for v in values if math.isfinite(v)]
+    return max(finite) - min(finite) if finite else 0.0
 
 
 @dataclass(frozen=True)
