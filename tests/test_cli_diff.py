@@ -110,6 +110,21 @@ def test_diff_folds_its_real_constants_under_a_complex_dtype(cli):
     assert r.json["derivative_value"] == {"re": 0.0, "im": 6.0}  # 3*(1+1j)**2 = 6j
 
 
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_diff_writes_single_precision_values_as_grad_does(cli, dtype):
+    # diff's JSON wrote a float32 value with a double's 17 digits (1.3310000896453857);
+    # grad and eval write its own shortest digits (1.3310001)
+    r = cli("diff", "x**3", "--x", "[1.1, 2]", "--dtype", dtype, "--json")
+    assert r.code == 0, r.out
+    values, derivatives = r.json["value"], r.json["derivative_value"]
+    if dtype == "complex64":
+        assert values[0] == {"re": 1.3310001, "im": 0.0}
+        values, derivatives = [v["re"] for v in values], [d["re"] for d in derivatives]
+    assert values == [1.3310001, 8.0] and derivatives == [3.63, 12.0]
+    g = cli("grad", "sum(x**3)", "--x", "[1.1, 2]", "--dtype", "float32", "--json")
+    assert g.json["grad"]["x"] == [3.63, 12.0]
+
+
 def test_diff_at_a_complex_point_prints_its_table_and_latex(cli):
     # the table and --latex wrote each value through float(): an internal error at 1+1j
     r = cli("diff", "x**3", "--x", "1+1j")

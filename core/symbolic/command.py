@@ -371,8 +371,14 @@ def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:
 
 
 def _plain(data):
+    """``data`` as Python numbers; a float32 (complex64) one as its own shortest decimals,
+    as JSON writes grad's (cli/jsonout.shortest): float32 1.331 is 1.3310001, not the double
+    1.3310000896453857."""
     a = backend.to_numpy(data)
     kind = complex if a.dtype.kind == "c" else float
+    if a.dtype in (np.float32, np.complex64):  # NumPy's str of one is its shortest text
+        a = a.real.astype(str).astype(float) + 1j * a.imag.astype(str).astype(float)
+        a = a if kind is complex else a.real
     if a.ndim == 0:
         return kind(a)
     return a.astype(kind).tolist()
