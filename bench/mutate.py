@@ -96,6 +96,8 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
@@ -212,6 +214,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
             "tests/test_mutants_seed71_core.py",
@@ -247,6 +251,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
@@ -264,6 +270,8 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
@@ -281,6 +289,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_optimize.py",
             # the stops of the Newton loop solve and critical share
@@ -300,6 +310,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            # survivors of seed 103
+            "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97.py",
             "tests/test_mutants_seed71_optimize.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -335,6 +347,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # survivors of seed 103 in the Dask engine
+            "tests/test_mutants_seed103_dask.py",
             "tests/test_mutants_seed97.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_dask.py",

@@ -484,7 +484,9 @@ class _SecondOrder:
         if lam <= 0 or slope == 0:
             return 0.0
         r = slope * abs(float(self.third[k])) / lam**2
-        return slope / lam / max(1 - r, 0.1)
+        # r >= 0.9, or nan (a third derivative the engine could not take: inf - inf), gives
+        # the widest distance, as the curvature then decides nothing
+        return slope / lam / (1 - r if r < 0.9 else 0.1)
 
 
 def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
@@ -524,7 +526,8 @@ def _kind(flat, theta, g, H, free, gtol) -> _SecondOrder:
         if s.slope[k] == 0:  # at the stationary point along v: the curvature is its own
             continue
         s.third[k] = _third_derivative(flat, theta, s.direction(k))
-        s.unsure[k] |= abs(s.third[k]) * s.slope[k] >= 0.1 * eig[k] ** 2
+        # resolved only where known to be: a nan third derivative leaves it unsure
+        s.unsure[k] |= not abs(s.third[k]) * s.slope[k] < 0.1 * eig[k] ** 2
     if s.unsure.any() and kind != "saddle":
         s = replace(s, kind="degenerate")
     return s
