@@ -718,7 +718,7 @@ def render_diff(
     if evaluated:
         table.add_column("value at the point")
     n = result.order
-    values = {name: _float_array(d.value) for name, d in result.derivatives.items()}
+    values = {name: _number_array(d.value) for name, d in result.derivatives.items()}
     notation = column_notation(values.values(), precision) if evaluated else None
     for name, d in result.derivatives.items():
         label = f"d/d{name}" if n == 1 else f"d^{n}/d{name}^{n}"
@@ -729,15 +729,16 @@ def render_diff(
     console.print(table)
     if evaluated:
         width = max(20, console.width - 6)
-        text = format_value(_float_array(result.value), precision, width=width)
+        text = format_value(_number_array(result.value), precision, width=width)
         console.print("value " + escape(text.replace("\n", "\n      ")))
     for note in result.notes:
         console.print(f"[dim]note: {user_text(note)}[/dim]")
     print_warnings(result.warnings)
 
 
-def _float_array(v):
-    """A value as a float array; a complex one stays complex (diff at a complex point)."""
+def _number_array(v):
+    """A value as an array of numbers: floats, or complex ones where it is complex (diff at a
+    complex point)."""
     import numpy
 
     array = numpy.asarray(v)
@@ -777,7 +778,7 @@ def diff_latex(expr: str, result, precision: int | None = DEFAULT_PRECISION) -> 
         rows = [[result.hessian[a][b] for b in names] for a in names]
         matrix = " \\\\ ".join(" & ".join(e.latex for e in row) for row in rows)
         line = f"\\mathbf{{H}}_{f} = \\begin{{pmatrix}} {matrix} \\end{{pmatrix}}"
-        values = [[_float_array(e.value) for e in row] for row in rows] if evaluated else []
+        values = [[_number_array(e.value) for e in row] for row in rows] if evaluated else []
         if evaluated and all(v.ndim == 0 for row in values for v in row):
             line += " = " + latex_value(values, precision)  # a matrix of numbers
         lines.append(line)
@@ -788,7 +789,7 @@ def latex_value(value, precision: int | None = DEFAULT_PRECISION) -> str:
     """A value in LaTeX: a number as tables print it (``1.0806``, ``1.2346 \\times
     10^{-5}``, ``\\infty``), a vector or matrix as a ``pmatrix`` in one notation, an array
     of more dimensions as its table text."""
-    a = _float_array(value)
+    a = _number_array(value)
     notation = column_notation([a], precision)
     if a.ndim == 0:
         return _latex_number(notation.scalar(a))

@@ -102,8 +102,9 @@ def _arguments(name: str, args: list, op, tok) -> tuple[list, dict]:
 
 
 def _arity_error(name: str, fn, n: int, keywords: dict, tok) -> ArityError:
+    takes = fn.arities()
     return ArityError(
-        f"{name}() takes {fn.arities()} argument{'' if fn.arities() == '1' else 's'}, got {n}"
+        f"{name}() takes {takes} argument{'' if takes == '1' else 's'}, got {n}"
         + (f" and keyword(s) {', '.join(keywords)}" if keywords else ""),
         function=name,
         **_position(tok),
