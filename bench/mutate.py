@@ -96,8 +96,8 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
-            # survivors of seed 103
-            "tests/test_mutants_seed103.py",
+            # the selecting partials (relu, clip, max/min) on every path chain takes
+            "tests/test_selecting_partials.py",
             "tests/test_mutants_seed97_core.py",
             "tests/test_mutants_seed89_core.py",
             # survivors of seed 71 (a hunting sample; untuned seeds measure afterwards)
@@ -291,6 +291,8 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
+            # minimize's second-order check (saddles, maxima, inflections, rounding noise)
+            "tests/test_misleading.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_optimize.py",
             # the stops of the Newton loop solve and critical share
