@@ -8,7 +8,7 @@ import difflib
 import math
 
 from ..core.errors import ArityError, InputError, LimitError, UnknownFunctionError
-from ..core.ops import FUNCTIONS, OPS, Word, norm_ord
+from ..core.ops import FUNCTIONS, OPS, Word
 from ..core.ops.linalg import einsum_subscripts
 from ..core.program import Expr
 from . import limits
@@ -250,12 +250,16 @@ def _call_with_params(name: str, op, positional: list, keywords: dict, tok) -> E
             attrs[p.name] = p.default
             continue
         expr, token = given[p.name]
-        what = f"{p.name} of {name}()"
-        if getattr(p, "parse", None):  # a Param that reads its own value (the FFT's)
-            attrs[p.name] = _own_value(what, p, expr, token)
-        else:
-            attrs[p.name] = _param_value(what, p.kind, expr, token)
+        attrs[p.name] = _value_of(f"{p.name} of {name}()", p, expr, token)
     return Expr(op.name, tuple(arrays), attrs)
+
+
+def _value_of(what: str, param, expr, token):
+    """The value of ``param`` written as ``expr``: read by the Param itself where it has a
+    ``parse`` (the FFT's lengths, norm's ord), else by its kind."""
+    if getattr(param, "parse", None):
+        return _own_value(what, param, expr, token)
+    return _param_value(what, param.kind, expr, token)
 
 
 def _list_items(expr: Expr, name: str, tok) -> list:
@@ -279,8 +283,8 @@ def _own_value(what: str, param, expr, token):
     the attribute; None: a name where it takes a string; a ValueError says what it must be)."""
     if isinstance(expr, _String):
         value = expr.text
-    elif _takes_string(param) and isinstance(expr, Expr) and not expr.is_const:
-        value = None
+    elif _takes_string(param) and isinstance(expr, Expr) and expr.op == "var":
+        value = None  # a name: parse says a string is in quotes
     else:
         value = _const_value(expr, what, token)
     try:
@@ -291,18 +295,8 @@ def _own_value(what: str, param, expr, token):
 
 def _param_value(what: str, kind: str, expr: Expr, token):
     if kind in _STRING_KINDS and isinstance(expr, _String):
-        if kind == "subscripts":
-            return Word(expr.text)  # checked against the operands by the call (_einsum)
-        try:
-            return norm_ord(expr.text)
-        except ValueError as exc:
-            raise InputError(str(exc), **_position(expr.token)) from None
+        return Word(expr.text)  # subscripts: checked against the operands by the call (_einsum)
     value = _const_value(expr, what, token)
-    if kind == "ord":
-        try:
-            return norm_ord(value)
-        except ValueError as exc:
-            raise InputError(str(exc), **_position(token)) from None
     if kind == "subscripts":
         raise InputError(
             f"{what} must be a string of subscripts, such as 'ij,jk->ik'", **_position(token)
@@ -380,7 +374,7 @@ def _reduction_call(name: str, op_name: str, positional: list, keywords: dict, t
         attrs[key] = (
             p.default
             if keyword is None
-            else _param_value(f"{key} of {name}()", p.kind, keyword.expr, keyword.token)
+            else _value_of(f"{key} of {name}()", p, keyword.expr, keyword.token)
         )
     return Expr(op_name, (_expr(positional[0]),), attrs)
 

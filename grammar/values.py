@@ -71,7 +71,7 @@ def _string_params() -> str:
 
 
 #: the Param kinds that take a string
-_STRING_KINDS = ("ord", "subscripts")
+_STRING_KINDS = ("subscripts",)  # the others read their own strings (ParsedParam)
 
 
 def _takes_string(param) -> bool:

@@ -222,6 +222,8 @@ ERRORS = [
     ("norm(v, ord='abc')", {"v": [1]}, 2, "input", "'fro' or 'nuc'"),
     ("norm(v, ord=nan)", {"v": [1]}, 2, "input", "nan"),
     ("norm(v, ord=y)", {"v": [1], "y": 1}, 2, "input", "constant"),
+    ("norm(v, ord=fro)", {"v": [1]}, 2, "input", "'fro' or 'nuc' in quotes, got a name"),
+    ("norm(v, ord=2*3)", {"v": [1]}, 2, "input", "must be a constant number"),
     ("norm(v, ord=[1])", {"v": [1]}, 2, "input", "list"),
     ("norm(v, 'fro')", {"v": [1]}, 2, "input", "string"),
     ("norm(v, keepdims=2)", {"v": [1]}, 2, "input", "0 or 1"),

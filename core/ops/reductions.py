@@ -30,7 +30,7 @@ from .rules import (
     zeros_like,
 )
 from .shape import axis_of
-from .table import Code, Op, Param, code, function, register
+from .table import Code, Op, Param, ParsedParam, code, function, register
 
 # ---------------------------------------------------------------------------
 # Reductions
@@ -283,9 +283,10 @@ _extreme("amin", "min", "MinBackward1", "AminBackward0", function("min", latex="
 
 
 @dataclass(frozen=True)
-class KeywordParam(Param):
+class KeywordParam(ParsedParam):
     """A :class:`Param` that a call gives by keyword only (norm's ``keepdims`` and ``ord``:
-    NumPy's second positional argument of norm is ord, the language's is axis)."""
+    NumPy's second positional argument of norm is ord, the language's is axis); with
+    ``parse``, one that reads its own value (:class:`ParsedParam`: norm's ord)."""
 
     keyword_only: bool = True
 
@@ -312,19 +313,31 @@ def norm_ord(value):
     ValueError saying what ord can be for anything else (nan, another word)."""
     if value is None:
         return None
+    try:
+        return _ord_param(value)
+    except ValueError as exc:
+        raise ValueError(f"ord of norm() {exc}") from None
+
+
+def _ord_param(value):
+    """norm's ord as the language writes it (:class:`ParsedParam`'s parse, None a name
+    written where a string was meant); its ValueError says what ord must be, the call
+    whose param it is."""
+    if value is None:
+        raise ValueError("must be a constant number, or 'fro' or 'nuc' in quotes, got a name")
     if isinstance(value, str):
         word = {"fro": "fro", "f": "fro", "nuc": "nuc"}.get(value)
         if word is None:
             raise ValueError(
-                f"ord of norm() must be a number (a vector norm: any p, inf, -inf, 0) or "
-                f"'fro' or 'nuc' (matrix norms), got {value!r}"
+                f"must be a number (a vector norm: any p, inf, -inf, 0) or 'fro' or 'nuc' "
+                f"(matrix norms), got {value!r}"
             )
         return Word(word)
     if isinstance(value, list):
-        raise ValueError("ord of norm() must be a number, 'fro' or 'nuc', got a list")
+        raise ValueError("must be a number, 'fro' or 'nuc', got a list")
     number = float(value)
     if math.isnan(number):
-        raise ValueError("ord of norm() must be a number, 'fro' or 'nuc', got nan")
+        raise ValueError("must be a number, 'fro' or 'nuc', got nan")
     if math.isfinite(number) and number == math.floor(number) and abs(number) < 2**53:
         return int(number)
     return number
@@ -695,7 +708,7 @@ register(
         params=(
             Param("axis", "axes", None),
             KeywordParam("keepdims", "flag", False),
-            KeywordParam("ord", "ord", None),
+            KeywordParam("ord", "ord", None, parse=_ord_param, strings=True),
         ),
         code=code(_norm_code),
     )
