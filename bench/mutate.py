@@ -96,6 +96,8 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # the selecting partials (relu, clip, max/min) on every path chain takes
             "tests/test_selecting_partials.py",
             "tests/test_mutants_seed97_core.py",
@@ -151,6 +153,8 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # the survivors of seeds 61 and 67 left open by their first tests
             "tests/test_mutants_open_batch.py",
             "tests/test_mutants_seed61.py",
@@ -182,6 +186,8 @@ TARGETS: dict[str, dict] = {
     "jsonout": {
         "files": ["cli/jsonout.py"],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_jsonout.py",
             "tests/test_mutants_seed101.py",
@@ -214,6 +220,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed89_core.py",
@@ -251,6 +259,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -270,6 +280,8 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -289,6 +301,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # survivors of seed 107
+            "tests/test_mutants_seed107.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             # minimize's second-order check (saddles, maxima, inflections, rounding noise)
@@ -314,6 +328,8 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
+            # survivors of seed 107: the fiber ops' memory check
+            "tests/test_mutants_seed107_sparsity.py",
             "tests/test_mutants_seed97.py",
             "tests/test_mutants_seed71_optimize.py",
             # the survivors of seeds 61 and 67 left open by their first tests

@@ -913,13 +913,14 @@ def critical(
 
 
 def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-5) -> str:
-    """minimum (all > 0), maximum (all < 0), saddle (both signs), degenerate (a zero).
+    """minimum (all > 0), maximum (all < 0), saddle (both signs), degenerate (a zero, or a
+    nan: a curvature not known).
 
-    An eigenvalue counts as zero below ``atol`` or ``rtol`` times the largest: Newton's
-    method stops where the gradient is below --gtol, which on a flat function (x**4) is
-    still a little way from the point, where the curvature is not yet exactly zero.
+    An eigenvalue counts as zero below ``atol`` or ``rtol`` times the largest finite one:
+    Newton's method stops where the gradient is below --gtol, which on a flat function (x**4)
+    is still a little way from the point, where the curvature is not yet exactly zero.
     """
-    if len(eigenvalues) == 0:
+    if len(eigenvalues) == 0 or any(math.isnan(v) for v in eigenvalues):
         return "degenerate"
     tiny = _zero_below(eigenvalues, rtol, atol)
     if any(abs(v) <= tiny for v in eigenvalues):
@@ -933,6 +934,5 @@ def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-
 
 def _zero_below(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-5) -> float:
     """The size below which :func:`classify` counts an eigenvalue as zero."""
-    if len(eigenvalues) == 0:
-        return atol
-    return max(rtol * max(abs(float(v)) for v in eigenvalues), atol)
+    scale = max((abs(float(v)) for v in eigenvalues if math.isfinite(v)), default=0.0)
+    return max(rtol * scale, atol)  # nan or inf set no scale (rtol * inf would be all)
