@@ -309,7 +309,7 @@ def plain_width() -> int | None:
             except (AttributeError, ValueError):
                 pass
     columns = env.get("COLUMNS")
-    if columns is not None and columns.isdigit():
+    if columns is not None and columns.isascii() and columns.isdigit():  # not "²"
         return int(columns)
     width = None
     for fd in (0, 1, 2):

@@ -1319,3 +1319,24 @@ def test_importing_the_package_main_module_runs_nothing(capsys):
     assert callable(module.main)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+# ---- a digit that int() refuses ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["²", "٣"])
+def test_a_precision_of_non_ascii_digits_is_a_usage_error(cli, value):
+    # "²".isdigit() is True but int("²") fails: --precision ² was an internal error
+    r = cli("grad", "x**2", "--x", "1", "--precision", value, "--json")
+    assert r.code == 2, r.out
+    assert r.json["error"]["message"] == (
+        f"--precision takes 0 to 17 digits, or full, not {value!r}"
+    )
+
+
+def test_a_columns_variable_of_a_non_ascii_digit_is_ignored():
+    # COLUMNS=² made the table renderer call int("²"): an internal error; it is no width
+    env = {**os.environ, "COLUMNS": "²"}
+    r = run_cli("grad", "x**2", "--x", "1", env=env)
+    assert r.returncode == 0, r.stderr
+    assert b"2.0" in r.stdout and not r.stderr

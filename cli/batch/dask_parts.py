@@ -146,7 +146,8 @@ def import_parquet(what: str):
 
 
 def _natural(path: str) -> list:
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", path)]
+    # isdecimal is what \d matches: isdigit also takes "²", which int() refuses
+    return [(0, int(t), "") if t.isdecimal() else (1, 0, t) for t in re.split(r"(\d+)", path)]
 
 
 def _known(name: str) -> bool:

@@ -227,7 +227,7 @@ def parse_precision(text: str | None, plain: bool = False) -> int | None:
     word = text.strip().lower()
     if word == "full":
         return None
-    if not (word.isdigit() and int(word) <= MAX_PRECISION):
+    if not (word.isascii() and word.isdigit() and int(word) <= MAX_PRECISION):
         raise options.UsageError(
             f"--precision takes 0 to {MAX_PRECISION} digits, or full, not {text!r}"
         )
