@@ -98,6 +98,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
+            "tests/test_mutants_seed109.py",
             # the selecting partials (relu, clip, max/min) on every path chain takes
             "tests/test_selecting_partials.py",
             "tests/test_mutants_seed97_core.py",
@@ -222,6 +223,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
+            "tests/test_mutants_seed109.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed89_core.py",
@@ -261,6 +263,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
+            "tests/test_mutants_seed109.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -282,6 +285,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
+            "tests/test_mutants_seed109.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -303,6 +307,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
+            "tests/test_mutants_seed109.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             # minimize's second-order check (saddles, maxima, inflections, rounding noise)
@@ -367,6 +372,8 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # survivors of seed 103 in the Dask engine
             "tests/test_mutants_seed103_dask.py",
+            # survivors of seed 109 in the Dask engine
+            "tests/test_mutants_seed109_dask.py",
             "tests/test_mutants_seed97.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_dask.py",

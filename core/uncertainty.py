@@ -147,9 +147,13 @@ def _covariance(names: list[str], values: Mapping, uncertainties: Mapping, corre
             )
         if not -1 <= r <= 1 or i == j:
             raise InputError(f"a correlation must be between -1 and 1 (of two inputs), not {r}")
-        c = r * math.sqrt(cov[offsets[i], offsets[i]] * cov[offsets[j], offsets[j]])
+        # r = 0 is no covariance at all, even beside a variance that overflowed (0 * inf)
+        c = r * math.sqrt(cov[offsets[i], offsets[i]] * cov[offsets[j], offsets[j]]) if r else 0.0
         cov[offsets[i], offsets[j]] = cov[offsets[j], offsets[i]] = c
-    if np.linalg.eigvalsh(cov).min() < -1e-12 * max(1.0, float(np.abs(cov).max())):
+    # an infinite variance (an uncertainty past 1e154) has no eigenvalues to check: the
+    # propagated uncertainty is then infinite, as without correlations
+    finite = bool(np.isfinite(cov).all())
+    if finite and np.linalg.eigvalsh(cov).min() < -1e-12 * max(1.0, float(np.abs(cov).max())):
         raise InputError(
             "the covariance (uncertainties and correlations) is not positive semidefinite"
         )
