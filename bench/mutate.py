@@ -96,9 +96,12 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
-            # survivors of seed 107
+            # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
+            "tests/test_mutants_seed113.py",
+            # Taylor mode reads special.py's bessel_derivatives and sinc_derivatives
+            "tests/test_taylor_mode.py",
             # the selecting partials (relu, clip, max/min) on every path chain takes
             "tests/test_selecting_partials.py",
             "tests/test_mutants_seed97_core.py",
@@ -221,9 +224,10 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
-            # survivors of seed 107
+            # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
+            "tests/test_mutants_seed113.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed89_core.py",
@@ -261,9 +265,10 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
-            # survivors of seed 107
+            # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
+            "tests/test_mutants_seed113.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -283,9 +288,10 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
-            # survivors of seed 107
+            # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
+            "tests/test_mutants_seed113.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             "tests/test_mutants_seed97_core.py",
@@ -305,9 +311,10 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
-            # survivors of seed 107
+            # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
+            "tests/test_mutants_seed113.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             # minimize's second-order check (saddles, maxima, inflections, rounding noise)
@@ -374,6 +381,8 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed103_dask.py",
             # survivors of seed 109 in the Dask engine
             "tests/test_mutants_seed109_dask.py",
+            # survivors of seed 113 in the Dask engine
+            "tests/test_mutants_seed113_dask.py",
             "tests/test_mutants_seed97.py",
             "tests/test_mutants_seed89.py",
             "tests/test_mutants_seed71_dask.py",

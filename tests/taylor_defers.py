@@ -1,14 +1,26 @@
-"""The check the mutant tests of Taylor mode's guards share: where Taylor mode refuses a point
-(the engine's derivative graphs would overflow, or take a limit), ``taylor`` and the CLI give
-the engine's repeated differentiation bit for bit."""
+"""What the mutant tests of Taylor mode share: where Taylor mode refuses a point (the engine's
+derivative graphs would overflow, or take a limit), ``taylor`` and the CLI give the engine's
+repeated differentiation bit for bit; and the Bessel functions' power series, an oracle of
+their own for Taylor mode's Bessel rule."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from autograd_cli.core.taylor import _repeated, taylor
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
 from autograd_cli.grammar import parse
+
+
+def bessel(v: int, x: float, sign: int) -> float:
+    """J_v(x) (``sign`` -1) or I_v(x) (``sign`` +1) from the power series
+    sum_k sign^k (x/2)^(2k+v) / (k! (k+v)!)."""
+    return math.fsum(
+        sign**k * (x / 2) ** (2 * k + v) / (math.factorial(k) * math.factorial(k + v))
+        for k in range(40)
+    )
 
 
 def bits(cs) -> list[str]:

@@ -10,9 +10,8 @@ survivors that no test can tell apart are in bench/mutate_equivalent.txt, with t
 
 from __future__ import annotations
 
-import math
-
 import pytest
+from taylor_defers import bessel
 
 from autograd_cli.core.symbolic import SimplifyBudgetExceeded
 from autograd_cli.core.symbolic.algebra import simplify
@@ -20,13 +19,6 @@ from autograd_cli.core.taylor_mode import taylor_coefficients
 from autograd_cli.grammar import parse
 
 # ---- Taylor mode --------------------------------------------------------------------------
-
-
-def _bessel_i(v: int, x: float) -> float:
-    """I_v(x) from its power series sum_k (x/2)^(2k+v) / (k! (k+v)!) (an oracle of its own)."""
-    return math.fsum(
-        (x / 2) ** (2 * k + v) / (math.factorial(k) * math.factorial(k + v)) for k in range(40)
-    )
 
 
 def test_taylor_mode_of_i0_and_i1_uses_the_modified_bessel_recurrence():
@@ -38,7 +30,7 @@ def test_taylor_mode_of_i0_and_i1_uses_the_modified_bessel_recurrence():
     2 I1/x**2, so at x = 1 the series of i1 is I1, I0 - I1, (3 I1 - I0)/2.  The mutant kept
     only the k = 0 term (0**0 = 1, 0**k = 0): I0' came out as I_-1/2 = I1/2."""
     pytest.importorskip("scipy.special")
-    i0, i1 = _bessel_i(0, 1.0), _bessel_i(1, 1.0)
+    i0, i1 = bessel(0, 1.0, 1), bessel(1, 1.0, 1)
     got = taylor_coefficients(parse("i0(x)"), {"x": 1.0}, "x", 3)
     assert got == pytest.approx([i0, i1, (i0 - i1) / 2, (3 * i1 - i0) / 6], rel=1e-12)
     got = taylor_coefficients(parse("i1(x)"), {"x": 1.0}, "x", 2)
