@@ -631,8 +631,9 @@ def explain_text(ex, precision=EXPLAIN_DIGITS) -> str:
     layout); ``precision``: ``--precision``'s digits after the point (None: every digit),
     else explain's own six significant digits."""
     from ..core.explanation import explain_text as layout
+    from .status import flag
 
-    return layout(ex, explain_number(precision))
+    return layout(ex, explain_number(precision), flag)
 
 
 def error_json(kind: str, message: str, **details) -> dict:

@@ -31,11 +31,13 @@ line's), and nothing here knows the grammar or the Typer commands.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 from collections.abc import Mapping
 
+from .errors import spell
 from .values import UsageError, parse_literal
 from .values import numbers as _numbers
 
@@ -169,7 +171,8 @@ _UNCERTAIN = re.compile(r"^(?P<value>.+?)\s*(?:\+-|\+/-|±)\s*(?P<u>.+)$", re.DO
 def split_uncertain(text: str, name: str, what: str | None = None):
     """``"9.81+-0.02"`` / ``"9.81±0.02"`` / ``"[1,2]+-[0.1,0.2]"`` -> (value text, u);
     a plain value -> (text, None).  ``u`` is parsed (a number or a nested list); ``what``
-    names it in an error (default: ``the uncertainty of --NAME``)."""
+    names it in an error (default: ``the uncertainty of 'NAME'``; the command line passes
+    ``the uncertainty of --NAME``)."""
     m = _UNCERTAIN.match(text.strip())
 
     if m is None:
@@ -181,7 +184,7 @@ def split_uncertain(text: str, name: str, what: str | None = None):
                 from .errors import BadValueError
                 from .safetext import shorten
 
-                where = what.removeprefix("the uncertainty of ") if what else f"--{name}"
+                where = what.removeprefix("the uncertainty of ") if what else repr(name)
                 raise BadValueError(
                     f"{where}: {shorten(text)!r} has no {side} {pm!r}; write VALUE+-U, "
                     f"such as 9.81+-0.02",
@@ -189,7 +192,7 @@ def split_uncertain(text: str, name: str, what: str | None = None):
                 )
         return text, None
 
-    return m.group("value"), parse_literal(m.group("u"), what or f"the uncertainty of --{name}")
+    return m.group("value"), parse_literal(m.group("u"), what or f"the uncertainty of {name!r}")
 
 
 _BOUNDS = re.compile(r"\s*([^:\s]+)\s*:\s*([^:\s]+)\s*")
@@ -410,6 +413,18 @@ def document(op: str, source: str, result, *, trace: bool = False) -> dict:
     if trace:
         doc["trace"] = r.trace
     return doc
+
+
+def spelled(result, spelling):
+    """``result`` (of :func:`run`) with its message and warnings naming the settings in a
+    caller's spelling (:func:`~.errors.spell`: the command line's ``--max-iter``, a batch
+    line's ``"max_iter"``); the library's own names ``max_iter``."""
+    changes = {}
+    if isinstance(getattr(result, "message", None), str):
+        changes["message"] = spell(result.message, spelling)
+    if getattr(result, "warnings", None):
+        changes["warnings"] = [spell(w, spelling) for w in result.warnings]
+    return dataclasses.replace(result, **changes) if changes else result
 
 
 def _summary(source: str, r, keys: tuple, optional: str) -> dict:

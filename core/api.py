@@ -501,7 +501,7 @@ def jvp_of(program: Program, values: dict, tangents: dict) -> Result:
         ev = evaluate(program, values, requires_grad=list(tangents))
     ts = {}
     for name, t in tangents.items():
-        arr = parse_value(f"--tangent {name}", t, dtype=ev.leaves[name].data.dtype)
+        arr = parse_value(name, t, ev.leaves[name].data.dtype, what=f"the tangent of {name!r}")
         if tuple(arr.shape) != tuple(ev.leaves[name].shape):
             raise ShapeError.naming(
                 "{tangent} for {name!r} has shape {got} but {name!r} has shape {expected}",

@@ -67,6 +67,33 @@ def _fill(template: str, spelling, fields: Mapping) -> str:
     return template.format_map(_Fields(fields, spell))
 
 
+class Spelled(str):
+    """A library message that is not an error (an optimizer's stop, a warning, a note) naming
+    parameters as the library does (``max_iter``), with its template kept, as
+    :meth:`AutogradCliError.naming` keeps an error's: :func:`spell` gives it in a caller's
+    spelling (the command line's ``--max-iter``, a batch line's ``"max_iter"``).  It is the
+    library's text wherever a plain string is expected."""
+
+    template: str
+    fields: Mapping
+
+    def __new__(cls, template: str, fields: Mapping | None = None):
+        text = super().__new__(cls, _fill(template, {}, fields or {}))
+        text.template, text.fields = template, dict(fields or {})
+        return text
+
+    def __reduce__(self):  # pickled (a Dask worker's result) with its template
+        return (Spelled, (self.template, self.fields))
+
+
+def spell(text: str, spelling: Mapping[str, str] | Callable[[str], str]) -> str:
+    """``text`` with the parameters it names in ``spelling`` (a :class:`Spelled` message), or
+    ``text`` itself (a message that names none)."""
+    if isinstance(text, Spelled):
+        return _fill(text.template, spelling, text.fields)
+    return text
+
+
 class InputError(AutogradCliError, ValueError):
     kind = "input"
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import fields
 
 from . import explain as core_explain
+from .errors import Spelled, spell
 from .explain import GRAD, accumulate_text, d_label, format_value, local_text
 from .safetext import shorten
 
@@ -62,12 +63,14 @@ def number_writer(scalar=None):
     return number
 
 
-def explain_text(ex, number=None) -> str:
+def explain_text(ex, number=None, spelling=None) -> str:
     """The explanation as plain text (the layout of :mod:`autograd_cli.core.explain`'s docstring):
     the point, the forward values, the local derivatives, the chain rule, the paths; for the
     array walk, the vector-Jacobian product of each edge and the gradient.  ``number``: how
     a number or array is written (default :func:`number_writer`'s six significant digits;
-    the command line passes ``--precision``'s)."""
+    the command line passes ``--precision``'s); ``spelling``: how the note on steps not
+    listed names the ``max_steps`` setting (:func:`~.errors.spell`; the command line's
+    ``--max-steps``)."""
     if number is None:
         number = number_writer()
     at = ", ".join(f"{k} = {number(v)}" for k, v in ex.point.items())
@@ -76,7 +79,8 @@ def explain_text(ex, number=None) -> str:
 
     def more(kind: str) -> list:
         n = ex.elided.get(kind, 0)
-        return [f"  ... {n:,} more not listed (--max-steps 0 lists every step)"] if n else []
+        note = Spelled("  ... {n:,} more not listed ({max_steps} 0 lists every step)", {"n": n})
+        return [spell(note, spelling or {})] if n else []
 
     defines = [s for s in ex.steps if s["kind"] == "define"]
     if defines:

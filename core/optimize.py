@@ -21,7 +21,9 @@ engine for exact derivatives (:func:`~.program_functional.program_hessian` and
   or, near a degenerate point such as x**3's, not resolved).
 
 Each returns an :class:`OptimizeResult`; one that did not converge says so
-(``converged`` False and a message) and keeps the last iterate.
+(``converged`` False and a message) and keeps the last iterate.  A message that names a
+setting names it as the library does (``max_iter``, ``gtol``): a :class:`~.errors.Spelled`,
+which a caller spells its own way (:func:`~.errors.spell`: the command line's ``--max-iter``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 
 from . import backend
 from .autograd import grad as engine_grad
-from .errors import InputError, NonScalarOutputError
+from .errors import InputError, NonScalarOutputError, Spelled
 from .program import Expr, Program, check_values, missing_value, resolve_wrt
 from .program_functional import program_hessian, program_jacobian
 from .recording import evaluate
@@ -59,7 +61,7 @@ class OptimizeResult:
     iterations: int
     converged: bool
     method: str
-    message: str
+    message: str  # a Spelled where it names a setting
     residual: float | None = None  # solve: ||F(x)||
     kind: str | None = None  # critical: minimum, maximum, saddle, degenerate
     eigenvalues: list | None = None  # critical: the Hessian's, ascending
@@ -313,7 +315,7 @@ def minimize(
             message = "the steps became negligible" + ("" if converged else " (gradient not zero)")
             break
     else:
-        message = f"no convergence in {max_iter} iterations (--max-iter)"
+        message = _no_convergence(max_iter)
     if converged:
         why = _not_a_minimum(flat, theta, f, g, H, box, gtol)
         if why is not None:
@@ -346,7 +348,7 @@ def _stop_here(f, g, pg, gtol) -> tuple[bool, str] | None:
     if not math.isfinite(f) or not np.isfinite(g).all():
         return False, "the value or gradient is not finite here: no descent direction"
     if np.max(np.abs(pg), initial=0.0) <= gtol:
-        return True, "the gradient is zero (to --gtol)"
+        return True, Spelled("the gradient is zero (to {gtol})")
     return None
 
 
@@ -634,6 +636,10 @@ class _Root:
     words: tuple[str, str, str]  # the messages: not finite, converged, no smaller point
 
 
+def _no_convergence(max_iter: int) -> Spelled:
+    return Spelled("no convergence in {n} iterations ({max_iter})", {"n": max_iter})
+
+
 def _newton(root: _Root, theta, state, max_iter: int):
     """Newton's method with step halving: (theta, state, converged, message, iterations)."""
     not_finite, zero, stalled = root.words
@@ -648,7 +654,7 @@ def _newton(root: _Root, theta, state, max_iter: int):
             return theta, state, False, stalled, it - 1
         theta, state = trial, found
         root.record(it, theta, state)
-    return theta, state, False, f"no convergence in {max_iter} iterations (--max-iter)", max_iter
+    return theta, state, False, _no_convergence(max_iter), max_iter
 
 
 def _value(flat: _Flat, theta) -> float:
@@ -731,7 +737,7 @@ def solve(
         record=lambda it, theta, state: record(it, flat, theta, state[0]),
         words=(
             "the equations are not finite here",
-            "the residual is zero (to --tol)",
+            Spelled("the residual is zero (to {tol})"),
             "no step reduces the residual: stopped (no root nearby?)",
         ),
     )
@@ -892,7 +898,7 @@ def critical(
         record=lambda it, theta, state: record(it, flat, theta, state[0], state[1]),
         words=(
             "the value or its derivatives are not finite here",
-            "the gradient is zero (to --gtol)",
+            Spelled("the gradient is zero (to {gtol})"),
             "no step makes the gradient smaller: stopped",
         ),
     )

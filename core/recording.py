@@ -47,8 +47,9 @@ class Evaluation:
     order: list = field(default_factory=list)  # the nodes evaluated, each after its arguments
 
 
-def parse_value(name: str, value, dtype=None):
-    """A variable's value (number, nested list or array) as a backend array; ragged -> BadValueError."""
+def parse_value(name: str, value, dtype=None, what: str | None = None):
+    """A variable's value (number, nested list or array) as a backend array; ragged -> BadValueError
+    (``what``: the value's name in the message, default the variable's, quoted)."""
     if isinstance(value, Tensor):
         return value.data
     if value.__class__ is backend.host.ndarray and value.ndim <= 32 and backend.xp is backend.host:
@@ -58,10 +59,11 @@ def parse_value(name: str, value, dtype=None):
     # output by a 32-dimensional input needs 64, NumPy's maximum).  The nesting is measured
     # along the first elements, before NumPy walks a list nested thousands deep.
     max_dims = 32
+    label = repr(name) if what is None else what
 
-    def too_deep(what: str) -> str:
+    def too_deep(shape: str) -> str:
         return (
-            f"bad value for {name!r}: an array {what}; a value has at most {max_dims} "
+            f"bad value for {label}: an array {shape}; a value has at most {max_dims} "
             "dimensions (NumPy's limit for broadcasting)"
         )
 
@@ -74,13 +76,13 @@ def parse_value(name: str, value, dtype=None):
         host = backend.asarray(value, dtype, xp=backend.host)
     except OverflowError:  # a JSON integer beyond float range (1e400 written out)
         raise BadValueError(
-            f"bad value for {name!r}: an integer too large for a floating-point number "
+            f"bad value for {label}: an integer too large for a floating-point number "
             "(write it as 1e400 for inf, or scale it)",
             variable=name,
         ) from None
     except (ValueError, TypeError):
         raise BadValueError(
-            f"bad value for {name!r}: {value!r} is not a number or a rectangular array of "
+            f"bad value for {label}: {value!r} is not a number or a rectangular array of "
             "numbers (rows of different lengths, or an element that is not a number)",
             variable=name,
         ) from None

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from . import backend
-from .errors import InputError, LimitError, NonScalarOutputError
+from .errors import BadValueError, InputError, LimitError, NonScalarOutputError, Spelled
 from .program import Program, check_values, missing_value
 from .program_functional import program_hessian
 from .recording import evaluate
@@ -86,8 +86,11 @@ def propagate(
         )
     if var1 > 0 and var2 > 0.01 * var1:
         warnings.append(
-            f"the second-order term is {100 * var2 / var1:.3g} % of the first-order variance: "
-            "the model is not linear over the inputs' uncertainty (compare with --mc)"
+            Spelled(
+                "the second-order term is {share:.3g} % of the first-order variance: the model "
+                "is not linear over the inputs' uncertainty (compare with {mc})",
+                {"share": 100 * var2 / var1},
+            )
         )
     result_mc = None
     if mc:
@@ -184,7 +187,13 @@ def _budget(names: list[str], shapes: list, means: list, c, cov, var1: float) ->
 
 def _covariance_block(name: str, x, u):
     np = backend.host
-    u = np.asarray(u, dtype=float)
+    try:
+        u = np.asarray(u, dtype=float)
+    except (ValueError, TypeError, OverflowError):  # ragged, not numbers, an int past 1e308
+        raise BadValueError(
+            f"the uncertainty of {name!r} is not a number or a rectangular array of numbers",
+            variable=name,
+        ) from None
     n = x.size
     if not np.isfinite(u).all():
         raise InputError(f"the uncertainty of {name!r} must be finite", variable=name)

@@ -148,7 +148,7 @@ def test_propagate_warns_from_a_second_order_term_of_one_percent(u, percent):
     else:
         assert linear == [
             f"the second-order term is {percent:g} % of the first-order variance: the model "
-            "is not linear over the inputs' uncertainty (compare with --mc)"
+            "is not linear over the inputs' uncertainty (compare with mc)"
         ]
 
 

@@ -42,7 +42,7 @@ def test_a_step_of_exactly_xtol_is_negligible():
     assert r.message == "the steps became negligible"
     # a hair less than the step: not negligible, the next check finds the gradient zero
     r = minimize(parse("x**2/2"), {"x": 1e-8}, xtol=0.99e-8)
-    assert r.message == "the gradient is zero (to --gtol)"
+    assert r.message == "the gradient is zero (to gtol)"
 
 
 def test_a_high_odd_power_is_no_minimum(cli):

@@ -58,7 +58,7 @@ def test_where_no_step_is_smaller_it_stops_after_the_steps_it_took(
 def test_max_iter_steps_are_taken_and_then_it_says_so(which, text, start, max_iter):
     r = _run(which, text, {"x": start}, max_iter=max_iter)
     assert (r.converged, r.iterations) == (False, max_iter)
-    assert r.message == f"no convergence in {max_iter} iterations (--max-iter)"
+    assert r.message == f"no convergence in {max_iter} iterations (max_iter)"
 
 
 @pytest.mark.parametrize(

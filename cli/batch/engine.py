@@ -36,6 +36,7 @@ from ...core.rows import (
     stack_rows,
 )
 from .. import jsonout
+from ..status import flag
 from . import columnar
 from .io import Overlong, Stop
 from .records import (
@@ -404,6 +405,9 @@ def _analysis_line(line: int, task: Task, result) -> str:
     """An analysis line's text: the command's --json document with ``"line"`` first."""
     trace = bool((task.settings or {}).get("trace"))
     doc = {"line": line}
+    # the single command's document, byte for byte (docs/batch.md): a setting, from the line
+    # or the command line, is named by the command's flag
+    result = analysis_docs.spelled(result, flag)
     doc.update(analysis_docs.document(task.op, task.expr, result, trace=trace))
     return jsonout.dumps(doc)
 

@@ -18,6 +18,7 @@ import typer
 from ...core import analysis_docs as docs
 from ...core.analysis_docs import split_uncertain  # noqa: F401 - the command's, from here too
 from .. import options, render_analysis
+from ..status import flag
 from .common import Invocation, command, option
 from .shared import ALL
 
@@ -76,6 +77,7 @@ def taylor_command(
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
     where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
     r = api.compute("taylor", inv.program(), inv.values, inv.wrt, order=order, at=where)
+    r = docs.spelled(r, flag)
     if inv.json:
         from ..render import emit_json
 
@@ -97,7 +99,7 @@ def _take_uncertainties(ctx) -> dict:
     for i in range(len(args) - 1):
         token = args[i]
         if options.is_option_name(token) and "=" not in token:
-            value, u = split_uncertain(args[i + 1], token[2:])
+            value, u = split_uncertain(args[i + 1], token[2:], f"the uncertainty of {token}")
             if u is not None:
                 args[i + 1] = value
                 found[token[2:]] = u
@@ -139,6 +141,7 @@ def propagate_command(
         mc=docs.check_mc(mc),
         seed=docs.check_seed(seed),
     )
+    r = docs.spelled(r, flag)
     if inv.json:
         from ..render import emit_json
 
@@ -176,6 +179,7 @@ def _optimize(op: str, inv, trace: bool, **settings) -> None:
     from ...core import api
 
     r = api.compute(op, inv.program(), inv.values, inv.wrt, trace=trace, **settings)
+    r = docs.spelled(r, flag)
     if inv.json:
         from ..render import emit_json
 
