@@ -265,6 +265,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # the lines no other test ran (coverage by this list)
+            "tests/test_gaps_taylor_mode.py",
             # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
@@ -288,6 +290,8 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            # the lines no other test ran (coverage by this list)
+            "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
@@ -311,6 +315,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # the lines no other test ran (coverage by this list)
+            "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
@@ -377,6 +383,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # the lines no other test ran (coverage by this list)
+            "tests/test_gaps_dask.py",
             # survivors of seed 103 in the Dask engine
             "tests/test_mutants_seed103_dask.py",
             # survivors of seed 109 in the Dask engine

@@ -151,7 +151,24 @@ def _analysis(name, program, values, wrt, order, settings) -> object:
     check_values(program, values)
     refuse_complex(name, program, values)
     names = resolve_wrt(program, wrt) if wrt else None
+    _refuse_complex_output(name, program, values)
     return analysis_docs.run(name, program, values, names, order, settings)
+
+
+def _refuse_complex_output(name: str, program: Program, values: Mapping) -> None:
+    """The error of an analysis whose output is complex where its inputs are real (an
+    intermediate such as polar(r, t) or fft(x) made it so): each takes real functions.  A
+    complex intermediate with a real output (sum(abs(fft(x))**2)) is fine.  Looked at by
+    one evaluation at the start point, before the analysis runs (a forward pass: little
+    beside the analysis's own derivatives)."""
+    with no_grad(), backend.quiet():
+        out = evaluate(program, values, check_domain=False).output
+    if backend.is_complex(out.data):
+        raise UnsupportedError(
+            f"{name} takes real functions: this one has complex values ({name} abs(...), "
+            f"real(...) or imag(...) of it)",
+            op=name,
+        )
 
 
 def refuse_complex(name: str, program: Program, values: Mapping) -> None:

@@ -244,6 +244,8 @@ def _products_fit(u: list, what: str) -> None:
 
 def _pole_distance(x: float) -> float:
     """How far x is from the poles of gamma and its relatives, 0, -1, -2, ..."""
+    if x != x:
+        return x  # nan: no distance (a singular point to the guards)
     return x if x > 0 else abs(x - round(x))
 
 
@@ -755,11 +757,6 @@ def _atan2(r: _Args) -> list:
     return [r.out0] + [rate[k - 1] / k for k in range(1, n)]
 
 
-@_rule("polar")
-def _polar(r: _Args) -> list:
-    raise _Poisoned("polar has complex values, which Taylor mode's real series do not hold")
-
-
 @_rule("logaddexp")
 def _logaddexp(r: _Args) -> list:
     # y' = b' + (a - b)' sigmoid(a - b)
@@ -907,6 +904,8 @@ class TaylorJets(Interpretation):
         for a, f in zip(args, live):
             if f and a.hard:  # never absorbed: the engine's zero partials need not stop it
                 return Jet(out, poison=a.poison, hard=True)
+        if backend.is_complex(out.data) or any(backend.is_complex(a.value.data) for a in args):
+            return Jet(out, poison=f"{op.name} of complex numbers")  # real series only
         if rule is None:
             return Jet(out, poison=f"no Taylor rule for {op.name}")
         if out.data.ndim != 0:

@@ -217,13 +217,16 @@ def _covariance_block(name: str, x, u):
 def _derivatives(program, values, names, shapes):
     """f, its gradient blocks and the full Hessian over the flattened uncertain inputs."""
     np = backend.host
-    r = program_hessian(program, values, wrt=names)
-    value = backend.to_numpy(r.value.data)
-    if value.size != 1:
+    try:
+        r = program_hessian(program, values, wrt=names)
+    except NonScalarOutputError as e:  # in propagate's words, not the hessian command's
+        shape = tuple(e.details["shape"])
         raise NonScalarOutputError(
-            f"propagate needs a scalar output, but it has shape {tuple(value.shape)}",
-            shape=list(value.shape),
-        )
+            f"propagate needs a scalar output, but it has shape {shape}; propagate one entry "
+            "at a time (y[0], y[1], ...)",
+            shape=list(shape),
+        ) from None
+    value = backend.to_numpy(r.value.data)
     grad = [backend.to_numpy(r.gradient[n].data) for n in names]
     sizes = [math.prod(s) for s in shapes]
     H = np.zeros((sum(sizes), sum(sizes)))

@@ -448,3 +448,25 @@ def test_iterates_are_kept_only_where_a_trace_is_asked(op, expr, start):
     assert bare.trace == [] and bare.x == kept.x
     asked = api.compute(op, parse(expr), start, trace=True)
     assert [row["iteration"] for row in asked.trace] == list(range(kept.iterations + 1))
+
+
+def test_an_analysis_of_a_complex_valued_output_says_so(cli):
+    # polar(x, 1) = x e**i is complex for real x (tests/test_complex.py: every analysis
+    # refuses it); solve used to drop the imaginary part and report a wrong root
+    r = cli("solve", "polar(x, 1)", "--x", "1", "--json")
+    assert r.code == 1 and r.json["error"] == {
+        "kind": "unsupported",
+        "message": "solve takes real functions: this one has complex values (solve abs(...), "
+        "real(...) or imag(...) of it)",
+        "op": "solve",
+    }
+
+
+def test_an_analysis_of_a_real_output_through_complex_intermediates_runs(cli):
+    # |x e**i|**2 = x**2 and sum(|fft(x)|**2) = n sum(x**2) (Parseval) are real: minimized at 0
+    for expr, start in (("abs(polar(x, 1))**2", "1"), ("sum(abs(fft(x))**2)", "[1, 2]")):
+        r = cli("minimize", expr, "--x", start, "--json")
+        assert r.code == 0 and r.json["converged"], r.out
+        assert np.allclose(r.json["x"]["x"], 0.0, atol=1e-8)
+    r = cli("taylor", "abs(polar(x, 1))**2", "--x", "1", "--order", "3", "--json")
+    assert r.code == 0 and r.json["coefficients"] == pytest.approx([1, 2, 1, 0], abs=1e-12)
