@@ -151,12 +151,17 @@ def _covariance(names: list[str], values: Mapping, uncertainties: Mapping, corre
         if not -1 <= r <= 1 or i == j:
             raise InputError(f"a correlation must be between -1 and 1 (of two inputs), not {r}")
         # r = 0 is no covariance at all, even beside a variance that overflowed (0 * inf)
-        c = r * math.sqrt(cov[offsets[i], offsets[i]] * cov[offsets[j], offsets[j]]) if r else 0.0
+        # u_i u_j r, each u its own square root: u_i**2 * u_j**2 overflows from u = 1e77
+        c = r * math.sqrt(cov[offsets[i], offsets[i]]) * math.sqrt(cov[offsets[j], offsets[j]])
+        c = c if r else 0.0
         cov[offsets[i], offsets[j]] = cov[offsets[j], offsets[i]] = c
     # an infinite variance (an uncertainty past 1e154) has no eigenvalues to check: the
     # propagated uncertainty is then infinite, as without correlations
-    finite = bool(np.isfinite(cov).all())
-    if finite and np.linalg.eigvalsh(cov).min() < -1e-12 * max(1.0, float(np.abs(cov).max())):
+    # The check is relative to the covariance's own size (eigvalsh's rounding is eps times
+    # its largest entry): uncertainties of 1e-9 are no closer to semidefinite than ones of 1,
+    # and the matrix is scaled to 1 first so that 1e-300 entries do not underflow in LAPACK.
+    scale = float(np.abs(cov).max())
+    if scale > 0 and math.isfinite(scale) and np.linalg.eigvalsh(cov / scale).min() < -1e-12:
         raise InputError(
             "the covariance (uncertainties and correlations) is not positive semidefinite"
         )

@@ -470,3 +470,23 @@ def test_an_analysis_of_a_real_output_through_complex_intermediates_runs(cli):
         assert np.allclose(r.json["x"]["x"], 0.0, atol=1e-8)
     r = cli("taylor", "abs(polar(x, 1))**2", "--x", "1", "--order", "3", "--json")
     assert r.code == 0 and r.json["coefficients"] == pytest.approx([1, 2, 1, 0], abs=1e-12)
+
+
+@pytest.mark.parametrize("u", [1e-150, 1e-9, 1.0, 1e100])
+def test_correlations_are_checked_and_kept_at_every_scale(cli, u):
+    """The correlations of x, y, z with r(x,y) = r(y,z) = 1 and r(x,z) = -1 are impossible
+    (the correlation matrix has the eigenvalue -1, by hand), whatever the uncertainties'
+    size; with r(x,z) = 1 the three move together and u(x+y+z) = 3u exactly.  Found from
+    seed 127's survivor (core/uncertainty.py: the semidefinite check's tolerance
+    -1e-12 * max(1, |cov|)): it accepted the impossible matrix for u = 1e-9 (an absolute
+    tolerance for entries of 1e-18), eigvalsh underflowed for entries of 1e-300, and
+    r u_i**2 u_j**2 overflowed for u = 1e100 (3e100 came out inf) and underflowed for
+    u = 1e-150 (the correlations were lost: sqrt(3) u)."""
+    common = ("x+y+z", "--x", f"1+-{u}", "--y", f"1+-{u}", "--z", f"1+-{u}")
+    common += ("--corr", "x,y=1", "--corr", "y,z=1")
+    bad = cli("propagate", *common, "--corr", "x,z=-1", "--json")
+    assert bad.code == 2 and bad.json["error"]["message"] == (
+        "the covariance (uncertainties and correlations) is not positive semidefinite"
+    )
+    good = cli("propagate", *common, "--corr", "x,z=1", "--json")
+    assert good.code == 0 and good.json["uncertainty"] == pytest.approx(3 * u, rel=1e-12)
