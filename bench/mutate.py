@@ -224,6 +224,9 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # the lines no other test ran (coverage by this list); seed 127's survivors
+            "tests/test_gaps_symbolic.py",
+            "tests/test_mutants_seed127_more.py",
             # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
@@ -344,6 +347,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            # seed 127's survivors
+            "tests/test_mutants_seed127_more.py",
             # survivors of seed 103
             "tests/test_mutants_seed103.py",
             # survivors of seed 107: the fiber ops' memory check
@@ -383,6 +388,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # seed 127's survivors
+            "tests/test_mutants_seed127_more.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_dask.py",
             # survivors of seed 103 in the Dask engine

@@ -246,7 +246,10 @@ class Algebra(TermFacts):
         rest = self.mul(coeff, [(b, e) for k, (b, e) in enumerate(zip(t.args, exps)) if k != j])
         poly = self._sum_items(t.args[j])
         for _ in range(int(exps[j].data) - 1):
-            poly = self._sum_items(self.add(self._times(poly, self._sum_items(t.args[j]))))
+            products = self._times(poly, self._sum_items(t.args[j]))
+            if not _representable(products):
+                return None
+            poly = self._sum_items(self.add(products))
         items = self._times([(ONE, rest)], poly)
         self.spend(len(items))
         return self._monomials(items)
@@ -582,6 +585,14 @@ def _add_factor(alg: Algebra, factors: dict, b: Term, e: Term) -> None:
             exps[i] = combined
             return
     exps.append(e)
+
+
+def _representable(items: list) -> bool:
+    """Whether every coefficient of an expansion's products is a non-zero finite number: one
+    that under- or overflowed (1e-200 * 1e-200) would drop or blow up a term that is not
+    small where its variables are large ((1e-200*x)**2 at x = 1e200 is 1), so the power of
+    the sum keeps its factor instead."""
+    return all(c != 0 and math.isfinite(abs(c)) for c, _ in items)
 
 
 def _combine_exponents(alg: Algebra, x: Term, a: Term, b: Term):

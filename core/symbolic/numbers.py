@@ -108,7 +108,8 @@ def _fold_float(op: str, values: list):
             # a forward that refuses these numbers (a domain or type error) leaves the op
             # unfolded; any other exception is a bug or a device failure, and propagates
             return None
-    return float(backend.to_numpy(out))
+    out = backend.to_numpy(out)
+    return None if backend.is_complex(out) else float(out)  # polar(1, 2): stays unfolded
 
 
 _EXACT_FOLD = (
