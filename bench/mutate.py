@@ -96,6 +96,9 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            # the lines no other test ran (coverage by this list); seed 127's survivors
+            "tests/test_gaps_ops.py",
+            "tests/test_mutants_seed127.py",
             # survivors of seeds 107, 109, 113
             "tests/test_mutants_seed107.py",
             "tests/test_mutants_seed109.py",
@@ -157,6 +160,9 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            # the lines no other test ran (coverage by this list); seed 127's survivors
+            "tests/test_gaps_ops.py",
+            "tests/test_mutants_seed127.py",
             # survivors of seed 107
             "tests/test_mutants_seed107.py",
             # the survivors of seeds 61 and 67 left open by their first tests
@@ -318,6 +324,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # seed 127's survivors
+            "tests/test_mutants_seed127.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113

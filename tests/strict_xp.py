@@ -586,6 +586,21 @@ def _special_module():
     return StrictModule("cupyx.scipy.special", source, allowed=_SPECIAL)
 
 
+def install(monkeypatch) -> None:
+    """This module as the "gpu" device for one test (``monkeypatch``: pytest's): the backend's
+    array module for "gpu", and its cupyx stand-ins in sys.modules."""
+    from autograd_cli.core import backend
+
+    original = backend._array_module
+
+    def array_module(name):
+        return (xp, "gpu") if name == "gpu" else original(name)
+
+    monkeypatch.setattr(backend, "_array_module", array_module)
+    for name, module in cupyx_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+
+
 def cupyx_modules() -> dict:
     """Stand-ins for ``cupyx``, ``cupyx.scipy`` and ``cupyx.scipy.special`` (for
     ``sys.modules``): the engine imports them where ``backend.device == "gpu"``."""

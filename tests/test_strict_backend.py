@@ -82,14 +82,7 @@ class Device:
 @pytest.fixture
 def device(monkeypatch):
     """The strict module as the "gpu" device for this test (see the module's docstring)."""
-    original = backend._array_module
-
-    def array_module(name):
-        return (strict_xp.xp, "gpu") if name == "gpu" else original(name)
-
-    monkeypatch.setattr(backend, "_array_module", array_module)
-    for name, module in strict_xp.cupyx_modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
+    strict_xp.install(monkeypatch)
     with strict_xp.recording(seam=[backend.to_numpy], syncs=SYNCS) as recorder:
         d = Device(recorder)
         yield d

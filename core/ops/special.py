@@ -158,8 +158,11 @@ def _any_small(x, bound: float) -> bool:
 
 
 #: sinc'(x) = pi * sum_k c_k u^(2k-1), u = pi x: the series' coefficients, highest first
-#: (c_k = (-1)^k 2k / (2k+1)!, k = 5..1), summed where |u| < 0.1
-_SINC_D_SERIES = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(5, 0, -1))
+#: (c_k = (-1)^k 2k / (2k+1)!, k = 20..1), summed where |u| < 0.1.  Five terms give sinc' to
+#: rounding, but the engine differentiates this polynomial for the higher derivatives
+#: (grad --order, taylor at 0): k up to 20 keeps every order up to --order's cap of 20 exact
+#: at 0 and to rounding for |u| < 0.1 (with k <= 5 sinc's 12th derivative was 0 there).
+_SINC_D_SERIES = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(20, 0, -1))
 
 
 def _sinc_d(x, out):
