@@ -274,6 +274,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # seed 131's survivors
+            "tests/test_mutants_seed131_taylor.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_taylor_mode.py",
             # survivors of seeds 107, 109, 113
@@ -324,6 +326,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # seed 131's survivors
+            "tests/test_mutants_seed131.py",
             # seed 127's survivors
             "tests/test_mutants_seed127.py",
             # the lines no other test ran (coverage by this list)
