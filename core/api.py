@@ -155,7 +155,7 @@ def _analysis(name, program, values, wrt, order, settings) -> object:
     return analysis_docs.run(name, program, values, names, order, settings)
 
 
-def _refuse_complex_output(name: str, program: Program, values: Mapping) -> None:
+def _refuse_complex_output(name: str, program: Program, values: dict) -> None:
     """The error of an analysis whose output is complex where its inputs are real (an
     intermediate such as polar(r, t) or fft(x) made it so): each takes real functions.  A
     complex intermediate with a real output (sum(abs(fft(x))**2)) is fine.  Looked at by
