@@ -784,10 +784,9 @@ def _hypot(r: _Args) -> list:
 
 @_rule("sinc")
 def _sinc(r: _Args) -> list:
-    # sinc(u) from its derivatives at u_0; at pi u^2 == 0 the engine's derivative is a limit
+    # sinc(u) from its derivatives at u_0, at 0 too: there they are sinc's Maclaurin
+    # coefficients times k!, which the engine's derivative series gives to --order's cap
     u = r.s(0)
-    if u[0] * u[0] * math.pi == 0:
-        raise _Poisoned("sinc at 0, where the engine's derivative is a limit")
     d = sinc_derivatives(u[0], r.n)
     _partial(d[1] if r.n > 1 else 0.0, "sinc")
     return _compose(u, d, r.n)

@@ -244,7 +244,7 @@ def bessel_derivatives(name: str, x: float, n: int) -> list[float]:
 
 
 def sinc_derivatives(x: float, n: int) -> list[float]:
-    """[sinc(x), sinc'(x), ..., sinc^(n-1)(x)] for Taylor mode (x not 0): for |pi x| < 4 from
+    """[sinc(x), sinc'(x), ..., sinc^(n-1)(x)] for Taylor mode (0 included): for |pi x| < 4 from
     sinc's Maclaurin series, sum_j (-1)^j (pi x)^(2j) / (2j+1)!, differentiated term by term
     (no cancellation near 0); else by x f^(m) + m f^(m-1) = pi^(m-1) sin(pi x + m pi/2)."""
     px = PI * x
