@@ -567,14 +567,12 @@ def _special_split(rows):
 def _build_unary():
     for op, (spellings, oracle, exact, points) in UNARY.items():
         main = spellings[0]
-        zero_sign = op != "relu"  # relu(-0.0): +0 or -0 is left open (PyTorch vs NumPy)
         add(
             op,
             main,
             {"x": points},
             [oracle(p) for p in points],
             exact=exact,
-            zero_sign=zero_sign,
             label="ordinary",
         )
         add(op, main, {"x": points[1]}, oracle(points[1]), exact=exact, label="scalar")
@@ -585,7 +583,6 @@ def _build_unary():
             {"x": grid},
             [[oracle(p) for p in row] for row in grid],
             exact=exact,
-            zero_sign=zero_sign,
             label="2-D",
         )
         for alias in spellings[1:]:
@@ -602,8 +599,9 @@ def _build_unary():
                 exact=False,
                 label="special~",
             )
-    # relu(-0.0) is a zero of either sign.
-    add("relu", "relu(x)", {"x": [-0.0, 0.0]}, [0.0, 0.0], zero_sign=False, label="zeros")
+    # relu(-0.0) is +0.0, as NumPy's maximum(x, 0) and JAX's relu give; PyTorch's is -0.0
+    # (docs/choices.md).  maximum(0, x) would give -0.0 (NumPy returns the second of a tie).
+    add("relu", "relu(x)", {"x": [-0.0, 0.0]}, [0.0, 0.0], label="zeros")
 
 
 # ---------------------------------------------------------------------------
