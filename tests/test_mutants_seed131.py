@@ -14,6 +14,9 @@ have g == 0, already 0 in the copy pg, which is read only through abs); algebra.
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 
 def test_minimize_probes_an_unsure_direction_with_unit_slope_far_enough(cli):
     """kills core/optimize.py:486: if lam <= 0 or slope == 0: -> if lam <= 0 or slope == 1:.
@@ -33,3 +36,31 @@ def test_minimize_probes_an_unsure_direction_with_unit_slope_far_enough(cli):
     assert "inflection" in r.json["message"]
     assert r.json["x"] == {"x": 0.0}
     assert r.json["grad"] == {"x": 1.0}
+
+
+def test_past_the_pair_cap_the_columns_take_the_band_coloring():
+    """kills core/sparsity.py:325: GREEDY_PAIRS_MAX = 2 * 10**7 -> 3 * 10**7.
+
+    The greedy coloring lists every pair of columns that share a row (P^T P's nonzeros), so
+    past GREEDY_PAIRS_MAX pairs (each row's count squared, summed) color_columns does not
+    build it and takes the band coloring, j mod w with w the widest row's span.  2,500 rows
+    of 100 columns each, r + 200 j (mod 20,000): 2.5e7 pairs, columns read about 12 times
+    (no hub), each row 19,801 wide (row 0 reads 0, 200, ..., 19,800; the others wrap round to
+    the same span), so the band takes 19,801 colors where the greedy coloring would take at
+    most about 1,200 (a column meets about 12 * 99 others)."""
+    sp = pytest.importorskip("scipy.sparse")
+    from autograd_cli.core.sparsity import (
+        GREEDY_MAX,
+        color_columns,
+        structurally_orthogonal,
+    )
+
+    n, m, per = 20_000, 2_500, 100
+    assert n <= GREEDY_MAX
+    rows = np.repeat(np.arange(m), per)
+    cols = (rows + 200 * np.tile(np.arange(per), m)) % n
+    pattern = sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)), shape=(m, n))
+    assert 2 * 10**7 < m * per * per <= 3 * 10**7
+    colors, k = color_columns(pattern)
+    assert k == 19_801
+    assert structurally_orthogonal(pattern, colors)
