@@ -39,6 +39,18 @@ Gtol = Annotated[
 ]
 
 
+def _show(inv, op: str, r, table, **settings) -> None:
+    """Print an analysis's result ``r`` with the library's setting names spelled as flags:
+    SPEC's JSON document with --json (``settings`` go to it), else ``table(r)``."""
+    r = docs.spelled(r, flag)
+    if inv.json:
+        from ..render import emit_json
+
+        emit_json(docs.document(op, inv.source, r, **settings))
+    else:
+        table(r)
+
+
 # ---------------------------------------------------------------------------
 # taylor
 # ---------------------------------------------------------------------------
@@ -77,13 +89,7 @@ def taylor_command(
     order = None if order_text is None else options.parse_order(order_text, minimum=0)
     where = docs.scalars(options.named_literals(at or [], "--at"), "--at")
     r = api.compute("taylor", inv.program(), inv.values, inv.wrt, order=order, at=where)
-    r = docs.spelled(r, flag)
-    if inv.json:
-        from ..render import emit_json
-
-        emit_json(docs.document("taylor", inv.source, r))
-        return
-    render_analysis.taylor_table(inv.source, r, inv.precision)
+    _show(inv, "taylor", r, lambda r: render_analysis.taylor_table(inv.source, r, inv.precision))
 
 
 # ---------------------------------------------------------------------------
@@ -141,13 +147,7 @@ def propagate_command(
         mc=docs.check_mc(mc),
         seed=docs.check_seed(seed),
     )
-    r = docs.spelled(r, flag)
-    if inv.json:
-        from ..render import emit_json
-
-        emit_json(docs.document("propagate", inv.source, r))
-        return
-    render_analysis.budget_table(inv.source, r, inv.precision)
+    _show(inv, "propagate", r, lambda r: render_analysis.budget_table(inv.source, r, inv.precision))
 
 
 # ---------------------------------------------------------------------------
@@ -179,13 +179,11 @@ def _optimize(op: str, inv, trace: bool, **settings) -> None:
     from ...core import api
 
     r = api.compute(op, inv.program(), inv.values, inv.wrt, trace=trace, **settings)
-    r = docs.spelled(r, flag)
-    if inv.json:
-        from ..render import emit_json
 
-        emit_json(docs.document(op, inv.source, r, trace=trace))
-    else:
+    def table(r):
         render_analysis.optimize_table(op, inv.source, r, trace, inv.precision)
+
+    _show(inv, op, r, table, trace=trace)
     if not r.converged:
         raise typer.Exit(1)
 
