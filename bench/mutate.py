@@ -274,6 +274,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # grad --order by Taylor mode
+            "tests/test_grad_order_taylor.py",
             # seed 131's survivors
             "tests/test_mutants_seed131_taylor.py",
             # the lines no other test ran (coverage by this list)

@@ -67,7 +67,7 @@ def test_chain_keeps_an_absent_cotangent_or_partial_absent():
 # ---- sinc's derivative near 0 ----------------------------------------------------------------
 
 
-def test_the_twelfth_derivative_of_sinc_at_zero_is_its_taylor_coefficient(cli):
+def test_the_twelfth_derivative_of_sinc_at_zero_is_its_taylor_coefficient(cli):  # 14 s
     """kills core/ops/special.py:162: _SINC_D_SERIES = tuple((-1) ** k * 2 * k /
     math.factorial(2 * k + 1) for k in range(5, 0, -1)) -> range(6, 0, -1).
 
@@ -76,15 +76,20 @@ def test_the_twelfth_derivative_of_sinc_at_zero_is_its_taylor_coefficient(cli):
     c[12] = pi^12/13! (docs/choices.md: taylor agrees with SymPy, whose series of
     sin(pi x)/(pi x) this is).  The command differentiated repeatedly at 0 then, through the
     derivative's series (core/ops/special.py _sinc_d); Taylor mode now expands sinc at 0 itself,
-    so the engine's series is checked here through ``grad --order 12`` (d^12/dx^12 at 0 is
-    12! c[12] = pi^12/13), which still differentiates repeatedly.  A product bug
+    and so does grad --order, so the engine's series is checked here by differentiating
+    repeatedly in the library (d^12/dx^12 at 0 is 12! c[12] = pi^12/13).  A product bug
     found here: the series stopped at u^9 (k = 5), so its 11th derivative, sinc's 12th, was 0
     there, c[12] = 0 (and grad --order 12 at and near 0 printed 0 where it is pi^12/13 =
     71097.6...).  The mutant's k = 6 only moved that to order 14; the series now runs to
     k = 20, exact to --order's cap.  The first derivative is unaffected beyond rounding."""
-    r = cli("grad", "sinc(x)", "--x", "0", "--order", "12", "--json")
+    from autograd_cli.core.program_functional import program_derivatives
+    from autograd_cli.grammar import parse
+
+    series = program_derivatives(parse("sinc(x)"), {"x": 0.0}, "x", 12)
+    assert float(series[12].data) == pytest.approx(math.pi**12 / 13, rel=1e-9)
+    r = cli("grad", "sinc(x)", "--x", "0", "--order", "12", "--json")  # by Taylor mode
     assert r.code == 0, r.out
-    assert r.json["grad"]["x"] == pytest.approx(math.pi**12 / 13, rel=1e-9)
+    assert r.json["grad"]["x"] == pytest.approx(math.pi**12 / 13, rel=1e-13)
 
 
 # ---- the batch engine ------------------------------------------------------------------------
