@@ -303,6 +303,8 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            # seed 137's survivors
+            "tests/test_mutants_seed137.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113
@@ -330,6 +332,8 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # seed 131's survivors
             "tests/test_mutants_seed131.py",
+            # seed 137's survivors
+            "tests/test_mutants_seed137.py",
             # seed 127's survivors
             "tests/test_mutants_seed127.py",
             # the lines no other test ran (coverage by this list)
@@ -361,6 +365,9 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            # seeds 131's and 137's survivors
+            "tests/test_mutants_seed131.py",
+            "tests/test_mutants_seed137.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # survivors of seed 103
@@ -402,6 +409,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # seed 137's survivors
+            "tests/test_mutants_seed137_dask.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # the lines no other test ran (coverage by this list)
