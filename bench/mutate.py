@@ -1146,6 +1146,10 @@ class Copy:
             status = "survived"
         elif proc.returncode == 1:
             status = "killed"
+        elif proc.returncode == 4 and "while loading conftest" in out:
+            # the package no longer imports (tests/conftest.py imports it), and the baseline
+            # ran this same command: the mutant broke the import, so it is an error (killed)
+            status, killed_by = "error", killed_by or "tests/conftest.py (import)"
         elif proc.returncode in (3, 4, 5):  # internal error, usage error, no tests collected
             status = "tool-error"
         else:  # 2: interrupted (collection/import error); negative: crashed by a signal

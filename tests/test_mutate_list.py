@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -159,3 +161,48 @@ def test_a_failing_baseline_is_an_error_naming_the_target_and_the_test(monkeypat
     assert "tests/test_cbrt_exact.py::test_cbrt_is_exact fails" in err, err
     # the run stopped there: no other target's baseline, no mutant
     assert _FailingBaseline.runs == [mutate.TARGETS["limits"]["tests"]]
+
+
+# ---------------------------------------------------------------------------
+# What a mutant's pytest run counts as
+# ---------------------------------------------------------------------------
+
+
+class _Runs:
+    """Stands for a Copy: its ``python`` is a script that prints ``text`` and exits ``code``
+    whatever it is asked (pytest's own exit codes)."""
+
+    def __init__(self, tmp_path, code: int, text: str):
+        script = tmp_path / "python"
+        script.write_text(f"#!/bin/sh\ncat <<'END'\n{text}\nEND\nexit {code}\n")
+        script.chmod(0o755)
+        self.python, self.tree, self.env = str(script), tmp_path, dict(os.environ)
+
+
+@pytest.mark.parametrize(
+    "code, text, status, by",
+    [
+        (1, "FAILED tests/test_a.py::test_b - assert 1 == 2", "killed", "tests/test_a.py::test_b"),
+        # the package no longer imports: conftest.py imports it (the baseline ran this command)
+        (
+            4,
+            "ImportError while loading conftest '/x/tests/conftest.py'.\nE   TypeError: no",
+            "error",
+            "tests/conftest.py (import)",
+        ),
+        (
+            4,
+            "ERROR: usage: pytest [options]\npytest: error: unrecognized arguments",
+            "tool-error",
+            "",
+        ),
+        (3, "INTERNALERROR> Traceback", "tool-error", ""),
+        (0, "3 passed", "survived", ""),
+    ],
+)
+def test_a_mutant_that_breaks_the_import_is_killed_and_a_usage_error_is_not(
+    tmp_path, code, text, status, by
+):
+    mutate = _mutate_module()
+    got, _, killed_by, _ = mutate.Copy.pytest(_Runs(tmp_path, code, text), ["tests/x.py"], 30, [])
+    assert (got, killed_by) == (status, by)
