@@ -12,6 +12,7 @@ variables' values and options, and returns a result object holding host
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -474,8 +475,6 @@ def _highest_derivative(program: Program, values: dict, name: str, order: int):
     float64, no point where the engine's derivative is a convention); else by repeated
     differentiation, a Tensor or None, whose graph can grow exponentially with ``order``
     (grad --order 16 of x**3*log(x) took 388 s and 20 GB that way, Taylor mode 0.4 s)."""
-    import math
-
     from .program_functional import program_derivatives
     from .taylor_mode import NoTaylorMode, taylor_coefficients
 
