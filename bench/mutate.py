@@ -230,6 +230,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # seed 149's survivors
+            "tests/test_mutants_seed149.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_symbolic.py",
             "tests/test_mutants_seed127_more.py",
@@ -274,6 +276,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # seed 149's survivors
+            "tests/test_mutants_seed149.py",
             # grad --order by Taylor mode
             "tests/test_grad_order_taylor.py",
             # seed 131's survivors
