@@ -787,6 +787,8 @@ def _sinc(r: _Args) -> list:
     # sinc(u) from its derivatives at u_0, at 0 too: there they are sinc's Maclaurin
     # coefficients times k!, which the engine's derivative series gives to --order's cap
     u = r.s(0)
+    if not math.isfinite(math.pi * u[0]):  # sin(pi u) has no value there (math.sin raises)
+        raise _Poisoned("sinc where pi x is not finite")
     d = sinc_derivatives(u[0], r.n)
     _partial(d[1] if r.n > 1 else 0.0, "sinc")
     return _compose(u, d, r.n)

@@ -225,3 +225,17 @@ def test_abs_of_polar_gives_the_engines_series():
     assert _repeated(parse("abs(polar(x, 1))"), {"x": 1.0}, "x", 3) == [1.0, 1.0, 0.0, 0.0]
     got = taylor(parse("abs(polar(x, 1))"), {"x": 1.0}, order=3).coefficients
     assert got == [1.0, 1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("x0", [math.inf, -math.inf, math.nan, 1e308, -1e308])
+def test_sinc_where_pi_x_is_not_finite_defers_to_the_engine(x0, cli):
+    """sinc at +-inf, nan, and +-1e308 (where pi x overflows) has no series: Taylor mode
+    refuses ("sinc where pi x is not finite") and taylor and grad --order give the engine's
+    numbers, nan (sin(pi x) of inf is nan in IEEE arithmetic, NumPy's sinc too).  Before,
+    sinc_derivatives' math.sin(inf) raised ValueError there: an internal error of taylor,
+    and of grad --order once it used Taylor mode."""
+    engine = defers_to_engine("sinc(x)", x0, 3, r"^sinc where pi x is not finite$", cli)
+    assert all(math.isnan(float(v)) for v in engine)
+    r = cli("grad", "sinc(x)", "--x", repr(x0), "--order", "3", "--json")
+    assert r.code == 0, r.out
+    assert (r.json["value"], r.json["grad"]["x"]) == ("nan", "nan")
