@@ -56,13 +56,14 @@ def test_taylor_modes_derivative_is_sympys_and_the_engines(text, f, at, order):
     )
 
 
-def test_where_taylor_mode_defers_the_engines_convention_holds(cli):
-    # abs''(0): the engine's 0 (abs'(0) = 0, PyTorch's), with the kink's warning
+def test_at_a_kink_and_for_a_vector_variable_the_engines_convention_holds(cli):
+    # abs(x)*x at 0: Taylor mode takes abs's piece as the engine does (abs'(0) = 0,
+    # PyTorch's), so the second derivative is the engine's 0, with the kink's warning
     r = cli("grad", "abs(x)*x", "--x", "0", "--order", "2", "--json")
     assert r.code == 0, r.out
     assert r.json["grad"]["x"] == 0.0
     assert any("abs" in w for w in r.json["warnings"])
-    # a vector variable: each entry's own second derivative, d^2/dx_i^2 of sum(x**3) = 6 x_i
+    # a vector variable (Taylor mode defers): each entry's own second derivative, d^2/dx_i^2 of sum(x**3) = 6 x_i
     r = cli("grad", "sum(x**3)", "--x", "[1, 2]", "--order", "2", "--json")
     assert r.code == 0, r.out
     assert r.json["grad"]["x"] == [6.0, 12.0]
