@@ -63,7 +63,8 @@ def test_at_a_kink_and_for_a_vector_variable_the_engines_convention_holds(cli):
     assert r.code == 0, r.out
     assert r.json["grad"]["x"] == 0.0
     assert any("abs" in w for w in r.json["warnings"])
-    # a vector variable (Taylor mode defers): each entry's own second derivative, d^2/dx_i^2 of sum(x**3) = 6 x_i
+    # a vector variable (Taylor mode defers): each entry's own second derivative,
+    # d^2/dx_i^2 of sum(x**3) = 6 x_i
     r = cli("grad", "sum(x**3)", "--x", "[1, 2]", "--order", "2", "--json")
     assert r.code == 0, r.out
     assert r.json["grad"]["x"] == [6.0, 12.0]
