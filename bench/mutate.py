@@ -276,8 +276,9 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
-            # seed 149's survivors
+            # seeds 149's and 151's survivors
             "tests/test_mutants_seed149.py",
+            "tests/test_mutants_seed151.py",
             # grad --order by Taylor mode
             "tests/test_grad_order_taylor.py",
             # seed 131's survivors
@@ -307,8 +308,9 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
-            # seed 137's survivors
+            # seeds 137's and 151's survivors
             "tests/test_mutants_seed137.py",
+            "tests/test_mutants_seed151.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113
@@ -336,8 +338,9 @@ TARGETS: dict[str, dict] = {
         "tests": [
             # seed 131's survivors
             "tests/test_mutants_seed131.py",
-            # seed 137's survivors
+            # seed 137's and 151's survivors
             "tests/test_mutants_seed137.py",
+            "tests/test_mutants_seed151.py",
             # seed 127's survivors
             "tests/test_mutants_seed127.py",
             # the lines no other test ran (coverage by this list)
@@ -369,9 +372,10 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
-            # seeds 131's and 137's survivors
+            # seeds 131's, 137's and 151's survivors
             "tests/test_mutants_seed131.py",
             "tests/test_mutants_seed137.py",
+            "tests/test_mutants_seed151.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # survivors of seed 103
@@ -413,8 +417,9 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
-            # seed 137's survivors
+            # seeds 137's and 151's survivors
             "tests/test_mutants_seed137_dask.py",
+            "tests/test_mutants_seed151_dask.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # the lines no other test ran (coverage by this list)

@@ -38,6 +38,8 @@ import re
 from collections.abc import Mapping
 
 from .errors import spell
+from .settings import MAX_ITER, check_max_iter, check_mc, check_positive, check_seed
+from .settings import error as _setting
 from .values import UsageError, parse_literal
 from .values import numbers as _numbers
 
@@ -86,56 +88,9 @@ _SETTINGS = {
 #: the analyses that iterate (a trace of every iterate, kept where asked)
 _ITERATIVE = ("minimize", "solve", "critical")
 
-#: --max-iter at most (a slip like 10**9 is an error at once, not hours of work)
-MAX_ITER = 1_000_000
-
 
 def _usage(message: str):
     return UsageError(message)
-
-
-# ---------------------------------------------------------------------------
-# The checks of a setting (``what``: the setting as its user spelled it; None: the
-# library's parameter name, which the command line spells as its flag)
-# ---------------------------------------------------------------------------
-
-
-def _setting(what: str | None, parameter: str, rest: str) -> UsageError:
-    """The error of a setting: ``what`` (as its user spelled it) then ``rest``; with no
-    ``what``, the library's ``parameter``, which a caller spells its own way (the command
-    line: ``--max-iter``, :meth:`~.errors.AutogradCliError.spelled`)."""
-    label = "{" + parameter + "}" if what is None else _braced(what)
-    return UsageError.naming(label + _braced(rest))
-
-
-def _braced(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}")
-
-
-def check_max_iter(n: int | None, what: str | None = None) -> int | None:
-    if n is None:
-        return None
-    if not 1 <= n <= MAX_ITER:
-        raise _setting(what, "max_iter", f" must be 1 to {MAX_ITER:,}, not {n}")
-    return n
-
-
-def check_positive(x: float, what: str) -> float:
-    if not (math.isfinite(x) and x > 0):
-        raise _usage(f"{what} must be a finite number above 0, not {x:g}")
-    return x
-
-
-def check_mc(n: int | None, what: str | None = None) -> int | None:
-    if n is not None and n < 2:
-        raise _setting(what, "mc", f" takes a number of draws of 2 or more, not {n}")
-    return n
-
-
-def check_seed(seed: int | None, what: str | None = None) -> int | None:
-    if seed is not None and seed < 0:
-        raise _setting(what, "seed", f" must be 0 or more, not {seed}")
-    return seed
 
 
 def parse_corr(items, what: str | None = None) -> dict:

@@ -40,6 +40,7 @@ from .errors import InputError, NonScalarOutputError, Spelled
 from .program import Expr, Program, check_values, missing_value, resolve_wrt
 from .program_functional import program_hessian, program_jacobian
 from .recording import evaluate
+from .settings import check_max_iter, check_positive
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
@@ -273,6 +274,7 @@ def minimize(
     >>> r.converged, round(r.x["x"], 10), round(r.x["y"], 10)
     (True, 1.0, 1.0)
     """
+    _settings(max_iter, gtol=gtol, xtol=xtol)
     if method not in METHODS:
         raise InputError.naming(
             "{method} must be one of {methods}, not {name!r}",
@@ -636,6 +638,14 @@ class _Root:
     words: tuple[str, str, str]  # the messages: not finite, converged, no smaller point
 
 
+def _settings(max_iter: int | None, **tolerances: float) -> None:
+    """Refuse a tolerance that is not a finite number above 0 and a ``max_iter`` out of 0
+    (the start point only) to MAX_ITER, in the library's names."""
+    check_max_iter(max_iter, low=0)
+    for name, x in tolerances.items():
+        check_positive(x, parameter=name)
+
+
 def _no_convergence(max_iter: int) -> Spelled:
     return Spelled("no convergence in {n} iterations ({max_iter})", {"n": max_iter})
 
@@ -713,6 +723,7 @@ def solve(
     >>> r.converged, round(r.x["x"], 12), round(r.x["y"], 12)
     (True, 1.414213562373, 1.414213562373)
     """
+    _settings(max_iter, tol=tol)
     flat = _variables(program, values, wrt)
     np = backend.host
     system = Program(program.source, _stacked(equations(program)), [], {}, list(program.inputs))
@@ -872,6 +883,7 @@ def critical(
     >>> r.kind, r.x
     ('saddle', {'x': 0.0, 'y': 0.0})
     """
+    _settings(max_iter, gtol=gtol)
     flat = _variables(program, values, wrt)
     np = backend.host
     theta = flat.theta0.copy()

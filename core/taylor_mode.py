@@ -107,6 +107,10 @@ class Jet:
     c: list[float] | None = None
     poison: str | None = None
     hard: bool = False
+    #: a polynomial's degree in x by the graph's shape (x: 1, x*x: 2, an op linear in it:
+    #: its argument's), None for any other function: coefficients past it are exact +0.0,
+    #: as the engine's derivatives there are (their graph no longer reaches x: zeros)
+    degree: int | None = None
 
     @property
     def live(self) -> bool:
@@ -888,7 +892,7 @@ class TaylorJets(Interpretation):
         if t.data.ndim != 0:
             raise NoTaylorMode(f"{name!r} is not a scalar")
         c = [float(t.data)] + [1.0] + [0.0] * (self.n - 2)
-        return Jet(t, c[: self.n])
+        return Jet(t, c[: self.n], degree=1)
 
     def apply(self, node: Expr, op, args: list) -> Jet:
         try:
@@ -926,7 +930,10 @@ class TaylorJets(Interpretation):
             return Jet(out, poison=str(why), hard=why.hard)
         except (ZeroDivisionError, OverflowError) as exc:
             return Jet(out, poison=f"{op.name}: {exc}", hard=True)
-        return Jet(out, c)
+        degree = _degree(op, args, live)
+        if degree is not None:  # -x's c2 is +0.0, not -0.0: the engine's d2/dx2 (-x) is
+            c[degree + 1 :] = [0.0] * len(c[degree + 1 :])  # zeros, its graph cut
+        return Jet(out, c, degree=degree)
 
     def _check(self, c: list, name: str) -> None:
         """Poison a series with a coefficient that is not finite, or a derivative
@@ -937,6 +944,18 @@ class TaylorJets(Interpretation):
                 raise _Poisoned(f"{name}: coefficient {k} is {ck!r}", hard=k > 0)
             if ck and k <= 170 and math.log(abs(ck)) + log_fact[k] > log_limit:
                 raise _Poisoned(f"{name}: derivative {k} is above {LIMIT:g}", hard=True)
+
+
+def _degree(op, args: list, live: tuple) -> int | None:
+    """The degree of an op's result as a polynomial in x, from its live arguments' (see
+    :attr:`Jet.degree`): an op linear in them keeps the highest, a product of two adds
+    them; None where any is not a polynomial, or for any other op."""
+    degrees = [a.degree for a, f in zip(args, live) if f]
+    if None in degrees:
+        return None
+    if op.linear_in(live):
+        return max(degrees)
+    return sum(degrees) if op.name == "mul" else None
 
 
 def taylor_coefficients(

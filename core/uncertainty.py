@@ -70,15 +70,24 @@ def propagate(
     """
     np = backend.host
     names = _names(program, values, uncertainties)
-    shapes, means, cov = _covariance(names, values, uncertainties, correlations)
+    # an uncertainty past 1e154 has an infinite variance: IEEE inf and nan, and a warning,
+    # not NumPy's RuntimeWarnings
+    with np.errstate(over="ignore", invalid="ignore"):
+        shapes, means, cov = _covariance(names, values, uncertainties, correlations)
     theta = np.concatenate(means)
     value, grad, hess, warnings = _derivatives(program, values, names, shapes)
     c = np.concatenate([g.ravel() for g in grad])
-    var1 = float(c @ cov @ c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var1 = float(c @ cov @ c)
+        HS = hess @ cov
+        var2 = 0.5 * float(np.trace(HS @ HS))
+        budget = _budget(names, shapes, means, c, cov, var1)
     u = math.sqrt(max(var1, 0.0))
-    HS = hess @ cov
-    var2 = 0.5 * float(np.trace(HS @ HS))
-    budget = _budget(names, shapes, means, c, cov, var1)
+    if not np.isfinite(cov).all():
+        warnings.append(
+            "a variance overflows the float range (an uncertainty above 1.3e154): the "
+            "combined uncertainty is inf, and the terms that multiply it by 0 are nan"
+        )
     if correlations and any(r != 0 for r in correlations.values()):
         warnings.append(
             "the inputs are correlated: the shares leave out the correlation terms, so they "

@@ -16,6 +16,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -181,6 +182,24 @@ def test_propagate_command_refuses_impossible_correlations(cli):
     assert "not positive semidefinite" in r.json["error"]["message"]
     r = cli(*argv, *corr[:2], "--json")  # one of them alone: possible
     assert r.code == 0 and r.json["uncertainty"] > 0, r.out
+
+
+def test_propagate_an_overflowing_variance_is_inf_with_a_warning_not_numpys():
+    # u = 1e200: u**2 overflows, so u(y) is inf (IEEE) and the second-order term, whose
+    # matrix products meet inf * 0, is nan.  NumPy's own RuntimeWarnings ("overflow
+    # encountered in square") are not let out of the library; the result says it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = propagate(
+            parse("a*b"),
+            {"a": 1.0, "b": 1.0},
+            {"a": 1e200, "b": 1.0},
+            correlations={("a", "b"): 0.3},
+        )
+    assert r.uncertainty == math.inf and math.isnan(r.second_order)
+    assert any("a variance overflows the float range" in w for w in r.warnings)
+    r = propagate(parse("a*b"), {"a": 1.0, "b": 1.0}, {"a": 1e100, "b": 1.0})
+    assert not any("overflows" in w for w in r.warnings)
 
 
 def test_propagate_accepts_a_singular_positive_semidefinite_covariance():

@@ -84,3 +84,37 @@ def test_a_variable_the_output_does_not_use_gets_zero():
     r = api.nth_derivative_of(parse("y**2 + 0*x"), {"x": 1.0, "y": 3.0}, wrt="x", order=4)
     assert float(r.grad["x"]) == 0.0
     assert float(r.value) == 9.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-x",
+        "2-x",
+        "(1-x)*3",
+        "x*(-2)",
+        "-x/2",
+        "-(x*x*x)",
+        "(x+1)*(x-1)",
+        "-(2*x+1)*(3-x)",
+        "x-x",
+        "-(x-x)",
+        "abs(-x)",
+        "relu(-x)",
+        "-relu(x)",
+        "max(-x, 0)",
+        "-min(x, 1)",
+    ],
+)
+@pytest.mark.parametrize("x0", [1.0, -1.0, 2.5])
+def test_a_polynomial_s_derivatives_are_the_engines_to_the_sign_of_zero(text, x0):
+    """Past a polynomial's degree the engine's derivatives are +0.0 (its graph is cut:
+    zeros), and so are Taylor mode's, whatever the signs on the way (-x, times -2): the
+    two paths agree bit for bit, the sign of a zero included."""
+    p = parse(text)
+    for order in (2, 3, 4):
+        fast = api._highest_derivative(p, {"x": x0}, "x", order)
+        slow = program_derivatives(p, {"x": x0}, "x", order)[-1]
+        slow = 0.0 if slow is None else float(slow.data)
+        assert isinstance(fast, float)  # Taylor mode's path, not the fallback
+        assert (fast, math.copysign(1.0, fast)) == (slow, math.copysign(1.0, slow)), order

@@ -207,7 +207,6 @@ def minimize_command(
     """
     bounds = _bounds_from_args(ctx)
     inv = Invocation(ctx)
-    docs.check_positive(gtol, "--gtol")
     _optimize(
         "minimize",
         inv,
@@ -235,7 +234,6 @@ def solve_command(
     is still printed).
     """
     inv = Invocation(ctx)
-    docs.check_positive(tol, "--tol")
     _optimize("solve", inv, trace, tol=tol, max_iter=docs.check_max_iter(max_iter))
 
 
@@ -252,5 +250,4 @@ def critical_command(
     minimum, maximum, saddle or degenerate point.  Exit 1 when it does not converge.
     """
     inv = Invocation(ctx)
-    docs.check_positive(gtol, "--gtol")
     _optimize("critical", inv, trace, gtol=gtol, max_iter=docs.check_max_iter(max_iter))
