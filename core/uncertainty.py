@@ -119,9 +119,11 @@ def _names(program: Program, values: Mapping, uncertainties: Mapping) -> list[st
             f"an uncertainty is given for {unknown[0]!r}, which is not a variable",
             variable=unknown[0],
         )
-    if not names:
-        raise InputError.naming(
-            "no input has an uncertainty: give one as {x} VALUE+-U (or VALUE±U)"
+    if not names:  # in words that fit a command line (--t 1.5+-0.01) and a batch line's vars
+        example = next(iter(program.inputs), "x")
+        raise InputError(
+            "no input has an uncertainty: give one with its value as VALUE+-U (or VALUE±U), "
+            f"for example 1.5+-0.01 for {example}"
         )
     return names
 

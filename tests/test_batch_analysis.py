@@ -324,7 +324,13 @@ BAD = [
     ),
     ({"op": "propagate", "vars": {"x": "1+-abc"}}, "bad_value", "the uncertainty of x"),
     ({"op": "propagate", "vars": {"x": "1 ±"}}, "bad_value", "x: '1 ±' has no uncertainty after"),
-    ({"op": "propagate", "vars": {"x": 1}}, "input", "no input has an uncertainty"),
+    (
+        {"op": "propagate", "vars": {"x": 1}},
+        "input",
+        # in a line's words too: no command-line flag (it said "give one as --x VALUE+-U")
+        "no input has an uncertainty: give one with its value as VALUE+-U (or VALUE±U), "
+        "for example 1.5+-0.01 for x",
+    ),
     (
         {"op": "minimize", "vars": {"x": 1}, "method": "newtn"},
         "bad_line",
