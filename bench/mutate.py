@@ -160,6 +160,8 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            # seed 157's survivors
+            "tests/test_mutants_seed157.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_ops.py",
             "tests/test_mutants_seed127.py",
@@ -230,6 +232,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # seed 157's survivors
+            "tests/test_mutants_seed157.py",
             # seed 149's survivors
             "tests/test_mutants_seed149.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
@@ -279,6 +283,7 @@ TARGETS: dict[str, dict] = {
             # seeds 149's and 151's survivors
             "tests/test_mutants_seed149.py",
             "tests/test_mutants_seed151.py",
+            "tests/test_mutants_seed157.py",
             # grad --order by Taylor mode
             "tests/test_grad_order_taylor.py",
             # seed 131's survivors
@@ -311,6 +316,7 @@ TARGETS: dict[str, dict] = {
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
+            "tests/test_mutants_seed157.py",
             # the lines no other test ran (coverage by this list)
             "tests/test_gaps_optimize.py",
             # survivors of seeds 107, 109, 113
@@ -341,6 +347,7 @@ TARGETS: dict[str, dict] = {
             # seed 137's and 151's survivors
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
+            "tests/test_mutants_seed157.py",
             # seed 127's survivors
             "tests/test_mutants_seed127.py",
             # the lines no other test ran (coverage by this list)
@@ -376,6 +383,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed131.py",
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
+            "tests/test_mutants_seed157.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # survivors of seed 103
@@ -420,6 +428,7 @@ TARGETS: dict[str, dict] = {
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137_dask.py",
             "tests/test_mutants_seed151_dask.py",
+            "tests/test_mutants_seed157_dask.py",
             # seed 127's survivors
             "tests/test_mutants_seed127_more.py",
             # the lines no other test ran (coverage by this list)

@@ -35,7 +35,8 @@ Trace = Annotated[
     bool, typer.Option("--trace", help="Also show every iterate (JSON: a 'trace' list).")
 ]
 Gtol = Annotated[
-    float, typer.Option("--gtol", help="Converged when every gradient entry is below this.")
+    float,
+    typer.Option("--gtol", help="Converged when every gradient entry is at most this in size."),
 ]
 
 
@@ -222,7 +223,7 @@ def minimize_command(
 def solve_command(
     ctx: typer.Context,
     tol: Annotated[
-        float, typer.Option("--tol", help="Converged when ||F|| is below this.")
+        float, typer.Option("--tol", help="Converged when ||F|| is at most this times 1 + max|x|.")
     ] = 1e-12,
     max_iter: MaxIter = None,
     trace: Trace = False,
