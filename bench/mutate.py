@@ -160,8 +160,9 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
-            # seed 157's survivors
+            # seeds 157's and 163's survivors
             "tests/test_mutants_seed157.py",
+            "tests/test_mutants_seed163.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_ops.py",
             "tests/test_mutants_seed127.py",
@@ -232,8 +233,9 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
-            # seed 157's survivors
+            # seeds 157's and 163's survivors
             "tests/test_mutants_seed157.py",
+            "tests/test_mutants_seed163.py",
             # seed 149's survivors
             "tests/test_mutants_seed149.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
