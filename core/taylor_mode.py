@@ -948,14 +948,15 @@ class TaylorJets(Interpretation):
 
 def _degree(op, args: list, live: tuple) -> int | None:
     """The degree of an op's result as a polynomial in x, from its live arguments' (see
-    :attr:`Jet.degree`): an op linear in them keeps the highest, a product of two adds
-    them; None where any is not a polynomial, or for any other op."""
+    :attr:`Jet.degree`), read from the op's entry: an op linear in them keeps the highest,
+    one linear in each apart (``linear="each"``: mul) adds them; None where any is not a
+    polynomial, or for any other op."""
     degrees = [a.degree for a, f in zip(args, live) if f]
     if None in degrees:
         return None
     if op.linear_in(live):
         return max(degrees)
-    return sum(degrees) if op.name == "mul" else None
+    return sum(degrees) if op.linear == "each" else None
 
 
 def taylor_coefficients(
