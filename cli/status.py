@@ -133,10 +133,14 @@ def install_stop_handlers() -> None:
             pass
 
 
+#: the library's parameters the command line spells other than as ``--`` and the name
+_FLAGS = {"values": "--vars"}  # a program's variables' values (values= in the library)
+
+
 def flag(parameter: str) -> str:
     """The command line's spelling of a parameter a library message names (``grad_output``:
     ``--grad-output``; :meth:`~autograd_cli.core.errors.AutogradCliError.spelled`)."""
-    return "--" + parameter.replace("_", "-")
+    return _FLAGS.get(parameter) or "--" + parameter.replace("_", "-")
 
 
 #: how the command line says a missing variable is given, after the error's message

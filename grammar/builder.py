@@ -131,9 +131,10 @@ class Builder:
                 **_position(bracket),
             )
         if math.prod(shape) > limits.MAX_ARRAY_ELEMENTS:
-            raise LimitError(
-                f"the array literal {where} has more than {limits.MAX_ARRAY_ELEMENTS:,} elements "
-                f"(give a large array as a variable's value instead: --vars @FILE)",
+            raise LimitError.naming(
+                "the array literal {where} has more than {limit} elements (give a large array "
+                "as a variable's value instead: {values})",
+                {"where": where, "limit": f"{limits.MAX_ARRAY_ELEMENTS:,}"},
                 **_position(bracket),
             )
         if all(e.is_const for e in items):

@@ -104,10 +104,8 @@ class _NewlinesInBrackets:
             else:
                 counted += 1
                 if counted > max_tokens:
-                    raise LimitError(
-                        _too_many_tokens(f"line {line}, column {column}"),
-                        line=line,
-                        column=column,
+                    raise _too_many_tokens(
+                        f"line {line}, column {column}", line=line, column=column
                     )
             if (kind == "_NL" or kind == "SEMICOLON") and not depth:
                 after_separator = True
@@ -152,11 +150,15 @@ def _fewest_tokens(text: str) -> int:
     return words + (sum(map(rest.count, _OPERATOR_CHARS)) + 1) // 2
 
 
-def _too_many_tokens(where: str) -> str:
-    return (
-        f"the expression has more than {limits.MAX_TOKENS:,} numbers, names and operators ({where}); "
-        f"give large arrays as values (--vars @FILE) and reduce them (sum(x), x @ y) instead "
-        f"of writing out each term"
+def _too_many_tokens(where: str, **details) -> LimitError:
+    """The error of a text with too many tokens; its advice names the library's ``values``
+    (the command line spells it ``--vars``, a batch line ``"vars"``)."""
+    return LimitError.naming(
+        "the expression has more than {limit} numbers, names and operators ({where}); give "
+        "large arrays as variables' values ({values}) and reduce them (sum(x), x @ y) "
+        "instead of writing out each term",
+        {"limit": f"{limits.MAX_TOKENS:,}", "where": where},
+        **details,
     )
 
 
@@ -297,7 +299,7 @@ class Parser:
         if len(text) > limits.MAX_TOKENS:  # a shorter text cannot hold more tokens
             fewest = _fewest_tokens(text)
             if fewest > limits.MAX_TOKENS:  # refused at once; the parse would stop there too, later
-                raise LimitError(_too_many_tokens(f"at least {fewest:,}"))
+                raise _too_many_tokens(f"at least {fewest:,}")
         with self._lock:
             self.builder.reset(text)
             try:

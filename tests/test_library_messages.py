@@ -35,9 +35,6 @@ ALLOWED = {
     # the table builder's own command line (python -m autograd_cli.grammar.build_tables)
     ("grammar/build_tables.py", "--check"),
     ("grammar/build_tables.py", "--stdout"),
-    # not spelled by the caller yet: the advice to read a large array from a file
-    ("grammar/builder.py", "(give a large array as a variable's value instead: --vars @FILE)"),
-    ("grammar/parser.py", "give large arrays as values (--vars @FILE)"),
 }
 
 
@@ -236,3 +233,31 @@ def test_a_ragged_tangent_names_the_tangent_not_a_flag(cli):
     out = cli("grad", "x*y", "--x", "1", "--y", "2", "--tangent", "x=[1,[2]]")
     assert out.code == 2
     assert "bad value for the tangent of 'x'" in out.err
+
+
+@pytest.mark.parametrize(
+    "limit, text, advice",
+    [
+        ("MAX_TOKENS", "1" + "+1" * 40, "variables' values ({})"),
+        ("MAX_ARRAY_ELEMENTS", "[" + ", ".join(["1"] * 40) + "]", "variable's value instead: {}"),
+    ],
+)
+def test_the_advice_to_give_a_large_array_as_a_value_names_each_callers_way(
+    cli, tmp_path, monkeypatch, limit, text, advice
+):
+    # the library names its parameter (values=), the command line --vars, a batch line "vars"
+    import autograd_cli
+    from autograd_cli.core.errors import LimitError
+    from autograd_cli.grammar import limits
+
+    monkeypatch.setattr(limits, limit, 20)
+    with pytest.raises(LimitError) as info:
+        autograd_cli.evaluate(text)
+    assert advice.format("values") in str(info.value) and not FLAG.search(str(info.value))
+    r = cli("eval", text, "--json")
+    assert r.code == 1 and advice.format("--vars") in r.json["error"]["message"]
+    path = tmp_path / "lines.jsonl"
+    path.write_text(json.dumps({"expr": text}) + "\n")
+    record = json.loads(cli("batch", str(path)).out)
+    assert record["error"]["kind"] == "limit"
+    assert advice.format('"vars"') in record["error"]["message"]

@@ -160,7 +160,7 @@ def test_cli_refuses_too_many_tokens_as_a_limit(cli, monkeypatch):
     monkeypatch.setattr(grammar_parser.limits, "MAX_TOKENS", 1_000)
     r = cli("eval", "1" + "+1" * 2_000, "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "limit"
-    assert "--vars @FILE" in r.json["error"]["message"]
+    assert "variables' values (--vars)" in r.json["error"]["message"]
 
 
 def test_parse_reduces_a_run_of_one_symbol_rules_in_one_step(monkeypatch):

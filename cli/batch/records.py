@@ -139,7 +139,12 @@ def _key(parameter: str) -> str:
     """A parameter a library message names, as a line names it: its key, quoted (``"wrt"``,
     as the line's own messages name keys), where it is one; else the command's flag
     (``--max-memory``: a setting of the whole run, not of a line)."""
+    parameter = _KEYS.get(parameter, parameter)
     return f'"{parameter}"' if parameter in RECORD_KEYS else flag(parameter)
+
+
+#: the library's parameters a line names by another key
+_KEYS = {"values": "vars"}  # a program's variables' values (values= in the library)
 
 
 def overlong_error(item: Overlong) -> LineError:
