@@ -598,17 +598,34 @@ def _sparse_newton_direction(H, g):
 
 
 def _line_search(flat, theta, f, g, step, box, c1=1e-4, shrink=0.5, tries=60):
-    """Backtracking (Armijo) from the full step; None when nothing lowers the value."""
+    """Backtracking (Armijo) from the full step; None when nothing lowers the value.
+
+    A step whose value is not below ``f`` passes the test only where rounding hides the
+    change (1e20 + x**2 near 0); there the change is estimated from the gradients at both
+    ends (the trapezoid rule, exact for a quadratic), so that a step past a minimum the
+    value cannot see is refused: gd went from 1 to -1 and back for ever on 1e20 + x**2."""
     t = 1.0
     for _ in range(tries):
         trial = _project(theta + t * step, box)
         if (trial == theta).all():
             return None, None
         f_trial = _value(flat, trial)
-        if math.isfinite(f_trial) and f_trial <= f + c1 * float(g @ (trial - theta)):
-            return trial, f_trial
+        descent = c1 * float(g @ (trial - theta))
+        if math.isfinite(f_trial) and f_trial <= f + descent:
+            if f_trial < f or _hidden_descent(flat, theta, g, trial, descent):
+                return trial, f_trial
         t *= shrink
     return None, None
+
+
+def _hidden_descent(flat, theta, g, trial, descent) -> bool:
+    """Whether the gradients at ``theta`` (``g``) and ``trial`` say the value falls by
+    ``descent`` or more (a negative number) from one to the other."""
+    np = backend.host
+    g_trial = _scalar_value_grad_hess(flat, trial, False)[1]
+    return (
+        bool(np.isfinite(g_trial).all()) and 0.5 * float((g + g_trial) @ (trial - theta)) <= descent
+    )
 
 
 def _halving(theta, step, accept, tries=60):

@@ -100,7 +100,7 @@ def test_propagate_second_order_over_inputs_of_different_sizes():
     assert r.second_order == pytest.approx(0.0189, rel=1e-12)
 
 
-@pytest.mark.parametrize("method", ["newton", "bfgs"])
+@pytest.mark.parametrize("method", ["newton", "bfgs", "gd"])
 def test_minimize_takes_a_step_that_rounding_hides_from_the_value(method):
     """kills core/optimize.py:606: f_trial <= f + c1 * g.(trial - theta) -> f_trial < ...
 
@@ -108,10 +108,13 @@ def test_minimize_takes_a_step_that_rounding_hides_from_the_value(method):
     but the gradient 2x is not.  The Armijo test accepts a step that does not raise the
     value (<=, as in Nocedal & Wright), so the step to 0 is taken and the gradient is zero
     there.  With < nothing was ever accepted: "the line search found no lower value" at
-    x = 1, not converged."""
+    x = 1, not converged.  gd's full step goes past 0 to -1, where the value is 1e20 too:
+    it is refused because the gradients at both ends (2 and -2) say the value did not fall
+    (it went from 1 to -1 and back for all 10,000 iterations), and the half step to 0 is
+    taken."""
     r = minimize(parse("1e20 + x**2"), {"x": 1.0}, method=method)
     assert r.converged, r.message
-    assert abs(r.x["x"]) < 1e-15
+    assert abs(r.x["x"]) < 1e-15 and r.iterations == 1
 
 
 @pytest.mark.parametrize(
