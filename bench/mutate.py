@@ -233,6 +233,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # seed 167's survivors
+            "tests/test_mutants_seed167.py",
             # seeds 157's and 163's survivors
             "tests/test_mutants_seed157.py",
             "tests/test_mutants_seed163.py",
@@ -282,6 +284,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # seed 167's survivors
+            "tests/test_mutants_seed167.py",
             # seeds 149's and 151's survivors
             "tests/test_mutants_seed149.py",
             "tests/test_mutants_seed151.py",
@@ -344,6 +348,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # seed 167's survivors
+            "tests/test_mutants_seed167.py",
             # seed 131's survivors
             "tests/test_mutants_seed131.py",
             # seed 137's and 151's survivors
@@ -381,6 +387,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            # seed 167's survivors
+            "tests/test_mutants_seed167.py",
             # seeds 131's, 137's and 151's survivors
             "tests/test_mutants_seed131.py",
             "tests/test_mutants_seed137.py",
@@ -427,6 +435,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # seed 167's survivors
+            "tests/test_mutants_seed167_dask.py",
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137_dask.py",
             "tests/test_mutants_seed151_dask.py",
