@@ -478,12 +478,13 @@ def _highest_derivative(program: Program, values: dict, name: str, order: int):
     from .program_functional import program_derivatives
     from .taylor_mode import NoTaylorMode, taylor_coefficients
 
+    why = None
     if order > 1:
         try:
             return taylor_coefficients(program, values, name, order)[-1] * math.factorial(order)
-        except NoTaylorMode:
-            pass
-    return program_derivatives(program, values, name, order)[-1]
+        except NoTaylorMode as exc:
+            why = str(exc)
+    return program_derivatives(program, values, name, order, budget=True, why=why)[-1]
 
 
 def _nth_derivative(program: Program, values: dict, names: list, order: int) -> Result:

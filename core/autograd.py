@@ -501,6 +501,14 @@ def _real_for(t, g):
     return g.real
 
 
+def new_nodes(outputs: Iterable[TensorLike], seen: set[int]) -> int:
+    """How many Nodes reachable from ``outputs`` are not in ``seen`` (their ids), which gets
+    them: a graph grown step by step (repeated differentiation) is counted in time linear
+    in its final size, not once per step."""
+    roots = [out.grad_fn for out in outputs if out.grad_fn is not None]
+    return len(toposort(roots, attrgetter("edges"), seen, kind=Node))
+
+
 def topological_nodes(outputs: Iterable[TensorLike], stop: Iterable[Node] = ()) -> list[Node]:
     """Every Node reachable from ``outputs``, each after all of its inputs (iterative post-order).
 

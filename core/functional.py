@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from . import backend, limits
-from .autograd import grad
+from .autograd import grad, new_nodes
 from .errors import GradError, NonScalarOutputError, ShapeError
 from .forward import Tape, basis, prepare_inputs, zeros_tangent
 from .tensor import Tensor, enable_grad, no_grad
@@ -564,13 +564,17 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 # ---------------------------------------------------------------------------
 
 
-def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
+def derivatives(
+    f: Callable, x, order: int, create_graph: bool = False, *, budget: bool = False, why=None
+) -> list:
     """``[f(x), f'(x), ..., f^(order)(x)]`` by repeated ``grad(create_graph=True)``.
 
     ``f`` is a scalar function of one variable; ``x`` may also be a Tensor of
     points when ``f`` acts elementwise (each derivative is then taken
     pointwise: the gradient of the sum).  Once a derivative no longer depends
-    on ``x`` the higher ones are exactly zero.
+    on ``x`` the higher ones are exactly zero.  ``budget``: refuse (LimitError) graphs on
+    course for more than the memory limit by ``order``
+    (:func:`.limits.check_growth`; ``why``: why Taylor mode could not be used).
 
     >>> from autograd_cli.core import tensor
     >>> [float(d) for d in derivatives(lambda x: 3 * (x + 2) ** 2, tensor(1.0), 3)]
@@ -592,6 +596,8 @@ def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
             )
         results = [y]
         current = y
+        sizes: list = []  # the graph's nodes at each order (budget), and their ids
+        seen: set[int] = set()
         for _ in range(int(order)):
             if not current.requires_grad:
                 current = _zeros(xi.shape, xi)
@@ -604,6 +610,9 @@ def derivatives(f: Callable, x, order: int, create_graph: bool = False) -> list:
                 (g,) = grad(current, xi, grad_outputs=seed, create_graph=True, allow_unused=True)
                 current = _zeros(xi.shape, xi) if g is None else g
             results.append(current)
+            if budget:
+                sizes.append(new_nodes([current], seen) + (sizes[-1] if sizes else 0))
+                limits.check_growth(sizes, int(order), why)
     return [_finish(r, create_graph) for r in results]
 
 

@@ -224,14 +224,17 @@ def program_hvp(program: Program | Expr, values: dict, v: dict, wrt=None) -> tup
     return out, dict(zip(names, _as_tuple(hs)))
 
 
-def program_derivatives(program: Program | Expr, values: dict, wrt: str, order: int) -> list:
-    """``[f, f', ..., f^(order)]`` of a program in the one variable ``wrt`` (others fixed)."""
+def program_derivatives(
+    program: Program | Expr, values: dict, wrt: str, order: int, **budget
+) -> list:
+    """``[f, f', ..., f^(order)]`` of a program in the one variable ``wrt`` (others fixed);
+    ``budget``: :func:`~.functional.derivatives`'s ``budget`` and ``why``."""
     name = wrt
     if name not in variables(program):
         raise unknown_wrt(name, program)
     ev = evaluate(program, values, requires_grad=[name])
     f = program_function(program, values, [name])
-    return derivatives(f, ev.leaves[name].detach(), order)
+    return derivatives(f, ev.leaves[name].detach(), order, **budget)
 
 
 def program_gradcheck(

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import product
 
-from . import backend
+from . import backend, limits
 from .errors import InputError, LimitError, NonScalarOutputError
 from .program import Program, check_order, check_values, resolve_wrt
 from .taylor_mode import NoTaylorMode, taylor_coefficients
@@ -143,19 +143,21 @@ def _one_variable(program, values, name: str, order: int) -> list:
     repeated differentiation (:func:`_repeated`)."""
     try:
         return taylor_coefficients(program, values, name, order)
-    except NoTaylorMode:
-        return _repeated(program, values, name, order)
+    except NoTaylorMode as exc:
+        return _repeated(program, values, name, order, str(exc))
 
 
-def _repeated(program, values, name: str, order: int) -> list:
-    """[c0, c1, ..., c_order] by differentiating the recorded graph ``order`` times."""
-    tensors = _derivative_tensors(program, values, [name], order)
+def _repeated(program, values, name: str, order: int, why: str | None = None) -> list:
+    """[c0, c1, ..., c_order] by differentiating the recorded graph ``order`` times
+    (``why``: why Taylor mode could not be used)."""
+    tensors = _derivative_tensors(program, values, [name], order, why)
     return [float(tensors[k][(0,) * k]) / math.factorial(k) for k in range(order + 1)]
 
 
-def _derivative_tensors(program, values, names, order) -> list:
-    """D^k f at the point for k = 0..order, each an ndarray of shape (n,) * k."""
-    from .autograd import grad
+def _derivative_tensors(program, values, names, order, why: str | None = None) -> list:
+    """D^k f at the point for k = 0..order, each an ndarray of shape (n,) * k; graphs on
+    course for too many nodes by ``order`` refused (:func:`.limits.check_growth`)."""
+    from .autograd import grad, new_nodes
     from .recording import evaluate
     from .tensor import enable_grad
 
@@ -172,6 +174,8 @@ def _derivative_tensors(program, values, names, order) -> list:
         y = y.reshape(())
         xs = [ev.leaves[nm] for nm in names]
         current = [y]  # the entries of D^k f, flattened in row-major order
+        sizes: list = []  # the graph's nodes at each order, and their ids
+        seen: set[int] = set()
         tensors = [np.asarray(float(backend.to_numpy(y.data)))]
         for _ in range(order):
             nxt: list = []
@@ -182,6 +186,9 @@ def _derivative_tensors(program, values, names, order) -> list:
                 gs = grad(t, xs, create_graph=True, allow_unused=True)
                 nxt.extend(gs)
             current = nxt
+            new = new_nodes([t for t in current if t is not None], seen)
+            sizes.append(new + (sizes[-1] if sizes else 0))
+            limits.check_growth(sizes, order, why)
             k = len(tensors)
             flat = [0.0 if t is None else float(backend.to_numpy(t.data)) for t in current]
             tensors.append(np.asarray(flat, dtype=float).reshape((n,) * k))

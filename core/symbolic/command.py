@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .. import backend
 from ..errors import InputError, LimitError
+from ..limits import about, growth_past
 from ..printing import to_latex, to_text
 from ..program import Expr, Program, check_order, resolve_wrt, topological
 from ..recording import evaluate
@@ -319,32 +320,20 @@ def _predict_size(sizes: list, name: str, order: int, max_nodes: int | None) -> 
     order-to-order ratios (ratios shrink as a derivative grows: this errs towards going
     on), and the derivative is refused only when that growth, kept up to ``order``, passes
     ``PREDICTED_MARGIN`` times the budget."""
-    k = len(sizes)
-    if not max_nodes or k < 3 or k >= order or min(sizes[-3:]) <= 0:
+    past = growth_past(sizes, order, PREDICTED_MARGIN * max_nodes) if max_nodes else None
+    if past is None:
         return
-    growth = min(sizes[-1] / sizes[-2], sizes[-2] / sizes[-3])
-    if growth <= 1:
-        return
-    predicted = sizes[-1] * growth ** (order - k)
-    if predicted <= PREDICTED_MARGIN * max_nodes:
-        return
+    k, (growth, predicted) = len(sizes), past
     raise LimitError.naming(
         f"diff: the derivative with respect to {_braced(name)} has {sizes[-1]:,} nodes at "
         f"order {k} of {order}, growing about {growth:.1f} times an order: on course for "
-        f"{_about(predicted)} nodes at order {order}, past the size budget of "
+        f"{about(predicted)} nodes at order {order}, past the size budget of "
         f"{max_nodes:,}{_WAYS_OUT}",
         {"n": order},
         nodes=sizes[-1],
         predicted_nodes=int(min(predicted, 2**63 - 1)),
         max_nodes=max_nodes,
     )
-
-
-def _about(n: float) -> str:
-    """``296,000`` for 295,812.4: three significant digits, ``1e+40`` past a trillion."""
-    if n >= 1e12:
-        return f"{n:.0e}"
-    return f"{float(f'{n:.3g}'):,.0f}"
 
 
 def _evaluate_at(result: DiffResult, output: Expr, values: dict) -> None:
