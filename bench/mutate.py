@@ -233,6 +233,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # seed 173's survivors
+            "tests/test_mutants_seed173.py",
             # seed 167's survivors
             "tests/test_mutants_seed167.py",
             # seeds 157's and 163's survivors
@@ -284,6 +286,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # seed 173's survivors
+            "tests/test_mutants_seed173.py",
             # seed 167's survivors
             "tests/test_mutants_seed167.py",
             # seeds 149's and 151's survivors
@@ -348,6 +352,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # seed 173's survivors
+            "tests/test_mutants_seed173.py",
             # seed 167's survivors
             "tests/test_mutants_seed167.py",
             # seed 131's survivors
@@ -413,6 +419,10 @@ TARGETS: dict[str, dict] = {
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
+            # repeated differentiation's memory check and diff's growth prediction (growth_past)
+            "tests/test_repeated_growth.py",
+            "tests/test_gaps_symbolic.py",
+            "tests/test_mutants_seed163.py",
             "tests/test_limits.py",
             "tests/test_mutants_seed101.py",
             "tests/test_cli_limits.py",
@@ -435,6 +445,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # seed 173's survivors
+            "tests/test_mutants_seed173_dask.py",
             # seed 167's survivors
             "tests/test_mutants_seed167_dask.py",
             # seeds 137's and 151's survivors

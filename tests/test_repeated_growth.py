@@ -31,6 +31,7 @@ def test_growth_past_predicts_from_the_smaller_of_the_last_two_ratios():
     assert limits.growth_past([10, 30, 90], 3, 1) is None  # the order is reached
     assert limits.growth_past([30, 30, 30], 10, 1) is None  # not growing
     assert limits.growth_past([0, 30, 90], 10, 1) is None  # a graph that was cut
+    assert limits.growth_past([1, 3, 9], 10, 1e3) == (3.0, 19_683.0)  # from one node: 9 * 3**7
 
 
 def test_new_nodes_counts_a_growing_graph_once_as_a_full_walk_does():
