@@ -612,7 +612,9 @@ def derivatives(
             results.append(current)
             if budget:
                 sizes.append(new_nodes([current], seen) + (sizes[-1] if sizes else 0))
-                limits.check_growth(sizes, int(order), why)
+                # a node holds its output and an input: two arrays of x's size (plot's points)
+                held = 2 * xi.size * xi.data.itemsize if xi.size > 1 else 0
+                limits.check_growth(sizes, int(order), why, limits.NODE_BYTES + held)
     return [_finish(r, create_graph) for r in results]
 
 

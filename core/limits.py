@@ -148,14 +148,17 @@ def growth_past(sizes: list, order: int, budget: float) -> tuple[float, float] |
     return None if predicted <= budget else (growth, predicted)
 
 
-def check_growth(sizes: list, order: int, why: str | None = None) -> None:
+def check_growth(
+    sizes: list, order: int, why: str | None = None, node_bytes: int = NODE_BYTES
+) -> None:
     """Refuse (LimitError) repeated differentiation whose graphs, of ``sizes`` nodes at
-    orders 1..k, are on course for more memory than the limit (:func:`max_bytes`, at
-    :data:`NODE_BYTES` a node) by ``order``: ``tan`` away from Taylor mode grows about 2.9
-    times an order, and order 20 would take hours and a terabyte.  ``why``: why Taylor mode,
-    one pass for any order, could not be used."""
+    orders 1..k, are on course for more memory than the limit (:func:`max_bytes`) by
+    ``order``, at ``node_bytes`` a node (:data:`NODE_BYTES` and the arrays it holds):
+    ``tan`` away from Taylor mode grows about 2.9 times an order, and order 20 would take
+    hours and a terabyte.  ``why``: why Taylor mode, one pass for any order, could not be
+    used."""
     limit = max_bytes()
-    past = growth_past(sizes, order, limit / NODE_BYTES)
+    past = growth_past(sizes, order, limit / node_bytes)
     if past is None:
         return
     growth, predicted = past
@@ -171,7 +174,7 @@ def check_growth(sizes: list, order: int, why: str | None = None) -> None:
             "n": order,
             "growth": growth,
             "predicted": about(predicted),
-            "need": format_bytes(predicted * NODE_BYTES),
+            "need": format_bytes(predicted * node_bytes),
             "limit": format_bytes(limit),
             "because": because,
             "env": ENV,

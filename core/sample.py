@@ -80,7 +80,7 @@ def _vectorised(program, values, name, xs, order) -> list:
     from .functional import derivatives
 
     f = program_function(program, values, [name])
-    series = derivatives(f, _tensor(xs), order)
+    series = derivatives(f, _tensor(xs), order, budget=True)
     if any(tuple(s.shape) not in ((), (len(xs),)) for s in series):
         raise NonScalarOutputError("not one value per point", shape=list(series[0].shape))
     return [backend.to_numpy(s.data).reshape(len(xs)) for s in series]
@@ -124,7 +124,7 @@ def _pointwise(program, values, name, xs, order) -> list:
     rows = np.full((order + 1, len(xs)), np.nan)
     for i, x in enumerate(xs):
         env = {**values, name: float(x)}
-        series = program_derivatives(program, env, name, order)
+        series = program_derivatives(program, env, name, order, budget=True)
         for k, s in enumerate(series):
             a = backend.to_numpy(s.data)
             if a.size != 1:

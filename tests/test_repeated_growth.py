@@ -101,3 +101,19 @@ def test_a_batch_line_names_its_order_key(cli, tmp_path):
         'ask for a lower "order", or raise the limit with --max-memory'
         in (record["error"]["message"])
     )
+
+
+def test_plot_of_high_derivatives_is_checked_with_its_points_arrays(cli):
+    # plot differentiates f at all its points at once: each graph node holds two arrays of
+    # the 200 points (3,200 bytes) besides its own 512; order 20 of tan is refused early
+    r = cli("plot", "tan(x)", "--x", "0:1", "--order", "20", "--json")
+    assert r.code == 1, r.out
+    error = r.json["error"]
+    assert error["kind"] == "limit" and "Taylor mode" not in error["message"]
+    node = limits.NODE_BYTES + 2 * 200 * 8
+    need = {
+        limits.format_bytes(n * node)
+        for n in (error["predicted_nodes"], error["predicted_nodes"] + 1)
+    }
+    assert re.search(r"\(([^()]*)\) at order 20", error["message"]).group(1) in need
+    assert cli("plot", "tan(x)", "--x", "0:1", "--order", "4", "--json").code == 0
