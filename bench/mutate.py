@@ -96,6 +96,8 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            # seed 179's survivors
+            "tests/test_mutants_seed179.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_ops.py",
             "tests/test_mutants_seed127.py",
@@ -233,6 +235,8 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            # seed 179's survivors
+            "tests/test_mutants_seed179.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -352,6 +356,8 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            # seed 179's survivors
+            "tests/test_mutants_seed179.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -419,6 +425,8 @@ TARGETS: dict[str, dict] = {
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
+            # seed 179's survivors
+            "tests/test_mutants_seed179.py",
             # repeated differentiation's memory check and diff's growth prediction (growth_past)
             "tests/test_repeated_growth.py",
             "tests/test_gaps_symbolic.py",
@@ -445,6 +453,8 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            # seed 179's survivors
+            "tests/test_mutants_seed179_dask.py",
             # seed 173's survivors
             "tests/test_mutants_seed173_dask.py",
             # seed 167's survivors

@@ -66,7 +66,10 @@ class Builder:
         node = self.table.get(key)
         if node is None:
             if len(self.table) >= self.max_nodes:
-                raise LimitError(f"the derivative grew past {self.max_nodes} nodes")
+                raise LimitError(
+                    f"the derivative grew past {self.max_nodes:,} nodes as it was built (a "
+                    f"limit of its own, whatever the size budget)"
+                )
             # The key holds the arguments' ids; the node keeps the arguments alive.
             node = self.table[key] = Expr(op, args, attrs)
         return node
