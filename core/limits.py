@@ -101,7 +101,7 @@ def format_bytes(n: float) -> str:
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} bytes"
+    return "1 byte" if int(n) == 1 else f"{int(n)} bytes"
 
 
 def check(elements: int, itemsize: int, what: str) -> None:

@@ -133,6 +133,8 @@ def test_sizes_in_tebibytes_are_binary(text, size):
         (3 * 2**20, "3 MiB"),
         (1536, "1.5 KiB"),
         (1023, "1023 bytes"),
+        (1, "1 byte"),  # --max-memory 1: "over the memory limit of 1 byte"
+        (0, "0 bytes"),
     ],
 )
 def test_sizes_are_written_in_the_largest_binary_unit_they_reach(n, text):
