@@ -162,9 +162,10 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
-            # seeds 157's and 163's survivors
+            # seeds 157's, 163's and 181's survivors
             "tests/test_mutants_seed157.py",
             "tests/test_mutants_seed163.py",
+            "tests/test_mutants_seed181.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_ops.py",
             "tests/test_mutants_seed127.py",
@@ -235,8 +236,9 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
-            # seed 179's survivors
+            # seeds 179's and 181's survivors
             "tests/test_mutants_seed179.py",
+            "tests/test_mutants_seed181.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -356,8 +358,9 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
-            # seed 179's survivors
+            # seeds 179's and 181's survivors
             "tests/test_mutants_seed179.py",
+            "tests/test_mutants_seed181.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -425,8 +428,9 @@ TARGETS: dict[str, dict] = {
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
-            # seed 179's survivors
+            # seeds 179's and 181's survivors
             "tests/test_mutants_seed179.py",
+            "tests/test_mutants_seed181.py",
             # repeated differentiation's memory check and diff's growth prediction (growth_past)
             "tests/test_repeated_growth.py",
             "tests/test_gaps_symbolic.py",

@@ -127,10 +127,12 @@ def check(elements: int, itemsize: int, what: str) -> None:
 
 
 def about(n: float) -> str:
-    """``296,000`` for 295,812.4: three significant digits, ``1e+40`` past a trillion."""
-    if n >= 1e12:
+    """``296,000`` for 295,812.4: three significant digits, and from a trillion on (after
+    rounding: 999,999,999,999 is one) a power of ten, ``1e+12``, ``1e+40``."""
+    rounded = float(f"{n:.3g}")
+    if rounded >= 1e12:
         return f"{n:.0e}"
-    return f"{float(f'{n:.3g}'):,.0f}"
+    return f"{rounded:,.0f}"
 
 
 def growth_past(sizes: list, order: int, budget: float) -> tuple[float, float] | None:
