@@ -236,9 +236,10 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
-            # seeds 179's and 181's survivors
+            # seeds 179's and 181's survivors; the hunting seed 1009's
             "tests/test_mutants_seed179.py",
             "tests/test_mutants_seed181.py",
+            "tests/test_mutants_seed1009.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -358,9 +359,10 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
-            # seeds 179's and 181's survivors
+            # seeds 179's and 181's survivors; the hunting seed 1009's
             "tests/test_mutants_seed179.py",
             "tests/test_mutants_seed181.py",
+            "tests/test_mutants_seed1009.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors

@@ -176,6 +176,10 @@ def _derivative_tensors(program, values, names, order, why: str | None = None) -
         current = [y]  # the entries of D^k f, flattened in row-major order
         sizes: list = []  # the graph's nodes at each order, and their ids
         seen: set[int] = set()
+        # every order's tensors held, so that a node freed with an earlier order cannot lend
+        # its id to a new one, which new_nodes would then not count (as derivatives() holds
+        # them: the last order's graph is most of the total anyway)
+        held: list = []
         tensors = [np.asarray(float(backend.to_numpy(y.data)))]
         for _ in range(order):
             nxt: list = []
@@ -186,6 +190,7 @@ def _derivative_tensors(program, values, names, order, why: str | None = None) -
                 gs = grad(t, xs, create_graph=True, allow_unused=True)
                 nxt.extend(gs)
             current = nxt
+            held.append(current)
             new = new_nodes([t for t in current if t is not None], seen)
             sizes.append(new + (sizes[-1] if sizes else 0))
             limits.check_growth(sizes, order, why)
