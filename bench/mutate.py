@@ -166,6 +166,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed157.py",
             "tests/test_mutants_seed163.py",
             "tests/test_mutants_seed181.py",
+            "tests/test_mutants_seed1013.py",  # the hunting seed 1013's survivors
             # the lines no other test ran (coverage by this list); seed 127's survivors
             "tests/test_gaps_ops.py",
             "tests/test_mutants_seed127.py",
@@ -293,6 +294,8 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            # the hunting seed 1013's survivors
+            "tests/test_mutants_seed1013.py",
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
