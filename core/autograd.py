@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
-from . import backend
+from . import backend, limits
 from .errors import GradError, NonScalarOutputError, ShapeError
 from .toposort import toposort
 
@@ -507,6 +507,29 @@ def new_nodes(outputs: Iterable[TensorLike], seen: set[int]) -> int:
     in its final size, not once per step."""
     roots = [out.grad_fn for out in outputs if out.grad_fn is not None]
     return len(toposort(roots, attrgetter("edges"), seen, kind=Node))
+
+
+class GraphGrowth:
+    """Repeated differentiation's graph, counted order by order as it grows (only the new
+    Nodes each time: :func:`new_nodes`) and refused once on course past the memory limit by
+    ``order`` (:func:`.limits.check_growth`: ``why`` Taylor mode was not used, ``node_bytes``
+    a Node).  It holds what it counted, so that a Node freed with an earlier order cannot
+    lend its id to a new one, which would then go uncounted."""
+
+    def __init__(self, order: int, why: str | None = None, node_bytes: int = limits.NODE_BYTES):
+        self.order = order
+        self.why = why
+        self.node_bytes = node_bytes
+        self.sizes: list[int] = []  # the nodes up to each order
+        self._seen: set[int] = set()
+        self._held: list = []
+
+    def add(self, outputs: Sequence[TensorLike]) -> None:
+        """Count the next order's ``outputs`` in, and refuse where the growth says to."""
+        self._held.append(outputs)
+        new = new_nodes(outputs, self._seen)
+        self.sizes.append(new + (self.sizes[-1] if self.sizes else 0))
+        limits.check_growth(self.sizes, self.order, self.why, self.node_bytes)
 
 
 def topological_nodes(outputs: Iterable[TensorLike], stop: Iterable[Node] = ()) -> list[Node]:

@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from . import backend, limits
-from .autograd import grad, new_nodes
+from .autograd import GraphGrowth, grad
 from .errors import GradError, NonScalarOutputError, ShapeError
 from .forward import Tape, basis, prepare_inputs, zeros_tangent
 from .tensor import Tensor, enable_grad, no_grad
@@ -596,8 +596,9 @@ def derivatives(
             )
         results = [y]
         current = y
-        sizes: list = []  # the graph's nodes at each order (budget), and their ids
-        seen: set[int] = set()
+        # a node holds its output and an input: two arrays of x's size (plot's points)
+        arrays = 2 * xi.size * xi.data.itemsize if xi.size > 1 else 0
+        growth = GraphGrowth(int(order), why, limits.NODE_BYTES + arrays) if budget else None
         for _ in range(int(order)):
             if not current.requires_grad:
                 current = _zeros(xi.shape, xi)
@@ -610,11 +611,8 @@ def derivatives(
                 (g,) = grad(current, xi, grad_outputs=seed, create_graph=True, allow_unused=True)
                 current = _zeros(xi.shape, xi) if g is None else g
             results.append(current)
-            if budget:
-                sizes.append(new_nodes([current], seen) + (sizes[-1] if sizes else 0))
-                # a node holds its output and an input: two arrays of x's size (plot's points)
-                held = 2 * xi.size * xi.data.itemsize if xi.size > 1 else 0
-                limits.check_growth(sizes, int(order), why, limits.NODE_BYTES + held)
+            if growth is not None:
+                growth.add([current])
     return [_finish(r, create_graph) for r in results]
 
 

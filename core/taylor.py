@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import product
 
-from . import backend, limits
+from . import backend
 from .errors import InputError, LimitError, NonScalarOutputError
 from .program import Program, check_order, check_values, resolve_wrt
 from .taylor_mode import NoTaylorMode, taylor_coefficients
@@ -157,7 +157,7 @@ def _repeated(program, values, name: str, order: int, why: str | None = None) ->
 def _derivative_tensors(program, values, names, order, why: str | None = None) -> list:
     """D^k f at the point for k = 0..order, each an ndarray of shape (n,) * k; graphs on
     course for too many nodes by ``order`` refused (:func:`.limits.check_growth`)."""
-    from .autograd import grad, new_nodes
+    from .autograd import GraphGrowth, grad
     from .recording import evaluate
     from .tensor import enable_grad
 
@@ -174,12 +174,7 @@ def _derivative_tensors(program, values, names, order, why: str | None = None) -
         y = y.reshape(())
         xs = [ev.leaves[nm] for nm in names]
         current = [y]  # the entries of D^k f, flattened in row-major order
-        sizes: list = []  # the graph's nodes at each order, and their ids
-        seen: set[int] = set()
-        # every order's tensors held, so that a node freed with an earlier order cannot lend
-        # its id to a new one, which new_nodes would then not count (as derivatives() holds
-        # them: the last order's graph is most of the total anyway)
-        held: list = []
+        growth = GraphGrowth(order, why)
         tensors = [np.asarray(float(backend.to_numpy(y.data)))]
         for _ in range(order):
             nxt: list = []
@@ -190,10 +185,7 @@ def _derivative_tensors(program, values, names, order, why: str | None = None) -
                 gs = grad(t, xs, create_graph=True, allow_unused=True)
                 nxt.extend(gs)
             current = nxt
-            held.append(current)
-            new = new_nodes([t for t in current if t is not None], seen)
-            sizes.append(new + (sizes[-1] if sizes else 0))
-            limits.check_growth(sizes, order, why)
+            growth.add([t for t in current if t is not None])
             k = len(tensors)
             flat = [0.0 if t is None else float(backend.to_numpy(t.data)) for t in current]
             tensors.append(np.asarray(flat, dtype=float).reshape((n,) * k))

@@ -48,6 +48,33 @@ def test_new_nodes_counts_a_growing_graph_once_as_a_full_walk_does():
         assert new_nodes(held, seen) == 0  # nothing new the second time
 
 
+def test_the_multi_variable_count_is_a_full_walk_of_every_order(monkeypatch):
+    """taylor of several variables keeps only the last order's derivative tensors: a Node
+    freed with an earlier order could lend its id to a new one, which the running count
+    (ids kept between orders) would then skip.  GraphGrowth holds what it counted, so its
+    total at each order is a full walk of every order's graph up to it (topological_nodes,
+    the oracle).  Without the holding this case counted 8,650 nodes at order 5, not 8,815."""
+    from autograd_cli.core import autograd
+    from autograd_cli.core.taylor import _derivative_tensors
+
+    made = []
+    real = autograd.GraphGrowth.__init__
+
+    def record(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(autograd.GraphGrowth, "__init__", record)
+    program = parse("x*y*sin(x+y)*exp(x*y)")
+    _derivative_tensors(program, {"x": 0.5, "y": 0.3}, ["x", "y"], 5)
+    (growth,) = made
+    counted = []
+    for k in range(5):
+        every = [t for order in growth._held[: k + 1] for t in order]
+        counted.append(len(topological_nodes(every)))
+    assert growth.sizes == counted and counted[-1] > counted[-2] > 0
+
+
 def _refusal(error: dict, order: int, limit: int) -> str:
     """The refusal's figures, checked against each other: the message's nodes, order and
     estimate (at 512 bytes a node, past ``limit``) are the JSON's."""
