@@ -366,6 +366,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed179.py",
             "tests/test_mutants_seed181.py",
             "tests/test_mutants_seed1009.py",
+            "tests/test_mutants_seed193.py",  # seed 193's survivor
             # seed 173's survivors
             "tests/test_mutants_seed173.py",
             # seed 167's survivors
@@ -465,6 +466,7 @@ TARGETS: dict[str, dict] = {
             # seed 179's survivors
             "tests/test_mutants_seed179_dask.py",
             "tests/test_mutants_seed1021_dask.py",  # the hunting seed 1021's survivor
+            "tests/test_mutants_seed193_dask.py",  # seed 193's survivor
             # seed 173's survivors
             "tests/test_mutants_seed173_dask.py",
             # seed 167's survivors
