@@ -39,6 +39,22 @@ class Out:
         return [json.loads(line) for line in self.out.splitlines()]
 
 
+def recorded_clusters(monkeypatch) -> list:
+    """Each local cluster a run starts, as (the keywords it was asked for, the cluster),
+    started as threads whatever was asked, so that a test spawns no processes."""
+    started = []
+
+    class Recorded(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            asked = dict(kwargs)
+            kwargs["processes"] = False
+            super().__init__(*args, **kwargs)
+            started.append((asked, self))
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recorded)
+    return started
+
+
 @pytest.fixture
 def cli(capsys):
     def invoke(*argv):

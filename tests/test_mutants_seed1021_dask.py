@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 pytest.importorskip("dask")
 
 import test_batch_dask  # noqa: E402
@@ -29,19 +29,11 @@ def test_the_local_cluster_is_the_documented_processes_of_one_thread_each(
     thread each.  The cluster asked for is recorded (and started as threads here, so the test
     spawns no processes).  The mutant asked for 0 threads a worker, which Dask reads as its
     own default (the cores divided among the workers)."""
-    asked = []
-
-    class Recorded(distributed.LocalCluster):
-        def __init__(self, *args, **kwargs):
-            asked.append(dict(kwargs))
-            kwargs["processes"] = False
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(distributed, "LocalCluster", Recorded)
+    started = test_batch_dask.recorded_clusters(monkeypatch)
     path = tmp_path / "in.csv"
     path.write_text("x\n1\n2\n", encoding="utf-8")
     r = cli("batch", path, "--expr", "x*x", "--engine", "dask", "--workers", "3")
     assert r.code == 0 and [d["value"] for d in r.docs] == [1.0, 4.0], r.err
-    assert len(asked) == 1
-    got = asked[0]
+    assert len(started) == 1
+    got = started[0][0]
     assert (got["n_workers"], got["threads_per_worker"], got["processes"]) == (3, 1, True)
