@@ -350,6 +350,10 @@ def _stop_here(f, g, pg, gtol) -> tuple[bool, str] | None:
     if not math.isfinite(f) or not np.isfinite(g).all():
         return False, "the value or gradient is not finite here: no descent direction"
     if np.max(np.abs(pg), initial=0.0) <= gtol:
+        if np.max(np.abs(g), initial=0.0) > gtol:  # a bound holds what the gradient pushes
+            return True, Spelled(
+                "the gradient is zero (to {gtol}) in every direction the bounds allow"
+            )
         return True, Spelled("the gradient is zero (to {gtol})")
     return None
 

@@ -424,6 +424,38 @@ def test_commands_errors_and_exit_codes(cli):
     assert r.code == 0 and r.json["x"]["y"] == -1.0 and r.json["trace"][0]["iteration"] == 0
 
 
+def test_bounds_read_the_same_in_both_option_forms(cli):
+    """``--x=LOW:HIGH`` is ``--x LOW:HIGH`` (as ``--x=2`` is ``--x 2`` for every variable):
+    it was refused as "not a number" before.  (x - 0.25)**2 + y**2 from y = 1 with x held
+    to [-1, 0]: the minimum over the box is x = 0 (the bound), y = 0, value 0.0625, where
+    x's gradient is still -0.5: the message says the gradient is zero only in the
+    directions the bounds allow (an interior minimum keeps the plain message)."""
+    spaced = cli("minimize", "(x-0.25)**2 + y**2", "--y", "1", "--x", "-1:0", "--json")
+    joined = cli("minimize", "(x-0.25)**2 + y**2", "--y", "1", "--x=-1:0", "--json")
+    assert spaced.code == joined.code == 0 and spaced.out == joined.out
+    doc = joined.json
+    assert doc["x"]["x"] == 0.0 and doc["x"]["y"] == pytest.approx(0.0, abs=1e-12)
+    assert doc["grad"]["x"] == -0.5 and doc["value"] == pytest.approx(0.0625)
+    assert doc["message"] == "the gradient is zero (to --gtol) in every direction the bounds allow"
+    inside = cli("minimize", "(x-0.25)**2", "--x=-1:1", "--json")
+    assert inside.code == 0 and inside.json["x"]["x"] == pytest.approx(0.25)
+    assert inside.json["message"] == "the gradient is zero (to --gtol)"
+    last = cli("minimize", "(x-0.25)**2", "--x=3:1", "--json")  # the last argument, joined
+    assert last.code == 2 and last.json["error"]["message"] == "--x '3:1': the bounds are empty"
+
+
+def test_a_step_onto_a_bound_lands_on_the_bound_itself(cli):
+    """Kills core/optimize.py:136 clip(theta, lo, hi) -> clip(lo, theta, hi) (seed 197).
+
+    Projecting onto [lo, hi] gives the bound itself wherever the step reaches or passes it,
+    the sign of a zero bound included.  x**2/2 from the mid-point 1 of [-0.0, 2]: Newton's
+    step is -g/h = -1, onto 1 - 1 = +0.0, which is the lower bound -0.0: the point is
+    -0.0, as written.  The mutant kept the iterate's +0.0."""
+    r = cli("minimize", "x**2/2", "--x=-0.0:2", "--json")
+    assert r.code == 0 and r.json["iterations"] == 1
+    assert r.json["x"]["x"] == 0.0 and math.copysign(1.0, r.json["x"]["x"]) == -1.0
+
+
 def test_global_limits_reach_the_analysis_commands(cli):
     r = cli(
         "minimize",

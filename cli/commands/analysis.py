@@ -157,20 +157,25 @@ def propagate_command(
 
 
 def _bounds_from_args(ctx) -> dict:
-    """``--x -1:2`` bounds x to [-1, 2] and starts it at the midpoint; the argument is
-    rewritten to the start value."""
+    """``--x -1:2`` (or ``--x=-1:2``) bounds x to [-1, 2] and starts it at the midpoint;
+    the argument is rewritten to the start value."""
     bounds = {}
     args = list(ctx.args)
-    for i in range(len(args) - 1):
-        token = args[i]
-        if not (options.is_option_name(token) and "=" not in token):
+    for i, token in enumerate(args):
+        if not options.is_option_name(token):
             continue
-        found = docs.parse_bounds(args[i + 1], token)
+        name, joined, text = token.partition("=")
+        if not joined and i + 1 == len(args):
+            continue
+        found = docs.parse_bounds(text if joined else args[i + 1], name)
         if found is None:
             continue
         lo, hi, start = found
-        bounds[token[2:]] = (lo, hi)
-        args[i + 1] = repr(start)
+        bounds[name[2:]] = (lo, hi)
+        if joined:
+            args[i] = f"{name}={start!r}"
+        else:
+            args[i + 1] = repr(start)
     ctx.args[:] = args
     return bounds
 
