@@ -436,6 +436,7 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
         v = s.direction(k)
         step = max(100 * s.distance(k), 1e-6 * (1 + float(np.max(np.abs(theta)))))
         noise = _rounding_noise(flat, theta, f, step / 1024 * v, box)
+        falls = 0
         for sign in (1.0, -1.0):
             there = _value(flat, _project(theta + sign * step * v, box))
             slack = (
@@ -448,10 +449,13 @@ def _not_a_minimum(flat, theta, f, g, H, box, gtol) -> str | None:
             if there < f - slack and (
                 _value(flat, _project(theta + 2 * sign * step * v, box)) < there - slack
             ):
-                return (
-                    "the gradient is zero here, but the Hessian is singular along a direction "
-                    "in which the value still falls (an inflection, as x**3 at 0)"
-                )
+                falls += 1
+        if falls:
+            return "the gradient is zero here, but the Hessian is singular along a direction " + (
+                "in which the value falls both ways (a flat maximum, as -x**4 at 0)"
+                if falls == 2
+                else "in which the value still falls (an inflection, as x**3 at 0)"
+            )
     return None
 
 

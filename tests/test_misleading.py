@@ -30,6 +30,10 @@ SPEC_KEYS = {"x", "value", "grad", "iterations", "converged", "method"}
         ("x**3 + y**2", {"x": "1", "y": "1"}, "newton", "inflection"),
         ("x**2 - y**2", {"x": "1", "y": "0"}, "newton", "saddle"),
         ("x**2 - y**2", {"x": "1", "y": "0"}, "gd", "saddle"),
+        # a curvature within sqrt(--gtol) of zero, where the value falls both ways: a flat
+        # maximum, not an inflection (it was called one)
+        ("x**4 - 5e-6*x**2", {"x": "0"}, "newton", "falls both ways (a flat maximum"),
+        ("-x**4 + y**2", {"x": "0", "y": "0"}, "newton", "falls both ways (a flat maximum"),
     ],
 )
 def test_minimize_says_a_stationary_point_is_no_minimum(cli, expr, values, method, kind):

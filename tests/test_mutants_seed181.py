@@ -73,15 +73,15 @@ def test_an_eigenvalue_of_exactly_minus_sqrt_gtol_counts_as_zero(cli):
     docs/analyses.md: an eigenvalue within sqrt(--gtol) of zero is zero (degenerate), the
     default gtol 1e-10 making that 1e-5.  x**4 - 5e-6*x**2 at 0: gradient 0, Hessian
     -1e-5 exactly (5e-6 * 2 is exact), so `critical` calls it degenerate, and minimize, whose
-    message must agree, falls back on the value a step away (lower: -5e-6 s**2 wins for small
-    s), an inflection-like direction, not "a negative eigenvalue".  The mutant counted -1e-5
-    as negative."""
+    message must agree, falls back on the value a step away (lower both ways: -5e-6 s**2 wins
+    for small s), a flat maximum, not "a negative eigenvalue".  The mutant counted -1e-5 as
+    negative."""
     expr = "x**4 - 5e-6*x**2"
     c = cli("critical", expr, "--x", "0", "--json")
     assert c.json["kind"] == "degenerate" and c.json["eigenvalues"] == [-1e-05]
     r = cli("minimize", expr, "--x", "0", "--json")
     assert r.code == 1 and r.json["converged"] is False
-    assert "singular along a direction in which the value still falls" in r.json["message"]
+    assert "singular along a direction in which the value falls both ways" in r.json["message"]
     assert "negative eigenvalue" not in r.json["message"]
 
 
