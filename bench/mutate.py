@@ -467,6 +467,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed179_dask.py",
             "tests/test_mutants_seed1021_dask.py",  # the hunting seed 1021's survivor
             "tests/test_mutants_seed193_dask.py",  # seed 193's survivor
+            "tests/test_mutants_seed197_dask.py",  # seed 197's survivor
             # seed 173's survivors
             "tests/test_mutants_seed173_dask.py",
             # seed 167's survivors
