@@ -444,6 +444,27 @@ def test_bounds_read_the_same_in_both_option_forms(cli):
     assert last.code == 2 and last.json["error"]["message"] == "--x '3:1': the bounds are empty"
 
 
+@pytest.mark.parametrize(
+    "argv, first, second",
+    [
+        (["--x", "-1:2", "--x", "3"], "-1:2", "3"),
+        (["--x=-1:2", "--x", "3"], "-1:2", "3"),
+        (["--x", "3", "--x=-1:2"], "3", "-1:2"),
+        (["--x", "0:1", "--x", "0:2"], "0:1", "0:2"),
+    ],
+)
+def test_a_bounded_variable_given_twice_is_named_as_written(cli, argv, first, second):
+    """Bounds become a start value before the values are read: a conflict was reported
+    between the start (0.5) and the other value, neither of which the user wrote."""
+    r = cli("minimize", "x**2", *argv, "--json")
+    assert r.code == 2 and r.json["error"]["message"] == (
+        f"variable 'x' is given twice with different values: {first!r} and {second!r} (--x); "
+        f"give it once"
+    )
+    same = cli("minimize", "x**2", "--x", "0:1", "--x=0:1", "--json")  # the same twice: fine
+    assert same.code == 0 and same.json["x"]["x"] == pytest.approx(0.0, abs=1e-12)
+
+
 def test_a_step_onto_a_bound_lands_on_the_bound_itself(cli):
     """Kills core/optimize.py:136 clip(theta, lo, hi) -> clip(lo, theta, hi) (seed 197).
 

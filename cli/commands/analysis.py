@@ -160,6 +160,7 @@ def _bounds_from_args(ctx) -> dict:
     """``--x -1:2`` (or ``--x=-1:2``) bounds x to [-1, 2] and starts it at the midpoint;
     the argument is rewritten to the start value."""
     bounds = {}
+    given: dict = {}  # --NAME -> its first text, to name a bounded variable given twice
     args = list(ctx.args)
     for i, token in enumerate(args):
         if not options.is_option_name(token):
@@ -167,7 +168,15 @@ def _bounds_from_args(ctx) -> dict:
         name, joined, text = token.partition("=")
         if not joined and i + 1 == len(args):
             continue
-        found = docs.parse_bounds(text if joined else args[i + 1], name)
+        text = text if joined else args[i + 1]
+        first = given.setdefault(name, text)
+        found = docs.parse_bounds(text, name)
+        if first != text and (found is not None or name[2:] in bounds):
+            # said here, as written: the values' own check would see the starts
+            raise options.UsageError(
+                f"variable {name[2:]!r} is given twice with different values: {first!r} and "
+                f"{text!r} ({name}); give it once"
+            )
         if found is None:
             continue
         lo, hi, start = found
