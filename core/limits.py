@@ -128,7 +128,10 @@ def check(elements: int, itemsize: int, what: str) -> None:
 
 def about(n: float) -> str:
     """``296,000`` for 295,812.4: three significant digits, and from a trillion on (after
-    rounding: 999,999,999,999 is one) a power of ten, ``1e+12``, ``1e+40``."""
+    rounding: 999,999,999,999 is one) a power of ten, ``1e+12``, ``1e+40``; past floats,
+    ``over 1e+308``."""
+    if n == math.inf:  # a prediction that overflowed (growth_past)
+        return "over 1e+308"
     rounded = float(f"{n:.3g}")
     if rounded >= 1e12:
         return f"{n:.0e}"
@@ -146,7 +149,10 @@ def growth_past(sizes: list, order: int, budget: float) -> tuple[float, float] |
     growth = min(sizes[-1] / sizes[-2], sizes[-2] / sizes[-3])
     if growth <= 1:
         return None
-    predicted = sizes[-1] * growth ** (order - k)
+    try:
+        predicted = sizes[-1] * growth ** (order - k)
+    except OverflowError:  # a float power past 1e308 raises (order 1000 of tan: 2.9**997)
+        predicted = math.inf
     return None if predicted <= budget else (growth, predicted)
 
 
@@ -176,7 +182,11 @@ def check_growth(
             "n": order,
             "growth": growth,
             "predicted": about(predicted),
-            "need": format_bytes(predicted * node_bytes),
+            "need": (
+                format_bytes(predicted * node_bytes)
+                if math.isfinite(predicted * node_bytes)
+                else "far beyond any memory"
+            ),
             "limit": format_bytes(limit),
             "because": because,
             "env": ENV,

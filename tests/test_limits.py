@@ -179,3 +179,24 @@ def test_diff_refuses_a_derivative_past_its_size_budget():
     assert r.notes == []  # 3,051 characters: not large
     r = diff(program, order=5, max_nodes=None)
     assert any(n.startswith("d/dx: a large result: ") and "nodes" in n for n in r.notes)
+
+
+def test_a_growth_prediction_past_floats_is_refused_not_an_overflow():
+    """A float power past 1e308 raises OverflowError instead of giving inf: tan's repeated
+    derivatives (52 nodes at order 3, 2.9 times an order) asked for at order 1000 through the
+    library (the CLI stops at 20) ended in a traceback.  2.888**997 is about 10**459: the
+    prediction is inf, said as "over 1e+308" nodes, "far beyond any memory"."""
+    growth, predicted = limits.growth_past([18, 52, 150], 1000, 1e9)
+    assert growth == pytest.approx(150 / 52) and predicted == math.inf
+    assert limits.about(math.inf) == "over 1e+308"
+    with pytest.raises(LimitError) as info:
+        limits.check_growth([18, 52, 150], 1000)
+    text = str(info.value)
+    assert "on course for over 1e+308 nodes (far beyond any memory) at order 1000" in text
+    assert info.value.details["predicted_nodes"] == 2**63 - 1
+
+    from autograd_cli.core.taylor import taylor
+    from autograd_cli.grammar import parse
+
+    with pytest.raises(LimitError, match="over 1e\\+308 nodes"):
+        taylor(parse("tan(x)"), {"x": math.nan}, order=1000)
