@@ -294,6 +294,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed199.py",  # seed 199's survivor
             # the hunting seed 1013's survivors
             "tests/test_mutants_seed1013.py",
             # seed 173's survivors
