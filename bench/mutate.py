@@ -96,6 +96,7 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seed 179's survivors
             "tests/test_mutants_seed179.py",
             # the lines no other test ran (coverage by this list); seed 127's survivors
@@ -294,6 +295,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed199.py",  # seed 199's survivor
             # the hunting seed 1013's survivors
             "tests/test_mutants_seed1013.py",
@@ -363,6 +365,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
             "tests/test_mutants_seed179.py",
             "tests/test_mutants_seed181.py",
