@@ -308,7 +308,7 @@ def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
     return _fused(
         ("matmul", matmul, ra, rb, a_batched, b_batched),
         lambda: Op(
-            "batch_matmul", matmul.node, forward, vjp, None, arity=2, kind="product", size=size
+            "matmul", matmul.node, forward, vjp, None, arity=2, kind="product", size=size
         ),
     )
 
@@ -327,7 +327,7 @@ def _dot_vjp(n, g):
     return ga, gb
 
 
-_DOT = Op("batch_dot", "DotBackward0", _dot_forward, _dot_vjp, None, arity=2, kind="product")
+_DOT = Op("dot", "DotBackward0", _dot_forward, _dot_vjp, None, arity=2, kind="product")
 
 
 # ---------------------------------------------------------------------------

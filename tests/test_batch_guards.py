@@ -139,6 +139,18 @@ def test_a_zero_cotangent_through_dot_keeps_inf_rows_exact():
     assert [json.loads(line)["grad"]["w"] for line in lines] == [[1.0, 1.0]] * 2
 
 
+def test_a_batched_matmul_over_the_memory_limit_names_matmul():
+    # the batched product is a private op of core.batch; its limit message names the public
+    # one, as the line alone would ("matmul's result would take ...", not the private name)
+    from autograd_cli.core import limits
+    from autograd_cli.core.errors import LimitError
+
+    expr = "x @ [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]"
+    with limits.using("100K"), pytest.raises(LimitError) as info:
+        core_batch.evaluate_batch(parse(expr), {"x": np.ones((5000, 2))}, 5000, grad=False)
+    assert str(info.value).startswith("matmul's result would take"), str(info.value)
+
+
 def test_a_program_with_one_ellipsis_index_is_batched():
     # The language has no "...", but a Program built in Python may index with one Ellipsis;
     # the batch rule puts the batch axis in front of it (two Ellipses are refused).
