@@ -78,7 +78,7 @@ class Session:
         self.globals = ["--device", device, "--dtype", dtype] + (["--json"] if json_out else [])
         self.variables: dict = {}
         self.failed = 0
-        self._parsed: tuple = (None, [])
+        self._parsed: tuple = (None, [], True)
 
     # ---- one line --------------------------------------------------------------------------
     def line(self, text: str) -> bool:
@@ -91,6 +91,12 @@ class Session:
         m = _ASSIGN.match(text)
         if m is not None and ";" not in m.group(2) and "\n" not in m.group(2):
             self._assign(m.group(1), m.group(2))
+            return True
+        word, _, rest = text.partition(" ")
+        if word in COMMANDS and word not in self.variables and rest and not self._parses(text):
+            # "grad x**2" is no expression (the parser would suggest grad*x): a command
+            # typed without its colon
+            self._error("usage", f"a command starts with a colon in the session: :{text}")
             return True
         if not self._missing(text):
             self._run("eval", [text])
@@ -162,13 +168,16 @@ class Session:
 
         if self._parsed[0] != expr:
             try:
-                inputs = parse(expr).inputs
+                self._parsed = (expr, parse(expr).inputs, True)
             # text the parser refuses, or too deep or large for this machine: the command
             # that runs it reports the error itself (a bug in the parser is not hidden)
             except (AutogradCliError, RecursionError, MemoryError):
-                inputs = []
-            self._parsed = (expr, inputs)
+                self._parsed = (expr, [], False)
         return self._parsed[1]
+
+    def _parses(self, expr: str) -> bool:
+        self._inputs(expr)
+        return self._parsed[2]
 
     def _used(self, expr: str) -> dict:
         """The session's variables that ``expr`` reads (others would be 'unknown variable')."""

@@ -259,3 +259,23 @@ def test_a_long_run_of_continued_lines_looks_at_each_line_once(cli, monkeypatch)
     assert r.code == 0, r.err
     assert json.loads(r.out.splitlines()[0]) == {"name": "s", "value": n + 1.0}
     assert len(seen) == n + 3 and max(seen) == len("s = 1 \\")
+
+
+def test_a_command_typed_without_its_colon_is_told_so(cli, monkeypatch):
+    # "grad x**2" is no expression; the parser alone would suggest implicit multiplication
+    # (grad*x), where the user meant the command :grad
+    r = repl(cli, monkeypatch, "x = 3\ngrad x**2\n:grad x**2\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[1]["error"] == {
+        "kind": "usage",
+        "message": "a command starts with a colon in the session: :grad x**2",
+    }
+    assert docs[2]["grad"] == {"x": 6.0} and r.code == 1
+    # a session variable of that name keeps the parser's own message (grad*x is meant)
+    r = repl(cli, monkeypatch, "x = 3\ngrad = 2\ngrad x\ngrad*x\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[2]["error"]["kind"] == "syntax" and "grad*x" in docs[2]["error"]["message"]
+    assert docs[3]["value"] == 6.0
+    # and a line that parses is evaluated: "eval" alone is a variable with no value
+    r = repl(cli, monkeypatch, "eval\n", "--json")
+    assert json.loads(r.out)["error"]["kind"] == "missing_value"
