@@ -97,6 +97,7 @@ TARGETS: dict[str, dict] = {
         ],
         "tests": [
             "tests/test_mutants_seed211.py",  # seed 211's survivors
+            "tests/test_mutants_seed223.py",  # seed 223's survivors
             # the size rules the table gives (broadcast_size for binary elementwise ops): the
             # memory limit refuses a growing result before it is allocated (seed 223)
             "tests/test_limits.py",
