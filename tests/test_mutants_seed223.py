@@ -17,6 +17,11 @@ time, the same text), numbers.py:70 (e == 0 taken before).
 
 from __future__ import annotations
 
+import pytest
+
+from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
+from autograd_cli.grammar import parse
+
 NOT_DIFFERENTIABLE = "is not differentiable where the matrix has its extreme singular value"
 
 
@@ -50,3 +55,58 @@ def test_diffs_exact_folding_keeps_a_numerator_of_exactly_2_to_the_62(cli):
     constants in float64, where 2**62 - 1 rounds to 2**62.)"""
     r = cli("diff", "(2147483648*2147483648 - 2147483649*2147483647)*x", "--json")
     assert r.code == 0 and r.json["derivative"] == "1", r.out
+
+
+def test_a_large_mixed_partial_gets_its_size_note(cli):
+    """kills core/symbolic/command.py:291: _note(notes, f"d^2/d{a}d{b}", ...) -> pass.
+
+    docs/commands.md: a derivative printed longer than 10,000 characters gets a note with its
+    size; the Hessian's mixed partials too.  d^2/dxdy of x*y*vvv...v (10,001 v's) is the
+    variable itself, 10,001 characters and one node; the pure partials are 0."""
+    name = "v" * 10_001
+    r = cli("diff", f"x*y*{name}", "--wrt", "x,y", "--hessian", "--json")
+    assert r.code == 0, r.err
+    assert r.json["hessian"]["x"]["y"] == name and r.json["hessian"]["x"]["x"] == "0"
+    assert r.json["notes"] == ["d^2/dxdy: a large result: 10,001 characters, 1 nodes"]
+
+
+# ---- Taylor mode ------------------------------------------------------------------------------
+
+
+def test_atanh_defers_to_the_engine_where_its_derivatives_would_overflow():
+    """kills core/taylor_mode.py:619: _near_singularity(u, 1.0 - abs(u[0]), 1.0, "atanh") ->
+    pass.
+
+    atanh(x) at 0.5 is 0.5 from its singular points +-1: its m-th derivatives are about
+    m! / 0.5**m, and ln(146!) + 146 ln 2 = 686.2 is under ln(1e300) = 690.8 while ln(147!) +
+    147 ln 2 = 691.9 is over it (math.lgamma, by hand).  Taylor mode answers at order 146 and
+    defers to the engine at 147; the mutant answered at 147 too."""
+    program = parse("atanh(x)")
+    coefficients = taylor_coefficients(program, {"x": 0.5}, "x", 146)
+    assert len(coefficients) == 147
+    assert coefficients[1] == pytest.approx(4 / 3)  # 1/(1 - x**2) at 0.5
+    with pytest.raises(NoTaylorMode, match="^atanh near a singular point"):
+        taylor_coefficients(program, {"x": 0.5}, "x", 147)
+
+
+def test_erfcx_defers_to_the_engine_where_its_derivative_is_past_the_limit():
+    """kills core/taylor_mode.py:651: _partial(g[0], "erfcx") -> pass.
+
+    erfcx(x) = exp(x**2) erfc(x); its derivative 2 x erfcx(x) - 2/sqrt(pi) at -26.5 is about
+    -2 * 26.5 * 2 exp(702.25) = -1.0e307: finite, but past the 1e300 under which Taylor mode
+    trusts the engine's products.  Taylor mode defers (the mutant went on; its next
+    coefficient overflowed to inf)."""
+    with pytest.raises(NoTaylorMode, match="^erfcx: a local derivative of -1.0"):
+        taylor_coefficients(parse("erfcx(x)"), {"x": -26.5}, "x", 3)
+
+
+def test_atan2_refuses_only_the_origin():
+    """kills core/taylor_mode.py:749: if r2 == 0 -> if r2 == 1.
+
+    atan2(x, 1) at 0 is x's distance 1 from the origin: its series is atan's, x - x**3/3 +
+    x**5/5.  At the origin itself (r2 = 0) Taylor mode says why it stops, before dividing by
+    r2 (the mutant refused radius 1 and at 0 gave the 0/0 partial's message instead)."""
+    got = taylor_coefficients(parse("atan2(x, 1)"), {"x": 0.0}, "x", 5)
+    assert got == pytest.approx([0.0, 1.0, 0.0, -1 / 3, 0.0, 1 / 5], abs=1e-15)
+    with pytest.raises(NoTaylorMode, match="^atan2 at the origin"):
+        taylor_coefficients(parse("atan2(x, 0)"), {"x": 0.0}, "x", 3)
