@@ -371,6 +371,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
             "tests/test_mutants_seed179.py",

@@ -110,3 +110,22 @@ def test_atan2_refuses_only_the_origin():
     assert got == pytest.approx([0.0, 1.0, 0.0, -1 / 3, 0.0, 1 / 5], abs=1e-15)
     with pytest.raises(NoTaylorMode, match="^atan2 at the origin"):
         taylor_coefficients(parse("atan2(x, 0)"), {"x": 0.0}, "x", 3)
+
+
+# ---- optimize -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gtol, converged", [(0.25, True), (0.2499, False)])
+def test_negligible_steps_converge_with_a_gradient_of_exactly_sqrt_gtol(cli, gtol, converged):
+    """kills core/optimize.py:316: max|pg| <= math.sqrt(gtol) -> max|pg| < math.sqrt(gtol).
+
+    Steps that rounding makes negligible converge "to rounding" where the gradient is at most
+    sqrt(--gtol) (as where no step lowers the value).  0.5*x from 1e15: one gradient step
+    moves x by 0.5 (1e15's spacing is 0.125), which is negligible against 1e15, and the
+    gradient stays 0.5 = sqrt(0.25) exactly: converged at --gtol 0.25 (at most), not at
+    0.2499."""
+    r = cli("minimize", "0.5*x", "--x", "1e15", "--gtol", str(gtol), "--method", "gd", "--json")
+    assert r.json["x"] == {"x": 999999999999999.5} and r.json["grad"] == {"x": 0.5}, r.out
+    assert r.json["converged"] is converged and r.code == (0 if converged else 1)
+    suffix = "" if converged else " (gradient not zero)"
+    assert r.json["message"] == "the steps became negligible" + suffix
