@@ -110,7 +110,7 @@ class Pattern(Interpretation):
         """A reduction: each result element unions the rows of its group."""
         np = backend.host
         shape_a = self._shape(arg)
-        axis, keepdims = node.attrs.get("axis"), node.attrs.get("keepdims", False)
+        axis = node.attrs.get("axis")  # keepdims: the same elements in the same order
         axes = tuple(range(len(shape_a))) if axis is None else axis
         axes = tuple(
             a % max(len(shape_a), 1) for a in (axes if isinstance(axes, tuple) else (axes,))
@@ -128,7 +128,6 @@ class Pattern(Interpretation):
             (np.ones(target.size, dtype=bool), (target, np.arange(target.size))),
             shape=(size, pattern.shape[0]),
         )
-        del keepdims  # the same elements, in the same order, either way
         return _boolean(group @ pattern)
 
     def _copies(self, node, op, args):
