@@ -129,3 +129,45 @@ def test_negligible_steps_converge_with_a_gradient_of_exactly_sqrt_gtol(cli, gto
     assert r.json["converged"] is converged and r.code == (0 if converged else 1)
     suffix = "" if converged else " (gradient not zero)"
     assert r.json["message"] == "the steps became negligible" + suffix
+
+
+# ---- sparsity: where the greedy coloring is still tried -----------------------------------
+
+
+def _spread_rows(m: int, per: int, stride: int, n: int):
+    """m rows of ``per`` columns each, row r reading r + stride*j (mod n): every row as wide as
+    the matrix, so the band coloring j mod w needs about n colors."""
+    sp = pytest.importorskip("scipy.sparse")
+    import numpy as np
+
+    rows = np.repeat(np.arange(m), per)
+    cols = (rows + stride * np.tile(np.arange(per), m)) % n
+    return sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)), shape=(m, n))
+
+
+def test_the_greedy_coloring_is_tried_at_exactly_its_limits():
+    """kills core/sparsity.py:274: n > GREEDY_MAX -> n >= GREEDY_MAX, and _pairs(pattern) >
+    GREEDY_PAIRS_MAX -> >=.
+
+    color_columns gives up the greedy coloring only past GREEDY_MAX (20,000) columns or
+    GREEDY_PAIRS_MAX (2e7) pairs; at the limits it is still tried and kept where it needs
+    fewer colors than the band.  2,000 rows of 10 columns r + 2,000 j over exactly 20,000
+    columns: each column is read once, so 10 colors (the mutant took the band: 18,001).
+    2,000 rows of 100 columns r + 200 j: exactly 2,000 * 100**2 = 2e7 pairs; a row's 100
+    columns need 100 colors, and the greedy coloring finds 100 (the band: 19,801)."""
+    from autograd_cli.core.sparsity import (
+        GREEDY_MAX,
+        GREEDY_PAIRS_MAX,
+        _pairs,
+        color_columns,
+        structurally_orthogonal,
+    )
+
+    pattern = _spread_rows(2_000, 10, 2_000, GREEDY_MAX)
+    assert pattern.shape[1] == GREEDY_MAX == 20_000
+    colors, k = color_columns(pattern)
+    assert k == 10 and structurally_orthogonal(pattern, colors)
+    pattern = _spread_rows(2_000, 100, 200, 20_000)
+    assert _pairs(pattern) == GREEDY_PAIRS_MAX == 2 * 10**7
+    colors, k = color_columns(pattern)
+    assert k == 100 and structurally_orthogonal(pattern, colors)
