@@ -171,3 +171,17 @@ def test_the_greedy_coloring_is_tried_at_exactly_its_limits():
     assert _pairs(pattern) == GREEDY_PAIRS_MAX == 2 * 10**7
     colors, k = color_columns(pattern)
     assert k == 100 and structurally_orthogonal(pattern, colors)
+
+
+def test_the_greedy_coloring_takes_the_columns_of_most_conflicts_first(cli):
+    """kills core/sparsity.py:406: np.argsort(-degree, kind="stable") -> np.argsort(degree, ...).
+
+    The Jacobian of [x0*x1, x1*x3, x3*x4] over x of 5 entries: the columns' conflicts form the
+    path 0 - 1 - 3 - 4 (column 2 read by no row).  Largest degree first (1, 3, 0, 4, then 2)
+    colors it with 2 colors: 1 -> 0, 3 -> 1, 0 -> 1, 4 -> 0.  Smallest first (2, 0, 4, then 1,
+    3) gives 0, 4 and then 1 color 0, so 3 must take a third color; with the band coloring
+    also at 3 (row x1*x3 spans 3 columns), the mutant answered 3."""
+    r = cli("sparsity", "[x[0]*x[1], x[1]*x[3], x[3]*x[4]]", "--x", "[1, 2, 3, 4, 5]", "--json")
+    assert r.code == 0, r.out
+    assert (r.json["rows"], r.json["cols"]) == ([0, 0, 1, 1, 2, 2], [0, 1, 1, 3, 3, 4])
+    assert r.json["colors"] == 2
