@@ -475,6 +475,7 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            "tests/test_mutants_seed223_dask.py",  # seed 223's survivors
             # seed 179's survivors
             "tests/test_mutants_seed179_dask.py",
             "tests/test_mutants_seed1021_dask.py",  # the hunting seed 1021's survivor

@@ -630,11 +630,17 @@ def _after_timeout(run: _Run) -> str:
             cut = True
             break
         for numbers, docs in _limit_records(part, message, stop, after):
+            room = command.TIMEOUT_TAIL_LINES - unfinished
+            if room <= 0:  # a chunk of this partition's lines left without a record
+                cut = True
+                break
+            if len(docs) > room:  # at most TIMEOUT_TAIL_LINES records, as the local engine
+                numbers, docs, cut = numbers[:room], docs[:room], True
             run.write_records(part, docs)
             unfinished += len(docs)
             last = (part.path, numbers[-1])
-            if unfinished >= command.TIMEOUT_TAIL_LINES:
-                break
+        if cut:
+            break
     note = ""
     if cut and last is not None:
         where = f" of {last[0]!r}" if run.parts[0].label is not None else ""
