@@ -626,12 +626,9 @@ def _after_timeout(run: _Run) -> str:
             if done.finished:
                 continue
             after = done.last
-        if unfinished >= command.TIMEOUT_TAIL_LINES:
-            cut = True
-            break
         for numbers, docs in _limit_records(part, message, stop, after):
             room = command.TIMEOUT_TAIL_LINES - unfinished
-            if room <= 0:  # a chunk of this partition's lines left without a record
+            if room <= 0:  # the cap reached: this chunk's lines are left without a record
                 cut = True
                 break
             if len(docs) > room:  # at most TIMEOUT_TAIL_LINES records, as the local engine
