@@ -300,6 +300,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed199.py",  # seed 199's survivor
