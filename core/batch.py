@@ -307,9 +307,7 @@ def _matmul_op(ra: int, rb: int, a_batched: bool, b_batched: bool) -> Op:
 
     return _fused(
         ("matmul", matmul, ra, rb, a_batched, b_batched),
-        lambda: Op(
-            "matmul", matmul.node, forward, vjp, None, arity=2, kind="product", size=size
-        ),
+        lambda: Op("matmul", matmul.node, forward, vjp, None, arity=2, kind="product", size=size),
     )
 
 
