@@ -51,6 +51,9 @@ COMMANDS = (
     "codegen",
 )
 META = ("vars", "del", "functions", "help", "quit", "exit", "q")
+# words that get the colon hint when typed without it: not the ones that end the session
+# ("q x" typed for q*x must not be answered with ":q x", which quits)
+_HINTED = COMMANDS + ("vars", "del", "functions", "help")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$", re.DOTALL)
 
 HELP = """\
@@ -93,7 +96,7 @@ class Session:
             self._assign(m.group(1), m.group(2))
             return True
         word, _, rest = text.partition(" ")
-        if word in COMMANDS and word not in self.variables and rest and not self._parses(text):
+        if word in _HINTED and word not in self.variables and rest and not self._parses(text):
             # "grad x**2" is no expression (the parser would suggest grad*x): a command
             # typed without its colon
             self._error("usage", f"a command starts with a colon in the session: :{text}")

@@ -60,3 +60,32 @@ def test_a_timeout_tail_holds_exactly_the_cap_of_limit_records(
     last = limited[-1]["line"]
     assert "5 of them not finished" in got.err
     assert f"reading stopped after line {last}:" in got.err, (last, got.err)
+
+
+def test_a_timeout_tail_that_fills_the_cap_at_a_partition_end(
+    tmp_path, cli, scheduler, monkeypatch
+):
+    """The cap reached exactly at the end of a partition's lines: the next partition's lines
+    get no record, and the message still says where reading stopped (the branch that finds
+    no room left before a chunk; the test above reaches the cap inside a chunk).
+
+    The cap is set to the line count of the first partition not finished (partition 2,
+    measured as the engine measures it: [4 + 100, 4 + 200) moved to line starts)."""
+    from autograd_cli.cli.batch import command, dask_parts
+
+    path = tmp_path / "in.csv"
+    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(10, 70)))
+    size = path.stat().st_size
+    bounds = list(range(4, size, 100)) + [size]
+    lines = dask_parts.measure(str(path), bounds[1], bounds[2])[2]
+    assert 10 < lines < 20 and len(bounds) > 3  # partitions after it are left
+    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", lines)
+    test_batch_dask._slow_after_first(monkeypatch, test_batch_dask._wait_for_the_deadline)
+    got = dask(cli, scheduler, path, "--expr", "x*y", "--partition-size", "100", "--timeout", "1")
+    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err
+    limited = [d for d in got.docs if d.get("error", {}).get("kind") == "limit"]
+    assert len(limited) == lines and got.docs[-lines:] == limited, got.err
+    last = limited[-1]["line"]
+    assert f"{lines} of them not finished" in got.err
+    assert f"reading stopped after line {last}:" in got.err, (last, got.err)
+    assert last < 61  # lines after it were left: 60 data lines end at line 61

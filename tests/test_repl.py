@@ -279,3 +279,14 @@ def test_a_command_typed_without_its_colon_is_told_so(cli, monkeypatch):
     # and a line that parses is evaluated: "eval" alone is a variable with no value
     r = repl(cli, monkeypatch, "eval\n", "--json")
     assert json.loads(r.out)["error"]["kind"] == "missing_value"
+
+
+def test_a_session_command_typed_without_its_colon_is_told_so(cli, monkeypatch):
+    r = repl(cli, monkeypatch, "help me\ndel x\nq x\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert [d["error"]["message"] for d in docs[:2]] == [
+        "a command starts with a colon in the session: :help me",
+        "a command starts with a colon in the session: :del x",
+    ]
+    # the words that end the session are not offered with a colon ("q x" meant q*x)
+    assert docs[2]["error"]["kind"] == "syntax" and "q*x" in docs[2]["error"]["message"]
