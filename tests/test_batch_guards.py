@@ -261,3 +261,21 @@ def test_a_batch_of_one_row_at_a_kink_warns_as_the_single_line_does(expr, values
     lines, code, spy = run_batch_file([record])
     assert code == 0
     assert_same_as_single_lines([record], lines, spy)
+
+
+def test_a_batched_matmul_with_a_vector_on_the_right_checks_its_result_size():
+    # A @ v with v a per-row vector: v is promoted to a (2, 1) matrix and the size rule sees
+    # that promoted shape: 5000 rows of 10 numbers (400 kB) are over a 100K limit, as for the
+    # lines one at a time (a promoted (2, 0) would count an empty result and let it through)
+    from autograd_cli.core import limits
+    from autograd_cli.core.errors import LimitError
+
+    matrix = "[" + ", ".join(["[1, 2]"] * 10) + "]"
+    program = parse(f"{matrix} @ v")
+    with limits.using("100K"), pytest.raises(LimitError) as info:
+        core_batch.evaluate_batch(program, {"v": np.ones((5000, 2))}, 5000, grad=False)
+    assert str(info.value).startswith("matmul's result would take"), str(info.value)
+    # under the limit it runs: 50 rows of 10 numbers (4 kB), each row's A @ v = 3 each
+    with limits.using("100K"):
+        result = core_batch.evaluate_batch(program, {"v": np.ones((50, 2))}, 50, grad=False)
+    assert result.value.tolist() == [[3.0] * 10] * 50

@@ -41,6 +41,14 @@ def _reduce_name(full, partial):
     return lambda n: full if n.attrs.get("axis") is None else partial
 
 
+def _line_axes(axes, ord) -> tuple:
+    """A matrix norm of ord 1, -1, inf or -inf over ``axes`` (rows, columns): (the axis its
+    lines are summed over, the axis the extreme sum is picked along).  1, -1: the column
+    sums (over rows) of |x|; inf, -inf: the row sums (over columns)."""
+    r, c = axes
+    return (r, c) if ord in (1, -1) else (c, r)
+
+
 def _reduced_count(shape, axis) -> int:
     n = 1
     for s in shape:
@@ -417,7 +425,6 @@ def _vector_norm(a, k: int, ord):
 
 def _matrix_norm(a, axes, ord):
     xp = _xp()
-    r, c = axes
     if ord == "fro":
         return xp.sqrt((a * a).sum(axis=axes, keepdims=True))
     if ord in ("nuc", 2, -2):
@@ -429,8 +436,7 @@ def _matrix_norm(a, axes, ord):
             v = s.max(axis=-1) if ord == 2 else s.min(axis=-1)
         return v.reshape(_keepdims_shape(a.shape, axes))
     _nonempty(a, axes, _ord_text(ord))
-    # 1, -1: the column sums (over rows) of |x|; inf, -inf: the row sums (over columns)
-    summed, picked = (r, c) if ord in (1, -1) else (c, r)
+    summed, picked = _line_axes(axes, ord)
     sums = xp.abs(a).sum(axis=summed, keepdims=True)
     return (xp.max if ord > 0 else xp.min)(sums, axis=picked, keepdims=True)
 
@@ -511,7 +517,7 @@ def _norm_partials(x, out, axis, keepdims, ord=None):
         if ord in ("nuc", 2, -2):
             return _svd_partials(x, axes, ord)
         # 1, -1, inf, -inf: sign(x) times the weight of its column (row) sum, ties even
-        summed, picked = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
+        summed, picked = _line_axes(axes, ord)
         sums = call("sum", call("abs", x), axis=summed, keepdims=True)
         ref = out if keepdims else reshape(out, _keepdims_shape(x.shape, axes))
         weights = _extreme_weights(sums, ref, picked, True)
@@ -626,7 +632,7 @@ def _norm_kink_at(inputs, out, attrs):
         if backend.any_nonzero(bad):
             return f"norm(x, ord={shown}) is not differentiable where the matrix {why} (PyTorch)"
         return None
-    summed, picked = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
+    summed, picked = _line_axes(axes, ord)
     sums = xp.abs(x).sum(axis=summed, keepdims=True)
     chosen = sums == ref
     tied = chosen.sum(axis=picked, keepdims=True) > 1
@@ -671,8 +677,7 @@ def _matrix_norm_text(x: str, axes: tuple, ord, shape: tuple, target: str) -> st
         fn = "sum" if ord == "nuc" else "amax" if ord == 2 else "amin"
         keep = _keepdims_shape(shape, tuple(a % len(shape) for a in axes))
         return f"{_reduce_text(fn, s, (-1,), False, target)}.reshape({keep})"
-    r, c = axes
-    summed, picked = (r, c) if ord in (1, -1) else (c, r)
+    summed, picked = _line_axes(axes, ord)
     sums = _reduce_text("sum", f"{w}.abs({x})", (summed,), True, target)
     return _reduce_text("amax" if ord > 0 else "amin", sums, (picked,), True, target)
 
