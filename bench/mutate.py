@@ -97,6 +97,7 @@ TARGETS: dict[str, dict] = {
         ],
         "tests": [
             "tests/test_mutants_seed211.py",  # seed 211's survivors
+            "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # the size rules the table gives (broadcast_size for binary elementwise ops): the
             # memory limit refuses a growing result before it is allocated (seed 223)
@@ -242,6 +243,7 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
             "tests/test_mutants_seed179.py",
@@ -301,6 +303,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/taylor_mode.py"],
         "tests": [
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
+            "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed199.py",  # seed 199's survivor
@@ -343,6 +346,7 @@ TARGETS: dict[str, dict] = {
     "uncertainty": {
         "files": ["core/uncertainty.py"],
         "tests": [
+            "tests/test_mutants_seed227.py",  # seed 227's survivors
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
@@ -372,6 +376,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
@@ -476,6 +481,7 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            "tests/test_mutants_seed227_dask.py",  # seed 227's survivors
             "tests/test_mutants_seed223_dask.py",  # seed 223's survivors
             # seed 179's survivors
             "tests/test_mutants_seed179_dask.py",
