@@ -90,7 +90,30 @@ def serialize() -> tuple[dict, dict, bytes]:
     # post-lexer, objects) are not part of the tables.
     data["options"] = {k: v for k, v in data["options"].items() if k not in _LOAD_ALLOWED_OPTIONS}
     data["parser"]["parser"] = _canonical_parse_table(data["parser"]["parser"])
+    _canonical_widths([data, memo])
     return data, memo, grammar
+
+
+#: the widest a regular expression's match can be, as newer CPython's sre_parse gives it
+#: (getwidth() capped at 1 << 64); older ones (3.11.2, Debian 12's) give MAXREPEAT, 2**32 - 1
+_UNBOUNDED = 1 << 64
+
+
+def _canonical_widths(roots: list) -> None:
+    """Each terminal pattern's ``_width`` with an unbounded maximum written as
+    :data:`_UNBOUNDED` whatever the Python that builds the tables: the same bytes on every
+    CPython.  Lark reads the maximum only to sort terminals (the longest first), and every
+    bounded width is far below either value, so the order is the same."""
+    stack = list(roots)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            width = item.get("_width")
+            if isinstance(width, list) and len(width) == 2 and width[1] >= 2**32 - 1:
+                item["_width"] = [width[0], _UNBOUNDED]
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
 
 
 def _format(value, indent: int) -> str:
