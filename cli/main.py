@@ -28,14 +28,10 @@ def _report(json_mode: bool, kind: str, message: str, caret: str | None = None, 
     With ``--json`` it is one JSON document on stdout; when stdout cannot take it
     (full, closed, gone), the message goes to stderr instead.
     """
-    from ..core.safetext import WINDOW, shorten, visible
+    from ..core.safetext import safe_error, visible
     from . import render
 
-    message = shorten(visible(message), 4 * WINDOW)
-    details = {
-        k: shorten(visible(v), WINDOW) if isinstance(v, str) and k != "context" else v
-        for k, v in details.items()
-    }
+    message, details = safe_error(message, details)
     if json_mode:
         try:
             render.emit_json(render.error_json(kind, message, **details))

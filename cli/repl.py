@@ -257,8 +257,11 @@ class Session:
         sys.stdout.flush()
 
     def _error(self, kind: str, message: str, count: bool = True, **details) -> None:
+        from ..core.safetext import safe_error
         from .render import emit_json, error_json, error_text
 
+        # the line's own text comes back in some messages: shown as the command line's are
+        message, details = safe_error(message, details)
         if count:
             self.failed += 1
         if self.json:

@@ -62,3 +62,13 @@ def excerpt(text: str, limit: int = WINDOW) -> str:
         more = f"...({len(text) - limit // 2} more characters)"
         text = text[: limit // 2]
     return "'" + visible(text, keep_newlines=False).replace("'", "\\'") + more + "'"
+
+
+def safe_error(message: str, details: dict) -> tuple[str, dict]:
+    """An error's message and string details made safe to show, as every error is shown:
+    control characters escaped, the message cut to ``4 * WINDOW`` characters and each detail
+    to ``WINDOW`` (``context``, the caret's text, is left to the caller)."""
+    return shorten(visible(message), 4 * WINDOW), {
+        k: shorten(visible(v), WINDOW) if isinstance(v, str) and k != "context" else v
+        for k, v in details.items()
+    }

@@ -290,3 +290,17 @@ def test_a_session_command_typed_without_its_colon_is_told_so(cli, monkeypatch):
     ]
     # the words that end the session are not offered with a colon ("q x" meant q*x)
     assert docs[2]["error"]["kind"] == "syntax" and "q*x" in docs[2]["error"]["message"]
+
+
+def test_the_sessions_own_errors_are_made_safe_to_show(cli, monkeypatch):
+    # a line's text echoed in the session's own messages (the colon hint, an unknown
+    # command) gets what every error of the command line gets: control characters escaped
+    # (an ESC must not reach the terminal) and a huge line cut short
+    r = repl(cli, monkeypatch, "help \x1b[31mred x\n:\x1b]0;title\x07\n", "--json")
+    docs = [json.loads(line) for line in r.out.splitlines()]
+    assert docs[0]["error"]["message"].endswith(":help \\x1b[31mred x")
+    assert docs[1]["error"]["message"].startswith("unknown command :\\x1b]0;title\\x07 ")
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    r = repl(cli, monkeypatch, "help " + "x " * 300_000 + "\n", "--json")
+    message = json.loads(r.out)["error"]["message"]
+    assert len(message) < 1000 and "more characters" in message
