@@ -679,8 +679,8 @@ NOT_PIECEWISE = {  # flat along one argument, or with a kink, at a grid point
     "mul": "flat in x where y = 0; a product is the simplifier's own term, not a function",
     "div": "flat in y where x = 0; a quotient is the simplifier's own term",
     "pow": "flat in x where y = 0 and in y where x = 0 or 1; a power is the simplifier's own term",
-    "polar": "complex values, which this check reads as their real parts (r cos(theta) is flat "
-    "in r where cos(theta) = 0)",
+    "polar": "flat in theta where r = 0 (r e^(i theta) is 0 at every angle), as mul is where a "
+    "factor is 0; smooth everywhere",
 }
 NOT_PIECEWISE_LINEAR = {  # linear along the diagonal at half the grid points or more
     "logaddexp": "linear along the diagonal only (logaddexp(t, t) = t + log 2): off it, its "
@@ -697,8 +697,10 @@ def _elementwise_ops() -> list[str]:
 
 
 def _on_grid(op: Op, *arrays) -> np.ndarray:
+    """The op's values in float64, or complex128 where they are complex (polar's): the
+    checks below compare, difference and test finiteness of both parts."""
     with np.errstate(all="ignore"):
-        return np.asarray(op.forward(*arrays), dtype=np.float64)
+        return _num(op.forward(*arrays))
 
 
 def _points(arity: int) -> list[np.ndarray]:
@@ -814,7 +816,7 @@ def fact_gaps(name: str) -> dict[str, str]:
         found["total"] = f"declared total, but {name}{tuple(bad)} = {value[~np.isfinite(value)][0]}"
     elif finite and not op.total:
         found["total"] = "a number at every sample point: declare total=True"
-    negative = value < 0
+    negative = value.imag != 0 if np.iscomplexobj(value) else value < 0  # not ordered
     if op.nonneg and negative.any():
         found["nonneg"] = f"declared nonneg, but {value[negative][0]} at a sample point"
     elif not negative.any() and not op.nonneg:
