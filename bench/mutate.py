@@ -98,6 +98,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # the size rules the table gives (broadcast_size for binary elementwise ops): the
             # memory limit refuses a growing result before it is allocated (seed 223)
@@ -168,6 +169,7 @@ TARGETS: dict[str, dict] = {
     "batch": {
         "files": ["core/batch.py"],
         "tests": [
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             # seeds 157's, 163's and 181's survivors
             "tests/test_mutants_seed157.py",
             "tests/test_mutants_seed163.py",
@@ -304,6 +306,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed199.py",  # seed 199's survivor
@@ -347,6 +350,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/uncertainty.py"],
         "tests": [
             "tests/test_mutants_seed227.py",  # seed 227's survivors
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
@@ -377,6 +381,7 @@ TARGETS: dict[str, dict] = {
         # minimize and solve as batch ops too, through both engines
         "tests": [
             "tests/test_mutants_seed227.py",  # seed 227's survivors
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
@@ -425,6 +430,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # seed 167's survivors
             "tests/test_mutants_seed167.py",

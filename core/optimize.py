@@ -46,6 +46,8 @@ from .tensor import Tensor, enable_grad, no_grad
 __all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
 
 METHODS = ("newton", "bfgs", "gd")
+#: each method's default number of iterations (docs/analyses.md and --max-iter's help say so)
+MAX_ITER = {"newton": 100, "bfgs": 1000, "gd": 10000}
 
 #: how minimize's message begins when it stopped where the gradient is zero but found that
 #: the point is not a minimum (``converged`` is then False)
@@ -283,7 +285,7 @@ def minimize(
     flat = _variables(program, values, wrt)
     box = _bounds(flat, bounds)
     np = backend.host
-    max_iter = max_iter or {"newton": 100, "bfgs": 1000, "gd": 10000}[method]
+    max_iter = max_iter or MAX_ITER[method]
     theta = _project(flat.theta0.copy(), box)
     f, g, H = _scalar_value_grad_hess(flat, theta, method == "newton")
     n = theta.size
