@@ -43,7 +43,7 @@ from .recording import evaluate
 from .settings import check_max_iter, check_positive
 from .tensor import Tensor, enable_grad, no_grad
 
-__all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS"]
+__all__ = ["OptimizeResult", "critical", "minimize", "solve", "METHODS", "MAX_ITER"]
 
 METHODS = ("newton", "bfgs", "gd")
 #: each method's default number of iterations (docs/analyses.md and --max-iter's help say so)
