@@ -11,9 +11,8 @@ them two deadline comparisons (> against >= on a monotonic clock), a float subcl
 unreachable or, a list cut to its length on the next line, two Dask reader edges that
 return the same.  A listed equivalent was found wrong and removed: taylor_mode.py's whole
 exponent guard `0 <= b0 <= n` made `< n` gives x**(x+1)'s coefficients one ulp apart at 2.
-Four real survivors are left, each a cost or tuning constant at its boundary:
+Three real survivors are left, each a cost or tuning constant at its boundary:
 core/symbolic/algebra.py:199 (the simplifier's step count charging a gather call 1 more),
-core/sparsity.py:442 (the star coloring's limit at exactly GREEDY_MAX columns),
 core/limits.py:44 (NODE_BYTES, the measured memory of a node, 512 made 513) and
 cli/batch/dask.py:486 (the Dask reader waiting on a partition's line count without watching
 for a stop signal: a stop is then seen once the count is done, not during it).
@@ -245,3 +244,19 @@ def test_empty_rows_do_not_make_a_band_look_wide():
     pattern = scipy.sparse.csr_matrix((np.ones(200, dtype=bool), (rows, cols)), shape=(n, n))
     colors, k = color_columns(pattern)
     assert k == 70 and colors.tolist() == (np.arange(n) % 70).tolist()
+
+
+def test_the_star_coloring_takes_up_to_greedy_max_columns():
+    """kills core/sparsity.py:442: if n > GREEDY_MAX or ... -> if n >= GREEDY_MAX or ...
+
+    The star coloring (a Hessian's) says it gives up only *past* GREEDY_MAX columns (a
+    Python loop each; past it the vectorized band coloring).  At exactly GREEDY_MAX it
+    colors: a diagonal Hessian pattern, no edges between columns, one color; one column
+    more and it declines (None).  The mutant declined at the limit itself."""
+    import scipy.sparse
+
+    from autograd_cli.core.sparsity import GREEDY_MAX, _star_colors
+
+    star = _star_colors(scipy.sparse.identity(GREEDY_MAX, dtype=bool, format="csr"))
+    assert star is not None and (star.k, star.mode) == (1, "star")
+    assert _star_colors(scipy.sparse.identity(GREEDY_MAX + 1, dtype=bool, format="csr")) is None
