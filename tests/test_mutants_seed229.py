@@ -11,7 +11,7 @@ them two deadline comparisons (> against >= on a monotonic clock), a float subcl
 unreachable or, a list cut to its length on the next line, two Dask reader edges that
 return the same.  A listed equivalent was found wrong and removed: taylor_mode.py's whole
 exponent guard `0 <= b0 <= n` made `< n` gives x**(x+1)'s coefficients one ulp apart at 2.
-Three real survivors are left, each a cost or tuning constant at its boundary:
+Three real survivors are left, two of them cost constants at their boundary:
 core/symbolic/algebra.py:199 (the simplifier's step count charging a gather call 1 more),
 core/limits.py:44 (NODE_BYTES, the measured memory of a node, 512 made 513) and
 cli/batch/dask.py:486 (the Dask reader waiting on a partition's line count without watching
