@@ -15,7 +15,8 @@ Three real survivors are left, two of them cost constants at their boundary:
 core/symbolic/algebra.py:199 (the simplifier's step count charging a gather call 1 more),
 core/limits.py:44 (NODE_BYTES, the measured memory of a node, 512 made 513) and
 cli/batch/dask.py:486 (the Dask reader waiting on a partition's line count without watching
-for a stop signal: a stop is then seen once the count is done, not during it).
+for a stop signal: a stop is then seen once the count is done, not during it; at the
+--timeout nothing changes, the tail waits for the counts either way).
 """
 
 from __future__ import annotations
