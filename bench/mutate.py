@@ -488,6 +488,7 @@ TARGETS: dict[str, dict] = {
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
             "tests/test_mutants_seed227_dask.py",  # seed 227's survivors
+            "tests/test_mutants_seed233_dask.py",  # seed 233's survivor
             "tests/test_mutants_seed223_dask.py",  # seed 223's survivors
             # seed 179's survivors
             "tests/test_mutants_seed179_dask.py",

@@ -1,0 +1,47 @@
+"""The Dask engine's survivor of ``bench/mutate.py`` with seed 233 (bench/results/
+mutate-seed233.json, 10 mutants a target); the others were equivalent.  Skipped where Dask
+is not installed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("distributed")
+pytest.importorskip("dask")
+
+import test_batch_dask  # noqa: E402
+
+cli = test_batch_dask.cli
+dask = test_batch_dask.dask
+
+
+def test_a_timeout_tail_that_holds_every_line_says_nothing_of_lines_not_reached(
+    tmp_path, cli, scheduler, monkeypatch
+):
+    """kills cli/batch/dask.py:642: if cut and last is not None -> if cut or last is not None.
+
+    After the --timeout every unfinished line gets an error record of kind limit, up to
+    TIMEOUT_TAIL_LINES; only where that cap cut the tail does the message add where reading
+    stopped ("the lines after it were not reached").  Five lines under a cap of 10: each gets
+    its record, and the message says so and no more.  The mutant
+    added the "reading stopped" clause whenever a record was written."""
+    import time
+
+    from autograd_cli.cli.batch import command, dask_parts
+
+    real = dask_parts.evaluate_part
+
+    def late(part, *args):
+        time.sleep(1.5)
+        return real(part, *args)
+
+    path = tmp_path / "in.csv"
+    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(5)))
+    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", 10)
+    monkeypatch.setattr(dask_parts, "evaluate_part", late)
+    got = dask(cli, scheduler, path, "--expr", "x*y", "--timeout", "1")
+    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err, got
+    assert [d["line"] for d in got.docs] == [2, 3, 4, 5, 6]
+    assert all(d["error"]["kind"] == "limit" for d in got.docs)
+    assert "5 of them not finished" in got.err and "reading stopped" not in got.err, got.err
