@@ -391,6 +391,16 @@ def _wait_for_the_deadline():
     time.sleep(1.5)
 
 
+def _evaluate_late(part, *args):
+    _wait_for_the_deadline()
+    return _REAL_EVALUATE(part, *args)
+
+
+def every_part_late(monkeypatch):
+    """Every partition waits 1.5 s before it evaluates: past a --timeout of 1 s."""
+    monkeypatch.setattr(dask_parts, "evaluate_part", _evaluate_late)
+
+
 def _interrupt():
     if not _SENT.is_set():
         _SENT.set()
