@@ -99,6 +99,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # the size rules the table gives (broadcast_size for binary elementwise ops): the
             # memory limit refuses a growing result before it is allocated (seed 223)
