@@ -171,6 +171,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/batch.py"],
         "tests": [
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             # seeds 157's, 163's and 181's survivors
             "tests/test_mutants_seed157.py",
             "tests/test_mutants_seed163.py",
@@ -308,6 +309,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed199.py",  # seed 199's survivor
@@ -352,6 +354,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             # seeds 137's and 151's survivors
             "tests/test_mutants_seed137.py",
             "tests/test_mutants_seed151.py",
@@ -383,6 +386,7 @@ TARGETS: dict[str, dict] = {
         "tests": [
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's
@@ -432,6 +436,7 @@ TARGETS: dict[str, dict] = {
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
             "tests/test_mutants_seed229.py",  # seed 229's survivors
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # seed 167's survivors
             "tests/test_mutants_seed167.py",

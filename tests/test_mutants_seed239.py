@@ -61,3 +61,17 @@ def test_kron_of_two_numbers_has_their_gradient():
     r = ag.grad("kron(a, b)", {"a": 2.0, "b": 3.0})
     assert float(r.value) == 6.0
     assert [float(r.grad[k]) for k in ("a", "b")] == [3.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "expr, derivative",
+    [("x*3**40", "3**40"), ("x*(1/3)**40", "(1/3)**40"), ("x**2*3**40", "2*3**40*x")],
+)
+def test_diff_keeps_a_power_past_the_exact_bound_as_a_power(expr, derivative):
+    """kills core/symbolic/numbers.py:73: return _nice(a**e) -> return a**e.
+
+    Exact numbers fold while numerator and denominator are at most 2**62 (docs/commands.md);
+    3**40 (1.2e19) is past it, so n_pow hands back a float and the product keeps the power,
+    exact, instead of a rounded 1.2157665459056929e+19.  The mutant returned the long
+    Fraction, which the printer then wrote as that float."""
+    assert ag.diff(expr, "x").texts() == {"x": derivative}
