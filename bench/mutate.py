@@ -247,6 +247,7 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # seeds 179's and 181's survivors; the hunting seed 1009's

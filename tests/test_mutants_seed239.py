@@ -75,3 +75,22 @@ def test_diff_keeps_a_power_past_the_exact_bound_as_a_power(expr, derivative):
     exact, instead of a rounded 1.2157665459056929e+19.  The mutant returned the long
     Fraction, which the printer then wrote as that float."""
     assert ag.diff(expr, "x").texts() == {"x": derivative}
+
+
+@pytest.mark.parametrize(
+    "expr, at, value",
+    [("sqrt(x)", 0.0, 0.0), ("cbrt(x)", 0.0, 0.0), ("asin(x)", 1.0, math.pi / 2)],
+)
+def test_taylor_mode_at_order_0_is_the_value_even_at_a_singular_point(expr, at, value):
+    """kills core/taylor_mode.py:920: c = rule(r) if self.n > 1 else [r.out0] -> c = rule(r)
+    if self.n >= 1 else [r.out0].
+
+    taylor_coefficients raises NoTaylorMode only where the engine's repeated
+    differentiation is needed for its numbers (its docstring); at order 0 there are no
+    derivatives, the one coefficient is the engine's forward value, so even sqrt at 0 or
+    asin at 1 (singular points for the derivatives) give it.  The mutant ran the op's rule
+    at order 0 and refused them ("sqrt of zero", "asin at +-1")."""
+    from autograd_cli.core.taylor_mode import taylor_coefficients
+    from autograd_cli.grammar import parse
+
+    assert taylor_coefficients(parse(expr), {"x": at}, "x", 0) == [value]
