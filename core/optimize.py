@@ -591,7 +591,8 @@ def _newton_direction(H, g):
 
 def _sparse_newton_direction(H, g):
     """The Newton step of a sparse Hessian (SciPy's sparse LU), shifted toward steepest
-    descent (H + t I, t growing) until it descends; -g when nothing does."""
+    descent (H + t I, t growing to the largest |diagonal entry|, the Hessian's own scale)
+    until it descends; -g when nothing does."""
     import scipy.sparse as sp  # noqa: PLC0415
     from scipy.sparse.linalg import MatrixRankWarning, spsolve  # noqa: PLC0415
 

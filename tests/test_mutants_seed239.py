@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import sympy
 
@@ -94,3 +95,36 @@ def test_taylor_mode_at_order_0_is_the_value_even_at_a_singular_point(expr, at, 
     from autograd_cli.grammar import parse
 
     assert taylor_coefficients(parse(expr), {"x": at}, "x", 0) == [value]
+
+
+@pytest.mark.parametrize("method", ["gd", "bfgs", "newton"])
+def test_minimize_ignores_a_variable_that_only_a_comparison_reads(method):
+    """kills core/optimize.py:241: engine_grad(ev.output.sum(), leaves, allow_unused=True) ->
+    allow_unused=False.
+
+    In ``(x-1)**2 + (y > 1)`` no gradient reaches y (a comparison is constant almost
+    everywhere, and its output is not differentiable): y's gradient is 0, it stays where it
+    started, and x goes to 1.  The mutant asked the engine for every leaf's gradient and
+    failed with PyTorch's "appears to not have been used in the graph" for gd and bfgs."""
+    from autograd_cli.core.optimize import minimize
+    from autograd_cli.grammar import parse
+
+    r = minimize(parse("(x-1)**2 + (y > 1)"), {"x": 0.0, "y": 0.0}, method=method)
+    assert r.converged and r.x == {"x": 1.0, "y": 0.0} and r.grad == {"x": 0.0, "y": 0.0}
+
+
+def test_a_sparse_newton_step_is_damped_on_the_hessians_own_scale():
+    """kills core/optimize.py:601: H + shift * scale * sp.identity(...) -> H + shift / scale *
+    sp.identity(...).
+
+    An indefinite sparse Hessian diag(-2, 100) with g = (1, 1): the Newton step does not
+    descend, nor do shifts of 1e-8 to 1e-2 times the largest |diagonal entry| (100); a
+    shift of 100 does, H + 100 I = diag(98, 200), and the step is -(1/98, 1/200).  A
+    shift is on the Hessian's own scale (its docstring); the mutant divided by the scale,
+    shifts of at most 0.01, none of which descends, and fell back to -g."""
+    import scipy.sparse as sp
+
+    from autograd_cli.core.optimize import _sparse_newton_direction
+
+    step = _sparse_newton_direction(sp.csr_matrix(np.diag([-2.0, 100.0])), np.array([1.0, 1.0]))
+    assert step == pytest.approx([-1 / 98, -1 / 200], rel=1e-12, abs=0.0)
