@@ -465,6 +465,7 @@ TARGETS: dict[str, dict] = {
     "limits": {
         "files": ["core/limits.py"],
         "tests": [
+            "tests/test_mutants_seed239.py",  # seed 239's survivors
             # seeds 179's and 181's survivors
             "tests/test_mutants_seed179.py",
             "tests/test_mutants_seed181.py",

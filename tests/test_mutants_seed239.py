@@ -128,3 +128,19 @@ def test_a_sparse_newton_step_is_damped_on_the_hessians_own_scale():
 
     step = _sparse_newton_direction(sp.csr_matrix(np.diag([-2.0, 100.0])), np.array([1.0, 1.0]))
     assert step == pytest.approx([-1 / 98, -1 / 200], rel=1e-12, abs=0.0)
+
+
+def test_a_finite_prediction_whose_bytes_overflow_is_far_beyond_any_memory():
+    """kills core/limits.py:187: if math.isfinite(predicted * node_bytes) -> if
+    math.isfinite(predicted / node_bytes).
+
+    Sizes 1, 10, 100 (growth 10) asked for at order 307 predict 100 * 10**304 = 1e306
+    nodes: a finite count, but at 512 bytes a node 5e308 bytes, past float64.  The message
+    says the count and "far beyond any memory", never a byte count of inf (the mutant tested
+    the quotient, finite, and formatted the overflowing product)."""
+    from autograd_cli.core.errors import LimitError
+    from autograd_cli.core.limits import check_growth
+
+    with pytest.raises(LimitError) as info:
+        check_growth([1, 10, 100], 307)
+    assert "on course for 1e+306 nodes (far beyond any memory) at order 307" in str(info.value)
