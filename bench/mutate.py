@@ -247,6 +247,7 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            "tests/test_mutants_seed241.py",  # seed 241's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
