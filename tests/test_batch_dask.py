@@ -401,6 +401,23 @@ def every_part_late(monkeypatch):
     monkeypatch.setattr(dask_parts, "evaluate_part", _evaluate_late)
 
 
+def late_past_the_timeout(cli, scheduler, tmp_path, monkeypatch, rows: int, tail: int):
+    """A CSV of ``rows`` lines run by the Dask engine with every partition late
+    (:func:`every_part_late`) past a --timeout of 1 s and a tail cap of ``tail`` lines:
+    exit 1, the timeout said, and the first five lines' records all of kind limit."""
+    from autograd_cli.cli.batch import command
+
+    path = tmp_path / "in.csv"
+    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(rows)))
+    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", tail)
+    every_part_late(monkeypatch)
+    got = dask(cli, scheduler, path, "--expr", "x*y", "--timeout", "1")
+    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err, got
+    assert [d["line"] for d in got.docs] == [2, 3, 4, 5, 6]
+    assert all(d["error"]["kind"] == "limit" for d in got.docs)
+    return got
+
+
 def _interrupt():
     if not _SENT.is_set():
         _SENT.set()

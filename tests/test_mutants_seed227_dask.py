@@ -61,15 +61,8 @@ def test_a_timeout_tail_cut_inside_the_only_partition(tmp_path, cli, scheduler, 
     where reading stopped, without a file name (one input file).  The mutant looked for the
     file label on a second partition, which one file of 20 lines does not have (an internal
     error)."""
-    from autograd_cli.cli.batch import command
-
-    path = tmp_path / "in.csv"
-    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(20)))
-    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", 5)
-    test_batch_dask.every_part_late(monkeypatch)
-    got = dask(cli, scheduler, path, "--expr", "x*y", "--timeout", "1")
-    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err, got
-    assert [d["line"] for d in got.docs] == [2, 3, 4, 5, 6]
-    assert all(d["error"]["kind"] == "limit" for d in got.docs)
+    got = test_batch_dask.late_past_the_timeout(
+        cli, scheduler, tmp_path, monkeypatch, rows=20, tail=5
+    )
     assert "0 line(s) written" not in got.err and "5 of them not finished" in got.err
     assert "reading stopped after line 6: the lines after it" in got.err, got.err

@@ -26,14 +26,7 @@ def test_a_timeout_tail_that_holds_every_line_says_nothing_of_lines_not_reached(
     stopped ("the lines after it were not reached").  Five lines under a cap of 10: each gets
     its record, and the message says so and no more.  The mutant
     added the "reading stopped" clause whenever a record was written."""
-    from autograd_cli.cli.batch import command
-
-    path = tmp_path / "in.csv"
-    path.write_text("x,y\n" + "".join(f"{k},{k + 1}\n" for k in range(5)))
-    monkeypatch.setattr(command, "TIMEOUT_TAIL_LINES", 10)
-    test_batch_dask.every_part_late(monkeypatch)
-    got = dask(cli, scheduler, path, "--expr", "x*y", "--timeout", "1")
-    assert got.code == 1 and "stopped after the --timeout of 1 s" in got.err, got
-    assert [d["line"] for d in got.docs] == [2, 3, 4, 5, 6]
-    assert all(d["error"]["kind"] == "limit" for d in got.docs)
+    got = test_batch_dask.late_past_the_timeout(
+        cli, scheduler, tmp_path, monkeypatch, rows=5, tail=10
+    )
     assert "5 of them not finished" in got.err and "reading stopped" not in got.err, got.err
