@@ -14,8 +14,10 @@ are conftest's.
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import sys
+import threading
 import types
 
 import pytest
@@ -26,6 +28,7 @@ pytest.importorskip("dask")
 from autograd_cli.cli import files  # noqa: E402
 from autograd_cli.cli.batch import dask as batch_dask  # noqa: E402
 from autograd_cli.cli.batch import dask_parts  # noqa: E402
+from autograd_cli.cli.batch import io as batch_io  # noqa: E402
 from autograd_cli.cli.status import Terminated  # noqa: E402
 
 _REAL_WAIT = batch_dask._Run.wait
@@ -619,6 +622,126 @@ def test_a_failing_task_ends_the_run_after_the_lines_before_it(
     assert (
         f"the Dask cluster failed on {str(path)!r} (from line 4): RuntimeError: worker lost"
     ) in got.err
+
+
+_STARTED = threading.Event()  # a held task has started on its worker
+_RELEASE = threading.Event()  # ... and may go on
+
+
+def _held(real):
+    def held(*args):
+        _STARTED.set()
+        _RELEASE.wait(60)
+        return real(*args)
+
+    return held
+
+
+_held_measure = _held(dask_parts.measure)
+_held_measure.__qualname__ = _held_measure.__name__ = "_held_measure"  # pickled by name
+_held_evaluate = _held(_REAL_EVALUATE)
+_held_evaluate.__qualname__ = _held_evaluate.__name__ = "_held_evaluate"
+
+
+@pytest.mark.parametrize(
+    "task, held", [("measure", _held_measure), ("evaluate_part", _held_evaluate)]
+)
+def test_a_scheduler_lost_mid_run_is_the_runs_one_message(tmp_path, cli, monkeypatch, task, held):
+    """Covers cli/batch/dask.py's _Run.wait (a cancelled future), pass 1's failed count and
+    _cluster's logging turned off (before: an internal error, or a traceback on stderr).
+
+    The scheduler closes while the first range is counted (pass 1) or evaluated (pass 2):
+    distributed cancels the run's futures, and its wait raises CancelledError.  The run ends
+    with exit 1 and the run's one message naming the file and the first line, nothing
+    written; before, pass 1 reported an internal error ("please report it"), and either way
+    distributed's client logged the lost connection at ERROR with a 35-line traceback
+    (checked on a real scheduler process killed mid-run): no Dask log record of WARNING or
+    above is emitted while the run goes."""
+    distributed = pytest.importorskip("distributed")
+    dask = pytest.importorskip("dask")
+    path = tmp_path / "in.csv"
+    path.write_text(_SIX, encoding="utf-8")
+    _STARTED.clear()
+    _RELEASE.clear()
+    monkeypatch.setattr(dask_parts, task, held)
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+    )
+
+    def lose_the_scheduler():
+        if _STARTED.wait(60):
+            cluster.sync(cluster.scheduler.close)
+
+    records = []
+    keep = logging.Handler(logging.WARNING)
+    keep.emit = records.append
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client")]
+    for log in loggers:
+        log.addHandler(keep)
+    killer = threading.Thread(target=lose_the_scheduler, daemon=True)
+    killer.start()
+    try:
+        got = _dask(cli, cluster.scheduler_address, path, "--expr", "x", "--op", "eval")
+    finally:
+        for log in loggers:
+            log.removeHandler(keep)
+        _RELEASE.set()
+        killer.join(60)
+        # the cluster's close asks its closed scheduler first: 30 s of connect timeout
+        with dask.config.set({"distributed.comm.timeouts.connect": "0.5s"}):
+            cluster.close()
+    assert _STARTED.is_set()
+    assert got.code == 1, got.err
+    assert got.out == ""
+    assert f"autograd-cli: error: the Dask cluster failed on {str(path)!r} (from line 2): " in (
+        got.err
+    )
+    assert "internal error" not in got.err and "Traceback" not in got.err
+    assert [f"{r.name}: {r.levelname}" for r in records] == []
+
+
+def test_a_stop_signal_while_a_range_is_counted_stops_the_run_then(
+    tmp_path, cli, scheduler, monkeypatch
+):
+    """Covers cli/batch/dask.py's pass 1 waiting with _Run.wait (the stop signals watched).
+
+    SIGTERM arrives (its handler called, as the signal would, from another thread) while
+    the first range's line count is still running on its worker: the run stops there, exit
+    143, nothing written, without waiting for the count.  The count is held until the run
+    has returned (or 30 s): a run that waited for it returns only after the count was let
+    go."""
+    path = tmp_path / "in.csv"
+    path.write_text(_SIX, encoding="utf-8")
+    _STARTED.clear()
+    _RELEASE.clear()
+    monkeypatch.setattr(dask_parts, "measure", _held_measure)
+    made = []
+
+    class Recorded(batch_io.Interrupt):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(batch_io, "Interrupt", Recorded)
+    returned = threading.Event()
+
+    def terminate_then_release():
+        if _STARTED.wait(60):
+            made[-1]._handler(signal.SIGTERM, None)
+            returned.wait(30)
+        _RELEASE.set()
+
+    signaller = threading.Thread(target=terminate_then_release, daemon=True)
+    signaller.start()
+    try:
+        got = _dask(cli, scheduler, path, "--expr", "x", "--op", "eval")
+        held = not _RELEASE.is_set()
+    finally:
+        returned.set()
+        signaller.join(60)
+    assert got.code == 128 + signal.SIGTERM, got.err
+    assert got.out == ""
+    assert held, "the run waited for the count before seeing the signal"
 
 
 @pytest.mark.parametrize("rows, written", [(6, 6), (10, 8)])

@@ -135,9 +135,12 @@ def _cluster(distributed, engine: DaskOptions):
     (processes, one thread each; IN_PROCESS: threads here), closed on leaving."""
     cluster = None
     client = None
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
+    # Dask's own log lines are not shown, up to ERROR: here (its client, a local cluster's
+    # scheduler and nannies, tornado's event loop: loggers of their own levels and handlers,
+    # so all of them) and on a local cluster's workers (their handlers).  A failure is the
+    # run's one message: a scheduler lost mid-run logged a 35-line traceback before it.
+    disabled = logging.root.manager.disable
+    logging.disable(logging.ERROR)
     try:
         if engine.scheduler not in (None, IN_PROCESS):
             try:
@@ -158,7 +161,7 @@ def _cluster(distributed, engine: DaskOptions):
                 threads_per_worker=workers if in_process else 1,
                 processes=not in_process,
                 dashboard_address=":0",  # any free port (its HTTP server always runs)
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,
             )
             client = distributed.Client(cluster)
             if not in_process:
@@ -181,7 +184,7 @@ def _cluster(distributed, engine: DaskOptions):
             if cluster is not None:
                 cluster.close()
         finally:
-            quiet.setLevel(level)
+            logging.disable(disabled)
 
 
 def _ignore_interrupt(worker=None) -> None:
@@ -248,12 +251,19 @@ class _Run:
 
     def wait(self, future) -> None:
         """Until ``future`` is done, looking at stop signals and the deadline meanwhile."""
+        # what distributed.wait raises for a cancelled future (FuturesCancelledError is one)
+        from concurrent.futures import CancelledError
+
         from distributed import wait
 
         while not future.done():
             self.check()
-            with contextlib.suppress(TimeoutError):
+            try:
                 wait([future], timeout=_POLL)
+            except TimeoutError:
+                pass
+            except CancelledError:  # cancelled (its scheduler lost): done, its outcome says why
+                break
         self.check()
 
     # ---- writing ----------------------------------------------------------------------
@@ -483,9 +493,13 @@ def _execute(run: _Run, client) -> None:
     for p in run.parts:
         if p.fmt == "parquet":
             continue
-        run.wait(run.measures[p.index])
-        p.range = run.measures[p.index].result()
         _number_from(p, previous)
+        run.wait(run.measures[p.index])
+        counted = _outcome(run.measures[p.index])
+        if isinstance(counted, Exception):  # a worker's failure ends the run: exit 1
+            run.error = _failed(p, counted)
+            return
+        p.range = counted
         previous = p
     # Pass 2: the partitions evaluated, at most `window` beyond the first one not written.
     window = WINDOW_PER_THREAD * threads
@@ -512,11 +526,7 @@ def _execute(run: _Run, client) -> None:
         run.wait(future)
         done = _outcome(future)
         if isinstance(done, Exception):  # a worker's failure ends the run: exit 1
-            part = parts[run.next]
-            run.error = (
-                f"the Dask cluster failed on {part.path!r} (from line {part.first_line}): "
-                f"{type(done).__name__}: {done}"
-            )
+            run.error = _failed(parts[run.next], done)
             return
         if not done.finished:  # stopped at the deadline: the next look says so
             run.check()
@@ -537,13 +547,22 @@ def _execute(run: _Run, client) -> None:
 
 
 def _outcome(future):
-    """A finished partition's ``Done``, or the exception its task raised."""
+    """A finished task's result (a partition's ``Done``, a range's line count), or the
+    exception its task raised."""
     try:
         return future.result()
     except Exception as exc:  # noqa: BLE001 - Dask raises a task's own exception here, of any
         # type (the worker's code, pickling, the cluster's comms): it is the run's error,
         # reported as such; a stop signal (BaseException) still goes through
         return exc
+
+
+def _failed(part: dask_parts.Part, exc: Exception) -> str:
+    """The run's message when a task fails on its worker (or the cluster fails it)."""
+    return (
+        f"the Dask cluster failed on {part.path!r} (from line {part.first_line}): "
+        f"{type(exc).__name__}: {exc}"
+    )
 
 
 def _number_from(part: dask_parts.Part, previous: dask_parts.Part | None) -> None:
