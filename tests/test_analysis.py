@@ -397,6 +397,24 @@ def test_commands_spec_json_keys():
             assert doc["kind"] == "saddle" and doc["eigenvalues"] == [-2.0, 2.0]
 
 
+def test_an_empty_input_beside_others_is_propagated_and_contributes_nothing(cli):
+    # only when every input with an uncertainty is empty is there nothing to propagate; an
+    # empty one (here the first, as the expression reads them) beside a scalar adds an
+    # empty block to the covariance: sum(x) + y = 0 + 1, its uncertainty y's 0.1 alone
+    r = cli("propagate", "sum(x) + y", "--x", "[]+-[]", "--y", "1+-0.1", "--json")
+    assert r.code == 0, r.out
+    assert list(r.json["budget"]) == ["x", "y"]
+    assert (r.json["value"], r.json["uncertainty"]) == (1.0, 0.1)
+    assert r.json["budget"]["x"] == {
+        "value": [],
+        "uncertainty": [],
+        "sensitivity": [],
+        "contribution": 0.0,
+        "share": 0.0,
+    }
+    assert r.json["budget"]["y"]["share"] == 100.0
+
+
 def test_commands_errors_and_exit_codes(cli):
     r = cli("propagate", "g*t", "--g", "9.81+-abc", "--t", "1", "--json")
     assert r.code == 2 and r.json["error"]["kind"] == "bad_value"
