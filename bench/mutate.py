@@ -100,6 +100,7 @@ TARGETS: dict[str, dict] = {
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors
+            "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
             # the size rules the table gives (broadcast_size for binary elementwise ops): the
             # memory limit refuses a growing result before it is allocated (seed 223)
@@ -308,6 +309,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
@@ -386,6 +388,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors
@@ -437,6 +440,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed223.py",  # seed 223's survivors
@@ -496,6 +500,7 @@ TARGETS: dict[str, dict] = {
         # skips where Dask is not installed: the baseline then passes and the canary lives,
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
+            "tests/test_mutants_seed251_dask.py",  # seed 251's Dask survivors
             "tests/test_mutants_seed227_dask.py",  # seed 227's survivors
             "tests/test_mutants_seed233_dask.py",  # seed 233's survivor
             "tests/test_mutants_seed223_dask.py",  # seed 223's survivors
