@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from enum import IntEnum
 
@@ -100,16 +101,37 @@ def deadline(seconds: float | None, handler=None) -> Iterator[None]:
         return
     try:
         # Repeating: a signal handler's exception raised while Python runs a garbage
-        # collector callback or a __del__ is printed and dropped, not raised; the next
-        # alarm, a second later, raises it again where it counts.
+        # collector callback or a __del__ is dropped, not raised (and not printed:
+        # unprinted_timeouts); the next alarm, a second later, raises it again where it counts.
         signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_SECONDS)
-        yield
+        with unprinted_timeouts():
+            yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         try:
             signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
         except (ValueError, OSError, TypeError):
             pass
+
+
+@contextlib.contextmanager
+def unprinted_timeouts() -> Iterator[None]:
+    """While a repeating --timeout alarm is set: a :class:`TimedOut` that Python drops (raised
+    inside a garbage collector callback or a ``__del__``, where no exception can propagate)
+    is not printed as "Exception ignored in ..." on stderr, since the next alarm raises it
+    again where it counts.  Any other exception dropped so goes to the hook that was there."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if not (unraisable.exc_type and issubclass(unraisable.exc_type, TimedOut)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        if sys.unraisablehook is hook:  # (not replaced meanwhile by someone else)
+            sys.unraisablehook = previous
 
 
 def exit_code_for_signal(signum: int) -> int:

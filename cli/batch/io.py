@@ -29,7 +29,14 @@ import signal
 import sys
 
 from .. import files, options
-from ..status import REPEAT_SECONDS, STOP_SIGNALS, Terminated, TimedOut, exit_code_for_signal
+from ..status import (
+    REPEAT_SECONDS,
+    STOP_SIGNALS,
+    Terminated,
+    TimedOut,
+    exit_code_for_signal,
+    unprinted_timeouts,
+)
 
 __all__ = [
     "EXTENSIONS",
@@ -121,6 +128,7 @@ class Interrupt:
         self.signals = tuple(STOP_SIGNALS) if signals is None else tuple(signals)
         self.previous: dict = {}
         self.installed = False
+        self._quiet = contextlib.ExitStack()  # the repeating timer's unprinted_timeouts
 
     def __enter__(self):
         for signum in self.signals:
@@ -134,9 +142,10 @@ class Interrupt:
             try:
                 self.previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._alarm)
                 # repeating, as status.deadline: a handler's exception raised inside a garbage
-                # collector callback or a __del__ is printed and dropped, not raised; the next
+                # collector callback or a __del__ is dropped (unprinted), not raised; the next
                 # alarm, a second later, raises it again where it counts
                 signal.setitimer(signal.ITIMER_REAL, self.timeout, REPEAT_SECONDS)
+                self._quiet.enter_context(unprinted_timeouts())
             except (ValueError, OSError):  # not the main thread: no timer
                 pass
         self.installed = bool(self.previous)
@@ -150,6 +159,7 @@ class Interrupt:
 
     def __exit__(self, *exc):
         self.stop_timer()  # before the handler goes
+        self._quiet.close()
         previous, self.previous = self.previous, {}
         for signum, handler in previous.items():
             try:
