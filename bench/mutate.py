@@ -96,6 +96,7 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            "tests/test_mutants_seed257.py",  # seed 257's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
@@ -248,6 +249,7 @@ TARGETS: dict[str, dict] = {
             "core/symbolic/command.py",
         ],
         "tests": [
+            "tests/test_mutants_seed257.py",  # seed 257's survivors
             "tests/test_mutants_seed241.py",  # seed 241's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
