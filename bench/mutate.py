@@ -311,6 +311,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed257.py",  # seeds 257 and 263's survivors
             "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
@@ -503,6 +504,7 @@ TARGETS: dict[str, dict] = {
         # which stops the run (an error): install the [dask] extra to mutate this target
         "tests": [
             "tests/test_mutants_seed251_dask.py",  # seed 251's Dask survivors
+            "tests/test_mutants_seed263_dask.py",  # seed 263's Dask survivors
             "tests/test_mutants_seed227_dask.py",  # seed 227's survivors
             "tests/test_mutants_seed233_dask.py",  # seed 233's survivor
             "tests/test_mutants_seed223_dask.py",  # seed 223's survivors

@@ -207,11 +207,11 @@ def _monomials(tensors, n: int, order: int) -> list:
 
 
 def _number(c: float) -> str:
-    """A coefficient as the language writes it: ``2``, ``0.5``, ``1e-20``, ``inf``, ``nan``."""
+    """A number as the language writes it: ``2``, ``0.5``, ``1e-20``, ``-inf``, ``nan``."""
     if math.isnan(c):
         return "nan"
     if math.isinf(c):
-        return "inf"
+        return "inf" if c > 0 else "-inf"
     text = repr(float(c))
     return text[:-2] if text.endswith(".0") and "e" not in text else text
 

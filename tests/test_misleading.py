@@ -149,6 +149,20 @@ def test_taylor_warns_where_a_coefficient_is_not_finite(cli, argv, which):
     assert r.code == 0 and "warning: " + which in r.out
 
 
+@pytest.mark.parametrize(
+    "argv, where",
+    [
+        (("log(x)", "--x", "-inf"), "x = -inf"),  # it said "x = inf"
+        (("log(x)", "--x", "-2.5"), "x = -2.5"),
+        (("log(x)", "--x", "inf"), "x = inf"),  # c1 = 1/inf = 0, c0 = inf
+        (("log(x*y)", "--x", "-inf", "--y", "-inf"), "x = -inf, y = -inf"),
+    ],
+)
+def test_taylor_warning_names_the_point_with_its_sign(cli, argv, where):
+    (warning,) = cli("taylor", *argv, "--json").json["warnings"]
+    assert f"has no Taylor series at {where} (" in warning, warning
+
+
 def test_taylor_has_no_warnings_where_the_series_exists(cli):
     for argv in (
         ("exp(x)", "--x", "0"),

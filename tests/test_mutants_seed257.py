@@ -1,5 +1,5 @@
-"""Tests written from the survivors of ``bench/mutate.py`` seed 257 (bench/results/
-mutate-seed257.json), an untuned seed measured at 10 mutants a target with every test
+"""Tests written from the survivors of ``bench/mutate.py`` seeds 257 and 263 (bench/results/
+mutate-seed257.json, mutate-seed263.json), untuned seeds measured at 10 mutants a target with every test
 before it in.
 
 Each test's docstring names the mutant it kills (``file:line: original -> mutant``, line numbers
@@ -47,3 +47,41 @@ def test_a_power_of_two_and_its_inverse_cancel_exactly(cli, expr, derivative):
     r = cli("diff", expr, "--wrt", "x", "--json")
     assert r.code == 0, r.out
     assert r.json["derivative"] == derivative
+
+
+# --- seed 263 (bench/results/mutate-seed263.json), measured after the tests above ---------
+
+
+def _taylor_refusal(cli, expr: str, x: str) -> str:
+    """The reason Taylor mode gives for leaving an order-20 series to repeated
+    differentiation, which then runs past a small memory limit (the limit error names it)."""
+    r = cli("taylor", expr, "--x", x, "--order", "20", "--max-memory", "100K", "--json")
+    assert r.code == 1, r.out
+    message = r.json["error"]["message"]
+    assert "cannot be used here: " in message, message
+    return message.split("cannot be used here: ", 1)[1]
+
+
+def test_taylor_mode_says_log1p_has_a_nan_derivative_at_nan(cli):
+    """kills core/taylor_mode.py:485: _partial(1.0 / base[0], "log1p") -> pass.
+
+    At x = nan, log1p's local derivative 1/(1 + x) is nan: that is the reason given, not
+    the singular-point guard's (which only sees a distance of nan)."""
+    reason = _taylor_refusal(cli, "log1p(x)", "nan")
+    assert reason.startswith("log1p: a local derivative of nan at the point"), reason
+
+
+@pytest.mark.parametrize(
+    ("expr", "x"), [("erfinv(1e12*x)", "0.9999e-12"), ("erfinv(x)", "0.9999999999999999")]
+)
+def test_taylor_mode_guards_erfinv_near_its_pole(cli, expr, x):
+    """kills core/taylor_mode.py:667: _near_singularity(u, 1.0 - abs(u[0]), y[0], "erfinv")
+    -> pass.
+
+    erfinv's derivatives grow as m!/rho**m at a distance rho from its poles at +-1 (here
+    1e-4 after the argument's factor 1e12, or 1e-16), so the order-20 ones overflow: the
+    guard refuses Taylor mode at the rule, before any coefficient is formed, and says why
+    ("near a singular point: its derivatives overflow"), rather than a later "derivative 18
+    is above 1e+300".  (At 0.5e-12 the series is finite, 1.29e244 at order 20: no refusal.)"""
+    reason = _taylor_refusal(cli, expr, x)
+    assert reason.startswith("erfinv near a singular point: its derivatives overflow"), reason
