@@ -11,9 +11,10 @@ One variable: ``c[k] = f^(k)(a) / k!`` for k = 0..order.  Two methods, the same 
   cost grows much faster than order^2.  It is used where Taylor mode cannot promise the
   engine's numbers: an op without a Taylor rule on the variable's path (reductions or
   indexing of arrays, linear algebra), a singular point (``sqrt`` or a fractional power of 0,
-  ``asin(1)``, a pole: wherever a coefficient or a local derivative is not finite or
-  overflows), ``a**b`` with both variable and ``b`` a whole number at the point (the engine
-  pins ``d(a**b)/da`` there, as PyTorch does), a device or dtype other than CPU float64.
+  ``asin(1)``, a pole: wherever a derivative or a local derivative is not finite or
+  overflows, or a value that is not finite reaches a nonlinear op), ``a**b`` with both
+  variable and ``b`` a whole number at the point (the engine pins ``d(a**b)/da`` there, as
+  PyTorch does), a device or dtype other than CPU float64.
   :mod:`.taylor_mode` lists the conditions.
 
 Several variables: the k-th derivative tensors D^k f(a) / k! (k = 0: the value, 1: the

@@ -31,11 +31,15 @@ poisoned node makes :func:`taylor_coefficients` raise :class:`NoTaylorMode`, on 
   PyTorch) pins ``d(a**b)/da`` to 0 where ``b == 0`` with a ``where``, which cuts the
   derivatives of that partial, so its coefficients from order ``b + 2`` on are not those of
   ``a**b`` (``x**x`` at 1 or 2); the old path keeps giving them;
-* a coefficient that is not finite, a derivative ``|c_k| * k!`` above 1e300, a local partial
-  derivative above 1e300, or an op near a singularity (a pole, a branch point) so close that
-  its derivatives up to order K, which the engine's graphs compute, overflow (``x/x`` at
-  1e-80: its series is 1, 0, 0, ..., the engine's is nan from order 4): where the engine
-  overflows, its inf or nan is the answer.
+* a derivative coefficient that is not finite, a derivative ``|c_k| * k!`` above 1e300, a
+  local partial derivative above 1e300, or an op near a singularity (a pole, a branch point)
+  so close that its derivatives up to order K, which the engine's graphs compute, overflow
+  (``x/x`` at 1e-80: its series is 1, 0, 0, ..., the engine's is nan from order 4): where the
+  engine overflows, its inf or nan is the answer;
+* a value that is not finite, read by an op not linear in it, or where the engine's own local
+  partials are not finite (``acosh(x)`` at -2).  Where they are, and every op after it is
+  linear in it, its derivatives are the series' (``log(x)`` at -1: nan, then -1, -1/2, ...,
+  the engine's ``1/x`` and its derivatives), so Taylor mode answers.
 
 Piecewise ops take the branch the point is on, with the engine's own local partials
 (``abs``: ``sign(u)``, ``relu``: ``u > 0``, ``max``/``min``: 1, 0 or 1/2 at a tie, ``clip``,
@@ -107,6 +111,10 @@ class Jet:
     c: list[float] | None = None
     poison: str | None = None
     hard: bool = False
+    #: why the value ``c[0]`` is not finite (``log(x)`` at -1: nan), where the coefficients
+    #: from 1 on are: an op linear in this node passes them on, as the engine's derivatives
+    #: do (they never read a linear op's argument); to any other op the node is poisoned
+    nonfinite: str | None = None
     #: a polynomial's degree in x by the graph's shape (x: 1, x*x: 2, an op linear in it:
     #: its argument's), None for any other function: coefficients past it are exact +0.0,
     #: as the engine's derivatives there are (their graph no longer reaches x: zeros)
@@ -909,6 +917,8 @@ class TaylorJets(Interpretation):
         for a, f in zip(args, live):
             if f and a.hard:  # never absorbed: the engine's zero partials need not stop it
                 return Jet(out, poison=a.poison, hard=True)
+        if not op.linear_in(live):  # a non-finite value: a soft poison to a nonlinear op
+            args = [Jet(a.value, poison=a.nonfinite) if a.nonfinite else a for a in args]
         if backend.is_complex(out.data) or any(backend.is_complex(a.value.data) for a in args):
             return Jet(out, poison=f"{op.name} of complex numbers")  # real series only
         if rule is None:
@@ -919,7 +929,9 @@ class TaylorJets(Interpretation):
         try:
             c = rule(r) if self.n > 1 else [r.out0]
             c[0] = r.out0
-            self._check(c, op.name)
+            nonfinite = self._check(c, op.name)
+            if nonfinite is not None:
+                _partials_finite(op, args, live, out, nonfinite)
             if not op.linear_in(live):  # products of series: may they overflow?
                 for a, f in zip(args, live):
                     if f and a.c is not None:
@@ -933,17 +945,43 @@ class TaylorJets(Interpretation):
         degree = _degree(op, args, live)
         if degree is not None:  # -x's c2 is +0.0, not -0.0: the engine's d2/dx2 (-x) is
             c[degree + 1 :] = [0.0] * len(c[degree + 1 :])  # zeros, its graph cut
-        return Jet(out, c, degree=degree)
+        return Jet(out, c, degree=degree, nonfinite=nonfinite)
 
-    def _check(self, c: list, name: str) -> None:
-        """Poison a series with a coefficient that is not finite, or a derivative
-        ``|c_k| * k!`` above :data:`LIMIT` (up to order 170, beyond which k! is not a float)."""
+    def _check(self, c: list, name: str) -> str | None:
+        """Poison a series with a derivative coefficient that is not finite, or a derivative
+        ``|c_k| * k!`` above :data:`LIMIT` (up to order 170, beyond which k! is not a float);
+        a value ``c[0]`` that is not finite is returned, as the reason (:attr:`Jet.nonfinite`)."""
         log_fact, log_limit = self._log_fact, self._log_limit
+        nonfinite = None
         for k, ck in enumerate(c):
-            if not math.isfinite(ck):  # the value: soft; a derivative: an overflow, hard
-                raise _Poisoned(f"{name}: coefficient {k} is {ck!r}", hard=k > 0)
-            if ck and k <= 170 and math.log(abs(ck)) + log_fact[k] > log_limit:
+            if not math.isfinite(ck):  # the value: see Jet.nonfinite; a derivative: hard
+                if k > 0:
+                    raise _Poisoned(f"{name}: coefficient {k} is {ck!r}", hard=True)
+                nonfinite = f"{name}: coefficient 0 is {ck!r}"
+            elif ck and k <= 170 and math.log(abs(ck)) + log_fact[k] > log_limit:
                 raise _Poisoned(f"{name}: derivative {k} is above {LIMIT:g}", hard=True)
+        return nonfinite
+
+
+def _partials_finite(op, args: list, live: tuple, out: Tensor, why: str) -> None:
+    """Poison (softly, with ``why``) a node whose value is not finite unless every live
+    argument has its series and the engine's local partials (``Op.deriv``) are finite at
+    the point: then its derivatives are those of formulas in the arguments alone, as the
+    series' (``log(x)`` at -1: the engine's ``1/x``), not of ones that read the value
+    (``erfinv``) or are nan there too (``acosh(x)`` at -2: ``sqrt(x - 1) * sqrt(x + 1)``)."""
+    inputs = tuple(a.value for a in args)
+    for i, (a, f) in enumerate(zip(args, live)):
+        if not f:
+            continue
+        if a.c is None or op.deriv is None:  # absorbed poison; a rule-less vjp
+            raise _Poisoned(why)
+        try:
+            d = op.deriv[i](*inputs, out)
+            w = 0.0 if d is None else float(d.data if isinstance(d, Tensor) else d)
+        except (ArithmeticError, ValueError, TypeError, IndexError) as exc:
+            raise _Poisoned(why) from exc
+        if not math.isfinite(w):
+            raise _Poisoned(why)
 
 
 def _degree(op, args: list, live: tuple) -> int | None:

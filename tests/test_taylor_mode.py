@@ -294,7 +294,13 @@ FALLBACKS = [
     ("cbrt(x)", 0.0),
     ("log(x)", 0.0),
     ("1/x", 0.0),
-    ("log(x - 1)", 0.5),  # nan
+    # a value that is not finite, used by a nonlinear op, or where the engine's own local
+    # partial is not finite either (so its derivatives need not be the series')
+    ("log(x)*log(x)", -1.0),
+    ("exp(log(x - 1))", 0.5),
+    ("acosh(x)", -2.0),  # the engine's 1/(sqrt(x - 1)*sqrt(x + 1)) is nan there
+    ("2*erfinv(x) + x", 2.0),  # erfinv's derivative reads its value
+    ("relu(sinc(x))", 1e308),  # a zero partial on a poisoned node, whose value is nan
     ("asin(x)", 1.0),
     ("acos(x)", -1.0),
     ("atan2(x, x)", 0.0),
@@ -333,6 +339,35 @@ def test_fallback_gives_the_old_path_exactly(text, a):
         _new(text, a)
     r = taylor(parse(text), {"x": a}, order=ORDER)
     assert _same(r.coefficients, _old(text, a))
+
+
+# ---- a value that is not finite where the derivatives are: Taylor mode answers ----------
+
+NONFINITE_VALUES = [
+    ("log(x - 1)", 0.5),  # nan, and the engine's 1/u is finite: so are the coefficients
+    ("log(x)", -1.0),
+    ("2*log(x) - x + sin(x)", -1.0),  # ops linear in it pass them on
+    ("log10(x) + log2(x) + log1p(x - 1)", -3.0),
+    ("relu(log(x)) + mod(log(x), 3)", -1.0),
+    ("log(x)", -math.inf),
+]
+
+
+@pytest.mark.parametrize("text, a", NONFINITE_VALUES)
+def test_a_value_that_is_not_finite_passes_its_derivatives_through_linear_ops(text, a):
+    new = _new(text, a, 20)
+    assert not math.isfinite(new[0]) and all(math.isfinite(c) for c in new[1:])
+    assert _agree(new[: ORDER + 1], _old(text, a), 1e-12)  # the old path, to order 6
+    assert _agree(taylor(parse(text), {"x": a}, order=20).coefficients, new, 0)
+
+
+def test_log_at_minus_one_at_order_20_is_one_pass(cli):
+    # it was repeated differentiation, on course for 38.9 GiB by order 20 (a limit error)
+    r = cli("taylor", "log(x)", "--x", "-1", "--order", "20", "--json")
+    assert r.code == 0, r.output
+    assert r.json["coefficients"][0] == "nan"
+    assert r.json["coefficients"][1:] == [-1 / k for k in range(1, 21)]
+    assert "c0 is nan" in r.json["warnings"][0]
 
 
 # ---- piecewise ops: the branch taken at the point, the engine's partials at kinks --------
