@@ -104,6 +104,30 @@ def test_an_exact_power_too_large_to_compute_exactly_is_an_ieee_power(cli):
     assert g.code == 0 and g.json["grad"]["y"] == "inf", g.out
 
 
+@pytest.mark.parametrize(
+    "text, derivative",
+    [
+        ("3**39*x", "3**39"),  # was 4.052555153018976e+18, which is not 3**39
+        ("-3**39*x", "-3**39"),
+        ("x/3**39", "1/3**39"),
+        ("x*2**-62", "1/2**62"),  # exact as a float, but 4.611686018427388e+18 does not read
+        ("x*6**22", "6**22"),
+        ("3**40*x/3**39", "3**40/3**39"),  # 3**40 is past 2**62: kept as a power
+        ("x*10**17", "1e+17"),  # short and exact: as before
+        ("x*(3**39 + 1)", "4.052555153018976e+18"),  # no power: the float, as before
+        ("2*3**39*x", "8.105110306037953e+18"),
+    ],
+)
+def test_an_exact_whole_number_of_1e16_and_over_prints_as_its_power(cli, text, derivative):
+    """An exact integer past 1e16 whose float is long or not exact prints as ``b**e``
+    (presentation.py's _integer_expr), so it reads and parses back exactly: the printed
+    derivative times x differentiates to itself."""
+    r = cli("diff", text, "--json")
+    assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    again = cli("diff", f"({derivative})*x", "--json")
+    assert again.code == 0 and again.json["derivative"] == derivative, again.out
+
+
 def test_a_complex_valued_op_of_real_constants_is_no_internal_error(cli):
     """core/symbolic/numbers.py:111 (a product bug found next to line 110).
 

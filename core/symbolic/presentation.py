@@ -26,9 +26,36 @@ def present(root: Term) -> Expr:
 
 def _number_expr(v) -> Expr:
     """A number as an Expr: a float constant, or (-)p/q for a non-integer fraction."""
-    if isinstance(v, Fraction) and v.denominator != 1:
-        return Expr("div", (Expr.const(float(v.numerator)), Expr.const(float(v.denominator))))
+    if isinstance(v, Fraction):
+        if v.denominator != 1:
+            return Expr("div", (_integer_expr(v.numerator), _integer_expr(v.denominator)))
+        return _integer_expr(v.numerator)
     return Expr.const(float(v))
+
+
+def _integer_expr(p: int) -> Expr:
+    """An exact whole number as an Expr: a constant, or ``b**e`` for a power of 1e16 and
+    over whose float is not exact or is long (3**39, not 4.052555153018976e+18; 2**62, not
+    4.611686018427388e+18; 10**17 stays 1e+17), so that it reads, and parses back, exactly."""
+    power = _power_of(abs(p)) if abs(p) >= 10**16 else None
+    if power is None:
+        return Expr.const(float(p))
+    e = Expr("pow", (Expr.const(float(power[0])), Expr.const(float(power[1]))))
+    return Expr("neg", (e,)) if p < 0 else e
+
+
+def _power_of(n: int) -> tuple[int, int] | None:
+    """``(b, e)`` with ``b**e == n``, ``e`` as high as it goes, where ``n``'s float is not
+    exact or takes more than 6 digits; None for any other ``n``."""
+    f = float(n)
+    if f == n and len(repr(f).split("e")[0].replace(".", "").rstrip("0")) <= 6:
+        return None
+    for e in range(n.bit_length(), 1, -1):
+        b = round(f ** (1.0 / e))
+        for c in (b - 1, b, b + 1):
+            if c > 1 and c**e == n:
+                return c, e
+    return None
 
 
 def _left_spine(e: Expr) -> list[Expr]:
@@ -115,9 +142,9 @@ def _product_expr(coeff, bases: Sequence[Term], exps: Sequence, built: dict) -> 
     p, q = (a.numerator, a.denominator) if isinstance(a, Fraction) else (a, 1)
     numer[:0] = guards
     if p != 1 or not numer:
-        numer.insert(0, Expr.const(float(p)))
+        numer.insert(0, _integer_expr(p) if isinstance(p, int) else Expr.const(float(p)))
     if q != 1:
-        denom.insert(0, Expr.const(float(q)))
+        denom.insert(0, _integer_expr(q))
     top = numer[0]
     for f in numer[1:]:
         top = Expr("mul", (top, f))
