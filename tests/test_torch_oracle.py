@@ -779,6 +779,14 @@ KINK_CASES = [
         [-1.0, 0.0, 4.0],
     ),
     ("sqrt(-1)=nan", lambda x: x.sqrt(), lambda x: x.sqrt(), [-1.0, 1.0]),
+    # acosh is nan below 1, its derivative 1/sqrt(x*x - 1) finite below -1 and inf at -1
+    (
+        "acosh below 1",
+        lambda x: apply(OPS["acosh"], x),
+        lambda x: x.acosh(),
+        [-3.0, -2.0, -1.0, 0.5, 1.0, 2.0],
+    ),
+    ("atanh past 1", lambda x: apply(OPS["atanh"], x), lambda x: x.atanh(), [-2.0, 1.0, 3.0]),
     ("1/0=inf", lambda x: 1 / x, lambda x: 1 / x, [0.0, 2.0]),
     ("-1/0=-inf", lambda x: -1.0 / x, lambda x: -1.0 / x, [0.0, -2.0]),
     ("x**0.5 at 0", lambda x: x**0.5, lambda x: x**0.5, [0.0, 1.0]),

@@ -114,6 +114,17 @@ def _abs_direction(x, out):
     return where(eq(out, 0), 0.0, x / where(eq(out, 0), 1.0, out))
 
 
+def _acosh_derivative(x, out):
+    # 1/sqrt(x**2 - 1), PyTorch's and JAX's, written sqrt((x - 1)*(x + 1)) to keep its digits
+    # near 1: finite below -1 too, where acosh is nan (as log's 1/x is below 0), and +inf at
+    # -1 as at 1 (x + 1 written -(-1 - x), which is -0.0 there, so that the product is +0.0).
+    # On complex numbers the principal branch's 1/(sqrt(z - 1)*sqrt(z + 1)), of the other
+    # sign where Re z < 0
+    if is_complex(x):
+        return 1 / (sqrt(x - 1) * sqrt(x + 1))
+    return 1 / sqrt(x * x - 1)
+
+
 # fmt: off
 #      name         grad_fn                  forward               d/dx (x, out)                                     printing                                                                       facts
 _unary("exp",       "ExpBackward0",          _np("exp"),           lambda x, out: out,                               printing=function("exp", latex=("e^{", 0, "}"), latex_level=POWER),             total=True, nonneg=True, on_complex="holomorphic")
@@ -133,7 +144,7 @@ _unary("tanh",      "TanhBackward0",         _np("tanh"),          lambda x, out
 # the inverse hyperbolic functions (NumPy's arcsinh...; libm's asinh...): asinh is total; acosh is
 # nan below 1 and inf at inf; atanh is nan outside [-1, 1] and +-inf at +-1 (PyTorch's and NumPy's)
 _unary("asinh",     "AsinhBackward0",        _np("arcsinh", c="asinh({0})"),   lambda x, out: 1 / sqrt(x * x + 1),  latex="\\operatorname{arsinh}", aliases=("arcsinh",),                                total=True, spreads_nonfinite=(0,), on_complex="holomorphic")
-_unary("acosh",     "AcoshBackward0",        _np("arccosh", c="acosh({0})"),   lambda x, out: 1 / (sqrt(x - 1) * sqrt(x + 1)), latex="\\operatorname{arcosh}", aliases=("arccosh",),                                nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
+_unary("acosh",     "AcoshBackward0",        _np("arccosh", c="acosh({0})"),   _acosh_derivative,                   latex="\\operatorname{arcosh}", aliases=("arccosh",),                                nonneg=True, spreads_nonfinite=(0,), on_complex="holomorphic")
 _unary("atanh",     "AtanhBackward0",        _np("arctanh", c="atanh({0})"),   lambda x, out: 1 / (1 - x * x),      latex="\\operatorname{artanh}", aliases=("arctanh",),                                spreads_nonfinite=(0,), on_complex="holomorphic")
 _unary("abs",       "AbsBackward0",          _np("abs", c="fabs({0})"),         _abs_direction,                                   printing=function("abs", latex=("\\left|", 0, "\\right|"), latex_level=ATOM),   kink=_at_zero("abs is not differentiable at 0; used abs'(0) = 0 (PyTorch)"), total=True, nonneg=True, piecewise_linear=True, spreads_nonfinite=(0,), on_complex="real")
 def _angle_direction(x, out):
