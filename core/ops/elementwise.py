@@ -115,11 +115,10 @@ def _abs_direction(x, out):
 
 
 def _acosh_derivative(x, out):
-    # 1/sqrt(x**2 - 1), PyTorch's and JAX's, written sqrt((x - 1)*(x + 1)) to keep its digits
-    # near 1: finite below -1 too, where acosh is nan (as log's 1/x is below 0), and +inf at
-    # -1 as at 1 (x + 1 written -(-1 - x), which is -0.0 there, so that the product is +0.0).
-    # On complex numbers the principal branch's 1/(sqrt(z - 1)*sqrt(z + 1)), of the other
-    # sign where Re z < 0
+    # PyTorch's 1/sqrt(x*x - 1), bit for bit (JAX's too, to rounding): finite below -1, where
+    # acosh is nan (as log's 1/x is below 0), and +inf at -1 as at 1 ((x - 1)*(x + 1) would
+    # keep more digits near 1 but is -0.0 at -1, so -inf).  On complex numbers the principal
+    # branch's 1/(sqrt(z - 1)*sqrt(z + 1)), of the other sign where Re z < 0
     if is_complex(x):
         return 1 / (sqrt(x - 1) * sqrt(x + 1))
     return 1 / sqrt(x * x - 1)
