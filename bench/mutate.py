@@ -311,6 +311,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
+            "tests/test_mutants_seed269.py",  # seed 269's survivors
             "tests/test_mutants_seed257.py",  # seeds 257 and 263's survivors
             "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
