@@ -128,6 +128,33 @@ def test_an_exact_whole_number_of_1e16_and_over_prints_as_its_power(cli, text, d
     assert again.code == 0 and again.json["derivative"] == derivative, again.out
 
 
+@pytest.mark.parametrize(
+    "text, derivative",
+    [
+        ("x*(2**70)**(1/2)", "34359738368"),  # 2**35: it stayed (2**70)**(1/2)
+        ("x*(2**70)**-0.5", "1/34359738368"),
+        ("x*(2**70)**(1/7)", "1024"),
+        ("x*(2**70)**(1/3)", "2**(70/3)"),
+        ("x*(2**70)**y", "(2**70)**y"),  # a symbolic exponent: kept
+        ("x*((-2)**71)**(1/2)", "((-2)**71)**(1/2)"),  # a negative base: nan, kept
+    ],
+)
+def test_a_number_kept_as_a_power_to_a_fraction_multiplies_the_exponents(cli, text, derivative):
+    """(b**a)**f = b**(a*f) for positive numbers b (algebra.py's _positive_number): the power
+    of a number past the exact bound (2**70) folds when taken to a fraction, as (3**40)**2
+    already did; the value is grad's."""
+    r = cli("diff", text, "--wrt", "x", "--json")
+    assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    if "y" not in text:
+        g = cli("grad", text, "--x", "1", "--json")
+        v = cli("eval", derivative, "--json")  # the printed number, evaluated
+        assert g.code == 0 and v.code == 0, (g.out, v.out)
+        if v.json["value"] == "nan":
+            assert g.json["grad"]["x"] == "nan"
+        else:
+            assert g.json["grad"]["x"] == pytest.approx(v.json["value"], rel=1e-15)
+
+
 def test_a_complex_valued_op_of_real_constants_is_no_internal_error(cli):
     """core/symbolic/numbers.py:111 (a product bug found next to line 110).
 

@@ -51,6 +51,15 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
+def _positive_number(t: Term) -> bool:
+    """Whether the product ``t`` is a positive number kept as powers (``2**70``): a positive
+    coefficient, and positive numbers to numbers."""
+    c, exps = t.data
+    return c > 0 and all(
+        b.kind == NUM and b.data > 0 and e.kind == NUM for b, e in zip(t.args, exps)
+    )
+
+
 class Algebra(TermFacts):
     """Constructors of canonical terms; each applies the simplification rules as it builds.
 
@@ -368,7 +377,7 @@ class Algebra(TermFacts):
                     if _is_exact(r) or not (_is_exact(b.data) and _is_exact(e.data)):
                         coeff = n_mul(coeff, r)
                         continue
-            elif b.kind == MUL and _is_int_term(e):
+            elif b.kind == MUL and (_is_int_term(e) or (e.kind == NUM and _positive_number(b))):
                 expanded = self._power_of_product(b, e)
                 if expanded is not None:
                     c, parts = expanded
@@ -441,7 +450,9 @@ class Algebra(TermFacts):
         return None
 
     def _power_of_product(self, b: Term, e: Term):
-        """``(c*x**a*...)**n`` for an integer n as ``c**n * x**(a*n) * ...``, or None if unsafe."""
+        """``(c*x**a*...)**n`` for an integer n as ``c**n * x**(a*n) * ...``, or None if unsafe;
+        any number n where every base and c are positive numbers (``(2**70)**(1/2)`` is 2**35:
+        2**70 is past the exact numbers' bound, so it is kept as a power)."""
         n = e.data
         c, exps = b.data
         if c == 0 and n < 0:
