@@ -311,7 +311,7 @@ TARGETS: dict[str, dict] = {
     "taylor_mode": {
         "files": ["core/taylor_mode.py"],
         "tests": [
-            "tests/test_mutants_seed269.py",  # seed 269's survivors
+            "tests/test_mutants_seed269.py",  # seeds 269 and 271's survivors
             "tests/test_mutants_seed257.py",  # seeds 257 and 263's survivors
             "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed1031.py",  # the hunting seed 1031's survivors
@@ -392,6 +392,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/optimize.py"],
         # minimize and solve as batch ops too, through both engines
         "tests": [
+            "tests/test_mutants_seed269.py",  # seed 271's survivor
             "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
@@ -1305,8 +1306,13 @@ def load_equivalents(path: Path) -> list[dict]:
     return entries
 
 
-def match_equivalent(m: Mutant, entries: list[dict]) -> str | None:
-    """The reason, if ``m`` is listed.  The line number may have moved; the text must match."""
+def match_equivalent(m: Mutant, entries: list[dict], siblings=None) -> str | None:
+    """The reason, if ``m`` is listed.  The line number may have moved; the text must match.
+
+    ``siblings``: the lines of the file where the same change is made (``m``'s among them).
+    An entry then explains only the one nearest its own line: the same text on another line
+    may be another matter (a reversed slice of a list that holds k entries there, and of a
+    longer one elsewhere), so a listed equivalent does not hide a real survivor."""
     key = m.text_key
 
     def reason(e):
@@ -1318,6 +1324,12 @@ def match_equivalent(m: Mutant, entries: list[dict]) -> str | None:
         return None
 
     candidates = [e for e in entries if e["file"] == m.file and reason(e) is not None]
+    if siblings and len(siblings) > 1:
+        candidates = [
+            e
+            for e in candidates
+            if min(siblings, key=lambda line: (abs(line - e["line"]), line)) == m.line
+        ]
     if not candidates:
         return None
     best = min(candidates, key=lambda e: abs(e["line"] - m.line))
@@ -1343,6 +1355,8 @@ class TargetResult:
     extra_args: list = field(default_factory=list)  # pytest arguments for every run
     deselected: list = field(default_factory=list)  # baseline failures left out
     mutants: list = field(default_factory=list)
+    #: (file, text_key) -> the lines of every mutant of the target with that change
+    siblings: dict = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -1657,6 +1671,8 @@ def main(argv=None) -> int:
             )
             every = find_mutants(name, source_root)
             tr.total_mutants = len(every)
+            for m in every:
+                tr.siblings.setdefault((m.file, m.text_key), []).append(m.line)
             pool = [
                 m
                 for m in every
@@ -1841,10 +1857,11 @@ def main(argv=None) -> int:
         for tr in results:
             tr.seconds = round(sum(m.seconds for m in tr.mutants), 1)
             for m in tr.mutants:
+                siblings = tr.siblings.get((m.file, m.text_key))
                 if m.status == "survived":
-                    m.equivalent = match_equivalent(m, equivalents) or ""
+                    m.equivalent = match_equivalent(m, equivalents, siblings) or ""
                 elif m.status in ("killed", "error", "timeout") and match_equivalent(
-                    m, equivalents
+                    m, equivalents, siblings
                 ):
                     m.equivalent = "LISTED AS EQUIVALENT BUT KILLED: remove it from the list"
     finally:

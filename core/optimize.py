@@ -962,7 +962,7 @@ def classify(eigenvalues: Sequence[float], rtol: float = 1e-8, atol: float = 1e-
     """minimum (all > 0), maximum (all < 0), saddle (both signs), degenerate (a zero, or a
     nan: a curvature not known).
 
-    An eigenvalue counts as zero below ``atol`` or ``rtol`` times the largest finite one:
+    An eigenvalue counts as zero at or below ``atol`` or ``rtol`` times the largest finite one:
     Newton's method stops where the gradient is below --gtol, which on a flat function (x**4)
     is still a little way from the point, where the curvature is not yet exactly zero.
     """

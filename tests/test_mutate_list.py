@@ -38,14 +38,39 @@ def test_every_equivalent_entry_matches_a_mutant_of_todays_code():
     entries = mutate.load_equivalents(mutate.EQUIVALENT_FILE)
     assert entries, "the list is empty or unreadable"
     mutants = [m for target in mutate.TARGETS for m in mutate.find_mutants(target, ROOT)]
+    siblings: dict = {}
+    for m in mutants:
+        siblings.setdefault((m.file, m.text_key), set()).add(m.line)
     stale = []
     for entry in entries:
-        # match_equivalent only ever matches an entry of the mutant's own file
+        # match_equivalent only ever matches an entry of the mutant's own file, and of the
+        # same text on several lines only the one nearest the entry's
         same_file = [m for m in mutants if m.file == entry["file"]]
-        hits = [m for m in same_file if mutate.match_equivalent(m, [entry])]
+        hits = [
+            m
+            for m in same_file
+            if mutate.match_equivalent(m, [entry], sorted(siblings[(m.file, m.text_key)]))
+        ]
         if not hits:  # (one entry may explain the same line written twice, e.g. max and min)
             stale.append(f"{entry['file']}:{entry['line']}: no mutant of today's code")
     assert not stale, "stale entries in bench/mutate_equivalent.txt:\n" + "\n".join(stale)
+
+
+def test_an_entry_explains_only_the_nearest_line_of_a_change_made_on_several():
+    """The same change on two lines may be equivalent on one and real on the other (seed
+    271: taylor_mode's reversed slice g[k + 1 :: -1] clamps to g[k - 1 :: -1] where g holds k
+    entries, in erfcx's rule, and not in _integral, where g is the whole series); an entry
+    near the first explains it and not the second, whatever other entries there are."""
+    mutate = _mutate_module()
+    line = "y = g[k - 1 :: -1]"
+
+    def at(n):
+        return mutate.Mutant("t", "core/f.py", n, 0, "arith", line, line.replace("- 1", "+ 1"))
+
+    entry = {"file": "core/f.py", "line": 662, "rest": at(664).text_key + " # k entries"}
+    assert mutate.match_equivalent(at(664), [entry], [294, 664]) == "k entries"
+    assert mutate.match_equivalent(at(294), [entry], [294, 664]) is None
+    assert mutate.match_equivalent(at(294), [entry]) == "k entries"  # without the lines
 
 
 # ---------------------------------------------------------------------------
