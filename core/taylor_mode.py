@@ -920,7 +920,8 @@ class TaylorJets(Interpretation):
         for a, f in zip(args, live):
             if f and a.hard:  # never absorbed: the engine's zero partials need not stop it
                 return Jet(out, poison=a.poison, hard=True)
-        if not op.linear_in(live):  # a non-finite value: a soft poison to a nonlinear op
+        linear = op.linear_in(live)
+        if not linear:  # a non-finite value: a soft poison to a nonlinear op
             args = [Jet(a.value, poison=a.nonfinite) if a.nonfinite else a for a in args]
         if backend.is_complex(out.data) or any(backend.is_complex(a.value.data) for a in args):
             return Jet(out, poison=f"{op.name} of complex numbers")  # real series only
@@ -937,7 +938,7 @@ class TaylorJets(Interpretation):
                 # a poison absorbed by a zero partial, into a value that is not finite: the
                 # engine's derivatives need not be zeros (relu(sinc(x)) at 1e308: nan from 4)
                 raise _Poisoned(nonfinite)
-            if not op.linear_in(live):  # products of series: may they overflow?
+            if not linear:  # products of series: may they overflow?
                 for a, f in zip(args, live):
                     if f and a.c is not None:
                         _products_fit(a.c, op.name)
