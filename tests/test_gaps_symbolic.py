@@ -112,7 +112,7 @@ def test_an_exact_power_too_large_to_compute_exactly_is_an_ieee_power(cli):
         ("x/3**39", "1/3**39"),
         ("x*2**-62", "1/2**62"),  # exact as a float, but 4.611686018427388e+18 does not read
         ("x*6**22", "6**22"),
-        ("3**40*x/3**39", "3**40/3**39"),  # 3**40 is past 2**62: kept as a power
+        ("3**40*x/3**41", "1/3"),  # 3**40 and 3**41 are past 2**62: powers that cancel
         ("x*10**17", "1e+17"),  # short and exact: as before
         ("x*(3**39 + 1)", "4.052555153018976e+18"),  # no power: the float, as before
         ("2*3**39*x", "8.105110306037953e+18"),
@@ -124,6 +124,66 @@ def test_an_exact_whole_number_of_1e16_and_over_prints_as_its_power(cli, text, d
     derivative times x differentiates to itself."""
     r = cli("diff", text, "--json")
     assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    again = cli("diff", f"({derivative})*x", "--json")
+    assert again.code == 0 and again.json["derivative"] == derivative, again.out
+
+
+@pytest.mark.parametrize(
+    "text, derivative",
+    [
+        ("x/9", "1/9"),  # was 0.1111111111111111: the rule's 1/9 folded in float64
+        ("x**2/3 + x/6", "2*x/3 + 1/6"),
+        ("tan(x)/7", "(tan(x)**2 + 1)/7"),
+        ("atan(x/3)", "1/(3*(x**2/9 + 1))"),
+        ("x**-0.5/3", "-1/(6*x**(3/2))"),
+        ("relu(x)/3", "(x > 0)/3"),
+        ("x/0.1", "10"),  # 1/0.1 is 10 exactly in float64 too
+        ("sqrt(2)*x", "sqrt(2)"),  # inexact: kept symbolic, as before
+        ("x*1e-300/3", "3.3333333333333334e-301"),  # a decimal past 2**62: float64, as before
+    ],
+)
+def test_a_rules_own_numbers_fold_exactly(cli, text, derivative):
+    """The differentiator's builder folds numbers only where the result is exact (its
+    Builder.apply asks numbers._fold), so 1/9 reaches the algebra as a division, which keeps
+    it exact; the value agrees with grad's to the last bit or one."""
+    r = cli("diff", text, "--x", "1.5", "--json")
+    assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    g = cli("grad", text, "--x", "1.5", "--json")
+    assert g.code == 0, g.out
+    assert float(r.json["derivative_value"]) == pytest.approx(float(g.json["grad"]["x"]), rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "text, derivative",
+    [
+        ("3**40*x/3**39", "3"),  # was 3**40/3**39: 3**39 is an exact number, 3**40 a power
+        ("x/3**40*3**41", "3"),
+        ("x*3**41/3**39", "9"),
+        ("x*2**63/2", "2**62"),  # exact again, and long: printed as its power
+        ("2*x*2**63 - x*2**64", "0"),  # 2*2**63 is 2**64: the two terms meet
+        ("x*2**-70*4", "1/2**68"),
+        ("x*3**40/9", "3**38"),  # 3**38 is exact: folded into the coefficient
+        ("x*(3**40 + 1)/3**39", "(3**40 + 1)/3**39"),  # a sum, not a power: kept
+        ("x*(-3)**40/3**39", "(-3)**40/3**39"),  # only whole-number bases above 1 move
+        ("sqrt(2**70)*x", "34359738368"),  # a root to whole exponents folds
+        ("sqrt(9*2**70)*x", "103079215104"),
+        ("cbrt(3**60)*x", "3486784401"),
+        ("sqrt(3**80)*x", "3**40"),
+        ("sqrt(2**-70)*x", "1/34359738368"),
+        ("sqrt(2**71)*x", "sqrt(2**71)"),  # a half exponent: kept
+        ("sqrt(3*2**70)*x", "sqrt(3*2**70)"),  # an inexact root of the coefficient: kept
+    ],
+)
+def test_a_number_kept_as_powers_meets_its_coefficient_and_roots(cli, text, derivative):
+    """A power kept symbolic (past the exact numbers' bound) and an exact coefficient with
+    powers of the same base meet (algebra.py's _fold_number_powers), and sqrt or cbrt of such
+    a number folds where the root has whole exponents (Algebra.fn); the printed derivative
+    agrees with grad's value and parses back to itself."""
+    r = cli("diff", text, "--x", "2", "--json")
+    assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    g = cli("grad", text, "--x", "2", "--json")
+    assert g.code == 0, g.out
+    assert float(r.json["derivative_value"]) == pytest.approx(float(g.json["grad"]["x"]), rel=1e-15)
     again = cli("diff", f"({derivative})*x", "--json")
     assert again.code == 0 and again.json["derivative"] == derivative, again.out
 

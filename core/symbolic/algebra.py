@@ -49,6 +49,7 @@ EXPAND_MAX_POWER = 8  # ... and a power of a sum of at most 3 terms up to this e
 _FAMILY = {"add": "sum", "sub": "sum", "neg": "sum", "mul": "prod", "div": "prod"}
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
+_ROOTS = {"sqrt": ONE / 2, "cbrt": ONE / 3}
 
 
 def _positive_number(t: Term) -> bool:
@@ -390,6 +391,7 @@ class Algebra(TermFacts):
             _add_factor(self, factors, b, e)
         if coeff != coeff:
             return self.num(math.nan)  # nan*anything is nan
+        coeff = self._fold_number_powers(coeff, factors)
         flat = []
         for base, exps in factors.values():
             for e in exps:
@@ -427,6 +429,34 @@ class Algebra(TermFacts):
         return self._intern(
             key, MUL, tuple(b for b, _ in flat), (coeff, tuple(e for _, e in flat)), degree, label
         )
+
+    def _fold_number_powers(self, coeff, factors: dict):
+        """``coeff`` with the powers of a whole-number base kept as a power (``3**40``, past
+        the exact numbers' bound) moved between it and that power: ``3**40/3**39`` is 3 (the
+        exact 1/3**39 and the power never met), ``2*2**63`` is ``2**64``; the power is folded
+        into the coefficient where the product is exact again.  Returns the new coefficient."""
+        if not _is_exact(coeff) or coeff == 0:
+            return coeff
+        for uid, (b, exps) in list(factors.items()):
+            if not (b.kind == NUM and _is_int(b.data) and b.data > 1 and len(exps) == 1):
+                continue
+            if not _is_int_term(exps[0]):
+                continue
+            base, e, c = int(b.data), int(exps[0].data), coeff
+            while c.denominator % base == 0:
+                c, e = c * base, e - 1
+            while c.numerator % base == 0:
+                c, e = c / base, e + 1
+            if e == exps[0].data:
+                continue
+            whole = n_mul(c, n_pow(b.data, e))
+            if _is_exact(whole):
+                del factors[uid]
+                coeff = whole
+            else:
+                exps[0] = self.num(e)
+                coeff = c
+        return coeff
 
     def _into_where(self, coeff, flat: list):
         """``k*where(c, p, 0)`` as ``where(c, k*p, 0)`` (so where-terms can merge in sums)."""
@@ -486,6 +516,12 @@ class Algebra(TermFacts):
                 return a
             if cond.kind == NUM:
                 return a if cond.data != 0 else b
+        if name in _ROOTS and args[0].kind == MUL and _positive_number(args[0]):
+            # sqrt(2**70) is 2**35: a positive number kept as powers, rooted to whole
+            # exponents and an exact coefficient (sqrt(2**71) stays)
+            root = self._power_of_product(args[0], self.num(_ROOTS[name]))
+            if root is not None and _is_exact(root[0]) and all(_is_int_term(e) for _, e in root[1]):
+                return self.mul(*root)
         if all(a.kind == NUM for a in args) and name in OPS:
             folded = _fold(name, [a.data for a in args])
             if folded is not None:

@@ -22,7 +22,7 @@ from ..ops.table import HOLOMORPHIC, operators
 from ..printing import to_text
 from ..program import Expr, topological
 from ..tensor import OPS
-from .numbers import _fold_float, np
+from .numbers import _fold, _nice, np
 from .support import UnsupportedDiffError, _supported, _unsupported
 
 #: the identities the builder applies as it records, tried in order for each binary op:
@@ -105,7 +105,10 @@ class Builder:
     def apply(self, op: str, args: tuple, attrs: dict | None = None) -> Expr:
         consts = [a.op == "const" for a in args]
         if all(consts):
-            r = _fold_float(op, [a.value for a in args])
+            # numbers fold where the result is exact (2*3, sqrt(4)); 1/9 and sqrt(2) stay
+            # nodes, which the algebra keeps exact (1/9) or symbolic (sqrt(2))
+            values = [a.value for a in args]
+            r = None if any(map(is_complex, values)) else _fold(op, [_nice(v) for v in values])
             if r is not None:
                 return self.const(r)
         if op in _IDENTITIES:
