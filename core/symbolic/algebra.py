@@ -438,17 +438,14 @@ class Algebra(TermFacts):
         if not _is_exact(coeff) or coeff == 0:
             return coeff
         for uid, (b, exps) in list(factors.items()):
-            if not (b.kind == NUM and _is_int(b.data) and b.data > 1 and len(exps) == 1):
-                continue
-            if not _is_int_term(exps[0]):
+            # a number's exponents are one (they always combine: _combine_exponents)
+            if not (b.kind == NUM and _is_int(b.data) and b.data > 1 and _is_int_term(exps[0])):
                 continue
             base, e, c = int(b.data), int(exps[0].data), coeff
             while c.denominator % base == 0:
                 c, e = c * base, e - 1
             while c.numerator % base == 0:
                 c, e = c / base, e + 1
-            if e == exps[0].data:
-                continue
             whole = n_mul(c, n_pow(b.data, e))
             if _is_exact(whole):
                 del factors[uid]
