@@ -176,6 +176,9 @@ def test_a_rules_own_numbers_fold_exactly(cli, text, derivative):
         ("sqrt(3*2**70)*x", "sqrt(3*2**70)"),  # an inexact root of the coefficient: kept
         ("sqrt((-2)**70)*x", "sqrt((-2)**70)"),  # a negative base: kept ((-2)**35 < 0)
         ("sqrt(-2**70)*x", "sqrt(-2**70)"),  # nan, as grad says
+        ("x*(0**-2)**(1/2)", "1/0"),  # a zero base is kept as inf: its powers are 0's
+        ("x*sqrt(0**-2)", "1/0"),
+        ("x*(0**-2)**(-1/2)", "0"),
     ],
 )
 def test_a_number_kept_as_powers_meets_its_coefficient_and_roots(cli, text, derivative):

@@ -54,10 +54,11 @@ _ROOTS = {"sqrt": ONE / 2, "cbrt": ONE / 3}
 
 def _positive_number(t: Term) -> bool:
     """Whether the product ``t`` is a positive number kept as powers (``2**70``): a positive
-    coefficient, and positive numbers to numbers."""
+    coefficient, and non-negative numbers to numbers (a zero base is kept only with a
+    negative exponent, as inf, whose powers are zero's: ``(0**-2)**(1/2)`` is ``1/0``)."""
     c, exps = t.data
     return c > 0 and all(
-        b.kind == NUM and b.data > 0 and e.kind == NUM for b, e in zip(t.args, exps)
+        b.kind == NUM and b.data >= 0 and e.kind == NUM for b, e in zip(t.args, exps)
     )
 
 
