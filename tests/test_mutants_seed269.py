@@ -1,6 +1,6 @@
-"""Tests written from the survivors of ``bench/mutate.py`` seeds 269 and 271 (bench/results/
-mutate-seed269.json, mutate-seed271.json), untuned seeds measured at 10 mutants a target with
-every test before them in.
+"""Tests written from the survivors of ``bench/mutate.py`` seeds 269, 271 and 283 (bench/results/
+mutate-seed269.json, mutate-seed271.json, mutate-seed283.json), untuned seeds measured at 10
+mutants a target with every test before them in.
 
 Each test's docstring names the mutant it kills (``file:line: original -> mutant``, line numbers
 as they were when it was found) and the behaviour it pins.  Expected values come from the docs
@@ -10,10 +10,13 @@ or arithmetic by hand, never from the code under test.
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 from taylor_defers import bits, defers_to_engine
 
+from autograd_cli.core.symbolic.algebra import Algebra
+from autograd_cli.core.symbolic.support import SimplifyBudgetExceeded
 from autograd_cli.core.taylor import _repeated
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
 from autograd_cli.grammar import parse
@@ -81,3 +84,23 @@ def test_an_eigenvalue_exactly_at_the_zero_bound_counts_as_zero(cli, text, kind)
     assert r.json["kind"] == kind
     sign = -1.0 if "- y" in text else 1.0
     assert sorted(r.json["eigenvalues"]) == sorted([2 * float(text.split("*")[0]), 2 * sign])
+
+
+def test_the_simplifier_reads_the_clock_by_its_4096th_step():
+    """kills core/symbolic/algebra.py:143 (seed 283): if self.steps >= self._next_check ->
+    if self.steps > self._next_check.
+
+    The simplifier's deadline (diff's 10 s) costs no clock read per step: Algebra.spend reads
+    the clock once in 4096 steps, so it overruns the deadline by 4096 steps at most, and the
+    4096th step is the one that reads it.  With a deadline already past, 4095 steps pass and
+    the 4096th raises; the mutant lets it through (and every later check is one step late)."""
+    alg = Algebra(deadline=time.monotonic() - 1.0)
+    alg.spend(4095)
+    with pytest.raises(SimplifyBudgetExceeded, match="time"):
+        alg.spend(1)
+    later = Algebra(deadline=time.monotonic() + 3600.0)
+    later.spend(4096)  # read the clock: in time; the next read is 4096 steps on
+    later.deadline = time.monotonic() - 1.0
+    later.spend(4095)
+    with pytest.raises(SimplifyBudgetExceeded, match="time"):
+        later.spend(1)
