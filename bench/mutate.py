@@ -446,6 +446,7 @@ TARGETS: dict[str, dict] = {
         "files": ["core/sparsity.py"],
         # issue 28: the patterns, colorings and sweeps; the commands and the Newton steps
         "tests": [
+            "tests/test_mutants_seed269.py",  # seed 293's survivor
             "tests/test_mutants_seed251.py",  # seed 251's survivors
             "tests/test_mutants_seed229.py",  # seed 229's survivors
             "tests/test_mutants_seed239.py",  # seed 239's survivors

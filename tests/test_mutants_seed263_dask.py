@@ -1,5 +1,6 @@
-"""The Dask engine's survivors of ``bench/mutate.py`` with seed 263 (bench/results/
-mutate-seed263.json, 10 mutants a target).  Skipped where Dask is not installed.
+"""The Dask engine's survivors of ``bench/mutate.py`` with seeds 263 and 293 (bench/results/
+mutate-seed263.json, mutate-seed293.json, 10 mutants a target).  Skipped where Dask is not
+installed.
 """
 
 from __future__ import annotations
@@ -50,3 +51,23 @@ def test_the_progress_bar_is_gone_before_the_output_is_completed(
     assert got.code == 0, got.err
     assert events[:2] == ["bar stopped", "output completed"], events
     assert len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_the_command_line_is_checked_once_before_any_input_is_read(tmp_path, cli, scheduler, fmt):
+    """kills cli/batch/dask.py:369 (seed 293): command.check_command_line(program, opts, ...)
+    -> pass.
+
+    docs/batch.md: the command line is checked before any input is read, and an option that
+    would fail every line is one usage error (exit 2), not an error on every line; the Dask
+    engine says it as the local one does (``--order 2`` with ``--op hessian``).  Without the
+    check it evaluated every line and exited 0."""
+    path = tmp_path / f"in.{fmt}"
+    path.write_text("x,y\n1,2\n" if fmt == "csv" else '{"x": 1, "y": 2}\n', encoding="utf-8")
+    argv = (path, "--expr", "x*y", "--op", "hessian", "--order", "2")
+    local = cli("batch", *argv)
+    got = dask(cli, scheduler, *argv)
+    message = "--order applies to --op grad and --op diff and --op taylor, not --op hessian"
+    assert local.code == 2 and message in local.err, local.err
+    assert got.code == 2 and message in got.err, got.err
+    assert got.out == ""

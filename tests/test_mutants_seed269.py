@@ -104,3 +104,58 @@ def test_the_simplifier_reads_the_clock_by_its_4096th_step():
     later.spend(4095)
     with pytest.raises(SimplifyBudgetExceeded, match="time"):
         later.spend(1)
+
+
+def test_the_sparse_newton_direction_descends_strictly():
+    """kills core/optimize.py:606 (seed 293): if np.isfinite(step).all() and g @ step < 0 ->
+    ... g @ step <= 0.
+
+    The sparse Newton step (many variables) is shifted toward steepest descent "until it
+    descends; -g when nothing does" (its docstring): a step along which the value neither
+    falls nor rises is no descent direction.  With H = diag(2, -2) (x**2 - y**2) and g = (1,
+    1), the Newton step -H^-1 g = (-0.5, 0.5) has slope g.step = 0 exactly: the value is flat
+    along it (from (0.5, -0.5) it runs into the saddle at the origin).  The shifted steps rise
+    (slope +5e-9 at the first shift) and the last shift makes H + 2 I singular, so the answer
+    is -g, whose slope is -2; the mutant returns the flat step."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    import numpy as np
+
+    from autograd_cli.core import optimize
+
+    g = np.array([1.0, 1.0])
+    step = optimize._sparse_newton_direction(scipy_sparse.diags([2.0, -2.0]).tocsr(), g)
+    assert float(g @ step) < 0
+    assert step.tolist() == [-1.0, -1.0]
+
+
+@pytest.mark.parametrize("hub_degree, is_hub", [(80, True), (76, False)])
+def test_a_hub_is_a_column_past_ten_times_the_mean_degree(hub_degree, is_hub):
+    """kills core/sparsity.py:292 (seed 293): degree > max(HUB_DEGREE, 10 * nnz / n) ->
+    ... 11 * nnz / n.
+
+    A column is a hub (colored apart, the last color, alone) where it holds more than
+    HUB_DEGREE (64) nonzeros and ten times its pattern's mean (sparsity.py's comment).  Here
+    99 columns hold 7 nonzeros each and column 0 holds d: with d = 80 the mean is 773/100,
+    ten times it 77.3 < 80 (a hub; eleven times it, 85.03, is not passed); with d = 76, 76.9
+    is not passed.  Without the hub the greedy coloring, largest degree first, gives column 0
+    the first color."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    import numpy as np
+
+    from autograd_cli.core import sparsity
+
+    n, m = 100, 200
+    rng = np.random.default_rng(293)
+    rows = [np.arange(hub_degree)] + [rng.choice(m, 7, replace=False) for _ in range(n - 1)]
+    cols = [np.full(r.size, j) for j, r in enumerate(rows)]
+    data = np.ones(sum(r.size for r in rows), dtype=bool)
+    pattern = scipy_sparse.csr_matrix(
+        (data, (np.concatenate(rows), np.concatenate(cols))), shape=(m, n)
+    )
+    colors, k = sparsity.color_columns(pattern)
+    alone = int(colors[0]) == k - 1 and int((colors == colors[0]).sum()) == 1
+    assert alone is is_hub
+    # a valid coloring either way: the columns of one color share no row
+    dense = pattern.toarray()
+    for c in range(k):
+        assert dense[:, colors == c].sum(axis=1).max() <= 1
