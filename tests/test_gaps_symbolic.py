@@ -128,6 +128,17 @@ def test_an_exact_whole_number_of_1e16_and_over_prints_as_its_power(cli, text, d
     assert again.code == 0 and again.json["derivative"] == derivative, again.out
 
 
+def _diff_agrees_with_grad(cli, text, derivative, x):
+    """``diff`` prints ``derivative`` for ``text`` at x, and its value is grad's."""
+    r = cli("diff", text, "--x", x, "--json")
+    assert r.code == 0 and r.json["derivative"] == derivative, r.out
+    g = cli("grad", text, "--x", x, "--json")
+    assert g.code == 0, g.out
+    assert float(r.json["derivative_value"]) == pytest.approx(
+        float(g.json["grad"]["x"]), rel=1e-15, nan_ok=True
+    )
+
+
 @pytest.mark.parametrize(
     "text, derivative",
     [
@@ -146,13 +157,7 @@ def test_a_rules_own_numbers_fold_exactly(cli, text, derivative):
     """The differentiator's builder folds numbers only where the result is exact (its
     Builder.apply asks numbers._fold), so 1/9 reaches the algebra as a division, which keeps
     it exact; the value agrees with grad's to the last bit or one."""
-    r = cli("diff", text, "--x", "1.5", "--json")
-    assert r.code == 0 and r.json["derivative"] == derivative, r.out
-    g = cli("grad", text, "--x", "1.5", "--json")
-    assert g.code == 0, g.out
-    assert float(r.json["derivative_value"]) == pytest.approx(
-        float(g.json["grad"]["x"]), rel=1e-15, nan_ok=True
-    )
+    _diff_agrees_with_grad(cli, text, derivative, "1.5")
 
 
 @pytest.mark.parametrize(
@@ -186,13 +191,7 @@ def test_a_number_kept_as_powers_meets_its_coefficient_and_roots(cli, text, deri
     powers of the same base meet (algebra.py's _fold_number_powers), and sqrt or cbrt of such
     a number folds where the root has whole exponents (Algebra.fn); the printed derivative
     agrees with grad's value and parses back to itself."""
-    r = cli("diff", text, "--x", "2", "--json")
-    assert r.code == 0 and r.json["derivative"] == derivative, r.out
-    g = cli("grad", text, "--x", "2", "--json")
-    assert g.code == 0, g.out
-    assert float(r.json["derivative_value"]) == pytest.approx(
-        float(g.json["grad"]["x"]), rel=1e-15, nan_ok=True
-    )
+    _diff_agrees_with_grad(cli, text, derivative, "2")
     again = cli("diff", f"({derivative})*x", "--json")
     assert again.code == 0 and again.json["derivative"] == derivative, again.out
 
