@@ -96,6 +96,7 @@ TARGETS: dict[str, dict] = {
             "core/ops/products.py",
         ],
         "tests": [
+            "tests/test_mutants_seed269.py",  # seed 307's survivor
             "tests/test_mutants_seed257.py",  # seed 257's survivors
             "tests/test_mutants_seed211.py",  # seed 211's survivors
             "tests/test_mutants_seed227.py",  # seed 227's survivors

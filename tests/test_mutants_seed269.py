@@ -1,6 +1,6 @@
-"""Tests written from the survivors of ``bench/mutate.py`` seeds 269, 271 and 283 (bench/results/
-mutate-seed269.json, mutate-seed271.json, mutate-seed283.json), untuned seeds measured at 10
-mutants a target with every test before them in.
+"""Tests written from the survivors of ``bench/mutate.py`` seeds 269, 271, 283, 293 and 307
+(bench/results/mutate-seedN.json), untuned seeds measured at 10 mutants a target with every
+test before them in.
 
 Each test's docstring names the mutant it kills (``file:line: original -> mutant``, line numbers
 as they were when it was found) and the behaviour it pins.  Expected values come from the docs
@@ -12,13 +12,16 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import pytest
 from taylor_defers import bits, defers_to_engine
 
+from autograd_cli import diff
 from autograd_cli.core.symbolic.algebra import Algebra
 from autograd_cli.core.symbolic.support import SimplifyBudgetExceeded
 from autograd_cli.core.taylor import _repeated
 from autograd_cli.core.taylor_mode import NoTaylorMode, taylor_coefficients
+from autograd_cli.core.tensor import tensor
 from autograd_cli.grammar import parse
 
 
@@ -159,3 +162,36 @@ def test_a_hub_is_a_column_past_ten_times_the_mean_degree(hub_degree, is_hub):
     dense = pattern.toarray()
     for c in range(k):
         assert dense[:, colors == c].sum(axis=1).max() <= 1
+
+
+def test_a_gradient_wider_than_its_local_derivative_is_not_rounded_to_it():
+    """kills core/ops/rules.py:282: or gd.dtype != dd.dtype -> or gd.dtype == dd.dtype.
+
+    chain_local multiplies a large cotangent into a fresh local derivative in place (``out=``)
+    only when both have one dtype.  Here a is float32 and b float64: sin's cotangent (b) is
+    float64, its local derivative cos(a*a) float32, so the product must be taken in float64,
+    as ``g * d`` promotes.  Written into the float32 derivative it is rounded there, and again
+    in the float32 products after it: the gradient differs in its last bits.  By hand: each of
+    a*a's two edges gets (b*cos(a*a))*a in float64, summed."""
+    x = np.linspace(0.1, 1, 1000).astype(np.float32)
+    w = np.linspace(1, 2, 1000) + 1e-9
+    a = tensor(x, requires_grad=True)
+    b = tensor(w, requires_grad=True)
+    ((a * a).sin() * b).sum().backward()
+    part = w * np.cos(x * x).astype(np.float64) * x
+    # compared in float32: the leaf's own dtype, where PyTorch leaves its gradient
+    assert np.array_equal(np.asarray(a.grad.data, np.float32), (part + part).astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    "text, printed",
+    [("(x*0**-0.5)**2", "2*x/0"), ("x*0**-0.5*0**-0.5", "1/0"), ("x**2*(0**-1.5)**2", "2*x/0**3")],
+)
+def test_a_zero_base_counts_as_never_negative(text, printed):
+    """kills core/symbolic/terms.py:82: return t.data >= 0 -> return t.data > 0.
+
+    0 is never negative, so (0**-0.5)**2 is 0**-1 (a fractional power of a base that may be
+    negative is kept apart: (x**0.5)**2 is not x for x < 0), and 0**-0.5*0**-0.5 is 0**-1 too:
+    1/0 (inf, as the expression is).  Counted as possibly negative, they print
+    ``2*x/(0**(1/2)*0**(1/2))`` and ``2*x*(1/0**(3/2))**2``: the same values, worse text."""
+    assert diff(text, "x").derivatives["x"].text == printed
