@@ -199,6 +199,30 @@ def test_a_number_kept_as_powers_meets_its_coefficient_and_roots(cli, text, deri
 @pytest.mark.parametrize(
     "text, derivative",
     [
+        ("x**2*3**34", "2*3**34*x"),  # was 3.3354363399333136e+16*x: 2*3**34 is exact
+        ("-x**2*3**34", "-2*3**34*x"),
+        ("x*3**34*5", "5*3**34"),
+        ("x*7**19*11", "11*7**19"),
+        ("x*2**55*3**2", "9*2**55"),
+        ("x**3*3**34/7", "3**35*x**2/7"),  # a pure power still prints as one
+        ("x*10**17*3", "3e+17"),  # short as a float: a float
+        ("x*(2**61 + 1)", "2.305843009213694e+18"),  # no small factor times a power: its float
+    ],
+)
+def test_an_exact_whole_number_past_1e16_prints_as_a_small_number_times_a_power(
+    cli, text, derivative
+):
+    """A whole number the algebra holds exactly (below 2**62) whose float is inexact or long
+    prints as m*b**e with m small (presentation._scaled_power), so that it reads, and parses
+    back, exactly, as a pure power does; its value is grad's."""
+    _diff_agrees_with_grad(cli, text, derivative, "2")
+    again = cli("diff", f"y*({derivative})", "--wrt", "y", "--json")
+    assert again.code == 0 and again.json["derivative"] == derivative, again.out
+
+
+@pytest.mark.parametrize(
+    "text, derivative",
+    [
         ("x*(2**70)**(1/2)", "34359738368"),  # 2**35: it stayed (2**70)**(1/2)
         ("x*(2**70)**-0.5", "1/34359738368"),
         ("x*(2**70)**(1/7)", "1024"),

@@ -37,19 +37,51 @@ def _integer_expr(p: int) -> Expr:
     """An exact whole number as an Expr: a constant, or ``b**e`` for a power of 1e16 and
     over whose float is not exact or is long (3**39, not 4.052555153018976e+18; 2**62, not
     4.611686018427388e+18; 10**17 stays 1e+17), so that it reads, and parses back, exactly."""
-    power = _power_of(abs(p)) if abs(p) >= 10**16 else None
+    if abs(p) < 10**16:
+        return Expr.const(float(p))
+    power = _power_of(abs(p))
+    scaled = _scaled_power(abs(p))  # 2*3**34, not 3.3354363399333136e+16
+    if scaled is not None and (power is None or len(scaled[0]) < len(f"{power[0]}**{power[1]}")):
+        _, m, b, e = scaled  # 4*3**34, not 258280326**2
+        power_expr = Expr("pow", (Expr.const(float(b)), Expr.const(float(e))))
+        return Expr("mul", (Expr.const(float(-m if p < 0 else m)), power_expr))
     if power is None:
         return Expr.const(float(p))
     e = Expr("pow", (Expr.const(float(power[0])), Expr.const(float(power[1]))))
     return Expr("neg", (e,)) if p < 0 else e
 
 
+def _scaled_power(n: int) -> tuple[str, int, int, int] | None:
+    """``(text, m, b, e)`` with ``m*b**e == n``, ``b`` up to 1000, ``m`` under 10**6 and the text
+    shortest, where ``n``'s float is not exact or is long; None where there is none (a
+    product of large primes prints as its float)."""
+    if _short_float(n):
+        return None
+    best = None
+    for b in range(2, 1001):
+        if n % (b * b):
+            continue
+        m, e = n, 0
+        while m % b == 0:
+            m, e = m // b, e + 1
+        text = f"{m}*{b}**{e}"
+        if m < 10**6 and (best is None or len(text) < len(best[0])):
+            best = (text, m, b, e)
+    return best
+
+
+def _short_float(n: int) -> bool:
+    """``n``'s float is exact and takes at most 6 digits (1e+17, 2.5e+16): it prints as that."""
+    f = float(n)
+    return f == n and len(repr(f).split("e")[0].replace(".", "").rstrip("0")) <= 6
+
+
 def _power_of(n: int) -> tuple[int, int] | None:
     """``(b, e)`` with ``b**e == n``, ``e`` as high as it goes, where ``n``'s float is not
     exact or takes more than 6 digits; None for any other ``n``."""
-    f = float(n)
-    if f == n and len(repr(f).split("e")[0].replace(".", "").rstrip("0")) <= 6:
+    if _short_float(n):
         return None
+    f = float(n)
     for e in range(n.bit_length(), 1, -1):
         b = round(f ** (1.0 / e))
         for c in (b - 1, b, b + 1):
