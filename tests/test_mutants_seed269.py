@@ -195,3 +195,48 @@ def test_a_zero_base_counts_as_never_negative(text, printed):
     1/0 (inf, as the expression is).  Counted as possibly negative, they print
     ``2*x/(0**(1/2)*0**(1/2))`` and ``2*x*(1/0**(3/2))**2``: the same values, worse text."""
     assert diff(text, "x").derivatives["x"].text == printed
+
+
+def test_a_literal_past_2_to_the_53_is_its_double_in_diff_as_in_grad(cli):
+    """kills core/symbolic/numbers.py:33: if d <= (1 << 20) and abs(n) < (1 << 53): -> ...
+    abs(n) < (1 << 54):.
+
+    The parser reads 9007199254740994 (2**53 + 2) as a double, where 9007199254740994 + 1 is
+    not representable and rounds to 9007199254740996: the engine's x*(9007199254740994 + 1 -
+    9007199254740994) has slope 2.  diff takes a double as exact only below 2**53 (where every
+    whole number is one), so it folds the sum in float64 too and agrees.  Held exactly from
+    2**54 down, the literal's sum would be 9007199254740995 and the slope 1, which grad
+    contradicts."""
+    text = "x*(9007199254740994 + 1 - 9007199254740994)"
+    r = cli("diff", text, "--x", "1", "--json")
+    assert r.code == 0 and r.json["derivative"] == "2", r.out
+    g = cli("grad", text, "--x", "1", "--json")
+    assert g.code == 0 and float(g.json["grad"]["x"]) == 2.0, g.out
+
+
+def test_tan_is_refused_where_its_derivatives_pass_the_limit_even_at_its_centre():
+    """kills core/taylor_mode.py:563: _near_singularity(r.s(0), abs(_value("cos", r.s(0)[0])),
+    y0, "tan") -> pass.
+
+    tan at 0 is a distance |cos 0| = 1 from its poles by the check's measure, so its m-th
+    derivatives are counted as m!: ln 167! = 692.0 passes ln 1e300 = 690.8 where ln 166! =
+    686.9 does not.  Taylor mode gives the series to order 166 and refuses 167 for the engine
+    (whose derivative graphs would overflow first); no other guard refuses there, since tan's
+    own coefficients at 0 are small (2/pi)**k."""
+    program = parse("tan(x)")
+    assert math.lgamma(167) < math.log(1e300) < math.lgamma(168)
+    assert len(taylor_coefficients(program, {"x": 0.0}, "x", 166)) == 167
+    with pytest.raises(NoTaylorMode, match="^tan near a singular point"):
+        taylor_coefficients(program, {"x": 0.0}, "x", 167)
+
+
+def test_a_coefficient_of_exactly_the_limit_is_not_above_it():
+    """kills core/taylor_mode.py:967: ... + log_fact[k] > log_limit: -> ... >= log_limit:.
+
+    A series is refused where a derivative |c_k| k! is *above* 1e300.  1e300*x at 1 has value
+    and slope exactly 1e300 (ln|c_k| + ln k! equal to ln 1e300 to the bit): not above, so
+    Taylor mode gives them; at 1.001 the value is above and it refuses."""
+    program = parse("1e300*x")
+    assert taylor_coefficients(program, {"x": 1.0}, "x", 2) == [1e300, 1e300, 0.0]
+    with pytest.raises(NoTaylorMode, match=r"^mul: derivative 0 is above 1e\+300$"):
+        taylor_coefficients(program, {"x": 1.001}, "x", 2)
