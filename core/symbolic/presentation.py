@@ -34,17 +34,18 @@ def _number_expr(v) -> Expr:
 
 
 def _integer_expr(p: int) -> Expr:
-    """An exact whole number as an Expr: a constant, or ``b**e`` for a power of 1e16 and
-    over whose float is not exact or is long (3**39, not 4.052555153018976e+18; 2**62, not
-    4.611686018427388e+18; 10**17 stays 1e+17), so that it reads, and parses back, exactly."""
+    """An exact whole number as an Expr: a constant, or ``b**e`` (or ``m*b**e``, m small,
+    whichever is shorter) for one of 1e16 and over whose float is not exact or is long (3**39,
+    not 4.052555153018976e+18; 2**62, not 4.611686018427388e+18; 2*3**34, not
+    3.3354363399333136e+16; 10**17 stays 1e+17), so that it reads, and parses back, exactly."""
     if abs(p) < 10**16:
         return Expr.const(float(p))
     power = _power_of(abs(p))
     scaled = _scaled_power(abs(p))  # 2*3**34, not 3.3354363399333136e+16
     if scaled is not None and (power is None or len(scaled[0]) < len(f"{power[0]}**{power[1]}")):
-        _, m, b, e = scaled  # 4*3**34, not 258280326**2
-        power_expr = Expr("pow", (Expr.const(float(b)), Expr.const(float(e))))
-        return Expr("mul", (Expr.const(float(-m if p < 0 else m)), power_expr))
+        _, m, b, k = scaled  # 4*3**34, not 258280326**2
+        e = Expr("pow", (Expr.const(float(b)), Expr.const(float(k))))
+        return Expr("mul", (Expr.const(float(-m if p < 0 else m)), e))
     if power is None:
         return Expr.const(float(p))
     e = Expr("pow", (Expr.const(float(power[0])), Expr.const(float(power[1]))))
@@ -52,9 +53,9 @@ def _integer_expr(p: int) -> Expr:
 
 
 def _scaled_power(n: int) -> tuple[str, int, int, int] | None:
-    """``(text, m, b, e)`` with ``m*b**e == n``, ``b`` up to 1000, ``m`` under 10**6 and the text
-    shortest, where ``n``'s float is not exact or is long; None where there is none (a
-    product of large primes prints as its float)."""
+    """``(text, m, b, e)`` with ``m*b**e == n``, ``b`` up to 1000, ``m`` from 2 to 10**6 and
+    the text shortest, where ``n``'s float is not exact or is long; None where there is none
+    (a pure power is :func:`_power_of`'s; a product of large primes prints as its float)."""
     if _short_float(n):
         return None
     best = None
@@ -65,7 +66,7 @@ def _scaled_power(n: int) -> tuple[str, int, int, int] | None:
         while m % b == 0:
             m, e = m // b, e + 1
         text = f"{m}*{b}**{e}"
-        if m < 10**6 and (best is None or len(text) < len(best[0])):
+        if 1 < m < 10**6 and (best is None or len(text) < len(best[0])):
             best = (text, m, b, e)
     return best
 
