@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 from autograd_cli.core import OPS, Tensor, apply, grad, no_grad, tensor
+from autograd_cli.core.errors import GradError
 from autograd_cli.core.ops import FUNCTIONS
 from autograd_cli.core.recording import evaluate
 from autograd_cli.grammar import parse
@@ -571,6 +572,66 @@ def assert_close(actual, expected, rtol=RTOL, atol=ATOL):
     assert actual.shape == expected.shape
     scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale)
+
+
+class _ReadSaved(Exception):
+    """A rule read a node's saved inputs or output."""
+
+
+class _Released:
+    """Stands for a node's saved inputs and output: any use of it raises _ReadSaved."""
+
+    def __getattr__(self, name):
+        raise _ReadSaved(name)
+
+    def __len__(self):
+        raise _ReadSaved("len")
+
+    def __getitem__(self, i):
+        raise _ReadSaved("item")
+
+    def __iter__(self):
+        raise _ReadSaved("iter")
+
+
+def _reads_what_it_saves(case: Case) -> bool:
+    """Whether the op's vjp reads its node's saved inputs or output at ``case`` (a backward
+    without retain_graph frees what it saves)."""
+    arrays = case.sample()
+    _, out, _ = build(case, arrays)
+    node = out.grad_fn
+    node.saved_inputs = node.saved_data = _Released()
+    try:
+        with no_grad():
+            OPS[case.op].vjp(node, tensor(np.ones(out.shape, dtype=out.numpy().dtype)))
+    except _ReadSaved:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_an_op_saves_exactly_what_its_vjp_reads(name):
+    """``Op.saves`` says the vjp reads the node's inputs or output, which a backward without
+    retain_graph then frees (a second backward through it is PyTorch's error).  An op whose
+    vjp reads neither must not save: a second backward through it works, as PyTorch's
+    StackBackward0 (stack was declared saving, so ``stack(a, b).sum()`` could not be
+    backpropagated twice); an op that saves must read in at least one of its cases."""
+    reads = any(_reads_what_it_saves(case) for case in CASES[name])
+    assert OPS[name].saves == reads
+
+
+def test_a_second_backward_through_nothing_saved_works_as_in_pytorch():
+    """stack and sum save nothing: backward twice accumulates (PyTorch: a.grad = 2); a power
+    saves its input, so the second backward through it is the freed-buffers error."""
+    a, b = tensor(1.0, requires_grad=True), tensor(2.0, requires_grad=True)
+    y = apply(OPS["stack"], a, b).sum()
+    y.backward()
+    y.backward()
+    assert float(a.grad.numpy()) == 2.0 and float(b.grad.numpy()) == 2.0
+    z = (apply(OPS["stack"], a, b) ** 2).sum()
+    z.backward()
+    with pytest.raises(GradError, match="backward through the graph a second time"):
+        z.backward()
 
 
 # ---------------------------------------------------------------------------

@@ -412,7 +412,6 @@ register(
         _stack_forward,
         _stack_vjp,
         _stack_jvp,
-        saves=True,
         arity=None,
         printing=Printing(form="array", latex="\\operatorname{stack}"),
         size=_stack_size,

@@ -296,6 +296,11 @@ class Op:
     ``on_complex``
         what it does with complex arguments (:data:`ON_COMPLEX`): none, holomorphic, a real
         function of them, or rules of its own (complex-linear, or linear over the reals only).
+    ``saves``
+        its vjp reads the node's inputs or output, which a backward without retain_graph
+        then frees (a second backward through it is PyTorch's error); an op whose vjp reads
+        neither saves nothing, so it can be backpropagated through twice, as in PyTorch
+        (tests/test_ops_gradcheck.py checks the flag against what the vjp reads).
     ``selects``
         its partials are selectors (each 0 or 1, 0.5 at a tie): where one is 0 the argument
         takes no gradient at all, an inf or nan cotangent or tangent included, as PyTorch's
