@@ -346,6 +346,9 @@ def test_without_pyarrow_parquet_is_a_usage_error(tmp_path, cli, monkeypatch, sc
         ),
         (["{d}/in.csv", "--engine", "spark"], "--engine must be local or dask"),
         (["{d}/in.csv", "--engine", "dask", "--partition-size", "0"], "at least 1 byte"),
+        # under a byte, not the "0" that means no limit (seed 313's survivor: 0 <= size)
+        (["{d}/in.csv", "--engine", "dask", "--partition-size", "0.5"], "at least 1 byte"),
+        (["{d}/in.csv", "--engine", "dask", "--partition-size", "0B"], "at least 1 byte"),
         (["{d}", "--engine", "dask"], "has no CSV, JSONL or Parquet files"),
     ],
 )
