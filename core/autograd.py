@@ -435,7 +435,7 @@ def backward(
     for leaf, g in leaves.items():
         if wanted is not None and id(leaf) not in wanted:
             continue
-        g = _real_for(leaf, g)
+        g = _in_dtype_of(leaf, g)
         if g.shape != leaf.shape:
             g = type(leaf)._wrap(g.data.reshape(leaf.data.shape))
         leaf.grad = g if leaf.grad is None else leaf.grad + g
@@ -481,7 +481,7 @@ def grad(
     for t in ins:
         g = capture.get(t.grad_fn) if t.grad_fn is not None else leaves.get(t)
         if g is not None:
-            g = _real_for(t, g)
+            g = _in_dtype_of(t, g)
         if g is None and not allow_unused:
             raise GradError(
                 "One of the differentiated Tensors appears to not have been used in the graph. "
@@ -493,12 +493,17 @@ def grad(
     return tuple(result)
 
 
-def _real_for(t, g):
-    """A real tensor's gradient is real: the real part of a complex one (a real input of an
-    op with a complex result, as PyTorch's handle_r_to_c), recorded under create_graph."""
-    if g.data.dtype.kind != "c" or t.data.dtype.kind == "c":
+def _in_dtype_of(t, g):
+    """``t``'s gradient ``g`` in ``t``'s dtype, as PyTorch hands it: a real tensor's is the
+    real part of a complex one (a real input of an op with a complex result, PyTorch's
+    handle_r_to_c), and one the graph computed in another dtype is cast (a float32 leaf in a
+    float64 graph: ToCopyBackward0); both recorded under create_graph."""
+    dtype = t.data.dtype
+    if g.data.dtype.kind == "c" and dtype.kind != "c":
+        g = g.real
+    if g.data.dtype == dtype:
         return g
-    return g.real
+    return g._call("astype", g, dtype=dtype.name, source=g.data.dtype.name)
 
 
 def new_nodes(outputs: Iterable[TensorLike], seen: set[int]) -> int:

@@ -257,7 +257,7 @@ def _gradient(wanted: list, order, ev, adjoint: dict) -> dict:
         else:
             a = backend.to_numpy(g.data).reshape(leaf.shape)
             if a.dtype.kind == "c" and leaf.data.dtype.kind != "c":
-                a = a.real  # a real variable's gradient is real (autograd._real_for)
+                a = a.real  # a real variable's gradient is real (autograd._in_dtype_of)
         gradient[name] = a if a.ndim else (complex(a) if a.dtype.kind == "c" else float(a))
     return gradient
 

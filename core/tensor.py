@@ -13,6 +13,7 @@ this module only knows how to apply one.
 
 from __future__ import annotations
 
+import builtins
 import numbers
 from typing import Any
 
@@ -174,6 +175,25 @@ class Tensor:
         """A new leaf sharing this tensor's data, cut off from the graph."""
         return Tensor._wrap(self.data)
 
+    def to(self, dtype) -> Tensor:
+        """This tensor as ``dtype`` (a NumPy float or complex dtype, or its name: "float32"),
+        as torch's ``t.to(dtype)``: itself where it has that dtype, else a copy, recorded
+        (ToCopyBackward0: its gradient comes back in this tensor's dtype)."""
+        name = backend.host.dtype(dtype).name
+        if name[0] not in "fc":
+            raise TypeError(f"to() takes a float or complex dtype, not {name}")
+        if name == self.data.dtype.name:
+            return self
+        return apply(OPS["astype"], self, dtype=name, source=self.data.dtype.name)
+
+    def double(self) -> Tensor:
+        """``self.to("float64")`` (torch's ``t.double()``)."""
+        return self.to("float64")
+
+    def float(self) -> Tensor:
+        """``self.to("float32")`` (torch's ``t.float()``)."""
+        return self.to("float32")
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
             raise GradError("you can only change requires_grad flags of leaf variables.")
@@ -184,7 +204,7 @@ class Tensor:
         self.data = backend.xp.zeros_like(self.data)  # not data * 0: inf * 0 is nan
         return self
 
-    def __float__(self) -> float:
+    def __float__(self) -> builtins.float:  # builtins: the class has a method float
         value = self.item()
         if isinstance(value, complex):  # as torch: float() of a complex tensor is an error
             raise TypeError("can't convert a complex tensor to float (take .real or abs)")

@@ -1860,6 +1860,15 @@ def _build_internal():
         attrs={"index": (1, 2), "shape": (2, 3)},
         label="element",
     )
+    # a cast to float64 (to float32 and complex: tests/test_tensor_api.py), every value kept
+    add(
+        "astype",
+        None,
+        {"x": x},
+        x,
+        attrs={"dtype": "float64", "source": "float64"},
+        label="nan inf -0",
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -409,6 +409,8 @@ def _build_cases() -> dict[str, list[Case]]:
         add(Case("transpose", (shape,)))
     for shape in ((3, 2), (2, 3, 4)):
         add(Case("mT", (shape,)))
+    for shape in ((3,), (2, 3), ()):  # a cast to the same dtype (mixed ones: test_tensor_api)
+        add(Case("astype", (shape,), {"dtype": "float64", "source": "float64"}))
     for shape, index in (
         ((3, 4), (1,)),
         ((3, 4), (slice(0, 2),)),

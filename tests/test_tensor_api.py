@@ -1427,3 +1427,104 @@ def test_topological_nodes_orders_inputs_first_and_visits_each_once():
     # leaves and constants contribute no nodes; an output listed twice is walked once
     assert topological_nodes([x, tensor(1.0)]) == []
     assert topological_nodes([e, e]) == [e.grad_fn]
+
+
+# ---------------------------------------------------------------------------
+# Mixed dtypes: a gradient has its tensor's dtype (PyTorch casts it back)
+# ---------------------------------------------------------------------------
+
+
+def _mixed_sin_times(a_dtype=np.float32):
+    a = tensor(np.array(A, dtype=a_dtype), requires_grad=True)
+    b = tensor(B, requires_grad=True)
+    return a, b, (a.sin() * b).sum()
+
+
+def test_a_float32_leaf_in_a_float64_graph_gets_a_float32_gradient(torch_or_none):
+    """d/da sum(sin(a) * b) = cos(a) * b, computed in float64 (b is) and handed back to the
+    float32 leaf as float32, as PyTorch does; b's, sin(a) (float32) promoted, stays float64."""
+    a, b, y = _mixed_sin_times()
+    assert y.dtype == np.float64
+    y.backward()
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
+    a32 = np.array(A, dtype=np.float32)
+    want = (np.cos(a32) * np.array(B)).astype(np.float32)  # sin's rule: cos(a), float32
+    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-6)
+    np.testing.assert_array_equal(b.grad.numpy(), np.sin(a32).astype(np.float64))
+    # accumulating a second backward keeps the leaf's dtype
+    (a * tensor(2.0)).sum().backward()
+    assert a.grad.dtype == np.float32
+    np.testing.assert_allclose(a.grad.numpy(), want + 2, rtol=1e-6)
+    torch = torch_or_none
+    if torch is None:
+        return
+    ta = torch.tensor(A, dtype=torch.float32, requires_grad=True)
+    tb = T(torch, B, True)
+    (ta.sin() * tb).sum().backward()
+    assert ta.grad.dtype == torch.float32 and tb.grad.dtype == torch.float64
+    np.testing.assert_allclose(a.grad.numpy() - 2, ta.grad.numpy(), rtol=1e-6)
+
+
+def test_a_mixed_gradient_with_create_graph_is_cast_on_the_graph(torch_or_none):
+    """With create_graph the cast is recorded (ToCopyBackward0), so the float32 gradient
+    is differentiated again: d2/da2 sum(sin(a) * b) = -sin(a) * b, float32 as PyTorch's."""
+    a, b, y = _mixed_sin_times()
+    (g,) = grad(y, [a], create_graph=True)
+    assert g.dtype == np.float32 and g.requires_grad
+    assert g.grad_fn.name() == "ToCopyBackward0"
+    (h,) = grad(g.sum(), [a])
+    assert h.dtype == np.float32
+    a64 = np.array(A, dtype=np.float32).astype(np.float64)
+    np.testing.assert_allclose(h.numpy(), -np.sin(a64) * np.array(B), rtol=1e-6)
+    torch = torch_or_none
+    if torch is None:
+        return
+    ta = torch.tensor(A, dtype=torch.float32, requires_grad=True)
+    (tg,) = torch.autograd.grad((ta.sin() * T(torch, B)).sum(), [ta], create_graph=True)
+    (th,) = torch.autograd.grad(tg.sum(), [ta])
+    assert tg.dtype == th.dtype == torch.float32
+    np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-6)
+
+
+def test_to_casts_on_the_graph_and_its_gradient_comes_back_in_the_leafs_dtype(torch_or_none):
+    x = tensor(X, requires_grad=True)
+    assert x.to(np.float64) is x and x.double() is x  # already that dtype: itself, as torch
+    y = x.float()
+    assert y.dtype == np.float32 and y.grad_fn.name() == "ToCopyBackward0"
+    assert [tname(e) for e, _ in y.grad_fn.next_functions] == ["AccumulateGrad"]
+    (y * y).sum().backward()  # 2y, in float32, handed back as float64
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), (2 * np.array(X, np.float32)).astype(np.float64))
+    z = tensor(X, requires_grad=True)
+    abs(z.to("complex128") * tensor(np.array([1j, 2, 1 + 1j]))).sum().backward()
+    assert z.grad.dtype == np.float64  # the real part of the complex cotangent (PyTorch's rule)
+    np.testing.assert_allclose(z.grad.numpy(), np.sign(X) * np.abs([1j, 2, 1 + 1j]), rtol=1e-15)
+    with pytest.raises(TypeError, match="float or complex dtype"):
+        x.to("int64")
+    torch = torch_or_none
+    if torch is None:
+        return
+    tx = T(torch, X, True)
+    ty = tx.float()
+    assert tname(ty.grad_fn) == "ToCopyBackward0"
+    (ty * ty).sum().backward()
+    assert tx.grad.dtype == torch.float64
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_grad_of_a_float32_intermediate_comes_back_in_float32(torch_or_none):
+    """grad with respect to a non-leaf: its gradient has its dtype too (here b itself,
+    rounded to float32), as PyTorch's."""
+    a, b, _ = _mixed_sin_times()
+    s = a.sin()
+    (g,) = grad((s * b).sum(), [s])
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g.numpy(), np.array(B, dtype=np.float32))
+    torch = torch_or_none
+    if torch is None:
+        return
+    ts = torch.tensor(A, dtype=torch.float32, requires_grad=True).sin()
+    (tg,) = torch.autograd.grad((ts * T(torch, B)).sum(), [ts])
+    assert tg.dtype == torch.float32
+    np.testing.assert_array_equal(g.numpy(), tg.numpy())

@@ -1,4 +1,4 @@
-"""Shape ops: broadcast_to, sum_to, reshape, transpose, mT, getitem, scatter, stack.
+"""Shape ops: broadcast_to, sum_to, reshape, transpose, mT, astype, getitem, scatter, stack.
 
 They are linear: each jvp is the op applied to the tangent.
 """
@@ -163,6 +163,32 @@ register(
         lambda n, ts: None if ts[0] is None else call("mT", ts[0]),
         internal=True,
         code=code("{xp}.swapaxes({0}, -1, -2)"),
+    )
+)
+
+
+def _astype_forward(a, dtype, source):
+    # complex to real keeps the real part, as PyTorch's gradient of a real input of a complex op
+    return (a.real if a.dtype.kind == "c" and dtype[0] != "c" else a).astype(dtype)
+
+
+def astype(t, dtype: str):
+    """``t`` as an array of ``dtype`` (a NumPy dtype's name), recorded (ToCopyBackward0):
+    the engine casts each gradient to its tensor's dtype with it, as PyTorch does."""
+    return call("astype", t, dtype=dtype, source=t.dtype.name)
+
+
+# internal: the language has one dtype per program; Tensor.to and the engine's gradient of a
+# leaf of another dtype than its graph's make it (its vjp casts back, its jvp forward)
+register(
+    copying(
+        "astype",
+        "ToCopyBackward0",
+        _astype_forward,
+        lambda n, g: (call("astype", g, dtype=n.attrs["source"], source=n.attrs["dtype"]),),
+        lambda n, ts: None if ts[0] is None else astype(ts[0], n.attrs["dtype"]),
+        internal=True,
+        code=None,  # no program of the language has it: codegen writes one dtype throughout
     )
 )
 
