@@ -1528,3 +1528,26 @@ def test_grad_of_a_float32_intermediate_comes_back_in_float32(torch_or_none):
     (tg,) = torch.autograd.grad((ts * T(torch, B)).sum(), [ts])
     assert tg.dtype == torch.float32
     np.testing.assert_array_equal(g.numpy(), tg.numpy())
+
+
+def test_a_cast_inside_the_graph_is_differentiated_twice(torch_or_none):
+    """x (float64) -> x.float() -> sin -> times b (float64): d/dx = cos(x) b through the cast
+    (ToCopyBackward0 both ways), d2/dx2 = -sin(x) b, float64 as x; torch's values and name."""
+    x = tensor(X, requires_grad=True)
+    b = tensor(B)
+    (g,) = grad((x.float().sin() * b).sum(), [x], create_graph=True)
+    assert g.dtype == np.float64 and g.grad_fn.name() == "ToCopyBackward0"
+    (h,) = grad(g.sum(), [x])
+    assert h.dtype == np.float64
+    x32 = np.array(X, np.float32).astype(np.float64)
+    np.testing.assert_allclose(g.numpy(), np.cos(x32) * np.array(B), rtol=1e-6)
+    np.testing.assert_allclose(h.numpy(), -np.sin(x32) * np.array(B), rtol=1e-6)
+    torch = torch_or_none
+    if torch is None:
+        return
+    tx = T(torch, X, True)
+    (tg,) = torch.autograd.grad((tx.float().sin() * T(torch, B)).sum(), [tx], create_graph=True)
+    (th,) = torch.autograd.grad(tg.sum(), [tx])
+    assert tname(tg.grad_fn) == "ToCopyBackward0"
+    np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-6)

@@ -185,7 +185,7 @@ register(
         "astype",
         "ToCopyBackward0",
         _astype_forward,
-        lambda n, g: (call("astype", g, dtype=n.attrs["source"], source=n.attrs["dtype"]),),
+        lambda n, g: (astype(g, n.attrs["source"]),),
         lambda n, ts: None if ts[0] is None else astype(ts[0], n.attrs["dtype"]),
         internal=True,
         code=None,  # no program of the language has it: codegen writes one dtype throughout
