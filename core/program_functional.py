@@ -34,7 +34,7 @@ from .functional import (
 )
 from .gradcheck import GradcheckResult, gradcheck
 from .program import Expr, Program, non_scalar_error, resolve_wrt, unknown_wrt, variables
-from .recording import derivative_warnings, evaluate
+from .recording import evaluate, evaluation_warnings
 from .tensor import Tensor, enable_grad, no_grad
 
 __all__ = [
@@ -68,12 +68,6 @@ class HessianResult:
     gradient: dict
     hessian: dict
     warnings: list = field(default_factory=list)
-
-
-def _warnings(program: Program | Expr, ev) -> list:
-    """Domain warnings of the evaluation plus those of derivatives taken at kinks."""
-    output = program.output if isinstance(program, Program) else program
-    return list(ev.warnings) + derivative_warnings(output, ev)
 
 
 def program_jacobian(
@@ -137,7 +131,7 @@ def program_jacobian(
                 part = _slice_rows(rows, offset, offset + x.size)
                 jac[n] = _rows_to_block(part, tuple(out.shape), tuple(x.shape)).detach()
                 offset += x.size
-    return JacobianResult(out.detach(), jac, strategy, _warnings(program, ev))
+    return JacobianResult(out.detach(), jac, strategy, evaluation_warnings(program, ev))
 
 
 def program_hessian(
@@ -174,7 +168,7 @@ def program_hessian(
             blocks = _forward_blocks(gs, xs, False, True, what="the Hessian")
     gradient = {n: g.detach() for n, g in zip(names, gs)}
     hess = {a: {b: blocks[i][j].detach() for j, b in enumerate(names)} for i, a in enumerate(names)}
-    return HessianResult(y.detach(), gradient, hess, _warnings(program, ev))
+    return HessianResult(y.detach(), gradient, hess, evaluation_warnings(program, ev))
 
 
 def _holomorphic_gradients(y: Tensor, xs: tuple) -> list:

@@ -265,6 +265,12 @@ def evaluate(
     )
 
 
+def evaluation_warnings(program: Program | Expr, ev: Evaluation) -> list[str]:
+    """Domain warnings of the evaluation plus those of derivatives taken at kinks."""
+    output = program.output if isinstance(program, Program) else program
+    return list(ev.warnings) + derivative_warnings(output, ev)
+
+
 def derivative_warnings(output: Expr, ev: Evaluation) -> list[str]:
     """Warnings for derivatives taken where they are undefined (the op table's ``kink`` rules).
 

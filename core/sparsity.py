@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from . import backend, limits
 from .errors import InputError
 from .interpret import Interpretation, interpret
-from .recording import evaluate
+from .recording import evaluate, evaluation_warnings
 from .tensor import OPS
 
 
@@ -588,13 +588,15 @@ class SparseMatrix:
 
 
 def _seeds(colors, k: int, sizes: dict, shapes: dict, dtype) -> list:
-    """The seed of each variable: (k, *shape), S[c, j] = 1 where column j has color c."""
+    """The seed of each variable: (k, *shape), S[c, j] = 1 where column j has color c (none
+    where its color is -1)."""
     from .tensor import Tensor  # noqa: PLC0415 - core's tensors (the sweep's tangents)
 
     np, seeds, offset = backend.host, [], 0
     for name, size in sizes.items():
         block = np.zeros((k, size), dtype=dtype)
-        block[colors[offset : offset + size], np.arange(size)] = 1
+        c = colors[offset : offset + size]
+        block[c[c >= 0], np.flatnonzero(c >= 0)] = 1
         seeds.append(Tensor._wrap(backend.asarray(block.reshape((k,) + shapes[name]))))
         offset += size
     return seeds
@@ -640,6 +642,40 @@ def _decompressed(pattern, compressed, coloring: Coloring):
     return rows, cols, values, whole
 
 
+#: the lines (columns, or rows for reverse sweeps) :func:`_mended` sweeps again at once
+MEND_CHUNK = 256
+
+
+def _mended(rows, cols, values, by_rows: bool, exact) -> bool:
+    """Sweep again, alone, each line (column; row where ``by_rows``) holding a nan entry,
+    and take its entries from that sweep: ``exact(lines)`` gives those lines of the matrix
+    (an array, one line each).  A compressed sweep adds the columns of a color, and an
+    infinite tangent of one reaches rows it does not touch through exact zeros the pattern
+    reads as no edge (a constant matrix's): 0 * inf is nan there, in the entry of another
+    column of its color (``A @ sqrt(x)`` at x = 0).  A line that is nan on its own stays so.
+    Whether any line was swept again."""
+    np = backend.host
+    bad = np.isnan(values)
+    if not bad.any():
+        return False
+    lines, other = (rows, cols) if by_rows else (cols, rows)
+    redo = np.unique(lines[bad])
+    for start in range(0, redo.size, MEND_CHUNK):
+        part = redo[start : start + MEND_CHUNK]
+        swept = exact(part)
+        mask = np.isin(lines, part)
+        values[mask] = swept[np.searchsorted(part, lines[mask]), other[mask]]
+    return True
+
+
+def _alone_colors(lines, n: int):
+    """A color for each of ``lines`` (0, 1, ...) among n, -1 for the others: each swept alone."""
+    np = backend.host
+    colors = np.full(n, -1, dtype=np.int64)
+    colors[lines] = np.arange(lines.size)
+    return colors
+
+
 def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -> dict:
     """The matrix cut into its blocks by the variables along rows and columns."""
     out: dict = {}
@@ -656,11 +692,14 @@ def _blocks(rows, cols, values, row_sizes: dict, col_sizes: dict, colors: int) -
     return out
 
 
-def _prepared(program, values: dict, wanted: list, pattern, memo, of: str) -> tuple:
+def _prepared(program, values: dict, wanted: list, pattern, memo, of: str, warnings) -> tuple:
     """(evaluation, pattern, sizes, shapes, coloring) of a sparse Jacobian (``of``
     "jacobian") or Hessian: one evaluation for the pattern (``pattern`` where the caller has
-    found it) and the sweeps; its coloring (``memo``: see :func:`colored`)."""
+    found it) and the sweeps; its coloring (``memo``: see :func:`colored`); its warnings
+    added to ``warnings`` (a list, or None: not asked for)."""
     ev = evaluate(program, values, requires_grad=wanted)
+    if warnings is not None:
+        warnings.extend(evaluation_warnings(program, ev))
     if pattern is None:
         find = jacobian_pattern if of == "jacobian" else hessian_pattern
         pattern, _, sizes = find(program, values, wanted, ev)
@@ -674,36 +713,68 @@ def _prepared(program, values: dict, wanted: list, pattern, memo, of: str) -> tu
 
 
 def sparse_jacobian(
-    program, values: dict, wanted: list, pattern=None, memo: dict | None = None
+    program,
+    values: dict,
+    wanted: list,
+    pattern=None,
+    memo: dict | None = None,
+    warnings: list | None = None,
 ) -> tuple:
     """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, the whole
     matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it; ``memo``:
-    see :func:`colored`.  One batched forward sweep per column color, or one reverse sweep
-    per row color where the rows need far fewer (see :func:`coloring`)."""
-    from .forward import Tape  # noqa: PLC0415
-    from .tensor import no_grad  # noqa: PLC0415
-
+    see :func:`colored`; ``warnings``: a list that gets the evaluation's warnings (a domain,
+    a derivative taken at a kink), as the dense Jacobian's.  One batched forward sweep per
+    column color, or one reverse sweep per row color where the rows need far fewer (see
+    :func:`coloring`); a line with a nan entry swept again alone (:func:`_mended`)."""
     ev, pattern, sizes, shapes, coloring = _prepared(
-        program, values, wanted, pattern, memo, "jacobian"
+        program, values, wanted, pattern, memo, "jacobian", warnings
     )
     colors, k = coloring.colors, coloring.k
     xs = [ev.leaves[n] for n in wanted]
     out = ev.output
     m = int(out.data.size)
-    width = sum(sizes.values()) if coloring.mode == "rows" else m
+    by_rows = coloring.mode == "rows"
+    width = sum(sizes.values()) if by_rows else m
     limits.check(k * width, out.data.dtype.itemsize, "the compressed Jacobian")
     compressed = backend.host.zeros((max(k, 1), width), dtype=out.data.dtype)
+
+    def sweeps(colors, k: int):
+        if by_rows:
+            return _reverse_sweeps(out, xs, Coloring(colors, k, "rows"), sizes)
+        return _forward_sweeps([out], xs, colors, k, sizes, shapes)
+
     if k and out.requires_grad:
-        if coloring.mode == "rows":
-            compressed = _reverse_sweeps(out, xs, coloring, sizes)
-        else:
-            with no_grad():
-                (swept,) = Tape([out], xs).run(_seeds(colors, k, sizes, shapes, out.data.dtype), k)
-            if swept is not None:
-                compressed = backend.to_numpy(swept.data).reshape(k, m)
+        compressed = sweeps(colors, k)
     rows, cols, vals, whole = _decompressed(pattern, compressed, coloring)
+    n = m if by_rows else sum(sizes.values())  # the lines: rows or columns
+    if k and _mended(
+        rows, cols, vals, by_rows, lambda lines: sweeps(_alone_colors(lines, n), lines.size)
+    ):
+        whole = _sparse().csr_matrix((vals, (rows, cols)), shape=pattern.shape)
     blocks = _blocks(rows, cols, vals, {"out": m}, sizes, k)["out"]
     return backend.to_numpy(out.data), blocks, k, whole
+
+
+def _forward_sweeps(outs: list, xs, colors, k: int, sizes: dict, shapes: dict):
+    """J S for the outputs ``outs`` (their elements in order along each row), S the seeds
+    of ``colors`` (:func:`_seeds`): one batched forward sweep of k directions."""
+    from .forward import Tape  # noqa: PLC0415
+    from .tensor import no_grad  # noqa: PLC0415
+
+    np = backend.host
+    dtype = outs[0].data.dtype
+    limits.check(k * sum(int(o.data.size) for o in outs), dtype.itemsize, "the sweeps")
+    with no_grad():
+        swept = Tape(outs, xs).run(_seeds(colors, k, sizes, shapes, dtype), k)
+    return np.concatenate(
+        [
+            np.zeros((k, int(o.data.size)), dtype=dtype)
+            if t is None
+            else backend.to_numpy(t.data).reshape(k, int(o.data.size))
+            for o, t in zip(outs, swept)
+        ],
+        axis=1,
+    )
 
 
 def _reverse_sweeps(out, xs, coloring: Coloring, sizes: dict):
@@ -736,19 +807,23 @@ def _reverse_sweeps(out, xs, coloring: Coloring, sizes: dict):
 
 
 def sparse_hessian(
-    program, values: dict, wanted: list, pattern=None, memo: dict | None = None
+    program,
+    values: dict,
+    wanted: list,
+    pattern=None,
+    memo: dict | None = None,
+    warnings: list | None = None,
 ) -> tuple:
     """(value, {a: {b: SparseMatrix}}, colors, the whole matrix as CSR, gradient) of a
     scalar program: the Hessian's pattern (``pattern`` where the caller has found it)
     colored (``memo``: see :func:`colored`; its columns or a star coloring), one forward
-    sweep over the gradient's graph per color."""
-    from .forward import Tape  # noqa: PLC0415
+    sweep over the gradient's graph per color; a column with a nan entry swept again alone
+    (:func:`_mended`); ``warnings``: as :func:`sparse_jacobian`'s."""
     from .functional import _gradients  # noqa: PLC0415
     from .program import non_scalar_error  # noqa: PLC0415
-    from .tensor import no_grad  # noqa: PLC0415
 
     ev, pattern, sizes, shapes, coloring = _prepared(
-        program, values, wanted, pattern, memo, "hessian"
+        program, values, wanted, pattern, memo, "hessian", warnings
     )
     colors, k = coloring.colors, coloring.k
     if ev.output.data.size != 1:
@@ -761,15 +836,13 @@ def sparse_hessian(
     gs = _gradients(ev.output, xs)
     gradient = {name: backend.to_numpy(g.data) for name, g in zip(wanted, gs)}
     if k:
-        with no_grad():
-            swept = Tape(gs, xs).run(_seeds(colors, k, sizes, shapes, dtype), k)
-        parts = [
-            backend.host.zeros((k, sizes[name]), dtype=dtype)
-            if s is None
-            else backend.to_numpy(s.data).reshape(k, sizes[name])
-            for name, s in zip(wanted, swept)
-        ]
-        compressed = backend.host.concatenate(parts, axis=1)
+        compressed = _forward_sweeps(list(gs), xs, colors, k, sizes, shapes)
     rows, cols, vals, whole = _decompressed(pattern, compressed, coloring)
+
+    def alone(lines):
+        return _forward_sweeps(list(gs), xs, _alone_colors(lines, n), lines.size, sizes, shapes)
+
+    if k and _mended(rows, cols, vals, False, alone):
+        whole = _sparse().csr_matrix((vals, (rows, cols)), shape=pattern.shape)
     blocks = _blocks(rows, cols, vals, sizes, sizes, k)
     return backend.to_numpy(ev.output.data), blocks, k, whole, gradient

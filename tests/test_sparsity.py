@@ -518,3 +518,62 @@ def test_a_pattern_or_sweep_too_large_is_a_limit_before_it_is_allocated(cli, tmp
     r = cli("hessian", text, "--x", f"@{path}", "--sparse", "--json")
     assert r.code == 1 and r.json["error"]["kind"] == "limit", r.out[:300]
     assert r.json["error"]["message"].startswith(what)
+
+
+@pytest.mark.parametrize(
+    "text, x, mode",
+    [
+        # one column color; sqrt'(0) = inf in column 0 reaches rows 1, 2 through A's zeros
+        ("A @ sqrt(x)", [0.0, 1, 4], "columns"),
+        # a dense row makes the rows cheaper: the other rows share a color, and the inf
+        # cotangent of row 1 reaches every other column through A's zeros
+        ("concatenate([[sum(x)], A @ sqrt(A @ x)])", [0.0, 1, 4, 9, 16], "rows"),
+    ],
+)
+def test_an_infinite_tangent_does_not_spoil_the_other_columns_of_its_color(text, x, mode):
+    """The compressed sweep adds the columns (rows) of a color; an infinite partial of one
+    times the exact zeros of a constant matrix (no edge of the pattern) is nan in the entries
+    of the others.  Those lines are swept again alone: each entry of the pattern is the dense
+    Jacobian's (0.5 = sqrt'(1), 0.25 = sqrt'(4), inf = sqrt'(0) as PyTorch's), and the
+    warning of the dense result comes too."""
+    program = parse(text)
+    values = {"A": np.eye(len(x)), "x": np.array(x)}
+    pattern, ev, _ = jacobian_pattern(program, values, ["x"])
+    assert coloring(pattern).mode == mode
+    dense = _dense_jacobian(program, values, ["x"], int(ev.output.data.size))
+    warnings: list = []
+    _, blocks, _, _ = sparse_jacobian(program, values, ["x"], warnings=warnings)
+    b = blocks["x"]
+    np.testing.assert_array_equal(b.values, dense[b.rows, b.cols])
+    assert not np.isnan(b.values).any() and np.isinf(b.values).sum() == 1
+    assert warnings == ["sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"]
+
+
+def test_an_infinite_second_partial_does_not_spoil_the_hessians_other_columns(cli):
+    """sum(sqrt(A @ x)) with A = I: one color; sqrt''(0) = -inf in column 0 met A's zeros in
+    the others' entries (nan); swept alone they are the dense Hessian's diagonal."""
+    point = ("--A", json.dumps(np.eye(3).tolist()), "--x", "[0, 1, 4]", "--wrt", "x")
+    r = cli("hessian", "sum(sqrt(A @ x))", *point, "--sparse", "--json")
+    assert r.code == 0, r.out
+    block = r.json["hessian"]["x"]["x"]
+    assert block["values"] == ["-inf", -0.25, -0.03125] and block["colors"] == 1
+    dense = cli("hessian", "sum(sqrt(A @ x))", *point, "--json").json
+    assert [dense["hessian"]["x"]["x"][i][i] for i in range(3)] == block["values"]
+    assert (
+        r.json["warnings"]
+        == dense["warnings"]
+        == ["sqrt'(0) is infinite; used sqrt'(0) = inf (PyTorch)"]
+    )
+
+
+def test_the_sparse_results_warn_as_the_dense_ones(cli):
+    """A derivative at a kink and a value outside a domain: the same warnings as the dense
+    command's, in JSON and after the table."""
+    for command, text in (("jacobian", "abs(x)"), ("hessian", "sum(abs(x)**3) + log(x[1] - 2)")):
+        sparse = cli(command, text, "--x", "[0, 1]", "--sparse", "--json")
+        dense = cli(command, text, "--x", "[0, 1]", "--json")
+        assert sparse.code == dense.code == 0, sparse.out
+        assert sparse.json["warnings"] == dense.json["warnings"] and dense.json["warnings"]
+        table = cli(command, text, "--x", "[0, 1]", "--sparse")
+        assert "abs is not differentiable at 0" in table.out
+    assert "warnings" not in cli("jacobian", "x*2", "--x", "[1, 2]", "--sparse", "--json").json

@@ -67,15 +67,16 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
             )
             return False
         note = f"--sparse auto: {k} colors for {n} columns: the sparse result"
+    warnings: list = []  # as the dense result's: a domain, a derivative at a kink
     if which == "jacobian":
         value, blocks, k, matrix = sparsity.sparse_jacobian(
-            program, inv.values, names, pattern, memo
+            program, inv.values, names, pattern, memo, warnings
         )
         doc = {"jacobian": {n: blocks[n].document() for n in names}}
         shown = [(f"∂out/∂{n}", blocks[n]) for n in names]
     else:
         value, blocks, k, matrix, gradient = sparsity.sparse_hessian(
-            program, inv.values, names, pattern, memo
+            program, inv.values, names, pattern, memo, warnings
         )
         doc = {
             "grad": gradient,
@@ -87,6 +88,8 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
     if note is not None:
         doc["notes"] = [note]
         sys.stderr.write(f"autograd-cli: note: {note}\n")
+    if warnings:
+        doc["warnings"] = warnings
     if inv.json:
         render.emit_json({"expr": inv.source, "value": value, "shape": list(value.shape), **doc})
         return True
@@ -102,6 +105,7 @@ def sparse_derivatives(inv: Invocation, wrt, which: str, output=None, mode: str 
             print(f"  [{r}, {c}] {v!r}")
         if m.values.size > SHOWN:
             print(f"  ... {m.values.size - SHOWN} more (--json writes them all)")
+    render.print_warnings(warnings)
     return True
 
 
