@@ -713,12 +713,7 @@ def _prepared(program, values: dict, wanted: list, pattern, memo, of: str, warni
 
 
 def sparse_jacobian(
-    program,
-    values: dict,
-    wanted: list,
-    pattern=None,
-    memo: dict | None = None,
-    warnings: list | None = None,
+    program, values: dict, wanted: list, pattern=None, memo: dict | None = None, warnings=None
 ) -> tuple:
     """(value, {name: SparseMatrix of shape (output size, name's size)}, colors, the whole
     matrix as CSR); ``pattern``: the Jacobian's, where the caller has found it; ``memo``:
@@ -807,12 +802,7 @@ def _reverse_sweeps(out, xs, coloring: Coloring, sizes: dict):
 
 
 def sparse_hessian(
-    program,
-    values: dict,
-    wanted: list,
-    pattern=None,
-    memo: dict | None = None,
-    warnings: list | None = None,
+    program, values: dict, wanted: list, pattern=None, memo: dict | None = None, warnings=None
 ) -> tuple:
     """(value, {a: {b: SparseMatrix}}, colors, the whole matrix as CSR, gradient) of a
     scalar program: the Hessian's pattern (``pattern`` where the caller has found it)
