@@ -642,26 +642,40 @@ def _decompressed(pattern, compressed, coloring: Coloring):
     return rows, cols, values, whole
 
 
-#: the lines (columns, or rows for reverse sweeps) :func:`_mended` sweeps again at once
-MEND_CHUNK = 256
+#: :func:`_mended` sweeps lines again MEND_SWEEPS times at most, each of max(k, MEND_LINES)
+#: lines (k the colors): its memory is the compressed sweep's or less, its time a few sweeps
+MEND_LINES = 16
+MEND_SWEEPS = 4
 
 
-def _mended(rows, cols, values, by_rows: bool, exact) -> bool:
+def _mended(rows, cols, values, by_rows: bool, exact, k: int, warnings) -> bool:
     """Sweep again, alone, each line (column; row where ``by_rows``) holding a nan entry,
     and take its entries from that sweep: ``exact(lines)`` gives those lines of the matrix
     (an array, one line each).  A compressed sweep adds the columns of a color, and an
     infinite tangent of one reaches rows it does not touch through exact zeros the pattern
     reads as no edge (a constant matrix's): 0 * inf is nan there, in the entry of another
     column of its color (``A @ sqrt(x)`` at x = 0).  A line that is nan on its own stays so.
-    Whether any line was swept again."""
+    Past MEND_SWEEPS sweeps' worth of lines (a matrix nan throughout: sqrt(x) at x < 0) it
+    sweeps none and says so in ``warnings`` (a list, or None).  Whether it swept any."""
     np = backend.host
     bad = np.isnan(values)
     if not bad.any():
         return False
     lines, other = (rows, cols) if by_rows else (cols, rows)
     redo = np.unique(lines[bad])
-    for start in range(0, redo.size, MEND_CHUNK):
-        part = redo[start : start + MEND_CHUNK]
+    chunk = max(k, MEND_LINES)
+    if redo.size > MEND_SWEEPS * chunk:
+        if warnings is not None:
+            what = "rows" if by_rows else "columns"
+            warnings.append(
+                f"{int(bad.sum()):,} entries of the sparse result are nan, in {redo.size:,} "
+                f"{what}: too many to take each alone, so some may be nan only because "
+                f"another of their color is infinite (0 * inf); the dense result takes each "
+                f"alone"
+            )
+        return False
+    for start in range(0, redo.size, chunk):
+        part = redo[start : start + chunk]
         swept = exact(part)
         mask = np.isin(lines, part)
         values[mask] = swept[np.searchsorted(part, lines[mask]), other[mask]]
@@ -742,9 +756,11 @@ def sparse_jacobian(
         compressed = sweeps(colors, k)
     rows, cols, vals, whole = _decompressed(pattern, compressed, coloring)
     n = m if by_rows else sum(sizes.values())  # the lines: rows or columns
-    if k and _mended(
-        rows, cols, vals, by_rows, lambda lines: sweeps(_alone_colors(lines, n), lines.size)
-    ):
+
+    def alone(lines):
+        return sweeps(_alone_colors(lines, n), lines.size)
+
+    if k and _mended(rows, cols, vals, by_rows, alone, k, warnings):
         whole = _sparse().csr_matrix((vals, (rows, cols)), shape=pattern.shape)
     blocks = _blocks(rows, cols, vals, {"out": m}, sizes, k)["out"]
     return backend.to_numpy(out.data), blocks, k, whole
@@ -832,7 +848,7 @@ def sparse_hessian(
     def alone(lines):
         return _forward_sweeps(list(gs), xs, _alone_colors(lines, n), lines.size, sizes, shapes)
 
-    if k and _mended(rows, cols, vals, False, alone):
+    if k and _mended(rows, cols, vals, False, alone, k, warnings):
         whole = _sparse().csr_matrix((vals, (rows, cols)), shape=pattern.shape)
     blocks = _blocks(rows, cols, vals, sizes, sizes, k)
     return backend.to_numpy(ev.output.data), blocks, k, whole, gradient

@@ -577,3 +577,33 @@ def test_the_sparse_results_warn_as_the_dense_ones(cli):
         table = cli(command, text, "--x", "[0, 1]", "--sparse")
         assert "abs is not differentiable at 0" in table.out
     assert "warnings" not in cli("jacobian", "x*2", "--x", "[1, 2]", "--sparse", "--json").json
+
+
+def test_a_matrix_nan_throughout_is_not_swept_column_by_column(monkeypatch):
+    """sqrt(x) at x < 0: every entry is nan on its own.  Within the bound the nan columns are
+    swept again and stay nan, with only the domain warning; past it (made 2 columns here) none
+    is swept again and a warning says some nan may come from the compression."""
+    import autograd_cli.core.sparsity as sparsity
+
+    program = parse("sqrt(x)")
+    warnings: list = []
+    _, blocks, k, _ = sparse_jacobian(program, {"x": -np.ones(3)}, ["x"], warnings=warnings)
+    assert k == 1 and np.isnan(blocks["x"].values).all() and len(warnings) == 1
+    assert warnings[0].startswith("sqrt gave nan")
+    monkeypatch.setattr(sparsity, "MEND_LINES", 1)
+    monkeypatch.setattr(sparsity, "MEND_SWEEPS", 2)
+    swept = []
+    real = sparsity._forward_sweeps
+    monkeypatch.setattr(sparsity, "_forward_sweeps", lambda *a: swept.append(a[3]) or real(*a))
+    warnings = []
+    _, blocks, _, _ = sparse_jacobian(program, {"x": -np.ones(3)}, ["x"], warnings=warnings)
+    assert swept == [1] and np.isnan(blocks["x"].values).all()  # the compressed sweep only
+    assert warnings[1] == (
+        "3 entries of the sparse result are nan, in 3 columns: too many to take each alone, "
+        "so some may be nan only because another of their color is infinite (0 * inf); the "
+        "dense result takes each alone"
+    )
+    swept.clear()
+    _, blocks, _, _ = sparse_jacobian(program, {"x": [-1.0, 1.0, 4.0]}, ["x"])
+    assert swept == [1, 1]  # one column again, alone
+    assert np.isnan(blocks["x"].values[0]) and blocks["x"].values[1:].tolist() == [0.5, 0.25]
