@@ -643,7 +643,8 @@ def _decompressed(pattern, compressed, coloring: Coloring):
 
 
 #: :func:`_mended` sweeps lines again MEND_SWEEPS times at most, each of max(k, MEND_LINES)
-#: lines (k the colors): its memory is the compressed sweep's or less, its time a few sweeps
+#: lines (k the colors): its time a few sweeps, its memory the compressed sweep's where
+#: k >= 16, else 16 lines of the matrix (the memory limit asked first, as for every sweep)
 MEND_LINES = 16
 MEND_SWEEPS = 4
 
